@@ -1,0 +1,510 @@
+/*
+ * jsonapi.c -- JSON:API documents: parse (json-c, exact numbers), the
+ * (type, id) index of primary and included resources, stubs for linkages to
+ * resources the document does not hold, and relationship resolution.
+ *
+ * Interface: shared/spec/service-interface.md, "Document envelope"; the
+ * resolution rules of shared/API.md, "Resources come back flattened and
+ * resolved".
+ */
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DEFAULT_DEPTH 64
+
+struct mapi_resource {
+    struct json_object *obj;   /* the resource object, or the linkage for a stub */
+    const char *type, *id;     /* borrowed from obj */
+    struct json_object *attributes, *relationships, *meta;
+    size_t index;
+    int stub;
+};
+
+struct mapi_doc {
+    struct json_object *root;
+    mapi_response *response;   /* owned; NULL for mapi_doc_parse */
+    struct json_object *data, *included, *meta, *jsonapi, *errors;
+    int is_list;
+    mapi_resource *res;        /* every distinct resource */
+    size_t nres, capres;
+    size_t *data_map;          /* primary resource i -> index in res */
+    size_t ndata;
+    size_t *slots;             /* open addressing: index+1, 0 empty */
+    size_t nslots;             /* power of two */
+};
+
+/* ---- the (type, id) index ---- */
+
+static size_t hash_key(const char *type, const char *id)
+{
+    /* FNV-1a over type, a separator, id */
+    size_t h = (size_t)2166136261u;
+    const unsigned char *p;
+    for (p = (const unsigned char *)type; *p; p++)
+        h = (h ^ *p) * (size_t)16777619u;
+    h = (h ^ 0xffu) * (size_t)16777619u;
+    for (p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * (size_t)16777619u;
+    return h;
+}
+
+static size_t *find_slot(const mapi_doc *d, const char *type, const char *id)
+{
+    size_t mask = d->nslots - 1, i = hash_key(type, id) & mask;
+    for (;;) {
+        size_t *s = &d->slots[i];
+        if (*s == 0)
+            return s;
+        {
+            const mapi_resource *r = &d->res[*s - 1];
+            if (strcmp(r->id, id) == 0 && strcmp(r->type, type) == 0)
+                return s;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static int grow_slots(mapi_doc *d, size_t want)
+{
+    size_t n = 16, i;
+    size_t *old = d->slots, nold = d->nslots;
+    while (n < want * 2) {
+        if (n > ((size_t)-1) / 4 / sizeof(size_t))
+            return -1;
+        n *= 2;
+    }
+    if (n <= d->nslots)
+        return 0;
+    d->slots = calloc(n, sizeof(size_t));
+    if (!d->slots) {
+        d->slots = old;
+        return -1;
+    }
+    d->nslots = n;
+    for (i = 0; i < nold; i++)
+        if (old[i])
+            *find_slot(d, d->res[old[i] - 1].type, d->res[old[i] - 1].id) = old[i];
+    free(old);
+    return 0;
+}
+
+/* Reads {"type": string, "id": string}; 0 when obj is such an object. */
+static int read_identity(struct json_object *obj, const char **type, const char **id)
+{
+    struct json_object *t, *i;
+    if (!json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, "type", &t) || !json_object_is_type(t, json_type_string) ||
+        !json_object_object_get_ex(obj, "id", &i) || !json_object_is_type(i, json_type_string))
+        return -1;
+    *type = json_object_get_string(t);
+    *id = json_object_get_string(i);
+    return 0;
+}
+
+static struct json_object *member(struct json_object *obj, const char *key)
+{
+    struct json_object *m = NULL;
+    if (json_object_is_type(obj, json_type_object))
+        json_object_object_get_ex(obj, key, &m);
+    return m;
+}
+
+/* Adds obj (a resource, or a linkage when stub) unless its (type,id) is
+   there already; *index gets its position.  -1 on memory, -2 on no identity. */
+static int add_resource(mapi_doc *d, struct json_object *obj, int stub, size_t *index)
+{
+    const char *type, *id;
+    size_t *slot;
+    mapi_resource *r;
+
+    if (read_identity(obj, &type, &id) != 0)
+        return -2;
+    if (d->nres + 1 > d->nslots / 2 && grow_slots(d, d->nres + 1) != 0)
+        return -1;
+    slot = find_slot(d, type, id);
+    if (*slot) {
+        *index = *slot - 1;
+        return 0;
+    }
+    if (d->nres == d->capres) {
+        size_t cap = d->capres ? d->capres * 2 : 16;
+        mapi_resource *n;
+        if (cap > ((size_t)-1) / sizeof *n)
+            return -1;
+        n = realloc(d->res, cap * sizeof *n);
+        if (!n)
+            return -1;
+        d->res = n;
+        d->capres = cap;
+    }
+    r = &d->res[d->nres];
+    memset(r, 0, sizeof *r);
+    r->obj = obj;
+    r->type = type;
+    r->id = id;
+    r->index = d->nres;
+    r->stub = stub;
+    if (!stub) {
+        r->attributes = member(obj, "attributes");
+        r->relationships = member(obj, "relationships");
+        r->meta = member(obj, "meta");
+    }
+    *slot = ++d->nres;
+    *index = r->index;
+    return 0;
+}
+
+/* ---- parsing ---- */
+
+/* Walks every value once: strips the '.' numscan appended to big integers,
+   checks every number kept its text, and counts object members. */
+static int walk(struct json_object *v, size_t *members)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_double: {
+        char *text = (char *)json_object_get_userdata(v);
+        size_t n;
+        if (!text)
+            return -1;
+        n = strlen(text);
+        if (n > 0 && text[n - 1] == '.')
+            text[n - 1] = '\0'; /* ours: numscan rejects a source "1." */
+        return 0;
+    }
+    case json_type_array: {
+        size_t i, n = json_object_array_length(v);
+        for (i = 0; i < n; i++)
+            if (walk(json_object_array_get_idx(v, i), members) != 0)
+                return -1;
+        return 0;
+    }
+    case json_type_object: {
+        struct json_object_iterator it = json_object_iter_begin(v);
+        struct json_object_iterator end = json_object_iter_end(v);
+        for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+            (*members)++;
+            if (walk(json_object_iter_peek_value(&it), members) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int parse_json(const char *body, size_t len, int max_depth, struct json_object **out,
+                      mapi_error *err)
+{
+    mapi_numscan_result scan;
+    struct json_tokener *tok;
+    struct json_object *root;
+    char *marked = NULL;
+    size_t members = 0;
+    enum json_tokener_error jerr;
+
+    if (len > (size_t)INT_MAX - 1)
+        return mapi_error_set(err, MAPI_ERR_DECODE, "document too large (%zu bytes)", len);
+    if (mapi_numscan(body, len, &scan, err) != 0)
+        return -1;
+    if (scan.big_ints) {
+        marked = mapi_numscan_mark(body, len, scan.big_ints, &len);
+        if (!marked)
+            return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+        body = marked;
+    }
+    tok = json_tokener_new_ex(max_depth > 0 ? max_depth : DEFAULT_DEPTH);
+    if (!tok) {
+        free(marked);
+        return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    root = json_tokener_parse_ex(tok, body, (int)len);
+    jerr = json_tokener_get_error(tok);
+    if (root && json_tokener_get_parse_end(tok) < len) {
+        /* only white space may follow the value */
+        size_t i;
+        for (i = json_tokener_get_parse_end(tok); i < len; i++)
+            if (!strchr(" \t\r\n", body[i])) {
+                jerr = json_tokener_error_parse_unexpected;
+                break;
+            }
+    }
+    json_tokener_free(tok);
+    free(marked);
+    if (jerr != json_tokener_success || !root) {
+        json_object_put(root);
+        if (jerr == json_tokener_continue || jerr == json_tokener_success)
+            return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: unexpected end of input");
+        if (jerr == json_tokener_error_depth)
+            return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: nested deeper than %d",
+                                  max_depth > 0 ? max_depth : DEFAULT_DEPTH);
+        return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: %s",
+                              json_tokener_error_desc(jerr));
+    }
+    if (walk(root, &members) != 0) {
+        json_object_put(root);
+        return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: a number lost its text");
+    }
+    if (members != scan.members) {
+        json_object_put(root);
+        return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: duplicate member name");
+    }
+    *out = root;
+    return 0;
+}
+
+/* Adds a stub for every linkage of every relationship that names a resource
+   the document does not hold.  Stubs are appended while iterating, so only
+   the resources present before the call are visited (stubs have none). */
+static int add_stubs(mapi_doc *d, mapi_error *err)
+{
+    size_t i, n = d->nres, j;
+    for (i = 0; i < n; i++) {
+        struct json_object *rels = d->res[i].relationships;
+        struct json_object_iterator it, end;
+        if (!json_object_is_type(rels, json_type_object))
+            continue;
+        it = json_object_iter_begin(rels);
+        end = json_object_iter_end(rels);
+        for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+            struct json_object *data = member(json_object_iter_peek_value(&it), "data");
+            size_t count = 1, idx;
+            int rc = 0;
+            if (!data)
+                continue;
+            if (json_object_is_type(data, json_type_array))
+                count = json_object_array_length(data);
+            for (j = 0; j < count && rc == 0; j++) {
+                struct json_object *l = json_object_is_type(data, json_type_array)
+                                            ? json_object_array_get_idx(data, j)
+                                            : data;
+                rc = add_resource(d, l, 1, &idx);
+            }
+            if (rc == -1)
+                return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+            if (rc == -2)
+                return mapi_error_set(err, MAPI_ERR_DECODE,
+                                      "not JSON:API: relationship '%s' has a linkage without "
+                                      "string type and id", json_object_iter_peek_name(&it));
+        }
+    }
+    return 0;
+}
+
+static int build_index(mapi_doc *d, mapi_error *err)
+{
+    struct json_object *r = d->root;
+    size_t i, n, idx;
+    int rc;
+
+    if (!json_object_is_type(r, json_type_object))
+        return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: the document is not an object");
+    d->data = member(r, "data");
+    d->included = member(r, "included");
+    d->meta = member(r, "meta");
+    d->jsonapi = member(r, "jsonapi");
+    d->errors = member(r, "errors");
+    if (!json_object_object_get_ex(r, "data", NULL) && !d->errors && !d->meta)
+        return mapi_error_set(err, MAPI_ERR_DECODE,
+                              "not JSON:API: no data, errors or meta member");
+    if (d->errors && !json_object_is_type(d->errors, json_type_array))
+        return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: errors is not an array");
+    if (d->included && !json_object_is_type(d->included, json_type_array))
+        return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: included is not an array");
+    if (d->data && !json_object_is_type(d->data, json_type_array) &&
+        !json_object_is_type(d->data, json_type_object))
+        return mapi_error_set(err, MAPI_ERR_DECODE,
+                              "not JSON:API: data is neither a resource, an array nor null");
+
+    d->is_list = json_object_is_type(d->data, json_type_array);
+    n = d->is_list ? json_object_array_length(d->data) : (d->data ? 1 : 0);
+    if (grow_slots(d, n + (d->included ? json_object_array_length(d->included) : 0) + 8) != 0)
+        return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+    if (n) {
+        d->data_map = malloc(n * sizeof *d->data_map);
+        if (!d->data_map)
+            return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        struct json_object *o = d->is_list ? json_object_array_get_idx(d->data, i) : d->data;
+        rc = add_resource(d, o, 0, &idx);
+        if (rc == -1)
+            return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+        if (rc == -2)
+            return mapi_error_set(err, MAPI_ERR_DECODE,
+                                  "not JSON:API: data[%zu] has no string type and id", i);
+        d->data_map[d->ndata++] = idx;
+    }
+    n = d->included ? json_object_array_length(d->included) : 0;
+    for (i = 0; i < n; i++) {
+        rc = add_resource(d, json_object_array_get_idx(d->included, i), 0, &idx);
+        if (rc == -1)
+            return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+        if (rc == -2)
+            return mapi_error_set(err, MAPI_ERR_DECODE,
+                                  "not JSON:API: included[%zu] has no string type and id", i);
+    }
+    return add_stubs(d, err);
+}
+
+int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
+                      mapi_error *err)
+{
+    mapi_doc *d;
+
+    mapi_error_clear(err);
+    if (out)
+        *out = NULL;
+    if (!out || (!body && len))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "mapi_doc_parse: body and out are required");
+    d = calloc(1, sizeof *d);
+    if (!d)
+        return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+    if (parse_json(body ? body : "", len, max_depth, &d->root, err) != 0 ||
+        build_index(d, err) != 0) {
+        mapi_doc_free(d);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err)
+{
+    return mapi_doc_parse_ex(body, len, DEFAULT_DEPTH, out, err);
+}
+
+int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err)
+{
+    if (mapi_doc_parse_ex(res->body, res->len, max_depth, out, err) != 0) {
+        if (err) {
+            mapi_response_free(err->response);
+            err->response = res;
+            err->status = res->status;
+        } else {
+            mapi_response_free(res);
+        }
+        return -1;
+    }
+    (*out)->response = res;
+    return 0;
+}
+
+void mapi_doc_free(mapi_doc *d)
+{
+    if (!d)
+        return;
+    json_object_put(d->root);
+    mapi_response_free(d->response);
+    free(d->res);
+    free(d->data_map);
+    free(d->slots);
+    free(d);
+}
+
+/* ---- navigation ---- */
+
+const mapi_value *mapi_doc_root(const mapi_doc *d) { return (const mapi_value *)d->root; }
+const mapi_value *mapi_doc_meta(const mapi_doc *d) { return (const mapi_value *)d->meta; }
+const mapi_value *mapi_doc_jsonapi(const mapi_doc *d) { return (const mapi_value *)d->jsonapi; }
+const mapi_value *mapi_doc_errors(const mapi_doc *d) { return (const mapi_value *)d->errors; }
+int mapi_doc_is_list(const mapi_doc *d) { return d->is_list; }
+size_t mapi_doc_data_count(const mapi_doc *d) { return d->ndata; }
+size_t mapi_doc_resource_count(const mapi_doc *d) { return d->nres; }
+const mapi_response *mapi_doc_response(const mapi_doc *d) { return d->response; }
+
+const mapi_resource *mapi_doc_data(const mapi_doc *d, size_t i)
+{
+    return i < d->ndata ? &d->res[d->data_map[i]] : NULL;
+}
+
+const mapi_resource *mapi_doc_resource(const mapi_doc *d, size_t i)
+{
+    return i < d->nres ? &d->res[i] : NULL;
+}
+
+const mapi_resource *mapi_doc_find(const mapi_doc *d, const char *type, const char *id)
+{
+    size_t *slot;
+    if (!type || !id || d->nslots == 0)
+        return NULL;
+    slot = find_slot(d, type, id);
+    return *slot ? &d->res[*slot - 1] : NULL;
+}
+
+const mapi_resource *mapi_doc_resolve(const mapi_doc *d, const mapi_value *linkage)
+{
+    const char *type, *id;
+    if (read_identity((struct json_object *)linkage, &type, &id) != 0)
+        return NULL;
+    return mapi_doc_find(d, type, id);
+}
+
+const char *mapi_resource_type(const mapi_resource *r) { return r->type; }
+const char *mapi_resource_id(const mapi_resource *r) { return r->id; }
+size_t mapi_resource_index(const mapi_resource *r) { return r->index; }
+int mapi_resource_is_stub(const mapi_resource *r) { return r->stub; }
+
+const mapi_value *mapi_resource_attributes(const mapi_resource *r)
+{
+    return (const mapi_value *)r->attributes;
+}
+
+const mapi_value *mapi_resource_relationships(const mapi_resource *r)
+{
+    return (const mapi_value *)r->relationships;
+}
+
+const mapi_value *mapi_resource_meta(const mapi_resource *r)
+{
+    return (const mapi_value *)r->meta;
+}
+
+const mapi_value *mapi_resource_attr(const mapi_resource *r, const char *name)
+{
+    return mapi_value_get((const mapi_value *)r->attributes, name);
+}
+
+static struct json_object *rel_data(const mapi_resource *r, const char *name)
+{
+    return member(member(r->relationships, name), "data");
+}
+
+mapi_rel_kind mapi_resource_rel(const mapi_doc *d, const mapi_resource *r, const char *name,
+                                size_t *count)
+{
+    struct json_object *data = rel_data(r, name);
+    (void)d;
+    if (count)
+        *count = 0;
+    if (json_object_is_type(data, json_type_array)) {
+        if (count)
+            *count = json_object_array_length(data);
+        return MAPI_REL_MANY;
+    }
+    if (json_object_is_type(data, json_type_object)) {
+        if (count)
+            *count = 1;
+        return MAPI_REL_ONE;
+    }
+    return MAPI_REL_NONE;
+}
+
+const mapi_resource *mapi_resource_related(const mapi_doc *d, const mapi_resource *r,
+                                           const char *name, size_t i)
+{
+    struct json_object *data = rel_data(r, name);
+    if (json_object_is_type(data, json_type_array)) {
+        if (i >= json_object_array_length(data))
+            return NULL;
+        return mapi_doc_resolve(d, (const mapi_value *)json_object_array_get_idx(data, i));
+    }
+    if (i != 0)
+        return NULL;
+    return mapi_doc_resolve(d, (const mapi_value *)data);
+}

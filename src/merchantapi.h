@@ -1,0 +1,361 @@
+/*
+ * merchantapi.h -- the whole public C surface of libmerchantapi.
+ *
+ * A client for the payments service's JSON:API interface
+ * (shared/spec/service-interface.md): confirm a payout draft, read a deposit
+ * channel, list an account's receiving addresses.  libcurl does the HTTP,
+ * json-c the JSON; this library owns the JSON:API mapping, the client's
+ * behaviour (headers, retries, errors) and the exact handling of numbers.
+ *
+ * Threading rules
+ *   - mapi_global_init() runs curl_global_init once; it is thread-safe and is
+ *     called by mapi_client_new() itself, so calling it is optional.
+ *   - A mapi_client is used by one thread at a time.  Different clients may be
+ *     used from different threads at once.
+ *   - A mapi_doc is immutable once returned: it, and every mapi_value and
+ *     mapi_resource borrowed from it, may be read from several threads at once.
+ *
+ * Conventions
+ *   - Functions returning int return 0 on success and -1 on failure; on
+ *     failure the mapi_error passed in is filled (see mapi_error below).
+ *   - "borrowed" pointers are owned by the object they came from and stay
+ *     valid until that object is freed.  "caller frees" results are released
+ *     with the matching mapi_*_free / mapi_error_clear.
+ *   - Times are in seconds (double); sizes in bytes (size_t).
+ *   - Strings are NUL-terminated UTF-8 as received; where a length is also
+ *     returned, the string may contain NUL bytes (JSON "\u0000").
+ */
+#ifndef MERCHANTAPI_H
+#define MERCHANTAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(MAPI_BUILDING) && defined(__GNUC__)
+#define MAPI_API __attribute__((visibility("default")))
+#else
+#define MAPI_API
+#endif
+
+#define MAPI_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* What went wrong; the Lua binding gives the same names as strings. */
+typedef enum mapi_error_kind {
+    MAPI_ERR_NONE = 0,
+    MAPI_ERR_API,       /* "api": the server answered with a JSON:API error document */
+    MAPI_ERR_HTTP,      /* "http": non-2xx (3xx included) without an error document */
+    MAPI_ERR_TRANSPORT, /* "transport": DNS, connect, TLS, timeout, reset */
+    MAPI_ERR_DECODE,    /* "decode": bad JSON, not JSON:API, wrong type, over a cap */
+    MAPI_ERR_USAGE,     /* "usage": an invalid argument value */
+    MAPI_ERR_TIMEOUT,   /* "timeout": a wait helper's state did not come in time */
+    MAPI_ERR_MEMORY     /* "memory": an allocation failed */
+} mapi_error_kind;
+
+/* For a failed confirm: did the request reach the server? */
+typedef enum mapi_outcome {
+    MAPI_OUTCOME_NONE = 0,   /* not a confirm, or the call succeeded */
+    MAPI_OUTCOME_NOT_SENT,   /* "not_sent": provably never reached the server; safe to retry */
+    MAPI_OUTCOME_UNKNOWN,    /* "unknown": may have been processed; read the payout first */
+    MAPI_OUTCOME_REJECTED    /* "rejected": the server answered 4xx: not confirmed by this request */
+} mapi_outcome;
+
+/* One entry of an error document's errors[] (interface, "Errors"). */
+typedef struct mapi_error_entry {
+    int status;    /* errors[].status as a number (also when sent as a string); 0 if absent */
+    char *code;    /* errors[].code, or NULL */
+    char *title;   /* errors[].title, or NULL */
+    char *detail;  /* errors[].detail, or NULL */
+    char *pointer; /* errors[].source.pointer, or NULL */
+} mapi_error_entry;
+
+typedef struct mapi_response mapi_response;
+
+/*
+ * Filled by a failing call.  Start from a zeroed struct (mapi_error e = {0};
+ * or MAPI_ERROR_INIT); release its contents with mapi_error_clear(), which
+ * leaves it zeroed and ready for reuse.  A failing call clears it first.
+ * No field ever contains the api key.
+ */
+typedef struct mapi_error {
+    mapi_error_kind kind;
+    int status;            /* HTTP status if a response came, else 0 */
+    char *code;            /* first errors[] entry's fields (kind API), or NULL */
+    char *title;           /* kind API: errors[0].title; other kinds: a short summary */
+    char *detail;          /* kind API: errors[0].detail; other kinds: specifics, or NULL */
+    char *pointer;         /* errors[0].source.pointer, or NULL */
+    mapi_error_entry *errors; /* every errors[] entry, in order */
+    size_t nerrors;
+    char *amount;          /* decimal text from amount_below_minimum / amount_above_maximum */
+    char *minimum;         /*   details ("amount: 5.5, minimum: 10.0"), else NULL */
+    char *maximum;
+    int retryable;         /* 1 if the same call may succeed later: 429, 502-504, transport */
+    mapi_outcome outcome;  /* set by mapi_confirm_payout failures only */
+    char *method;          /* "GET", "PUT" */
+    char *url;             /* the URL called (never credentials) */
+    char *request_id;      /* X-Request-Id of the response, or NULL */
+    double retry_after;    /* Retry-After in seconds (capped at 60), or -1 when absent */
+    int curl_code;         /* the CURLcode of a transport error, else 0 */
+    int attempts;          /* requests made for this call (1 + retries) */
+    char *message;         /* one line: "merchantapi: 422 amount_below_minimum: ..." */
+    mapi_response *response; /* the response that carried the error, or NULL; owned */
+} mapi_error;
+
+#define MAPI_ERROR_INIT {MAPI_ERR_NONE, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+                         NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL}
+
+/* Frees every field of *err and zeroes it. NULL is ignored. */
+MAPI_API void mapi_error_clear(mapi_error *err);
+
+/* The Lua-facing names: "api", "http", ... / "not_sent", "unknown", "rejected";
+   "" for NONE.  Static strings. */
+MAPI_API const char *mapi_error_kind_name(mapi_error_kind kind);
+MAPI_API const char *mapi_outcome_name(mapi_outcome outcome);
+
+/* ------------------------------------------------------------------------ */
+/* JSON values, borrowed from a mapi_doc                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mapi_value mapi_value;
+
+typedef enum mapi_type {
+    MAPI_NULL = 0, /* JSON null.  A NULL mapi_value pointer also reads as MAPI_NULL */
+    MAPI_BOOL,
+    MAPI_INT,      /* an integer token that fits int64_t */
+    MAPI_NUMBER,   /* any other number: fraction, exponent, or integer beyond int64 */
+    MAPI_STRING,
+    MAPI_ARRAY,
+    MAPI_OBJECT
+} mapi_type;
+
+/* JSON null is represented by a NULL pointer, so functions that look a member
+   up return NULL both for "absent" and for "null": mapi_value_has() tells. */
+MAPI_API mapi_type mapi_value_type(const mapi_value *v);
+MAPI_API int mapi_value_bool(const mapi_value *v);                  /* 0 unless BOOL true */
+/* Stores the integer and returns 0 for MAPI_INT; returns -1 otherwise. */
+MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
+/* The number's exact source text ("250.10", "1.5e-7", "123456789012345678901234567890")
+   for MAPI_NUMBER; the decimal text of the integer for MAPI_INT is *not* stored:
+   use mapi_value_int64.  NULL for other types.  Borrowed. */
+MAPI_API const char *mapi_value_number_text(const mapi_value *v);
+/* The string's bytes for MAPI_STRING (len may be NULL), else NULL.  Borrowed. */
+MAPI_API const char *mapi_value_string(const mapi_value *v, size_t *len);
+/* Elements of an array or members of an object; 0 for other types. */
+MAPI_API size_t mapi_value_len(const mapi_value *v);
+/* Array element i (0-based), or NULL (also for JSON null elements). */
+MAPI_API const mapi_value *mapi_value_at(const mapi_value *v, size_t i);
+/* Object member by key, or NULL when absent or null. */
+MAPI_API const mapi_value *mapi_value_get(const mapi_value *v, const char *key);
+/* 1 if the object has the member (even when its value is null), else 0. */
+MAPI_API int mapi_value_has(const mapi_value *v, const char *key);
+
+/* Iterates an object's members in document order:
+ *   mapi_members it; const char *k; const mapi_value *m;
+ *   mapi_members_begin(obj, &it);
+ *   while (mapi_members_next(&it, &k, &m)) ...   (m NULL for null members)
+ * The iterator is a plain struct the caller owns; nothing to free. */
+typedef struct mapi_members { const void *pos; } mapi_members;
+MAPI_API void mapi_members_begin(const mapi_value *obj, mapi_members *it);
+MAPI_API int mapi_members_next(mapi_members *it, const char **key, const mapi_value **value);
+
+/* ------------------------------------------------------------------------ */
+/* JSON:API documents (the interface's "Document envelope")                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mapi_doc mapi_doc;
+typedef struct mapi_resource mapi_resource;
+
+/*
+ * Parses a JSON:API document from body[0..len) without any HTTP.  The body
+ * must be one JSON value (RFC 8259, UTF-8) nested at most 64 deep, and an
+ * object with at least one of data, errors, meta.  Numbers keep their exact
+ * text.  Resources of data and included are indexed by (type, id); every
+ * relationship linkage to a resource that is not in the document gets a stub
+ * resource (type and id only).
+ *
+ * On success *out is a new document (caller frees with mapi_doc_free).
+ * Errors: MAPI_ERR_DECODE (invalid JSON, too deep, not JSON:API, a resource
+ * without string type/id), MAPI_ERR_USAGE (body NULL), MAPI_ERR_MEMORY.
+ * A document holding errors[] parses fine: see mapi_doc_errors().
+ */
+MAPI_API int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err);
+
+/* Frees the document and everything borrowed from it.  NULL is ignored. */
+MAPI_API void mapi_doc_free(mapi_doc *doc);
+
+/* The whole document as parsed (the root object).  Borrowed. */
+MAPI_API const mapi_value *mapi_doc_root(const mapi_doc *doc);
+/* Top-level members (NULL when absent).  Borrowed. */
+MAPI_API const mapi_value *mapi_doc_meta(const mapi_doc *doc);
+MAPI_API const mapi_value *mapi_doc_jsonapi(const mapi_doc *doc);
+MAPI_API const mapi_value *mapi_doc_errors(const mapi_doc *doc);
+
+/* 1 when data is an array (a list document), else 0. */
+MAPI_API int mapi_doc_is_list(const mapi_doc *doc);
+/* Primary resources: the array's length, 1 for a single resource, 0 for
+   data null or absent. */
+MAPI_API size_t mapi_doc_data_count(const mapi_doc *doc);
+/* Primary resource i, or NULL past the end.  Borrowed. */
+MAPI_API const mapi_resource *mapi_doc_data(const mapi_doc *doc, size_t i);
+
+/* Every distinct resource of the document: primary ones first, then
+   included ones, then stubs.  Index i is stable for the document's life and
+   equals mapi_resource_index() of the resource. */
+MAPI_API size_t mapi_doc_resource_count(const mapi_doc *doc);
+MAPI_API const mapi_resource *mapi_doc_resource(const mapi_doc *doc, size_t i);
+/* The resource with this (type, id), NULL if none (stubs included).  Borrowed. */
+MAPI_API const mapi_resource *mapi_doc_find(const mapi_doc *doc, const char *type, const char *id);
+/* Resolves a resource linkage object {"type":..,"id":..} of this document to
+   its resource (or stub); NULL if v is not a linkage.  Borrowed. */
+MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_value *linkage);
+
+/* The HTTP response a client call got the document from; NULL for
+   documents from mapi_doc_parse.  Borrowed. */
+MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
+
+/* ------------------------------------------------------------------------ */
+/* Resources                                                                */
+/* ------------------------------------------------------------------------ */
+
+MAPI_API const char *mapi_resource_type(const mapi_resource *r);   /* borrowed */
+MAPI_API const char *mapi_resource_id(const mapi_resource *r);     /* borrowed */
+/* Position in mapi_doc_resource(): 0 .. mapi_doc_resource_count()-1. */
+MAPI_API size_t mapi_resource_index(const mapi_resource *r);
+/* 1 when the resource is a stub: linked to but not present in the document. */
+MAPI_API int mapi_resource_is_stub(const mapi_resource *r);
+/* The resource's attributes / relationships / meta objects, or NULL (stubs:
+   always NULL).  Borrowed. */
+MAPI_API const mapi_value *mapi_resource_attributes(const mapi_resource *r);
+MAPI_API const mapi_value *mapi_resource_relationships(const mapi_resource *r);
+MAPI_API const mapi_value *mapi_resource_meta(const mapi_resource *r);
+/* One attribute, or NULL when absent or null. */
+MAPI_API const mapi_value *mapi_resource_attr(const mapi_resource *r, const char *name);
+
+/* How a named relationship is rendered:
+     MAPI_REL_NONE  absent, data null, or not expanded (only meta.included = false)
+     MAPI_REL_ONE   a to-one linkage
+     MAPI_REL_MANY  a to-many array of linkages (possibly empty) */
+typedef enum mapi_rel_kind { MAPI_REL_NONE = 0, MAPI_REL_ONE, MAPI_REL_MANY } mapi_rel_kind;
+
+/* The relationship's kind; *count (may be NULL) gets 1 for ONE, the number of
+   linkages for MANY, 0 for NONE. */
+MAPI_API mapi_rel_kind mapi_resource_rel(const mapi_doc *doc, const mapi_resource *r,
+                                         const char *name, size_t *count);
+/* The related resource (included, primary, or stub): for a to-one relationship
+   i must be 0; for to-many, i < count.  NULL otherwise.  Borrowed from doc.
+   Example: mapi_resource_related(doc, payout, "accountCharged", 0). */
+MAPI_API const mapi_resource *mapi_resource_related(const mapi_doc *doc, const mapi_resource *r,
+                                                    const char *name, size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* HTTP responses                                                           */
+/* ------------------------------------------------------------------------ */
+
+MAPI_API int mapi_response_status(const mapi_response *res);
+/* The value of the last header with this name (case-insensitive), or NULL.  Borrowed. */
+MAPI_API const char *mapi_response_header(const mapi_response *res, const char *name);
+/* Header i (0-based, in received order) with its name lower-cased; returns 0
+   past the end.  Borrowed. */
+MAPI_API int mapi_response_header_at(const mapi_response *res, size_t i,
+                                     const char **name, const char **value);
+/* The raw body and its length in bytes.  Borrowed. */
+MAPI_API const char *mapi_response_body(const mapi_response *res, size_t *len);
+/* Seconds from sending the request to the end of the body (last attempt). */
+MAPI_API double mapi_response_elapsed(const mapi_response *res);
+/* X-Request-Id, or NULL.  Borrowed. */
+MAPI_API const char *mapi_response_request_id(const mapi_response *res);
+
+/* ------------------------------------------------------------------------ */
+/* Client                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mapi_client mapi_client;
+
+typedef struct mapi_config {
+    const char *base_url;   /* required: "https://host[:port][/prefix]", or http:// only to a
+                               loopback host (localhost, 127.0.0.0/8, [::1]) */
+    const char *api_key;    /* sent as "Authorization: Bearer <key>"; NULL: no header */
+    double timeout;         /* seconds for one whole request (default 30) */
+    double connect_timeout; /* seconds to connect, TLS included (default 10) */
+    int max_retries;        /* retries after the first attempt (default 2); see the contract */
+    size_t max_body;        /* bytes; a larger response body fails as DECODE (default 16 MiB) */
+    int max_depth;          /* JSON nesting cap (default 64) */
+    const char *cafile;     /* PEM bundle of trusted CAs, or NULL for the system store */
+    const char *capath;     /* directory of trusted CAs, or NULL */
+    const char *user_agent; /* product token appended to "merchantapi/<v> libcurl/<v>", or NULL */
+} mapi_config;
+
+/* Fills *cfg with the defaults above (base_url and api_key NULL). */
+MAPI_API void mapi_config_init(mapi_config *cfg);
+
+/* Runs curl_global_init once (thread-safe); 0 or -1 with err filled. */
+MAPI_API int mapi_global_init(mapi_error *err);
+
+/*
+ * Creates a client: copies everything from cfg (which the caller may free
+ * afterwards) and opens one libcurl easy handle that is reused, with its
+ * connection kept alive, for every call.
+ * Returns NULL with err filled on failure: MAPI_ERR_USAGE for a missing or
+ * invalid base_url (not http(s), http:// to a non-loopback host, CR/LF/NUL),
+ * an api_key with CR, LF or NUL, a negative timeout; MAPI_ERR_MEMORY.
+ * Caller frees with mapi_client_free.
+ */
+MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
+
+/* Frees the client and closes its connection.  NULL is ignored. */
+MAPI_API void mapi_client_free(mapi_client *client);
+
+/*
+ * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
+ * (interface, "Endpoints 1. Confirm payout draft").  The id is
+ * percent-encoded as one path segment.  Sent on a fresh connection so that
+ * libcurl never resends it on its own; retried only when it provably never
+ * reached the server (outcome NOT_SENT) or was answered 429.
+ * On success *out is the document (data: a payouts resource); caller frees
+ * with mapi_doc_free.  On failure err->outcome says whether it may have gone
+ * through.  Errors: API (422 codes of the interface, and any other error
+ * document), HTTP, TRANSPORT, DECODE (also when data is not a payouts
+ * resource), USAGE (NULL/empty id), MEMORY.
+ */
+MAPI_API int mapi_confirm_payout(mapi_client *client, const char *payout_id,
+                                 mapi_doc **out, mapi_error *err);
+
+/*
+ * Reads a deposit channel: GET {base_url}/api/public/v1/channels/:id
+ * (interface, "Endpoints 2. Read channel").  Retried on transport errors,
+ * 429 and 502/503/504.  *out: data is a channels resource.  Errors as above.
+ */
+MAPI_API int mapi_get_channel(mapi_client *client, const char *channel_id,
+                              mapi_doc **out, mapi_error *err);
+
+/* Query parameters of the address list; zero/NULL members are not sent. */
+typedef struct mapi_page_params {
+    const char *order;      /* e.g. "created_at" */
+    const char *order_type; /* "asc" or "desc" */
+    long page;              /* 1-based */
+    long per_page;
+} mapi_page_params;
+
+/*
+ * Lists one page of an account's receiving addresses:
+ * GET {base_url}/api/public/v1/accounts/:id/addresses?order=..&order_type=..&page=..&per_page=..
+ * (interface, "Endpoints 3. List account addresses").  p may be NULL.
+ * *out: data is an array of addresses resources, meta holds page, per_page,
+ * total.  Errors as mapi_get_channel; DECODE when data is not an array of
+ * addresses or meta's page/per_page/total are not integers.
+ */
+MAPI_API int mapi_list_addresses(mapi_client *client, const char *account_id,
+                                 const mapi_page_params *p, mapi_doc **out, mapi_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MERCHANTAPI_H */
