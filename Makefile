@@ -38,7 +38,7 @@ LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
 LIB_SO     := $(BUILD)/libmerchantapi.so
 LIB_A      := $(BUILD)/libmerchantapi.a
 
-.PHONY: all lib lua deps test demo sandbox install clean help check-c check-lua lint
+.PHONY: all lib lua deps test demo sandbox install clean help check-c check-lua lint examples fuzz
 
 all: lib lua
 
@@ -73,6 +73,8 @@ $(LUAMOD): $(OBJDIR)/lua_merchantapi-$(LUA).o $(CORE_OBJ)
 
 include mk/test.mk
 include mk/install.mk
+include mk/demo.mk
+include mk/fuzz.mk
 
 clean:
 	rm -rf $(BUILD)

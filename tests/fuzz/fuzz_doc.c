@@ -1,0 +1,95 @@
+/*
+ * fuzz_doc.c -- libFuzzer harness over mapi_doc_parse and the resolver.
+ * Every accepted document is walked completely: every resource (primary,
+ * included, stub), every attribute value recursively, every relationship
+ * resolved (to-one and to-many), meta, jsonapi and errors.
+ *   make fuzz FUZZ_SECONDS=120
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "merchantapi.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static size_t sink;
+
+static void touch(const mapi_value *v, int depth)
+{
+    int64_t i;
+    size_t n, k;
+    const char *key;
+    const mapi_value *m;
+    mapi_members it;
+
+    switch (mapi_value_type(v)) {
+    case MAPI_INT:
+        if (mapi_value_int64(v, &i) == 0)
+            sink += (size_t)i;
+        break;
+    case MAPI_NUMBER:
+        sink += strlen(mapi_value_number_text(v));
+        break;
+    case MAPI_STRING:
+        mapi_value_string(v, &n);
+        sink += n;
+        break;
+    case MAPI_ARRAY:
+        n = mapi_value_len(v);
+        for (k = 0; k < n; k++)
+            touch(mapi_value_at(v, k), depth + 1);
+        break;
+    case MAPI_OBJECT:
+        mapi_members_begin(v, &it);
+        while (mapi_members_next(&it, &key, &m)) {
+            sink += strlen(key) + (size_t)mapi_value_has(v, key);
+            touch(m, depth + 1);
+        }
+        break;
+    default:
+        sink += (size_t)mapi_value_bool(v);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    size_t i, n;
+
+    if (mapi_doc_parse((const char *)data, size, &doc, &err) != 0) {
+        if (!err.title || err.kind == MAPI_ERR_NONE)
+            __builtin_trap(); /* a failure must say what failed */
+        mapi_error_clear(&err);
+        return 0;
+    }
+    touch(mapi_doc_root(doc), 0);
+    n = mapi_doc_data_count(doc);
+    for (i = 0; i < n; i++)
+        if (!mapi_doc_data(doc, i))
+            __builtin_trap();
+    n = mapi_doc_resource_count(doc);
+    for (i = 0; i < n; i++) {
+        const mapi_resource *r = mapi_doc_resource(doc, i);
+        const mapi_value *rels = mapi_resource_relationships(r);
+        mapi_members it;
+        const char *name;
+        if (mapi_resource_index(r) != i ||
+            mapi_doc_find(doc, mapi_resource_type(r), mapi_resource_id(r)) != r)
+            __builtin_trap(); /* the index must agree with itself */
+        touch(mapi_resource_attributes(r), 0);
+        mapi_members_begin(rels, &it);
+        while (mapi_members_next(&it, &name, NULL)) {
+            size_t count = 0, k;
+            mapi_rel_kind kind = mapi_resource_rel(doc, r, name, &count);
+            for (k = 0; k < count; k++)
+                if (!mapi_resource_related(doc, r, name, k))
+                    __builtin_trap(); /* every linkage resolves (stubs included) */
+            if (kind == MAPI_REL_NONE && count != 0)
+                __builtin_trap();
+        }
+    }
+    mapi_doc_free(doc);
+    return 0;
+}
