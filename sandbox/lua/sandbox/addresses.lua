@@ -1,0 +1,187 @@
+--- Account addresses: GET /accounts/:id/addresses with order, order_type, page
+-- and per_page. Each account's addresses are JSON fragments, built once at
+-- nginx start (before the worker forks); a page is their concatenation.
+local faults = require "sandbox.faults"
+local fixtures = require "sandbox.fixtures"
+local jsontext = require "sandbox.jsontext"
+local respond = require "sandbox.respond"
+
+local concat = table.concat
+local format, gsub, match, sub = string.format, string.gsub, string.match, string.sub
+local min, tonumber, type = math.min, tonumber, type
+local quote = jsontext.quote
+
+local _M = {}
+
+local MAX_PER_PAGE, DEFAULT_PER_PAGE = 1000, 25
+local MAX_PAGE = 1000000000
+
+-- Accounts: `tag` is the number in their generated ids, `total` how many
+-- addresses they have, `seed` the fixture whose addresses come first (oldest),
+-- `start` the Unix time of address 1; address i is (i - 1) * 600 s younger.
+local ACCOUNTS = {
+  ["acct-empty"] = { tag = 0, total = 0 },
+  ["acct-one"] = { tag = 1, total = 1, seed = "list_addresses.200" },
+  ["acct-22"] = { tag = 22, total = 22, seed = "list_addresses.200",
+    start = 1744355949 }, -- 2025-04-11T07:19:09Z, the fixture address
+  ["acct-25000"] = { tag = 25000, total = 25000, start = 1704067200 }, -- 2024-01-01
+  ["acct-generating"] = { tag = 2, total = 2, seed = "list_addresses.generating.200" },
+}
+local STEP_SECONDS = 600
+
+-- The networks generated addresses belong to, in turn, and how their address
+-- values look: `value(seed)` makes one from a seed string.
+local BASE58_FIXES = { ["+"] = "p", ["/"] = "q", ["0"] = "z", O = "Z", I = "i", l = "L" }
+local BECH32_FIXES = { ["1"] = "x", b = "z" }
+local md5 = ngx.md5
+
+local NETWORKS = {
+  { id = "8ededca3-a1cd-4b46-8c3a-14915f706ab2",
+    value = function(seed) -- "T" and 33 base58 characters
+      local b64 = ngx.encode_base64(ngx.md5_bin(seed) .. ngx.md5_bin(seed .. "+"))
+      return "T" .. gsub(sub(b64, 1, 33), "[+/0OIl]", BASE58_FIXES)
+    end },
+  { id = "12796357-69d4-4382-9677-0f55cb208854",
+    value = function(seed) -- "0x" and 40 hex digits
+      return "0x" .. md5(seed) .. sub(md5(seed .. "+"), 1, 8)
+    end },
+  { id = "5c0d3a8e-7b41-4f2a-9e6d-2a7f1c9b4e08",
+    value = function(seed) -- "bc1q" and 38 bech32 characters
+      return "bc1q" .. gsub(md5(seed) .. sub(md5(seed .. "+"), 1, 6), "[1b]", BECH32_FIXES)
+    end,
+    record = '{"id":"5c0d3a8e-7b41-4f2a-9e6d-2a7f1c9b4e08","type":"network",'
+      .. '"attributes":{"currencyCode":"BTC","name":"Bitcoin","code":"btc:btc"}}' },
+}
+
+local network_records = {} -- network id -> minified `included` record
+local books = {}           -- account id -> { fragments = {...}, networks = {...} }
+
+local function generated(account, index)
+  local network = NETWORKS[index % #NETWORKS + 1]
+  local t = account.start + (index - 1) * STEP_SECONDS
+  local created = os.date("!%Y-%m-%dT%H:%M:%S", t) .. format(".%03dZ", (index * 37) % 1000)
+  local fragment = format('{"id":"%08d-0000-4000-8000-%012d","type":"addresses",'
+    .. '"attributes":{"label":"Address %d","value":%s,"createdAt":"%s"},'
+    .. '"relationships":{"account":{"meta":{"included":false}},'
+    .. '"network":{"data":{"type":"network","id":"%s"}}}}',
+    account.tag, index, index, quote(network.value(account.tag .. ":" .. index)), created, network.id)
+  return fragment, network.id
+end
+
+-- The account's addresses, oldest first: fixture ones, then generated ones.
+local function address_book(account)
+  local fragments, networks = {}, {}
+  if account.seed then
+    local data = jsontext.members(fixtures.text(account.seed)).data
+    for _, record in ipairs(jsontext.elements(data)) do
+      if #fragments < account.total then
+        local fragment = jsontext.minify(record)
+        fragments[#fragments + 1] = fragment
+        networks[#networks + 1] = match(fragment, '"network":{"data":{[^}]*"id":"([^"]+)"')
+      end
+    end
+  end
+  for index = #fragments + 1, account.total do
+    fragments[index], networks[index] = generated(account, index)
+  end
+  return { fragments = fragments, networks = networks }
+end
+
+--- Build every account's address fragments; called once at nginx start.
+function _M.prepare()
+  for _, name in ipairs({ "list_addresses.200", "list_addresses.generating.200" }) do
+    local doc = jsontext.members(fixtures.text(name))
+    for _, record in ipairs(jsontext.elements(doc.included)) do
+      local minified = jsontext.minify(record)
+      network_records[match(minified, '^{"id":"([^"]+)"')] = minified
+    end
+  end
+  for _, network in ipairs(NETWORKS) do
+    if network.record then
+      network_records[network.id] = network.record
+    end
+  end
+  for account_id, account in pairs(ACCOUNTS) do
+    books[account_id] = address_book(account)
+  end
+end
+
+local function bad_parameter(name, detail)
+  return respond.error(400, "invalid_parameter", "Invalid parameter", detail,
+    '{"parameter":' .. quote(name) .. "}")
+end
+
+-- An integer query value in [low, high], its default when absent; nil if bad.
+local function integer_arg(value, default, low, high)
+  if value == nil then
+    return default
+  end
+  if type(value) ~= "string" or not match(value, "^%d+$") or #value > 10 then
+    return nil
+  end
+  local n = tonumber(value)
+  return n >= low and n <= high and n or nil
+end
+
+local function render(book, page, per_page, descending)
+  local total = #book.fragments
+  local data, included, seen = {}, {}, {}
+  local first = (page - 1) * per_page + 1
+  for k = first, min(first + per_page - 1, total) do
+    local index = descending and total - k + 1 or k
+    data[#data + 1] = book.fragments[index]
+    local network = book.networks[index]
+    if not seen[network] then
+      seen[network] = true
+      included[#included + 1] = network_records[network]
+    end
+  end
+  return concat({
+    '{"data":[', concat(data, ","), '],"included":[', concat(included, ","),
+    format('],"meta":{"page":%d,"per_page":%d,"total":%d},"jsonapi":{"version":"1.0"}}',
+      page, per_page, total),
+  })
+end
+
+--- Answer GET for the addresses of account `account_id`.
+function _M.handle(method, account_id)
+  if method ~= "GET" and method ~= "HEAD" then
+    return respond.method_not_allowed("GET")
+  end
+  local is_fault = faults.is_fault(account_id)
+  if not ACCOUNTS[account_id] and not is_fault then
+    return respond.not_found("no account " .. account_id)
+  end
+  local args = ngx.req.get_uri_args(100)
+  if args.order ~= nil and args.order ~= "created_at" then
+    return bad_parameter("order", "order must be created_at")
+  end
+  local order_type = args.order_type
+  if order_type ~= nil and order_type ~= "asc" and order_type ~= "desc" then
+    return bad_parameter("order_type", "order_type must be asc or desc")
+  end
+  local page = integer_arg(args.page, 1, 1, MAX_PAGE)
+  if not page then
+    return bad_parameter("page", "page must be an integer from 1 to " .. MAX_PAGE)
+  end
+  local per_page = integer_arg(args.per_page, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
+  if not per_page then
+    return bad_parameter("per_page", "per_page must be an integer from 1 to " .. MAX_PER_PAGE)
+  end
+  if not is_fault then
+    return respond.send(200, render(books[account_id], page, per_page, order_type == "desc"))
+  end
+  -- a fault account lists acct-22's addresses when it behaves
+  local body = render(books["acct-22"], page, per_page, order_type == "desc")
+  return faults.respond(account_id, {
+    status = 200,
+    body = body,
+    resource_type = "addresses",
+    wrong_type = "payouts",
+    dup_key = "label",
+    dup_first = "duplicate",
+    normal = function() return 200, body end,
+  })
+end
+
+return _M

@@ -1,0 +1,230 @@
+--- Fault ids: resource ids that make the sandbox misbehave the way real
+-- servers and networks do. A resource module hands `respond` a context:
+--   status, body     what the id answers when it behaves
+--   normal()         status, body for a flaky id once its failures are used up
+--   resource_type    the document's primary type; wrong_type replaces it
+--   dup_key, dup_first  the attribute written twice, and its first value
+local connection = require "sandbox.connection"
+local respond = require "sandbox.respond"
+local state = require "sandbox.state"
+
+local find, format, gsub, match, rep, sub = string.find, string.format, string.gsub,
+    string.match, string.rep, string.sub
+local ceil, floor, min, tonumber = math.ceil, math.floor, math.min, tonumber
+local send, error_doc = respond.send, respond.error_doc
+
+local _M = {}
+
+local REASONS = {
+  [400] = { "bad_request", "Bad Request" },
+  [401] = { "unauthorized", "Unauthorized" },
+  [403] = { "forbidden", "Forbidden" },
+  [404] = { "not_found", "Not found" },
+  [409] = { "conflict", "Conflict" },
+  [422] = { "unprocessable_entity", "Unprocessable Entity" },
+  [429] = { "rate_limited", "Too Many Requests" },
+  [500] = { "internal_error", "Internal Server Error" },
+  [502] = { "bad_gateway", "Bad Gateway" },
+  [503] = { "service_unavailable", "Service Unavailable" },
+  [504] = { "gateway_timeout", "Gateway Timeout" },
+}
+
+local HTML_502 = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+  .. "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+  .. "</body>\r\n</html>\r\n"
+
+local BIG_BODY_BYTES = 20 * 1024 * 1024
+local PAD_PIECE = rep("x", 64 * 1024)
+local SLOW_BODY_CHUNKS, SLOW_BODY_INTERVAL = 10, 0.5
+local DEFAULT_FIRST_BYTE_DELAY_MS = 3000
+
+--- Send the error document for HTTP status `status`.
+local function fail(status, detail)
+  local reason = REASONS[status] or { "error", "Error " .. status }
+  return send(status, error_doc(status, reason[1], reason[2], detail))
+end
+
+local function half(body)
+  return sub(body, 1, floor(#body / 2))
+end
+
+--- Send the status line and headers of a JSON:API document of `length`
+-- bytes (nil: chunked) before any of its body.
+local function start_document(status, length)
+  ngx.status = status
+  ngx.header["Content-Type"] = respond.JSONAPI
+  ngx.header["Content-Length"] = length
+  return ngx.send_headers()
+end
+
+--- Send the headers and the first half of the context's document, announcing
+-- all of it (or chunked), and wait until that has left nginx.
+local function send_half(ctx, chunked)
+  start_document(ctx.status, not chunked and #ctx.body or nil)
+  ngx.print(half(ctx.body))
+  return ngx.flush(true)
+end
+
+-- Handlers by fault id; each gets the context and ends the request.
+local FAULTS = {}
+
+FAULTS["fault-redirect"] = function()
+  return ngx.redirect("http://other-host.invalid" .. ngx.var.request_uri, 302)
+end
+
+FAULTS["fault-html-502"] = function()
+  return send(502, HTML_502, "text/html")
+end
+
+FAULTS["fault-bad-json"] = function(ctx)
+  return send(ctx.status, half(ctx.body))
+end
+
+FAULTS["fault-500"] = function() return fail(500, "sandbox fault") end
+FAULTS["fault-503"] = function() return fail(503, "sandbox fault") end
+FAULTS["fault-504"] = function() return fail(504, "sandbox fault") end
+FAULTS["fault-502-json"] = function() return fail(502, "sandbox fault") end
+
+FAULTS["fault-429"] = function()
+  ngx.header["Retry-After"] = "1"
+  return fail(429, "retry after 1 s")
+end
+
+FAULTS["fault-429-date"] = function()
+  ngx.update_time()
+  ngx.header["Retry-After"] = ngx.http_time(ngx.time() + 1)
+  return fail(429, "retry after the date in Retry-After")
+end
+
+FAULTS["fault-wrong-type"] = function(ctx)
+  local body = gsub(ctx.body, '("type": ?)"' .. ctx.resource_type .. '"',
+    '%1"' .. ctx.wrong_type .. '"')
+  return send(ctx.status, body)
+end
+
+FAULTS["fault-not-jsonapi"] = function(ctx)
+  return send(ctx.status, '{"hello":"world"}')
+end
+
+FAULTS["fault-text-plain"] = function(ctx)
+  return send(ctx.status, ctx.body, "text/plain")
+end
+
+-- Waits X-Sandbox-Delay-Ms (read by sandbox.routes) or 3 s before any byte.
+FAULTS["fault-slow-first-byte"] = function(ctx)
+  ngx.sleep((ngx.ctx.delay_header_ms or DEFAULT_FIRST_BYTE_DELAY_MS) / 1000)
+  return send(ctx.status, ctx.body)
+end
+
+FAULTS["fault-slow-body"] = function(ctx)
+  local body = ctx.body
+  local head = floor(#body / 2)
+  local piece = ceil((#body - head) / SLOW_BODY_CHUNKS)
+  start_document(ctx.status, #body)
+  ngx.print(sub(body, 1, head))
+  ngx.flush(true)
+  for i = head + 1, #body, piece do
+    ngx.sleep(SLOW_BODY_INTERVAL)
+    local ok = ngx.print(sub(body, i, i + piece - 1))
+    if not ok or not ngx.flush(true) then
+      return ngx.exit(444)
+    end
+  end
+  return ngx.exit(ngx.HTTP_OK)
+end
+
+FAULTS["fault-reset"] = function(ctx)
+  send_half(ctx, false)
+  ngx.sleep(0.1) -- let the client read what was sent before the RST
+  return connection.reset()
+end
+
+FAULTS["fault-truncated-chunked"] = function(ctx)
+  send_half(ctx, true)
+  ngx.sleep(0.1)
+  return ngx.exit(444) -- closes without the terminating zero-length chunk
+end
+
+-- `body` cut where a "padding" string member goes into its top-level meta
+-- (the document's last "meta"): the text before the padding, the text after.
+local function around_padding(body)
+  local open_end, from = nil, 1
+  repeat
+    local _, e = find(body, '"meta": ?{', from)
+    open_end, from = e or open_end, e and e + 1
+  until not e
+  local rest = sub(body, open_end + 1)
+  return sub(body, 1, open_end) .. '"padding": "', (match(rest, "^%s*}") and '"' or '", ') .. rest
+end
+
+FAULTS["fault-big-body"] = function(ctx)
+  local head, tail = around_padding(ctx.body)
+  start_document(ctx.status, BIG_BODY_BYTES)
+  ngx.print(head)
+  local left, pieces = BIG_BODY_BYTES - #head - #tail, 0
+  while left > 0 do
+    local n = min(left, #PAD_PIECE)
+    ngx.print(n == #PAD_PIECE and PAD_PIECE or sub(PAD_PIECE, 1, n))
+    left, pieces = left - n, pieces + 1
+    -- wait for the client every 1 MiB rather than buffer 20 MiB in nginx
+    if pieces % 16 == 0 and not ngx.flush(true) then
+      return ngx.exit(444) -- the client hung up
+    end
+  end
+  ngx.print(tail)
+  return ngx.exit(ngx.HTTP_OK)
+end
+
+FAULTS["fault-deep"] = function(ctx)
+  return send(ctx.status, rep("[", 10000) .. rep("]", 10000))
+end
+
+FAULTS["fault-bad-utf8"] = function(ctx)
+  local body = gsub(ctx.body, '"label": ?"', '%0\255\254', 1)
+  return send(ctx.status, body)
+end
+
+FAULTS["fault-dup-keys"] = function(ctx)
+  local key = '"' .. ctx.dup_key .. '": ?'
+  local body = gsub(ctx.body, key, '"' .. ctx.dup_key .. '": "' .. ctx.dup_first .. '", %0', 1)
+  return send(ctx.status, body)
+end
+
+FAULTS["fault-no-response"] = function()
+  ngx.req.read_body()
+  return ngx.exit(444)
+end
+
+local function flaky_spec(id)
+  local n, status = match(id, "^fault%-flaky%-(%d+)%-(%d%d%d)$")
+  n, status = tonumber(n), tonumber(status)
+  if n and status >= 400 and status <= 599 then
+    return n, status
+  end
+end
+
+--- Whether `id` is a fault id.
+function _M.is_fault(id)
+  return FAULTS[id] ~= nil or flaky_spec(id) ~= nil
+end
+
+--- Whether fault `id` does its own waiting (the sandbox latency is not added).
+function _M.owns_delay(id)
+  return id == "fault-slow-first-byte"
+end
+
+--- Answer the request for fault id `id` (see is_fault) in context `ctx`.
+function _M.respond(id, ctx)
+  local handler = FAULTS[id]
+  if handler then
+    return handler(ctx)
+  end
+  local n, status = flaky_spec(id)
+  local seen = state.count(id)
+  if seen <= n then
+    return fail(status, format("sandbox fault: request %d of the first %d fails", seen, n))
+  end
+  return send(ctx.normal())
+end
+
+return _M
