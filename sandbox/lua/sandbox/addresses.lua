@@ -143,6 +143,17 @@ local function render(book, page, per_page, descending)
   })
 end
 
+--- Write the body GET answers for `account_id`, page `page` of `per_page`
+-- (ascending), to the file `path` (replaced at once: written aside, renamed).
+function _M.write_page(path, account_id, page, per_page)
+  local body = render(assert(books[account_id]), page, per_page, false)
+  local aside = path .. ".new"
+  local file = assert(io.open(aside, "wb"))
+  assert(file:write(body))
+  assert(file:close())
+  assert(os.rename(aside, path))
+end
+
 --- Answer GET for the addresses of account `account_id`.
 function _M.handle(method, account_id)
   if method ~= "GET" and method ~= "HEAD" then

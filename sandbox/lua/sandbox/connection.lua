@@ -48,10 +48,15 @@ local function client_fd()
 end
 
 --- End the request by resetting its connection. Falls back to a plain close
--- (logged) if the socket cannot be found.
+-- (logged) if the socket cannot be found. Over HTTP/2 only the stream is
+-- reset (RST_STREAM): the connection carries other streams.
 function _M.reset()
+  if ngx.req.http_version() == 2 then
+    return ngx.exit(444)
+  end
   local found, fd = pcall(client_fd)
-  if not found or not fd or C.setsockopt(fd, SOL_SOCKET, SO_LINGER, RESET_NOW, ffi.sizeof(RESET_NOW)) ~= 0 then
+  if not found or not fd
+      or C.setsockopt(fd, SOL_SOCKET, SO_LINGER, RESET_NOW, ffi.sizeof(RESET_NOW)) ~= 0 then
     ngx.log(ngx.WARN, "sandbox: could not set SO_LINGER; closing without a reset")
   end
   return ngx.exit(444)

@@ -1,5 +1,6 @@
 --- The test-control routes under /__sandbox/ (no api key needed).
 local cjson = require "cjson.safe"
+local payouts = require "sandbox.payouts"
 local respond = require "sandbox.respond"
 local state = require "sandbox.state"
 
@@ -9,6 +10,7 @@ local floor = math.floor
 local _M = {}
 
 local MAX_LATENCY_MS = 60000
+local MAX_TXID_AFTER_MS = 3600000
 
 local function bad_request(detail)
   return respond.control(400, format('{"error":%s}', cjson.encode(detail)))
@@ -33,25 +35,53 @@ ROUTES["count"] = { GET = function()
   return respond.control(200, format('{"count":%d}', state.count(id)))
 end }
 
+-- An integer number in [low, high], or nil.
+local function integer_in(value, low, high)
+  if type(value) == "number" and value >= low and value <= high and value == floor(value) then
+    return value
+  end
+end
+
 ROUTES["config"] = {
   GET = function()
-    return respond.control(200, format('{"latency_ms":%d}', state.latency(nil)))
+    local txid_after = state.txid_after(nil) or payouts.DEFAULT_TXID_AFTER_MS
+    return respond.control(200,
+      format('{"latency_ms":%d,"txid_after_ms":%d}', state.latency(nil), txid_after))
   end,
+  -- {"latency_ms":N} and/or {"txid_after_ms":N}, with "id" for one resource only
   POST = function()
     ngx.req.read_body()
     local config = cjson.decode(ngx.req.get_body_data() or "")
-    if type(config) ~= "table" then
-      return bad_request('send a JSON object such as {"latency_ms":200}')
+    if type(config) ~= "table" or (config.latency_ms == nil and config.txid_after_ms == nil) then
+      return bad_request('send a JSON object such as {"latency_ms":200}'
+        .. ' or {"id":"<payout id>","txid_after_ms":500}')
     end
-    local ms, id = config.latency_ms, config.id
-    if type(ms) ~= "number" or ms < 0 or ms > MAX_LATENCY_MS or ms ~= floor(ms) then
-      return bad_request("latency_ms must be an integer from 0 to " .. MAX_LATENCY_MS)
-    end
+    local id, latency, txid_after = config.id, nil, nil
     if id ~= nil and type(id) ~= "string" then
       return bad_request("id must be a string")
     end
-    state.set_latency(ms, id)
-    return respond.control(200, format('{"latency_ms":%d}', ms))
+    if config.latency_ms ~= nil then
+      latency = integer_in(config.latency_ms, 0, MAX_LATENCY_MS)
+      if not latency then
+        return bad_request("latency_ms must be an integer from 0 to " .. MAX_LATENCY_MS)
+      end
+    end
+    if config.txid_after_ms ~= nil then
+      txid_after = integer_in(config.txid_after_ms, -1, MAX_TXID_AFTER_MS)
+      if not txid_after then
+        return bad_request("txid_after_ms must be an integer from -1 (never) to " .. MAX_TXID_AFTER_MS)
+      end
+    end
+    local answer = {}
+    if latency then
+      state.set_latency(latency, id)
+      answer[#answer + 1] = format('"latency_ms":%d', latency)
+    end
+    if txid_after then
+      state.set_txid_after(txid_after, id)
+      answer[#answer + 1] = format('"txid_after_ms":%d', txid_after)
+    end
+    return respond.control(200, "{" .. table.concat(answer, ",") .. "}")
   end,
 }
 
@@ -59,7 +89,8 @@ ROUTES["config"] = {
 function _M.handle(method, name)
   local route = ROUTES[name]
   if not route then
-    return respond.control(404, format('{"error":"no control route /__sandbox/%s"}', (name:gsub('[^%w%-_]', ''))))
+    local shown = name:gsub('[^%w%-_]', '')
+    return respond.control(404, format('{"error":"no control route /__sandbox/%s"}', shown))
   end
   local handler = route[method]
   if not handler then

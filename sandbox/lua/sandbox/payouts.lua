@@ -1,4 +1,6 @@
 --- Payouts: PUT confirm (draft -> processing, once) and GET, from fixtures.
+-- A confirmed payout's GET shows a txid once its time has come (see txid_due).
+local ffi = require "ffi"
 local faults = require "sandbox.faults"
 local fixtures = require "sandbox.fixtures"
 local jsontext = require "sandbox.jsontext"
@@ -6,6 +8,11 @@ local respond = require "sandbox.respond"
 local state = require "sandbox.state"
 
 local quote, replace_once = jsontext.quote, jsontext.replace_once
+local byte, format, rep = string.byte, string.format, string.rep
+
+-- SHA-256 from the libcrypto nginx is linked with (as lua-resty-string does).
+pcall(ffi.cdef, "unsigned char *SHA256(const void *d, size_t n, unsigned char *md);")
+local digest = ffi.new("unsigned char[32]")
 
 local _M = {}
 
@@ -31,7 +38,18 @@ local NUMBERS = {
     .. '\n      "exponent": 1.5e-7,',
 }
 
--- id -> { confirmed = 201 document text, rejection = 422 document text or nil }
+-- The time from confirm to txid, when neither the id nor the config says.
+_M.DEFAULT_TXID_AFTER_MS = 3000
+local TXID_NULL = '"txid": null'
+
+-- Drafts like the on-chain one whose txid comes at their own time (-1: never).
+local TRACKED = {
+  ["draft-track-fast"] = 1000,
+  ["draft-track-never"] = -1,
+}
+
+-- id -> { confirmed = 201 document text, rejection = 422 document text or nil,
+--         txid_after = ms from confirm to txid (-1 never; nil: the configured default) }
 local drafts = {}
 
 --- The confirmed (201) document of the on-chain fixture, renamed to `id`.
@@ -48,7 +66,8 @@ end
 --- Build every draft from the fixtures; called once at nginx start.
 function _M.prepare()
   drafts[FIXTURE_ID] = { confirmed = fixtures.text("confirm_payout.201") }
-  drafts[PARTNER_PAY_ID] = { confirmed = fixtures.text("confirm_payout.partner_pay.201") }
+  -- partner_pay is a transfer between accounts: nothing is broadcast, no txid
+  drafts[PARTNER_PAY_ID] = { confirmed = fixtures.text("confirm_payout.partner_pay.201"), txid_after = -1 }
   for id, code in pairs(REJECTED) do
     drafts[id] = {
       confirmed = confirmed_as(id),
@@ -59,6 +78,31 @@ function _M.prepare()
     local text = replace_once(fixtures.text("confirm_payout.201"), AMOUNT, amount)
     drafts[id] = { confirmed = confirmed_as(id, text) }
   end
+  for id, ms in pairs(TRACKED) do
+    drafts[id] = { confirmed = confirmed_as(id), txid_after = ms }
+  end
+end
+
+--- The txid payout `id` gets: the SHA-256 of the id's bytes, 64 lowercase hex digits.
+function _M.txid(id)
+  ffi.C.SHA256(id, #id, digest)
+  return format(rep("%02x", 32), byte(ffi.string(digest, 32), 1, 32))
+end
+
+--- The ms from confirm to txid for payout `id` (-1: never): the id's own
+-- setting, else its built-in value, else the setting for all, else 3000.
+local function txid_after(id, builtin)
+  return state.txid_after(id) or builtin or state.txid_after(nil) or _M.DEFAULT_TXID_AFTER_MS
+end
+
+--- Whether confirmed payout `id` shows its txid now.
+local function txid_due(id, builtin)
+  local after, confirmed_at = txid_after(id, builtin), state.confirmed_at(id)
+  if after < 0 or not confirmed_at then
+    return false
+  end
+  ngx.update_time()
+  return ngx.now() * 1000 - confirmed_at >= after
 end
 
 local function not_draft(id)
@@ -74,11 +118,15 @@ local function confirm(id, confirmed)
   return not_draft(id)
 end
 
-local function show(id, confirmed)
-  if state.payout_status(id) == "processing" then
-    return 200, confirmed
+--- GET: the draft, or once confirmed the 201 document, with the txid when due.
+local function show(id, confirmed, builtin_txid_after)
+  if state.payout_status(id) ~= "processing" then
+    return 200, as_draft(confirmed)
   end
-  return 200, as_draft(confirmed)
+  if txid_due(id, builtin_txid_after) then
+    return 200, replace_once(confirmed, TXID_NULL, '"txid": "' .. _M.txid(id) .. '"')
+  end
+  return 200, confirmed
 end
 
 -- What fault ids answer when they behave: a payout named after the fault id.
@@ -113,7 +161,7 @@ function _M.handle(method, id)
     return respond.not_found("no payout " .. id)
   end
   if method ~= "PUT" then
-    return respond.send(show(id, draft.confirmed))
+    return respond.send(show(id, draft.confirmed, draft.txid_after))
   end
   if draft.rejection then
     return respond.send(422, draft.rejection)

@@ -4,10 +4,12 @@
 --   PUT|GET /api/public/v1/payouts/:id           sandbox.payouts
 --   GET     /api/public/v1/channels/:id          sandbox.channels
 --   GET     /api/public/v1/accounts/:id/addresses sandbox.addresses
+--   any     /api/public/v1/echo[/<anything>]     sandbox.echo (counted as id "echo")
 --           /__sandbox/<route>                   sandbox.control (no key)
 local addresses = require "sandbox.addresses"
 local channels = require "sandbox.channels"
 local control = require "sandbox.control"
+local echo = require "sandbox.echo"
 local faults = require "sandbox.faults"
 local fixtures = require "sandbox.fixtures"
 local payouts = require "sandbox.payouts"
@@ -23,12 +25,16 @@ _M.API_KEY = "sk_test_sandbox_4f9a2c"
 local MAX_DELAY_MS = 60000
 
 --- Load the fixtures from `fixtures_dir` and build every document that does
--- not depend on the request; runs once, in init_by_lua.
-function _M.init(fixtures_dir)
+-- not depend on the request; write the static files that come from the Lua
+-- routes into `static_dir`. Runs once, in init_by_lua.
+function _M.init(fixtures_dir, static_dir)
   fixtures.load(fixtures_dir)
   payouts.prepare()
   channels.prepare()
   addresses.prepare()
+  if static_dir then
+    addresses.write_page(static_dir .. "/addresses-1000.json", "acct-25000", 1, 1000)
+  end
 end
 
 local function authorized()
@@ -51,6 +57,9 @@ local function resource(segments)
     return nil
   end
   local kind, id = segments[4], segments[5]
+  if kind == "echo" then
+    return echo, "echo"
+  end
   if id == nil or id == "" then
     return nil
   end

@@ -2,7 +2,9 @@
 -- `sandbox` (one worker, but the dict also survives a reload of the code):
 --   n:<id>  requests seen for a resource id
 --   p:<id>  "processing" once payout <id> is confirmed (absent: draft)
+--   c:<id>  when payout <id> was confirmed, ms since the epoch
 --   l:<id>  latency in ms for requests about <id>; "latency": for all requests
+--   x:<id>  ms from confirm to txid for payout <id>; "txid_after": for all payouts
 local dict = ngx.shared.sandbox
 
 local _M = {}
@@ -24,7 +26,28 @@ function _M.confirm(id)
   if not ok and err ~= "exists" then
     error("sandbox: shared dict: " .. tostring(err))
   end
+  if ok then
+    ngx.update_time()
+    dict:set("c:" .. id, ngx.now() * 1000)
+  end
   return ok
+end
+
+--- When payout `id` was confirmed (ms since the epoch), or nil for a draft.
+function _M.confirmed_at(id)
+  return dict:get("c:" .. id)
+end
+
+--- Set the ms from confirm to txid (-1: never), for payout `id` or (id nil)
+-- for every payout without a setting of its own.
+function _M.set_txid_after(ms, id)
+  dict:set(id and "x:" .. id or "txid_after", ms)
+end
+
+--- The configured ms from confirm to txid for payout `id` (id nil: the
+-- setting for every payout); nil when none was configured.
+function _M.txid_after(id)
+  return dict:get(id and "x:" .. id or "txid_after")
 end
 
 --- "draft" or "processing".

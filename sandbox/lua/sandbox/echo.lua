@@ -1,0 +1,54 @@
+--- Echo: any method on /api/public/v1/echo and /api/public/v1/echo/<anything>
+-- answers with what it received, so that specs can compare the bytes a client
+-- sent. The body is written as a JSON string of its raw bytes: never decoded.
+local jsontext = require "sandbox.jsontext"
+local respond = require "sandbox.respond"
+
+local concat = table.concat
+local match = string.match
+local quote = jsontext.quote
+
+local _M = {}
+
+-- The request body as received; "" for an empty one the client announced
+-- (Content-Length: 0, chunked), nil when the request has no body at all.
+local function raw_body()
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body then
+    return body
+  end
+  local path = ngx.req.get_body_file() -- only past client_body_buffer_size
+  if path then
+    local file = assert(io.open(path, "rb"))
+    body = file:read("*a")
+    file:close()
+    return body
+  end
+  if ngx.var.http_content_length or ngx.var.http_transfer_encoding then
+    return ""
+  end
+  return nil
+end
+
+local function string_or_null(s)
+  return s and quote(s) or "null"
+end
+
+--- Answer the echo request (the method and path are not checked).
+function _M.handle(method)
+  local raw = ngx.var.request_uri
+  local body = raw_body()
+  local doc = concat({
+    '{"data":{"type":"echoes","id":', quote(ngx.var.request_id),
+    ',"attributes":{"method":', quote(method),
+    ',"path":', quote(match(raw, "^[^?]*")),
+    ',"query":', string_or_null(match(raw, "%?(.*)$")),
+    ',"contentType":', string_or_null(ngx.var.http_content_type),
+    ',"body":', string_or_null(body),
+    '}},"meta":{},"jsonapi":{"version":"1.0"}}',
+  })
+  return respond.send(method == "POST" and 201 or 200, doc)
+end
+
+return _M
