@@ -31,7 +31,9 @@ OPT        ?= -O2 -g
 CFLAGS_ALL := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC -fvisibility=hidden \
               $(OPT) $(WARN) $(SAN) $(DEP_CFLAGS) $(CFLAGS)
 
-CORE_SRC   := src/http.c src/jsonapi.c src/numscan.c src/value.c src/client.c src/error.c
+CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/numscan.c src/value.c \
+              src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
+              src/error_doc.c src/buf.c
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(SANITIZE),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so

@@ -8,8 +8,8 @@
  *   jsonapi.c   json-c parse with exact numbers, (type,id) index, resolution
  *   numscan.c   number checks and big-integer marking ahead of json-c
  *   value.c     mapi_value navigation over json-c objects
- *   client.c    the service's endpoints, URL building, retries, error mapping
- *   error.c     mapi_error filling, error documents, messages
+ *   client.c    the service's endpoints, URL building, retries (mapping.c: responses)
+ *   error.c     mapi_error filling, messages (error_doc.c: error documents)
  */
 #ifndef MAPI_INTERNAL_H
 #define MAPI_INTERNAL_H
@@ -104,6 +104,8 @@ char *mapi_strdup(const char *s);
 /*   url.c       percent-encoding, base_url rules, request URLs              */
 /*   retry.c     Retry-After, backoff, the default sleep and random hooks    */
 /*   response.c  mapi_response: building it, the public accessors            */
+/*   mapping.c   a response -> the call's document, or its error             */
+/*   error_doc.c errors[] of error documents, limit details                  */
 /* ------------------------------------------------------------------------ */
 
 #include <stdint.h>
@@ -152,6 +154,8 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
 int mapi_response_fold_header(mapi_response *res, const char *value, size_t value_len);
 /* Drops every header (a new status line began: 1xx interim responses). */
 void mapi_response_clear_headers(mapi_response *res);
+/* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
+mapi_response *mapi_response_copy(const mapi_response *res);
 
 /* ---- URLs (url.c) ---- */
 
@@ -206,12 +210,16 @@ int mapi_status_retryable(int status);
 
 /* ---- errors (error.c) ---- */
 
+/* (mapi_error_set again, with printf format checking where the compiler has it) */
+int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
 /* strndup that returns NULL for NULL (or when out of memory). */
 char *mapi_strndup(const char *s, size_t n);
 /* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */
 int mapi_error_oom(mapi_error *err);
 /* (Re)builds err->message from the other fields; -1 when out of memory
-   (message is then NULL).  Format, one line, control bytes as spaces:
+   (message is then NULL: callers turn err into a MEMORY error, so that a
+   failed call's message is NULL only for kind MEMORY).
+   Format, one line, control bytes as spaces:
      merchantapi: <status> <code>: <title> (<detail>) [<METHOD> <path?query>]   kind API
      merchantapi: HTTP 502 (<detail>) [...]                                     kind HTTP
      merchantapi: <kind>: <title> (<detail>) [...]                              the others */
@@ -229,13 +237,29 @@ int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
                             char **maximum);
 /* Replaces every occurrence of secret in every string field of err (entries
    included) with "[REDACTED]" and rebuilds the message.  Secrets shorter
-   than 4 bytes are left alone (they would mangle ordinary text). */
+   than 4 bytes are left alone (they would mangle ordinary text).  Out of
+   memory drops a field rather than leave the secret in it; when the message
+   cannot be rebuilt, err becomes a MEMORY error. */
 void mapi_error_redact(mapi_error *err, const char *secret);
 
-/* ---- client (client.c) ---- */
+/* ---- mapping responses to results (mapping.c) ---- */
+
+/* What one endpoint sends and expects back. */
+typedef struct mapi_call {
+    const char *method;
+    const char *url;
+    int confirm;          /* the PUT confirm: fresh connection, outcome, cautious retries */
+    const char *type;     /* the primary resources' type */
+    int list;             /* 1: data is an array with integer meta page/per_page/total */
+} mapi_call;
 
 /* 1 when a Content-Type is application/vnd.api+json or application/json
    (case-insensitive, parameters allowed). */
 int mapi_media_type_is_json(const char *content_type);
+/* Maps one response of call k: 0 with *out (a document that owns res), or
+   -1 with *e filled (kind, status, request_id, retry_after, retryable and,
+   for the confirm, outcome; e->response owns res or a copy of it). */
+int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
+                      mapi_error *e);
 
 #endif /* MAPI_INTERNAL_H */

@@ -1,0 +1,10 @@
+-- luacheck configuration: `make lint` (luacheck lua spec examples sandbox).
+std = "max"
+max_line_length = 120
+-- _ is the usual name of a value left unused
+unused_args = true
+ignore = { "212/_.*", "211/_.*", "213/_.*" }
+
+files["spec"] = { std = "+busted" }
+files["sandbox"] = { std = "+ngx_lua" }
+files[".busted"] = { std = "max" }

@@ -1,0 +1,301 @@
+--- Iterating the pages of a list call.
+--
+-- The pager of shared/API.md, "Lists and pages": it fetches one page after
+-- the other through a `fetch_page` function and hands out the items (or the
+-- pages) through `each`, `pages`, `all` and `next`.  All four share one
+-- cursor, so they can be mixed: `next()` twice, then `each()` goes on with
+-- the third item.
+--
+-- It stops after a page that is empty or short (fewer items than the page
+-- size the server reported in `meta.per_page`, else the one asked for), once
+-- `page * per_page >= meta.total`, after `max_pages` pages, or after a page
+-- whose every id the page before already yielded (a server that ignores
+-- `page`).  It never yields an id that the page before yielded: when
+-- addresses are created between two fetches, offsets shift and the next
+-- page repeats a few items, which are dropped.
+--
+-- @module merchantapi.pager
+local type = type
+local error = error
+local setmetatable = setmetatable
+local getmetatable = getmetatable
+local pairs = pairs
+local tostring = tostring
+local huge = math.huge
+
+local M = {}
+
+local Pager = {}
+Pager.__index = Pager
+
+local OPTIONS = {
+  per_page = "integer",
+  order = "string",
+  order_type = "string",
+  start_page = "integer",
+  max_pages = "integer",
+  concurrency = "integer",
+}
+
+local function is_integer(v)
+  return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
+end
+
+local function positive(v)
+  return is_integer(v) and v >= 1
+end
+
+local function check_options(opts, level)
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    error("bad argument #2 to 'paginate' (table or nil expected, got " .. type(opts) .. ")",
+      level + 1)
+  end
+  for k, v in pairs(opts) do
+    local want = OPTIONS[k]
+    if not want then
+      error("unknown pager option '" .. tostring(k) .. "'", level + 1)
+    end
+    if want == "integer" then
+      if not positive(v) then
+        error("bad pager option '" .. k .. "' (integer >= 1 expected, got "
+          .. (type(v) == "number" and tostring(v) or type(v)) .. ")", level + 1)
+      end
+    elseif type(v) ~= want then
+      error("bad pager option '" .. k .. "' (" .. want .. " expected, got " .. type(v) .. ")",
+        level + 1)
+    end
+  end
+  return opts
+end
+
+--- Builds a pager over any list call.
+--
+-- syntax: `pager = merchantapi.paginate(fetch_page, opts)`
+--
+-- @tparam function fetch_page called as `fetch_page(params)` with a new
+--   table `{ page = n, per_page = n|nil, order = s, order_type = s }`; must
+--   return a list (an array of resources with `list.meta` holding `page`,
+--   `per_page` and `total` when the server sends them), or `nil, err`.
+--   `nil, nil` ends the iteration.  A Lua error raised by `fetch_page`
+--   itself is not caught.
+-- @tparam[opt] table opts
+--   `per_page` (integer, items per page; the server's default when absent),
+--   `order` (string, default `"created_at"`),
+--   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
+--   `start_page` (integer, default 1),
+--   `max_pages` (integer, no limit when absent),
+--   `concurrency` (integer >= 1, default 1; pages are fetched one after the
+--   other for now, whatever the value).
+-- @treturn table the pager.
+-- @raise on a `fetch_page` that is not callable, an unknown option or an
+--   option of the wrong type.
+function M.paginate(fetch_page, opts)
+  local ft = type(fetch_page)
+  if ft ~= "function" then
+    local mt = ft == "table" and getmetatable(fetch_page)
+    if not (mt and mt.__call) then
+      error("bad argument #1 to 'paginate' (function expected, got " .. ft .. ")", 2)
+    end
+  end
+  opts = check_options(opts, 2)
+  return setmetatable({
+    concurrency = opts.concurrency or 1,
+    meta = nil,             -- meta of the last page fetched
+    pages_fetched = 0,
+    _fetch = fetch_page,
+    _per_page = opts.per_page,
+    _order = opts.order or "created_at",
+    _order_type = opts.order_type or "asc",
+    _page = opts.start_page or 1,
+    _max_pages = opts.max_pages,
+    _done = false,
+    _err = nil,
+    _buf = nil,             -- the page being handed out item by item
+    _pos = 1,
+    _prev_ids = {},         -- ids on the page before
+  }, Pager)
+end
+
+-- Fetches the next page: its items not yielded by the page before (an array
+-- with .meta), nil at the end, or nil, err.  Errors are sticky.
+local function fetch_next(self)
+  if self._err ~= nil then
+    return nil, self._err
+  end
+  if self._done then
+    return nil
+  end
+  if self._max_pages and self.pages_fetched >= self._max_pages then
+    self._done = true
+    return nil
+  end
+
+  local page = self._page
+  local list, err = self._fetch({
+    page = page,
+    per_page = self._per_page,
+    order = self._order,
+    order_type = self._order_type,
+  })
+  if list == nil then
+    if err ~= nil then
+      self._err = err
+      return nil, err
+    end
+    self._done = true
+    return nil
+  end
+  if type(list) ~= "table" then
+    error("merchantapi.pager: fetch_page returned a " .. type(list) .. ", not a list", 0)
+  end
+  self.pages_fetched = self.pages_fetched + 1
+  self._page = page + 1
+
+  local meta = type(list.meta) == "table" and list.meta or nil
+  self.meta = meta
+  local n = #list
+  local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
+  local total = meta and is_integer(meta.total) and meta.total or nil
+
+  local prev, ids, fresh, nfresh = self._prev_ids, {}, {}, 0
+  for i = 1, n do
+    local item = list[i]
+    local id = type(item) == "table" and item.id or nil
+    if id == nil then
+      nfresh = nfresh + 1
+      fresh[nfresh] = item
+    elseif not prev[id] and not ids[id] then
+      ids[id] = true
+      nfresh = nfresh + 1
+      fresh[nfresh] = item
+    else
+      ids[id] = true
+    end
+  end
+  self._prev_ids = ids
+
+  if n == 0 or nfresh == 0 then
+    self._done = true
+    return nil
+  end
+  -- without a known page size, the size of this page stands in for the total rule
+  if (per_page and n < per_page) or (total and page * (per_page or n) >= total) then
+    self._done = true
+  end
+  if nfresh == n then
+    return list
+  end
+  fresh.meta = list.meta
+  return fresh
+end
+
+-- The rest of the page being handed out as a list, or the next page.
+local function next_page(self)
+  local buf = self._buf
+  if buf then
+    local pos = self._pos
+    self._buf, self._pos = nil, 1
+    if pos == 1 then
+      return buf
+    end
+    if pos <= #buf then
+      local rest = { meta = buf.meta }
+      for i = pos, #buf do
+        rest[#rest + 1] = buf[i]
+      end
+      return rest
+    end
+  end
+  return fetch_next(self)
+end
+
+--- The next item.
+--
+-- syntax: `item, err = pager:next()`
+--
+-- @return the next item; `nil` at the end; or `nil, err` when a page could
+--   not be fetched (the same error again on every later call).  Never raises
+--   on run-time failures.
+function Pager:next()
+  while true do
+    local buf = self._buf
+    if buf then
+      local pos = self._pos
+      local item = buf[pos]
+      if pos <= #buf then
+        self._pos = pos + 1
+        return item
+      end
+      self._buf, self._pos = nil, 1
+    end
+    local list, err = fetch_next(self)
+    if not list then
+      return nil, err
+    end
+    self._buf, self._pos = list, 1
+  end
+end
+
+--- Iterator over every item of every page.
+--
+-- syntax: `for item in pager:each() do ... end`
+--
+-- @return an iterator function.
+-- @raise the error table of a page that could not be fetched, like
+--   `io.lines` does (items of the pages before it have been yielded).
+function Pager:each()
+  return function()
+    local item, err = self:next()
+    if item == nil and err ~= nil then
+      error(err, 0)
+    end
+    return item
+  end
+end
+
+--- Iterator over the pages, each a list in the shape `list_addresses`
+-- returns (an array with `.meta`), without the items the page before
+-- yielded.
+--
+-- syntax: `for list in pager:pages() do ... end`
+--
+-- @return an iterator function.
+-- @raise the error table of a page that could not be fetched.
+function Pager:pages()
+  return function()
+    local list, err = next_page(self)
+    if list == nil and err ~= nil then
+      error(err, 0)
+    end
+    return list
+  end
+end
+
+--- Every remaining item in one array.
+--
+-- syntax: `items, err, partial = pager:all()`
+--
+-- @treturn table|nil the items, in order;
+-- @return nil, err, partial -- on failure: the error table and the items
+--   fetched before it.  Never raises on run-time failures.
+function Pager:all()
+  local items, n = {}, 0
+  while true do
+    local list, err = next_page(self)
+    if list == nil then
+      if err ~= nil then
+        return nil, err, items
+      end
+      return items
+    end
+    for i = 1, #list do
+      n = n + 1
+      items[n] = list[i]
+    end
+  end
+end
+
+return M

@@ -1,0 +1,306 @@
+-- merchantapi.paginate over fake fetchers: the pager of shared/API.md
+-- ("Lists and pages") and its stop rules.  No server needed.
+local merchantapi = require "merchantapi"
+local helpers = require "helpers"
+
+local ids = helpers.ids
+
+-- A fake list endpoint over `items` (ids "1".."n" by default).
+--   opts.total = false     no meta.total
+--   opts.no_meta           no meta at all
+--   opts.ignore_page       always answers page 1
+--   opts.max_per_page      clamps per_page (and says so in meta.per_page)
+--   opts.fail_on = k, err  answers page k with nil, err
+--   opts.short             answers at most this many items, whatever per_page
+local function server(n, opts)
+  opts = opts or {}
+  local s = { calls = {}, items = {} }
+  for i = 1, n do
+    s.items[i] = { id = tostring(i), type = "addresses" }
+  end
+  function s.fetch(params)
+    s.calls[#s.calls + 1] = params
+    if #s.calls > 100 then
+      error("the pager did not stop after 100 pages", 0) -- fail, never hang
+    end
+    if opts.fail_on and params.page == opts.fail_on then
+      return nil, opts.err
+    end
+    local page = opts.ignore_page and 1 or params.page
+    local per_page = params.per_page or 25
+    if opts.max_per_page and per_page > opts.max_per_page then
+      per_page = opts.max_per_page
+    end
+    local list = {}
+    local first = (page - 1) * per_page + 1
+    for i = first, math.min(first + per_page - 1, #s.items) do
+      list[#list + 1] = s.items[i]
+      if opts.short and #list >= opts.short then
+        break
+      end
+    end
+    if not opts.no_meta then
+      list.meta = { page = page, per_page = per_page }
+      if opts.total ~= false then
+        list.meta.total = #s.items
+      end
+    end
+    return list
+  end
+  return s
+end
+
+local function range(a, b)
+  local out = {}
+  for i = a, b do
+    out[#out + 1] = tostring(i)
+  end
+  return out
+end
+
+local function collect_each(pager)
+  local out = {}
+  for item in pager:each() do
+    out[#out + 1] = item.id
+  end
+  return out
+end
+
+describe("paginate", function()
+  it("walks every page, in order, with the default query", function()
+    local s = server(22)
+    assert.same(range(1, 22), collect_each(merchantapi.paginate(s.fetch, { per_page = 5 })))
+    assert.equal(5, #s.calls) -- 5,5,5,5,2: the short page ends it
+    for i, p in ipairs(s.calls) do
+      assert.same({ page = i, per_page = 5, order = "created_at", order_type = "asc" }, p)
+    end
+  end)
+
+  it("passes order and order_type through", function()
+    local s = server(3)
+    merchantapi.paginate(s.fetch, { order = "created_at", order_type = "desc" }):all()
+    assert.same({ page = 1, order = "created_at", order_type = "desc" }, s.calls[1])
+  end)
+
+  it("stops once page * per_page >= total", function()
+    local s = server(20)
+    assert.same(range(1, 20), collect_each(merchantapi.paginate(s.fetch, { per_page = 5 })))
+    assert.equal(4, #s.calls)
+  end)
+
+  it("without a total, stops on the empty page after full ones", function()
+    local s = server(20, { total = false })
+    local items = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
+    assert.same(range(1, 20), ids(items))
+    assert.equal(5, #s.calls)
+    assert.equal(5, s.calls[5].page)
+  end)
+
+  it("stops on a short page", function()
+    local s = server(100, { total = false, short = 3 })
+    local items = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
+    assert.same({ "1", "2", "3" }, ids(items))
+    assert.equal(1, #s.calls)
+  end)
+
+  it("uses the page size the server reports, not the one asked for", function()
+    local s = server(25, { max_per_page = 10 })
+    local items = merchantapi.paginate(s.fetch, { per_page = 50 }):all()
+    assert.same(range(1, 25), ids(items))
+    assert.equal(3, #s.calls)
+  end)
+
+  it("without per_page, uses meta.per_page", function()
+    local s = server(60)
+    local items = merchantapi.paginate(s.fetch):all()
+    assert.equal(60, #items)
+    assert.equal(3, #s.calls)
+    assert.is_nil(s.calls[1].per_page)
+  end)
+
+  it("never loops on a server that ignores page (with a total)", function()
+    local s = server(100, { ignore_page = true })
+    local items = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
+    assert.same(range(1, 5), ids(items))
+    assert.equal(2, #s.calls)
+  end)
+
+  it("never loops on a server that ignores page (no meta at all)", function()
+    local s = server(100, { ignore_page = true, no_meta = true })
+    local got = collect_each(merchantapi.paginate(s.fetch, { per_page = 5 }))
+    assert.same(range(1, 5), got)
+    assert.equal(2, #s.calls)
+  end)
+
+  it("drops ids the page before yielded when an insert shifts offsets", function()
+    -- newest first: 10..1; a new address 11 arrives after page 1 was read
+    local s = server(0)
+    for i = 10, 1, -1 do
+      s.items[#s.items + 1] = { id = tostring(i) }
+    end
+    local pager = merchantapi.paginate(function(params)
+      if params.page == 2 then
+        table.insert(s.items, 1, { id = "11" })
+      end
+      return s.fetch(params)
+    end, { per_page = 4, order_type = "desc" })
+    local pages = {}
+    for list in pager:pages() do
+      pages[#pages + 1] = ids(list)
+      assert.is_table(list.meta)
+    end
+    assert.same({ { "10", "9", "8", "7" }, { "6", "5", "4" }, { "3", "2", "1" } }, pages)
+    assert.equal(3, #s.calls)
+  end)
+
+  it("stops after max_pages", function()
+    local s = server(100)
+    local items = merchantapi.paginate(s.fetch, { per_page = 10, max_pages = 3 }):all()
+    assert.same(range(1, 30), ids(items))
+    assert.equal(3, #s.calls)
+  end)
+
+  it("starts at start_page", function()
+    local s = server(22)
+    local items = merchantapi.paginate(s.fetch, { per_page = 5, start_page = 3 }):all()
+    assert.same(range(11, 22), ids(items))
+    assert.equal(3, s.calls[1].page)
+  end)
+
+  it("accepts concurrency and gives the same result", function()
+    local s = server(22)
+    local items = merchantapi.paginate(s.fetch, { per_page = 5, concurrency = 4 }):all()
+    assert.same(range(1, 22), ids(items))
+  end)
+
+  it("gives an empty array for an empty list after one request", function()
+    local s = server(0)
+    local items, err = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
+    assert.is_nil(err)
+    assert.same({}, items)
+    assert.equal(1, #s.calls)
+  end)
+
+  it("ends when fetch_page returns nil without an error", function()
+    local n = 0
+    local pager = merchantapi.paginate(function()
+      n = n + 1
+      if n == 1 then
+        return { { id = "a" }, { id = "b" } }
+      end
+      return nil
+    end)
+    assert.same({ "a", "b" }, ids(pager:all()))
+    assert.equal(2, n)
+  end)
+end)
+
+describe("pager errors", function()
+  local boom = setmetatable({ kind = "http", status = 503 }, {
+    __tostring = function() return "boom" end })
+
+  it("each() raises the error object after the pages before it", function()
+    local s = server(50, { fail_on = 3, err = boom })
+    local got = {}
+    local ok, e = pcall(function()
+      for item in merchantapi.paginate(s.fetch, { per_page = 5 }):each() do
+        got[#got + 1] = item.id
+      end
+    end)
+    assert.is_false(ok)
+    assert.equal(boom, e)
+    assert.same(range(1, 10), got)
+    assert.equal(3, #s.calls)
+  end)
+
+  it("pages() raises it likewise", function()
+    local s = server(50, { fail_on = 2, err = boom })
+    local n = 0
+    local ok, e = pcall(function()
+      for _ in merchantapi.paginate(s.fetch, { per_page = 5 }):pages() do
+        n = n + 1
+      end
+    end)
+    assert.is_false(ok)
+    assert.equal(boom, e)
+    assert.equal(1, n)
+  end)
+
+  it("all() returns nil, err and the items before it; never raises", function()
+    local s = server(50, { fail_on = 3, err = boom })
+    local items, err, partial = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
+    assert.is_nil(items)
+    assert.equal(boom, err)
+    assert.same(range(1, 10), ids(partial))
+  end)
+
+  it("next() gives the items, then nil, err, again on later calls without refetching", function()
+    local s = server(50, { fail_on = 2, err = boom })
+    local pager = merchantapi.paginate(s.fetch, { per_page = 2 })
+    assert.equal("1", pager:next().id)
+    assert.equal("2", pager:next().id)
+    local item, err = pager:next()
+    assert.is_nil(item)
+    assert.equal(boom, err)
+    item, err = pager:next()
+    assert.is_nil(item)
+    assert.equal(boom, err)
+    assert.equal(2, #s.calls)
+  end)
+
+  it("next() gives nil, nil at the end", function()
+    local pager = merchantapi.paginate(server(3).fetch, { per_page = 2 })
+    assert.same({ "1", "2", "3" }, { pager:next().id, pager:next().id, pager:next().id })
+    local item, err = pager:next()
+    assert.is_nil(item)
+    assert.is_nil(err)
+    assert.is_nil(pager:next())
+  end)
+end)
+
+describe("pager cursor", function()
+  it("is shared by next(), each(), pages() and all()", function()
+    local pager = merchantapi.paginate(server(12).fetch, { per_page = 5 })
+    assert.equal("1", pager:next().id)
+    assert.equal("2", pager:next().id)
+    local it = pager:each()
+    assert.equal("3", it().id)
+    local rest_of_page = pager:pages()()
+    assert.same({ "4", "5" }, ids(rest_of_page))
+    assert.same({ page = 1, per_page = 5, total = 12 }, rest_of_page.meta)
+    assert.same(range(6, 12), ids(pager:all()))
+    assert.same({}, pager:all())
+  end)
+end)
+
+describe("paginate arguments", function()
+  it("raises on a fetch_page that is not a function", function()
+    assert.has_error(function() merchantapi.paginate("nope") end,
+      "bad argument #1 to 'paginate' (function expected, got string)")
+  end)
+
+  it("accepts a callable table", function()
+    local s = server(2)
+    local callable = setmetatable({}, { __call = function(_, p) return s.fetch(p) end })
+    assert.same({ "1", "2" }, ids(merchantapi.paginate(callable):all()))
+  end)
+
+  it("raises on unknown options and wrong types", function()
+    local f = server(1).fetch
+    assert.has_error(function() merchantapi.paginate(f, { perpage = 5 }) end,
+      "unknown pager option 'perpage'")
+    assert.has_error(function() merchantapi.paginate(f, { per_page = "5" }) end)
+    assert.has_error(function() merchantapi.paginate(f, { per_page = 0 }) end)
+    assert.has_error(function() merchantapi.paginate(f, { per_page = 2.5 }) end)
+    assert.has_error(function() merchantapi.paginate(f, { max_pages = -1 }) end)
+    assert.has_error(function() merchantapi.paginate(f, { concurrency = 0 }) end)
+    assert.has_error(function() merchantapi.paginate(f, { order = 1 }) end)
+    assert.has_error(function() merchantapi.paginate(f, "opts") end)
+  end)
+
+  it("raises when fetch_page returns something that is not a list", function()
+    local pager = merchantapi.paginate(function() return "page" end)
+    assert.has_error(function() pager:all() end,
+      "merchantapi.pager: fetch_page returned a string, not a list")
+  end)
+end)

@@ -1,0 +1,231 @@
+--- Spec helpers: fixtures, the sandbox (reused when the runner started one,
+-- started here otherwise and stopped by pid at exit), its control routes,
+-- and small table utilities.
+--
+-- Environment:
+--   MERCHANTAPI_BASE_URL, MERCHANTAPI_API_KEY  a running sandbox (make test sets them)
+--   MERCHANTAPI_FIXTURES                      shared/fixtures (default ../shared/fixtures)
+--   MERCHANTAPI_SPEC_PORT                     port for a sandbox started here (18090)
+local merchantapi = require "merchantapi"
+local cjson = require "cjson"
+
+local os_getenv, io_open, io_popen = os.getenv, io.open, io.popen
+local format = string.format
+local type, pairs, tostring, assert, error = type, pairs, tostring, assert, error
+local concat = table.concat
+
+local helpers = {}
+
+helpers.API_KEY = os_getenv("MERCHANTAPI_API_KEY") or "sk_test_sandbox_4f9a2c"
+helpers.PAYOUT_ID = "6ecebf80-b210-413b-b396-df4760d142c5"
+helpers.PARTNER_PAY_ID = "9a1d2f64-58c3-4b0e-a7d1-3f2c6b8e4a17"
+helpers.CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
+helpers.ACCOUNT_ID = "13a85b45-8543-41c7-b963-394d4ea128ae"
+
+-- The repository root: the directory above the one holding this file.
+local function repo_root()
+  local source = debug.getinfo(1, "S").source
+  local dir = source:match("^@(.*)/spec/[^/]*$")
+  if dir == nil or dir == "" then
+    return "."
+  end
+  return dir
+end
+
+helpers.ROOT = repo_root()
+helpers.FIXTURES = os_getenv("MERCHANTAPI_FIXTURES") or (helpers.ROOT .. "/../shared/fixtures")
+
+--- The text of shared/fixtures/<name>.json.
+function helpers.fixture(name)
+  local path = helpers.FIXTURES .. "/" .. name .. ".json"
+  local f = assert(io_open(path, "rb"))
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+local function shell_quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+local function execute(cmd)
+  local a, _, c = os.execute(cmd)
+  if type(a) == "number" then -- 5.1
+    return a == 0
+  end
+  return a == true and c == 0
+end
+
+-- ---------------------------------------------------------------------------
+-- The sandbox.  Its state lives in the registry, which busted's per-file
+-- insulation (it resets package.loaded) leaves alone: it is started at most
+-- once per run, and stopped when the Lua state closes (busted exits with
+-- os.exit(code, true)).
+-- ---------------------------------------------------------------------------
+
+local REGISTRY_KEY = "merchantapi.spec.sandbox"
+
+local function on_close(fn)
+  local newproxy = rawget(_G, "newproxy")
+  if newproxy then -- 5.1: only userdata have __gc
+    local p = newproxy(true)
+    getmetatable(p).__gc = fn
+    return p
+  end
+  return setmetatable({}, { __gc = fn })
+end
+
+--- The sandbox's base URL, starting the sandbox first when the runner has
+-- not (bare `busted` from the repository root).
+function helpers.base_url()
+  local env = os_getenv("MERCHANTAPI_BASE_URL")
+  if env and env ~= "" then
+    return env
+  end
+  local reg = debug.getregistry()
+  local state = reg[REGISTRY_KEY]
+  if state then
+    if state.failed then
+      error(state.failed, 2) -- once is enough to try
+    end
+    return state.url
+  end
+  local port = os_getenv("MERCHANTAPI_SPEC_PORT") or "18090"
+  -- env -u LD_PRELOAD: under an ASan run the preloaded runtime must not reach nginx
+  local envs = format("env -u LD_PRELOAD SANDBOX_PORT=%s SANDBOX_PREFIX=build/sandbox-lua",
+    shell_quote(port))
+  local run = shell_quote(helpers.ROOT .. "/sandbox/run")
+  state = { url = "http://127.0.0.1:" .. port }
+  if execute(envs .. " " .. run .. " status >/dev/null 2>&1") then
+    state.owned = false -- someone else's: use it, leave it running
+  elseif execute(envs .. " " .. run .. " start >/dev/null") then
+    state.owned = true
+    state.guard = on_close(function()
+      os.execute(envs .. " " .. run .. " stop >/dev/null 2>&1")
+    end)
+  else
+    state.failed = "helpers: the sandbox did not start (" .. run .. " start)"
+  end
+  reg[REGISTRY_KEY] = state
+  if state.failed then
+    error(state.failed, 2)
+  end
+  return state.url
+end
+
+--- A client of the sandbox; opts override the defaults.
+function helpers.client(opts)
+  local o = { base_url = helpers.base_url(), api_key = helpers.API_KEY, max_retries = 0 }
+  for k, v in pairs(opts or {}) do
+    o[k] = v
+  end
+  if o.api_key == false then
+    o.api_key = nil
+  end
+  return assert(merchantapi.new(o))
+end
+
+-- One HTTP request without the module (the /__sandbox routes are not
+-- JSON:API): status and body.
+local function http(method, path)
+  local url = helpers.base_url() .. path
+  local ok, socket_http = pcall(require, "socket.http")
+  if ok then
+    local ltn12 = require "ltn12"
+    local chunks = {}
+    local _, status = socket_http.request({
+      url = url,
+      method = method,
+      sink = ltn12.sink.table(chunks),
+      headers = { ["content-length"] = method == "POST" and "0" or nil },
+    })
+    return status, concat(chunks)
+  end
+  local p = assert(io_popen(format("env -u LD_PRELOAD curl -s -X %s -w '\\n%%{http_code}' %s", method,
+    shell_quote(url))))
+  local out = p:read("*a")
+  p:close()
+  local body, status = out:match("^(.*)\n(%d+)$")
+  return tonumber(status), body
+end
+
+--- Forgets confirmed payouts, request counts and latencies.
+function helpers.reset()
+  local status, body = http("POST", "/__sandbox/reset")
+  assert(status == 200, "reset failed: " .. tostring(status) .. " " .. tostring(body))
+end
+
+--- How many requests the sandbox received for resource id `id` since the last reset.
+function helpers.count(id)
+  local status, body = http("GET", "/__sandbox/count?id=" .. id:gsub("[^%w%-._~]", function(c)
+    return format("%%%02X", c:byte())
+  end))
+  assert(status == 200, "count failed: " .. tostring(status) .. " " .. tostring(body))
+  return math.floor(cjson.decode(body).count) -- an integer on 5.3+
+end
+
+-- ---------------------------------------------------------------------------
+-- Utilities
+-- ---------------------------------------------------------------------------
+
+--- Sorted keys of a table.
+function helpers.keys(t)
+  local out = {}
+  for k in pairs(t) do
+    out[#out + 1] = k
+  end
+  table.sort(out, function(a, b) return tostring(a) < tostring(b) end)
+  return out
+end
+
+--- Every string reachable from v (tables walked once, keys and values), and
+--- tostring(v) when it has a __tostring.
+function helpers.strings(v)
+  local out, seen = {}, {}
+  local function walk(x)
+    if type(x) == "string" then
+      out[#out + 1] = x
+    elseif type(x) == "table" and not seen[x] then
+      seen[x] = true
+      for k, val in pairs(x) do
+        walk(k)
+        walk(val)
+      end
+      local mt = getmetatable(x)
+      if type(mt) == "table" and mt.__tostring then
+        out[#out + 1] = tostring(x)
+      end
+    end
+  end
+  walk(v)
+  return out
+end
+
+--- true when `s` occurs (plainly) in one of the strings of v.
+function helpers.contains_string(v, s)
+  for _, str in ipairs(helpers.strings(v)) do
+    if str:find(s, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Lua integer (5.3+) or integral number (5.1): the contract's "integer".
+function helpers.is_integer(v)
+  if math.type then
+    return math.type(v) == "integer"
+  end
+  return type(v) == "number" and v % 1 == 0
+end
+
+--- The ids of a list of resources.
+function helpers.ids(list)
+  local out = {}
+  for i = 1, #list do
+    out[i] = list[i].id
+  end
+  return out
+end
+
+return helpers

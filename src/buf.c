@@ -1,0 +1,112 @@
+/*
+ * buf.c -- a growable NUL-terminated byte string (mapi_buf).
+ *
+ * Used to build URLs, error messages and response bodies.  Out of memory is
+ * sticky: after the first failed allocation every append is a no-op, the
+ * buffer reports b->oom and mapi_buf_take() returns NULL, so callers check
+ * once at the end instead of after every append.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void mapi_buf_init(mapi_buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->oom = 0;
+}
+
+void mapi_buf_free(mapi_buf *b)
+{
+    free(b->data);
+    mapi_buf_init(b);
+}
+
+/* Makes room for `extra` more bytes plus the NUL.  0 or -1 (oom set). */
+int mapi_buf_reserve(mapi_buf *b, size_t extra)
+{
+    size_t need, cap;
+    char *p;
+
+    if (b->oom)
+        return -1;
+    if (extra > (size_t)-1 - b->len - 1) {
+        b->oom = 1;
+        return -1;
+    }
+    need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap = cap > (size_t)-1 / 2 ? need : cap * 2;
+    p = realloc(b->data, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int mapi_buf_append(mapi_buf *b, const char *s, size_t n)
+{
+    if (mapi_buf_reserve(b, n) < 0)
+        return -1;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int mapi_buf_puts(mapi_buf *b, const char *s)
+{
+    return mapi_buf_append(b, s, strlen(s));
+}
+
+int mapi_buf_printf(mapi_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (b->oom)
+        return -1;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = 1; /* an encoding error; treat it as a failed build */
+        return -1;
+    }
+    if (mapi_buf_reserve(b, (size_t)n) < 0)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+char *mapi_buf_take(mapi_buf *b)
+{
+    char *s;
+
+    if (b->oom) {
+        mapi_buf_free(b);
+        return NULL;
+    }
+    if (!b->data) {
+        if (mapi_buf_reserve(b, 0) < 0)
+            return NULL;
+        b->data[0] = '\0';
+    }
+    s = b->data;
+    mapi_buf_init(b);
+    return s;
+}

@@ -1,0 +1,264 @@
+/*
+ * error.c -- filling a mapi_error: clearing, kind and outcome names, the
+ * one-line message, and keeping the api key out of every field.  (Error
+ * documents and limit details: error_doc.c.)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Longest title/detail/path copied into a message, in bytes. */
+#define MESSAGE_PART_MAX 400
+
+void mapi_error_clear(mapi_error *err)
+{
+    size_t i;
+
+    if (!err)
+        return;
+    free(err->code);
+    free(err->title);
+    free(err->detail);
+    free(err->pointer);
+    for (i = 0; i < err->nerrors; i++) {
+        free(err->errors[i].code);
+        free(err->errors[i].title);
+        free(err->errors[i].detail);
+        free(err->errors[i].pointer);
+    }
+    free(err->errors);
+    free(err->amount);
+    free(err->minimum);
+    free(err->maximum);
+    free(err->method);
+    free(err->url);
+    free(err->request_id);
+    free(err->message);
+    mapi_response_free(err->response);
+    memset(err, 0, sizeof *err);
+    err->retry_after = -1.0; /* as MAPI_ERROR_INIT: "absent" */
+}
+
+const char *mapi_error_kind_name(mapi_error_kind kind)
+{
+    switch (kind) {
+    case MAPI_ERR_API: return "api";
+    case MAPI_ERR_HTTP: return "http";
+    case MAPI_ERR_TRANSPORT: return "transport";
+    case MAPI_ERR_DECODE: return "decode";
+    case MAPI_ERR_USAGE: return "usage";
+    case MAPI_ERR_TIMEOUT: return "timeout";
+    case MAPI_ERR_MEMORY: return "memory";
+    case MAPI_ERR_NONE: break;
+    }
+    return "";
+}
+
+const char *mapi_outcome_name(mapi_outcome outcome)
+{
+    switch (outcome) {
+    case MAPI_OUTCOME_NOT_SENT: return "not_sent";
+    case MAPI_OUTCOME_UNKNOWN: return "unknown";
+    case MAPI_OUTCOME_REJECTED: return "rejected";
+    case MAPI_OUTCOME_NONE: break;
+    }
+    return "";
+}
+
+char *mapi_strdup(const char *s)
+{
+    return s ? mapi_strndup(s, strlen(s)) : NULL;
+}
+
+char *mapi_strndup(const char *s, size_t n)
+{
+    char *p;
+
+    if (!s)
+        return NULL;
+    if (memchr(s, '\0', n))
+        n = strlen(s);
+    p = malloc(n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+int mapi_error_oom(mapi_error *err)
+{
+    if (!err)
+        return -1;
+    mapi_error_clear(err);
+    err->kind = MAPI_ERR_MEMORY;
+    /* Both may fail too; the kind alone still tells what happened. */
+    err->title = mapi_strdup("out of memory");
+    err->message = mapi_strdup("merchantapi: memory: out of memory");
+    return -1;
+}
+
+int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *title;
+
+    if (!err)
+        return -1;
+    mapi_error_clear(err);
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    title = malloc((size_t)n + 1);
+    if (!title)
+        return mapi_error_oom(err);
+    va_start(ap, fmt);
+    vsnprintf(title, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    title[n] = '\0';
+    err->kind = kind;
+    err->title = title;
+    if (mapi_error_message(err) < 0)
+        return mapi_error_oom(err);
+    return -1;
+}
+
+/* ---- the message ---- */
+
+/* Appends s as one clean line part: control bytes become spaces, and text
+   past max bytes is cut at a UTF-8 character boundary and marked "...". */
+static void append_clean(mapi_buf *b, const char *s, size_t max)
+{
+    size_t n = strlen(s), i, start;
+    int cut = 0;
+
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--; /* do not split a multi-byte character */
+        cut = 1;
+    }
+    if (mapi_buf_reserve(b, n + 3) < 0)
+        return;
+    start = b->len;
+    mapi_buf_append(b, s, n);
+    for (i = start; i < b->len; i++) {
+        unsigned char c = (unsigned char)b->data[i];
+        if (c < 0x20 || c == 0x7f)
+            b->data[i] = ' ';
+    }
+    if (cut)
+        mapi_buf_puts(b, "...");
+}
+
+int mapi_error_message(mapi_error *err)
+{
+    mapi_buf b;
+
+    free(err->message);
+    err->message = NULL;
+    mapi_buf_init(&b);
+    mapi_buf_puts(&b, "merchantapi: ");
+    if (err->kind == MAPI_ERR_API) {
+        if (err->status)
+            mapi_buf_printf(&b, "%d ", err->status);
+        if (err->code) {
+            append_clean(&b, err->code, MESSAGE_PART_MAX);
+            if (err->title)
+                mapi_buf_puts(&b, ": ");
+        }
+        if (err->title)
+            append_clean(&b, err->title, MESSAGE_PART_MAX);
+        else if (!err->code)
+            mapi_buf_puts(&b, "error");
+    } else if (err->kind == MAPI_ERR_HTTP) {
+        if (err->title)
+            append_clean(&b, err->title, MESSAGE_PART_MAX);
+        else
+            mapi_buf_printf(&b, "HTTP %d", err->status);
+    } else {
+        const char *kind = mapi_error_kind_name(err->kind);
+        mapi_buf_printf(&b, "%s: ", *kind ? kind : "error");
+        append_clean(&b, err->title ? err->title : "error", MESSAGE_PART_MAX);
+    }
+    if (err->detail && *err->detail) {
+        mapi_buf_puts(&b, " (");
+        append_clean(&b, err->detail, MESSAGE_PART_MAX);
+        mapi_buf_puts(&b, ")");
+    }
+    if (err->method || err->url) {
+        mapi_buf_puts(&b, " [");
+        if (err->method) {
+            append_clean(&b, err->method, 16);
+            if (err->url)
+                mapi_buf_puts(&b, " ");
+        }
+        if (err->url)
+            append_clean(&b, mapi_url_path(err->url), 2 * MESSAGE_PART_MAX);
+        mapi_buf_puts(&b, "]");
+    }
+    err->message = mapi_buf_take(&b);
+    return err->message ? 0 : -1;
+}
+
+/* ---- keeping the api key out ---- */
+
+/* Replaces secret in *field; on out of memory the field is dropped rather
+   than left holding the secret. */
+static void redact_field(char **field, const char *secret, size_t slen)
+{
+    const char *p, *hit;
+    mapi_buf b;
+
+    if (!*field || !strstr(*field, secret))
+        return;
+    mapi_buf_init(&b);
+    p = *field;
+    while ((hit = strstr(p, secret)) != NULL) {
+        mapi_buf_append(&b, p, (size_t)(hit - p));
+        mapi_buf_puts(&b, "[REDACTED]");
+        p = hit + slen;
+    }
+    mapi_buf_puts(&b, p);
+    free(*field);
+    *field = mapi_buf_take(&b);
+}
+
+void mapi_error_redact(mapi_error *err, const char *secret)
+{
+    size_t slen, i;
+
+    if (!err || !secret)
+        return;
+    slen = strlen(secret);
+    if (slen < 4)
+        return;
+    redact_field(&err->code, secret, slen);
+    redact_field(&err->title, secret, slen);
+    redact_field(&err->detail, secret, slen);
+    redact_field(&err->pointer, secret, slen);
+    redact_field(&err->amount, secret, slen);
+    redact_field(&err->minimum, secret, slen);
+    redact_field(&err->maximum, secret, slen);
+    redact_field(&err->method, secret, slen);
+    redact_field(&err->url, secret, slen);
+    redact_field(&err->request_id, secret, slen);
+    for (i = 0; i < err->nerrors; i++) {
+        redact_field(&err->errors[i].code, secret, slen);
+        redact_field(&err->errors[i].title, secret, slen);
+        redact_field(&err->errors[i].detail, secret, slen);
+        redact_field(&err->errors[i].pointer, secret, slen);
+    }
+    if (mapi_error_message(err) < 0) {
+        mapi_error_oom(err); /* no message: report what happened */
+        return;
+    }
+    redact_field(&err->message, secret, slen);
+    if (!err->message)
+        mapi_error_oom(err);
+}

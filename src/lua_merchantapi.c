@@ -1,0 +1,1128 @@
+/*
+ * lua_merchantapi.c -- merchantapi.core, the Lua binding of libmerchantapi.
+ *
+ * Binding only: the HTTP exchange, JSON:API parsing and error mapping are the
+ * core's (src/client.c, src/jsonapi.c, src/error.c).  This file turns a
+ * mapi_doc into Lua tables by the rules of shared/API.md ("Resources come
+ * back flattened and resolved", "Numbers are exact"), a mapi_error into the
+ * contract's error table, and a mapi_response into the response object.
+ * lua/merchantapi.lua is the public face; it validates options and wraps the
+ * client userdata defined here.
+ *
+ * Memory rules
+ *   - Lua errors longjmp.  No Lua function is called while C memory is held
+ *     unanchored: a mapi_doc, a mapi_error or a mapi_client is always owned
+ *     by a userdata with __gc created *before* the C call that fills it, so a
+ *     memory error raised by any lua_* call during the conversion that
+ *     follows frees it at the next collection.  On the normal path it is
+ *     freed at once.
+ *   - The C calls (libcurl, json-c) never call back into Lua.
+ *   - Argument type mistakes raise (luaL_argerror) before anything is
+ *     allocated; everything else is returned as nil, err[, res].
+ *   - No C globals: metatables live in the registry under the names below.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merchantapi.h"
+#include "internal.h" /* mapi_error_from_errors, mapi_error_message: decode() of an error document */
+#include "lua_compat.h"
+
+#define CLIENT_MT "merchantapi.client"
+#define DOC_BOX_MT "merchantapi.doc_box"
+#define ERR_BOX_MT "merchantapi.error_box"
+#define ERROR_MT "merchantapi.error"
+
+/* Values nest at most 64 deep (the parser's cap); this only guards the C stack. */
+#define MAX_VALUE_DEPTH 200
+/* 2^53: every integer of this magnitude or less is exact in a double. */
+#define EXACT_INT_MAX INT64_C(9007199254740992)
+/* An exponent this large in a payout amount is left as its source text. */
+#define MAX_AMOUNT_EXPONENT 400
+
+/* How JSON null is pushed. */
+enum null_mode {
+    NULL_AS_NIL,     /* resources, meta: null is nil (absent) */
+    NULL_AS_SENTINEL /* res:document(): null is merchantapi.null */
+};
+
+typedef struct client_box {
+    mapi_client *client; /* NULL once closed */
+    char base_url[];     /* for __tostring: never the api key */
+} client_box;
+
+typedef struct doc_box {
+    mapi_doc *doc;
+} doc_box;
+
+typedef struct err_box {
+    mapi_error err;
+} err_box;
+
+/* ------------------------------------------------------------------------ */
+/* Anchors for C memory                                                     */
+/* ------------------------------------------------------------------------ */
+
+static int doc_box_gc(lua_State *L)
+{
+    doc_box *b = (doc_box *)luaL_checkudata(L, 1, DOC_BOX_MT);
+    mapi_doc_free(b->doc);
+    b->doc = NULL;
+    return 0;
+}
+
+static int err_box_gc(lua_State *L)
+{
+    err_box *b = (err_box *)luaL_checkudata(L, 1, ERR_BOX_MT);
+    mapi_error_clear(&b->err);
+    return 0;
+}
+
+static doc_box *push_doc_box(lua_State *L)
+{
+    doc_box *b = (doc_box *)mapic_newuserdata(L, sizeof *b);
+    b->doc = NULL;
+    mapic_setmetatable(L, DOC_BOX_MT);
+    return b;
+}
+
+static err_box *push_err_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    err_box *b = (err_box *)mapic_newuserdata(L, sizeof *b);
+    b->err = init;
+    mapic_setmetatable(L, ERR_BOX_MT);
+    return b;
+}
+
+static void doc_box_release(doc_box *b)
+{
+    mapi_doc_free(b->doc);
+    b->doc = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A JSON integer: a Lua integer within +-2^53, else its decimal text. */
+static void push_int64(lua_State *L, int64_t n)
+{
+    if (n >= -EXACT_INT_MAX && n <= EXACT_INT_MAX) {
+        mapic_pushint64(L, n);
+    } else {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%" PRId64, n);
+        lua_pushstring(L, buf);
+    }
+}
+
+static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, int depth);
+
+static void push_array(lua_State *L, const mapi_value *v, enum null_mode mode, int depth)
+{
+    size_t i, n = mapi_value_len(v);
+    lua_createtable(L, n > INT_MAX ? INT_MAX : (int)n, 0);
+    for (i = 0; i < n; i++) {
+        push_value(L, mapi_value_at(v, i), mode, depth + 1);
+        /* nil (a null in NULL_AS_NIL mode) leaves a hole, as the contract says */
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+}
+
+static void push_object(lua_State *L, const mapi_value *v, enum null_mode mode, int depth)
+{
+    size_t n = mapi_value_len(v);
+    mapi_members it;
+    const char *key;
+    const mapi_value *m;
+
+    lua_createtable(L, 0, n > INT_MAX ? INT_MAX : (int)n);
+    mapi_members_begin(v, &it);
+    while (mapi_members_next(&it, &key, &m)) {
+        if (m == NULL && mode == NULL_AS_NIL)
+            continue;
+        push_value(L, m, mode, depth + 1);
+        lua_setfield(L, -2, key);
+    }
+}
+
+/* Pushes one JSON value by the contract's rules ("Numbers are exact"). */
+static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, int depth)
+{
+    int64_t n;
+    size_t len;
+    const char *s;
+
+    if (depth > MAX_VALUE_DEPTH)
+        luaL_error(L, "merchantapi: JSON value nested deeper than %d", MAX_VALUE_DEPTH);
+    luaL_checkstack(L, 4, "merchantapi: JSON value nested too deeply");
+    switch (mapi_value_type(v)) {
+    case MAPI_NULL:
+        if (mode == NULL_AS_SENTINEL)
+            lua_pushlightuserdata(L, NULL);
+        else
+            lua_pushnil(L);
+        break;
+    case MAPI_BOOL:
+        lua_pushboolean(L, mapi_value_bool(v));
+        break;
+    case MAPI_INT:
+        if (mapi_value_int64(v, &n) == 0)
+            push_int64(L, n);
+        else
+            lua_pushnil(L);
+        break;
+    case MAPI_NUMBER:
+        s = mapi_value_number_text(v);
+        if (s)
+            lua_pushstring(L, s);
+        else
+            lua_pushnil(L);
+        break;
+    case MAPI_STRING:
+        s = mapi_value_string(v, &len);
+        lua_pushlstring(L, s ? s : "", s ? len : 0);
+        break;
+    case MAPI_ARRAY:
+        push_array(L, v, mode, depth);
+        break;
+    case MAPI_OBJECT:
+        push_object(L, v, mode, depth);
+        break;
+    }
+}
+
+/*
+ * Pushes a number's source text as plain decimal text: "1.5e2" -> "150",
+ * "25e-3" -> "0.025"; text without an exponent as it is.  The digits are
+ * moved, never rounded.  A huge exponent keeps the source text.
+ */
+static void push_decimal_text(lua_State *L, const char *text)
+{
+    const char *e = strpbrk(text, "eE"), *p;
+    char digits[128];
+    size_t nd = 0, nint = 0, i;
+    long exp10;
+    long point; /* position of the decimal point within digits */
+    int neg = 0;
+    luaL_Buffer b;
+    char *end;
+
+    if (!e) {
+        lua_pushstring(L, text);
+        return;
+    }
+    exp10 = strtol(e + 1, &end, 10);
+    if (*end != '\0' || exp10 > MAX_AMOUNT_EXPONENT || exp10 < -MAX_AMOUNT_EXPONENT) {
+        lua_pushstring(L, text);
+        return;
+    }
+    p = text;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    for (; p < e; p++) {
+        if (*p == '.')
+            continue;
+        if (*p < '0' || *p > '9' || nd == sizeof digits) {
+            lua_pushstring(L, text);
+            return;
+        }
+        digits[nd++] = *p;
+    }
+    for (p = neg ? text + 1 : text; p < e && *p != '.'; p++)
+        nint++;
+    point = (long)nint + exp10;
+
+    luaL_buffinit(L, &b);
+    if (neg)
+        luaL_addchar(&b, '-');
+    if (point <= 0) {
+        luaL_addchar(&b, '0');
+        if (nd > 0)
+            luaL_addchar(&b, '.');
+        for (i = 0; i < (size_t)-point; i++)
+            luaL_addchar(&b, '0');
+        for (i = 0; i < nd; i++)
+            luaL_addchar(&b, digits[i]);
+    } else {
+        int started = 0;
+        for (i = 0; i < (size_t)point; i++) {
+            char c = i < nd ? digits[i] : '0';
+            if (c == '0' && !started && i + 1 < (size_t)point)
+                continue; /* leading zeros of the integer part */
+            started = 1;
+            luaL_addchar(&b, c);
+        }
+        if ((size_t)point < nd) {
+            luaL_addchar(&b, '.');
+            for (i = (size_t)point; i < nd; i++)
+                luaL_addchar(&b, digits[i]);
+        }
+    }
+    luaL_pushresult(&b);
+}
+
+/* A payout's amount: always a decimal string ("250.10", "1200"). */
+static void push_amount(lua_State *L, const mapi_value *v)
+{
+    int64_t n;
+    char buf[32];
+
+    switch (mapi_value_type(v)) {
+    case MAPI_INT:
+        if (mapi_value_int64(v, &n) == 0) {
+            snprintf(buf, sizeof buf, "%" PRId64, n);
+            lua_pushstring(L, buf);
+        } else {
+            lua_pushnil(L);
+        }
+        break;
+    case MAPI_NUMBER:
+        if (mapi_value_number_text(v))
+            push_decimal_text(L, mapi_value_number_text(v));
+        else
+            lua_pushnil(L);
+        break;
+    default:
+        push_value(L, v, NULL_AS_NIL, 1);
+        break;
+    }
+}
+
+/*
+ * Pagination meta (page, per_page, total) as an integer: from a JSON
+ * integer, a number text holding an integral value ("2.0", "1e3"), or a
+ * string of plain digits ("50").  Anything else is pushed by the usual rules.
+ */
+static void push_meta_int(lua_State *L, const mapi_value *v)
+{
+    const char *s = NULL;
+    int64_t n;
+
+    if (mapi_value_type(v) == MAPI_INT && mapi_value_int64(v, &n) == 0) {
+        push_int64(L, n);
+        return;
+    }
+    if (mapi_value_type(v) == MAPI_NUMBER) {
+        s = mapi_value_number_text(v); /* JSON number grammar: strtod reads it all */
+    } else if (mapi_value_type(v) == MAPI_STRING) {
+        s = mapi_value_string(v, NULL);
+        if (s && s[strspn(s, "0123456789")] != '\0')
+            s = NULL; /* only plain digits: no sign, hex, spaces, "inf" */
+    }
+    if (s && *s) {
+        char *end;
+        double d = strtod(s, &end);
+        if (*end == '\0' && d == floor(d) && fabs(d) <= (double)EXACT_INT_MAX) {
+            mapic_pushint64(L, (int64_t)d);
+            return;
+        }
+    }
+    push_value(L, v, NULL_AS_NIL, 1);
+}
+
+/* Pushes the document's meta (null -> nil), page/per_page/total as integers;
+   nil when the document has no meta object. */
+static void push_meta(lua_State *L, const mapi_doc *doc)
+{
+    static const char *const ints[] = {"page", "per_page", "total"};
+    const mapi_value *meta = mapi_doc_meta(doc);
+    size_t i;
+
+    if (mapi_value_type(meta) != MAPI_OBJECT) {
+        lua_pushnil(L);
+        return;
+    }
+    push_value(L, meta, NULL_AS_NIL, 0);
+    for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        const mapi_value *v = mapi_value_get(meta, ints[i]);
+        if (v == NULL)
+            continue;
+        push_meta_int(L, v);
+        lua_setfield(L, -2, ints[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Documents -> resource tables                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Pass 1: one table per resource with id, type and every attribute. */
+static void push_resource_fields(lua_State *L, const mapi_resource *r)
+{
+    const mapi_value *attrs = mapi_resource_attributes(r);
+    const mapi_value *rels = mapi_resource_relationships(r);
+    size_t size = 2 + mapi_value_len(attrs) + mapi_value_len(rels);
+    int is_payout = strcmp(mapi_resource_type(r), "payouts") == 0;
+    mapi_members it;
+    const char *key;
+    const mapi_value *v;
+
+    lua_createtable(L, 0, size > INT_MAX ? INT_MAX : (int)size);
+    mapi_members_begin(attrs, &it);
+    while (mapi_members_next(&it, &key, &v)) {
+        if (v == NULL)
+            continue; /* JSON null: absent */
+        if (is_payout && strcmp(key, "amount") == 0)
+            push_amount(L, v);
+        else
+            push_value(L, v, NULL_AS_NIL, 1);
+        lua_setfield(L, -2, key);
+    }
+    /* last, so that an attribute can never hide them */
+    lua_pushstring(L, mapi_resource_id(r));
+    lua_setfield(L, -2, "id");
+    lua_pushstring(L, mapi_resource_type(r));
+    lua_setfield(L, -2, "type");
+}
+
+/* Pass 2: every relationship of r, set on the table on the top of the stack,
+   from the slot array at stack index slots. */
+static void set_relationships(lua_State *L, const mapi_doc *doc, const mapi_resource *r,
+                              int slots)
+{
+    const mapi_value *rels = mapi_resource_relationships(r);
+    mapi_members it;
+    const char *name;
+    const mapi_resource *rel;
+    size_t count, i;
+    int k;
+
+    mapi_members_begin(rels, &it);
+    while (mapi_members_next(&it, &name, NULL)) {
+        if (strcmp(name, "id") == 0 || strcmp(name, "type") == 0)
+            continue;
+        switch (mapi_resource_rel(doc, r, name, &count)) {
+        case MAPI_REL_ONE:
+            rel = mapi_resource_related(doc, r, name, 0);
+            if (rel == NULL)
+                break;
+            lua_rawgeti(L, slots, (int)mapi_resource_index(rel) + 1);
+            lua_setfield(L, -2, name);
+            break;
+        case MAPI_REL_MANY:
+            lua_createtable(L, count > INT_MAX ? INT_MAX : (int)count, 0);
+            for (i = 0, k = 0; i < count; i++) {
+                rel = mapi_resource_related(doc, r, name, i);
+                if (rel == NULL)
+                    continue;
+                lua_rawgeti(L, slots, (int)mapi_resource_index(rel) + 1);
+                lua_rawseti(L, -2, ++k);
+            }
+            lua_setfield(L, -2, name);
+            break;
+        case MAPI_REL_NONE:
+            break; /* data null or not expanded: absent */
+        }
+    }
+}
+
+/*
+ * Pushes the flattened primary data of doc: the resource table, or for a
+ * list an array with .meta (the table at stack index meta, or nil).  Pushes
+ * nothing and returns 0 when the document has no primary data.
+ */
+static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
+{
+    size_t n = mapi_doc_resource_count(doc), i, ndata;
+    int slots;
+
+    if (!mapi_doc_is_list(doc) && mapi_doc_data_count(doc) == 0)
+        return 0;
+    if (n >= (size_t)INT_MAX)
+        luaL_error(L, "merchantapi: document holds too many resources");
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+
+    lua_createtable(L, (int)n, 0);
+    slots = lua_gettop(L);
+    for (i = 0; i < n; i++) {
+        push_resource_fields(L, mapi_doc_resource(doc, i));
+        lua_rawseti(L, slots, (int)(i + 1));
+    }
+    for (i = 0; i < n; i++) {
+        const mapi_resource *r = mapi_doc_resource(doc, i);
+        if (mapi_resource_relationships(r) == NULL)
+            continue;
+        lua_rawgeti(L, slots, (int)(i + 1));
+        set_relationships(L, doc, r, slots);
+        lua_pop(L, 1);
+    }
+
+    if (mapi_doc_is_list(doc)) {
+        ndata = mapi_doc_data_count(doc);
+        lua_createtable(L, (int)ndata, 1);
+        for (i = 0; i < ndata; i++) {
+            lua_rawgeti(L, slots, (int)mapi_resource_index(mapi_doc_data(doc, i)) + 1);
+            lua_rawseti(L, -2, (int)(i + 1));
+        }
+        lua_pushvalue(L, meta);
+        lua_setfield(L, -2, "meta");
+    } else {
+        lua_rawgeti(L, slots, (int)mapi_resource_index(mapi_doc_data(doc, 0)) + 1);
+    }
+    lua_remove(L, slots);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void set_string(lua_State *L, const char *key, const char *value)
+{
+    if (value == NULL)
+        return;
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+static void set_int(lua_State *L, const char *key, long value)
+{
+    mapic_pushint64(L, (int64_t)value);
+    lua_setfield(L, -2, key);
+}
+
+/* Pushes the contract's error table for e (every field; see shared/API.md
+   "Errors"), with the merchantapi.error metatable. */
+static void push_error(lua_State *L, const mapi_error *e)
+{
+    size_t i;
+    const char *kind = mapi_error_kind_name(e->kind);
+
+    luaL_checkstack(L, 6, "merchantapi: out of stack space");
+    lua_createtable(L, 0, 22);
+    set_string(L, "kind", *kind ? kind : "memory");
+    if (e->status > 0)
+        set_int(L, "status", e->status);
+    set_string(L, "code", e->code);
+    set_string(L, "title", e->title);
+    set_string(L, "detail", e->detail);
+    set_string(L, "pointer", e->pointer);
+
+    lua_createtable(L, e->nerrors > INT_MAX ? INT_MAX : (int)e->nerrors, 0);
+    for (i = 0; i < e->nerrors && i < (size_t)INT_MAX; i++) {
+        const mapi_error_entry *en = &e->errors[i];
+        lua_createtable(L, 0, 5);
+        if (en->status > 0)
+            set_int(L, "status", en->status);
+        set_string(L, "code", en->code);
+        set_string(L, "title", en->title);
+        set_string(L, "detail", en->detail);
+        set_string(L, "pointer", en->pointer);
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    lua_setfield(L, -2, "errors");
+
+    set_string(L, "amount", e->amount);
+    set_string(L, "minimum", e->minimum);
+    set_string(L, "maximum", e->maximum);
+    lua_pushboolean(L, e->retryable);
+    lua_setfield(L, -2, "retryable");
+    if (e->outcome != MAPI_OUTCOME_NONE)
+        set_string(L, "outcome", mapi_outcome_name(e->outcome));
+    set_string(L, "method", e->method);
+    set_string(L, "url", e->url);
+    set_string(L, "request_id", e->request_id);
+    if (e->retry_after >= 0) {
+        lua_pushnumber(L, (lua_Number)e->retry_after);
+        lua_setfield(L, -2, "retry_after");
+    }
+    if (e->attempts > 0)
+        set_int(L, "attempts", e->attempts);
+    if (e->curl_code != 0)
+        set_int(L, "curl_code", e->curl_code);
+    if (e->message) {
+        set_string(L, "message", e->message);
+    } else {
+        lua_pushfstring(L, "merchantapi: %s: %s", *kind ? kind : "memory",
+                        e->title ? e->title : "error");
+        lua_setfield(L, -2, "message");
+    }
+    mapic_setmetatable(L, ERROR_MT);
+}
+
+/* Pushes an error table made here (a closed client, an id with a NUL byte). */
+static void push_simple_error(lua_State *L, const char *kind, const char *title,
+                              const char *method)
+{
+    lua_createtable(L, 0, 6);
+    set_string(L, "kind", kind);
+    set_string(L, "title", title);
+    lua_newtable(L);
+    lua_setfield(L, -2, "errors");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "retryable");
+    set_string(L, "method", method);
+    if (method && strcmp(method, "PUT") == 0)
+        set_string(L, "outcome", "not_sent");
+    lua_pushfstring(L, "merchantapi: %s: %s", kind, title);
+    lua_setfield(L, -2, "message");
+    mapic_setmetatable(L, ERROR_MT);
+}
+
+static int error_tostring(lua_State *L)
+{
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_getfield(L, 1, "message");
+        if (lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        lua_pop(L, 1);
+        lua_getfield(L, 1, "kind");
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            lua_pushfstring(L, "merchantapi: %s error", lua_tostring(L, -1));
+            return 1;
+        }
+    }
+    lua_pushliteral(L, "merchantapi: error");
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The response object                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* res:document() -- upvalue 1: the body; upvalue 2: the decoded document
+   once built.  Returns the whole document unflattened (null as
+   merchantapi.null), or nil, err when the body is not a JSON:API document. */
+static int res_document(lua_State *L)
+{
+    const char *body;
+    size_t len;
+    doc_box *db;
+    err_box *eb;
+
+    if (!lua_isnil(L, lua_upvalueindex(2))) {
+        lua_pushvalue(L, lua_upvalueindex(2));
+        return 1;
+    }
+    body = lua_tolstring(L, lua_upvalueindex(1), &len);
+    if (body == NULL) {
+        lua_pushnil(L);
+        push_simple_error(L, "decode", "the response has no body", NULL);
+        return 2;
+    }
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_doc_parse(body, len, &db->doc, &eb->err) != 0) {
+        lua_pushnil(L);
+        push_error(L, &eb->err);
+        mapi_error_clear(&eb->err);
+        return 2;
+    }
+    push_value(L, mapi_doc_root(db->doc), NULL_AS_SENTINEL, 0);
+    doc_box_release(db);
+    lua_pushvalue(L, -1);
+    lua_replace(L, lua_upvalueindex(2));
+    return 1;
+}
+
+/*
+ * Pushes the response object: status, headers (lower-case names; the last
+ * of repeated headers), request_id, elapsed, body, meta and jsonapi (the
+ * values at stack indexes meta / jsonapi, 0 for none) and document().
+ * resp may be NULL (decode): then body/len give the body.
+ */
+static void push_response(lua_State *L, const mapi_response *resp, const char *body, size_t len,
+                          int meta, int jsonapi)
+{
+    const char *name, *value;
+    size_t i;
+
+    luaL_checkstack(L, 6, "merchantapi: out of stack space");
+    lua_createtable(L, 0, 9);
+    if (resp) {
+        set_int(L, "status", mapi_response_status(resp));
+        body = mapi_response_body(resp, &len);
+        set_string(L, "request_id", mapi_response_request_id(resp));
+        lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
+        lua_setfield(L, -2, "elapsed");
+    }
+    lua_newtable(L);
+    for (i = 0; resp && mapi_response_header_at(resp, i, &name, &value); i++) {
+        lua_pushstring(L, value ? value : "");
+        lua_setfield(L, -2, name);
+    }
+    lua_setfield(L, -2, "headers");
+    if (meta) {
+        lua_pushvalue(L, meta);
+        lua_setfield(L, -2, "meta");
+    }
+    if (jsonapi) {
+        lua_pushvalue(L, jsonapi);
+        lua_setfield(L, -2, "jsonapi");
+    }
+    lua_pushlstring(L, body ? body : "", body ? len : 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "body");
+    lua_pushnil(L);
+    lua_pushcclosure(L, res_document, 2);
+    lua_setfield(L, -2, "document");
+}
+
+/*
+ * Pushes the three results of a successful call or decode of doc:
+ * value, nil, res -- or nil, err, res when the document is an error
+ * document or has no primary data.  Frees the document.  Returns 3.
+ */
+static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *body, size_t len)
+{
+    const mapi_doc *doc = db->doc;
+    int meta, jsonapi;
+
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    push_meta(L, doc);
+    meta = lua_gettop(L);
+    if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
+        push_value(L, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
+    else
+        lua_pushnil(L);
+    jsonapi = lua_gettop(L);
+
+    if (mapi_doc_errors(doc) != NULL) {
+        /* an error document (decode only: the client maps those itself) */
+        mapi_error *e = &eb->err;
+        mapi_error_clear(e);
+        if (mapi_error_from_errors(e, mapi_doc_errors(doc)) != 0) {
+            mapi_error_clear(e);
+            e->kind = MAPI_ERR_MEMORY;
+        } else if (e->nerrors > 0) {
+            e->status = e->errors[0].status; /* the document's own status */
+        }
+        if (mapi_error_message(e) != 0) {
+            free(e->message);
+            e->message = NULL;
+        }
+        lua_pushnil(L);
+        push_error(L, e);
+        mapi_error_clear(e);
+    } else if (push_flattened(L, doc, meta)) {
+        lua_pushnil(L);
+    } else {
+        lua_pushnil(L);
+        push_simple_error(L, "decode", "the document has no primary data", NULL);
+    }
+    push_response(L, mapi_doc_response(doc), body, len, meta, jsonapi);
+    doc_box_release(db);
+    return 3;
+}
+
+/* Pushes nil, err[, res] for a failed call and clears the error.  Returns
+   the number of results. */
+static int push_failure(lua_State *L, err_box *eb)
+{
+    int n = 2;
+    lua_pushnil(L);
+    push_error(L, &eb->err);
+    if (eb->err.response) {
+        push_response(L, eb->err.response, NULL, 0, 0, 0);
+        n = 3;
+    }
+    mapi_error_clear(&eb->err);
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* decode                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* core.decode(body) -> resource_or_list, nil, res | nil, err[, res] */
+static int l_decode(lua_State *L)
+{
+    size_t len;
+    const char *body;
+    doc_box *db;
+    err_box *eb;
+
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return mapic_typeerror(L, 1, "string");
+    body = lua_tolstring(L, 1, &len);
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_doc_parse(body, len, &db->doc, &eb->err) != 0)
+        return push_failure(L, eb);
+    return push_doc_results(L, db, eb, body, len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The client                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A string option: NULL when nil; raises on another type. */
+static const char *opt_string(lua_State *L, int idx, const char *name, size_t *len)
+{
+    if (lua_isnil(L, idx))
+        return NULL;
+    if (lua_type(L, idx) != LUA_TSTRING)
+        luaL_error(L, "bad option '%s' (string expected, got %s)", name, luaL_typename(L, idx));
+    return lua_tolstring(L, idx, len);
+}
+
+static int opt_number(lua_State *L, int idx, const char *name, double *out)
+{
+    if (lua_isnil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "bad option '%s' (number expected, got %s)", name, luaL_typename(L, idx));
+    *out = (double)lua_tonumber(L, idx);
+    return 1;
+}
+
+static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
+{
+    if (lua_isnil(L, idx))
+        return 0;
+    if (!mapic_tointeger(L, idx, out))
+        luaL_error(L, "bad option '%s' (integer expected, got %s)", name,
+                   lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
+    return 1;
+}
+
+/* Raises on a key of the options table at idx that is not in names. */
+static void check_option_names(lua_State *L, int idx, const char *const *names)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        size_t i;
+        int known = 0;
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "bad option name (string expected, got %s)", luaL_typename(L, -1));
+        for (i = 0; names[i]; i++)
+            if (strcmp(names[i], lua_tostring(L, -1)) == 0)
+                known = 1;
+        if (!known)
+            luaL_error(L, "unknown option '%s'", lua_tostring(L, -1));
+    }
+}
+
+static int has_nul(const char *s, size_t len)
+{
+    return s && strlen(s) != len;
+}
+
+/*
+ * core.new(opts) -> client | nil, err
+ * opts: base_url, api_key, timeout, connect_timeout (seconds), max_retries,
+ * max_body (bytes), cafile, capath, user_agent (a product token appended
+ * to the User-Agent; merchantapi.lua passes the Lua version).
+ */
+static int l_new(lua_State *L)
+{
+    static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
+                                        "max_retries", "max_body", "cafile", "capath",
+                                        "user_agent", NULL};
+    mapi_config cfg;
+    size_t url_len = 0, key_len = 0, len;
+    double d;
+    int64_t n;
+    const char *bad = NULL;
+    client_box *cb;
+    err_box *eb;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    check_option_names(L, 1, names);
+    mapi_config_init(&cfg);
+    cfg.user_agent = LUA_VERSION;
+
+    /* the values stay on the stack (2..10) while the client is made */
+    lua_getfield(L, 1, "base_url");
+    cfg.base_url = opt_string(L, 2, "base_url", &url_len);
+    lua_getfield(L, 1, "api_key");
+    cfg.api_key = opt_string(L, 3, "api_key", &key_len);
+    lua_getfield(L, 1, "timeout");
+    if (opt_number(L, 4, "timeout", &d)) {
+        cfg.timeout = d;
+        if (!(d >= 0 && d <= 1e9))
+            bad = "timeout must be a number of seconds >= 0";
+    }
+    lua_getfield(L, 1, "connect_timeout");
+    if (opt_number(L, 5, "connect_timeout", &d)) {
+        cfg.connect_timeout = d;
+        if (!(d >= 0 && d <= 1e9))
+            bad = "connect_timeout must be a number of seconds >= 0";
+    }
+    lua_getfield(L, 1, "max_retries");
+    if (opt_integer(L, 6, "max_retries", &n)) {
+        if (n < 0 || n > 100)
+            bad = "max_retries must be an integer from 0 to 100";
+        else
+            cfg.max_retries = (int)n;
+    }
+    lua_getfield(L, 1, "max_body");
+    if (opt_integer(L, 7, "max_body", &n)) {
+        if (n < 1 || (uint64_t)n > (uint64_t)SIZE_MAX)
+            bad = "max_body must be a number of bytes >= 1";
+        else
+            cfg.max_body = (size_t)n;
+    }
+    lua_getfield(L, 1, "cafile");
+    cfg.cafile = opt_string(L, 8, "cafile", &len);
+    if (has_nul(cfg.cafile, len))
+        bad = "cafile contains a NUL byte";
+    lua_getfield(L, 1, "capath");
+    cfg.capath = opt_string(L, 9, "capath", &len);
+    if (has_nul(cfg.capath, len))
+        bad = "capath contains a NUL byte";
+    lua_getfield(L, 1, "user_agent");
+    if (!lua_isnil(L, 10)) {
+        cfg.user_agent = opt_string(L, 10, "user_agent", &len);
+        if (has_nul(cfg.user_agent, len))
+            bad = "user_agent contains a NUL byte";
+    }
+    if (has_nul(cfg.base_url, url_len))
+        bad = "base_url contains a NUL byte";
+    if (has_nul(cfg.api_key, key_len))
+        bad = "api_key contains a NUL byte"; /* never the key itself */
+    if (bad) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", bad, NULL);
+        return 2;
+    }
+
+    if (cfg.base_url) {
+        while (url_len > 0 && cfg.base_url[url_len - 1] == '/')
+            url_len--;
+    }
+    cb = (client_box *)mapic_newuserdata(L, sizeof *cb + url_len + 1);
+    cb->client = NULL;
+    if (cfg.base_url)
+        memcpy(cb->base_url, cfg.base_url, url_len);
+    cb->base_url[url_len] = '\0';
+    mapic_setmetatable(L, CLIENT_MT);
+    eb = push_err_box(L);
+    cb->client = mapi_client_new(&cfg, &eb->err);
+    if (cb->client == NULL)
+        return push_failure(L, eb);
+    lua_pop(L, 1);
+    return 1;
+}
+
+static client_box *check_client(lua_State *L)
+{
+    return (client_box *)luaL_checkudata(L, 1, CLIENT_MT);
+}
+
+/* client:close() -- frees the handle; safe to call again; also __gc, __close. */
+static int l_client_close(lua_State *L)
+{
+    client_box *cb = check_client(L);
+    mapi_client_free(cb->client);
+    cb->client = NULL;
+    return 0;
+}
+
+static int l_client_tostring(lua_State *L)
+{
+    client_box *cb = check_client(L);
+    lua_pushfstring(L, "merchantapi.client (%s)%s", cb->base_url,
+                    cb->client ? "" : " closed");
+    return 1;
+}
+
+/* Checks self and the id argument; returns the client or NULL after pushing
+   the failure results (*nret). */
+static mapi_client *call_prelude(lua_State *L, const char *method, const char **id, int *nret)
+{
+    client_box *cb = check_client(L);
+    size_t len;
+
+    if (lua_type(L, 2) != LUA_TSTRING) {
+        mapic_typeerror(L, 2, "string");
+        return NULL;
+    }
+    *id = lua_tolstring(L, 2, &len);
+    if (cb->client == NULL) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", "the client is closed", method);
+        *nret = 2;
+        return NULL;
+    }
+    if (has_nul(*id, len)) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", "the id contains a NUL byte", method);
+        *nret = 2;
+        return NULL;
+    }
+    return cb->client;
+}
+
+/* client:confirm_payout(id) -> payout, nil, res | nil, err[, res] */
+static int l_confirm_payout(lua_State *L)
+{
+    const char *id;
+    int nret = 0;
+    mapi_client *c = call_prelude(L, "PUT", &id, &nret);
+    doc_box *db;
+    err_box *eb;
+
+    if (!c)
+        return nret;
+    lua_settop(L, 2);
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_confirm_payout(c, id, &db->doc, &eb->err) != 0)
+        return push_failure(L, eb);
+    return push_doc_results(L, db, eb, NULL, 0);
+}
+
+/* client:get_channel(id) -> channel, nil, res | nil, err[, res] */
+static int l_get_channel(lua_State *L)
+{
+    const char *id;
+    int nret = 0;
+    mapi_client *c = call_prelude(L, "GET", &id, &nret);
+    doc_box *db;
+    err_box *eb;
+
+    if (!c)
+        return nret;
+    lua_settop(L, 2);
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_get_channel(c, id, &db->doc, &eb->err) != 0)
+        return push_failure(L, eb);
+    return push_doc_results(L, db, eb, NULL, 0);
+}
+
+/* client:list_addresses(id, {order=, order_type=, page=, per_page=})
+   -> list, nil, res | nil, err[, res] */
+static int l_list_addresses(lua_State *L)
+{
+    static const char *const names[] = {"order", "order_type", "page", "per_page", NULL};
+    const char *id, *bad = NULL;
+    int nret = 0;
+    mapi_client *c;
+    mapi_page_params p;
+    size_t len;
+    int64_t n;
+    doc_box *db;
+    err_box *eb;
+
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    c = call_prelude(L, "GET", &id, &nret);
+    if (!c)
+        return nret;
+    memset(&p, 0, sizeof p);
+    lua_newtable(L); /* 4: an empty options table when none was given */
+    if (lua_isnil(L, 3))
+        lua_replace(L, 3);
+    else
+        lua_pop(L, 1);
+    check_option_names(L, 3, names);
+    lua_getfield(L, 3, "order");
+    p.order = opt_string(L, 4, "order", &len);
+    if (has_nul(p.order, len) || (p.order && *p.order == '\0'))
+        bad = "order must be a non-empty string";
+    lua_getfield(L, 3, "order_type");
+    p.order_type = opt_string(L, 5, "order_type", &len);
+    if (p.order_type && strcmp(p.order_type, "asc") != 0 && strcmp(p.order_type, "desc") != 0)
+        bad = "order_type must be \"asc\" or \"desc\"";
+    lua_getfield(L, 3, "page");
+    if (opt_integer(L, 6, "page", &n)) {
+        if (n < 1 || n > LONG_MAX)
+            bad = "page must be an integer >= 1";
+        else
+            p.page = (long)n;
+    }
+    lua_getfield(L, 3, "per_page");
+    if (opt_integer(L, 7, "per_page", &n)) {
+        if (n < 1 || n > LONG_MAX)
+            bad = "per_page must be an integer >= 1";
+        else
+            p.per_page = (long)n;
+    }
+    if (bad) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", bad, "GET");
+        return 2;
+    }
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_list_addresses(c, id, &p, &db->doc, &eb->err) != 0)
+        return push_failure(L, eb);
+    return push_doc_results(L, db, eb, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The module                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void new_metatable(lua_State *L, const char *name)
+{
+    luaL_newmetatable(L, name);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__name");
+}
+
+/* The one exported symbol of the module (built with -fvisibility=hidden). */
+#if defined(__GNUC__)
+#define MAPI_LUA_EXPORT __attribute__((visibility("default")))
+#else
+#define MAPI_LUA_EXPORT
+#endif
+
+MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L);
+
+MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
+{
+    static const luaL_Reg client_methods[] = {
+        {"confirm_payout", l_confirm_payout},
+        {"get_channel", l_get_channel},
+        {"list_addresses", l_list_addresses},
+        {"close", l_client_close},
+        {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"new", l_new}, {"decode", l_decode}, {NULL, NULL}};
+
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+
+    new_metatable(L, DOC_BOX_MT);
+    lua_pushcfunction(L, doc_box_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    new_metatable(L, ERR_BOX_MT);
+    lua_pushcfunction(L, err_box_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    new_metatable(L, ERROR_MT);
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    new_metatable(L, CLIENT_MT);
+    lua_createtable(L, 0, 4);
+    mapic_setfuncs(L, client_methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_client_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_client_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, l_client_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "merchantapi.client");
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+
+    lua_createtable(L, 0, 8);
+    mapic_setfuncs(L, functions, 0);
+    lua_pushlightuserdata(L, NULL);
+    lua_setfield(L, -2, "null");
+    lua_pushliteral(L, MAPI_VERSION);
+    lua_setfield(L, -2, "_VERSION");
+    lua_pushliteral(L, "merchantapi.core");
+    lua_setfield(L, -2, "_NAME");
+    lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
+    lua_setfield(L, -2, "error_metatable");
+    return 1;
+}

@@ -1,0 +1,213 @@
+/*
+ * mapping.c -- what an HTTP response means for a call (contract, "Errors"):
+ * a 2xx JSON:API document of the expected type, or an error of kind API
+ * (an error document, under any status), HTTP (non-2xx without one) or
+ * DECODE (unreadable, wrong media type, wrong primary type), with status,
+ * request id, Retry-After, retryable and, for the confirm, the outcome.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+int mapi_media_type_is_json(const char *ct)
+{
+    static const char *const types[] = {"application/vnd.api+json", "application/json"};
+    size_t i, n;
+
+    if (!ct)
+        return 0;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    n = strcspn(ct, "; \t");
+    for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+        const char *t = types[i];
+        size_t j;
+        if (strlen(t) != n)
+            continue;
+        for (j = 0; j < n; j++) {
+            char ch = ct[j];
+            if (ch >= 'A' && ch <= 'Z')
+                ch = (char)(ch - 'A' + 'a');
+            if (ch != t[j])
+                break;
+        }
+        if (j == n) {
+            const char *rest = ct + n;
+            while (*rest == ' ' || *rest == '\t')
+                rest++;
+            return *rest == '\0' || *rest == ';';
+        }
+    }
+    return 0;
+}
+
+/* 1 when the document is an error document: a non-empty errors[] array. */
+static int has_errors(const mapi_doc *doc)
+{
+    const mapi_value *errors = mapi_doc_errors(doc);
+
+    return mapi_value_type(errors) == MAPI_ARRAY && mapi_value_len(errors) > 0;
+}
+
+/* Checks the primary data of a 2xx document against the call. */
+static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
+{
+    size_t i, n = mapi_doc_data_count(doc);
+
+    if (k->list) {
+        const mapi_value *meta = mapi_doc_meta(doc);
+        static const char *const names[] = {"page", "per_page", "total"};
+        if (!mapi_doc_is_list(doc))
+            return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s", k->type);
+        for (i = 0; i < n; i++) {
+            const char *t = mapi_resource_type(mapi_doc_data(doc, i));
+            if (!t || strcmp(t, k->type) != 0)
+                return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s, got %s",
+                                      k->type, t ? t : "an untyped resource");
+        }
+        for (i = 0; i < 3; i++) {
+            int64_t v;
+            if (mapi_value_int64(mapi_value_get(meta, names[i]), &v) < 0)
+                return mapi_error_set(e, MAPI_ERR_DECODE,
+                                      "expected integer meta.page, meta.per_page, meta.total");
+        }
+        return 0;
+    }
+    if (mapi_doc_is_list(doc) || n != 1)
+        return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s", k->type,
+                              mapi_doc_is_list(doc) ? "a list" : "no data");
+    {
+        const char *t = mapi_resource_type(mapi_doc_data(doc, 0));
+        if (!t || strcmp(t, k->type) != 0)
+            return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s",
+                                  k->type, t ? t : "an untyped resource");
+    }
+    return 0;
+}
+
+/* A 2xx response: the document, or a DECODE / API error. *e is set on -1. */
+static int map_success(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
+                       mapi_error *e)
+{
+    const char *ct = mapi_response_header(res, "content-type");
+    mapi_doc *doc = NULL;
+    mapi_response *copy;
+
+    if (!mapi_media_type_is_json(ct)) {
+        mapi_error_set(e, MAPI_ERR_DECODE, "expected a JSON:API body, got Content-Type %s",
+                       ct ? ct : "(none)");
+        e->response = res;
+        return -1;
+    }
+    if (mapi_doc_from_response(res, max_depth, &doc, e) < 0)
+        return -1; /* e->response owns res */
+    if (has_errors(doc)) {
+        mapi_error_clear(e);
+        if (mapi_error_from_errors(e, mapi_doc_errors(doc)) < 0) {
+            mapi_doc_free(doc);
+            return mapi_error_oom(e);
+        }
+    } else if (check_primary(k, doc, e) == 0) {
+        *out = doc;
+        return 0;
+    }
+    /* the document owns the response: the error gets a copy */
+    copy = mapi_response_copy(res);
+    mapi_doc_free(doc);
+    if (!copy)
+        return mapi_error_oom(e);
+    e->response = copy;
+    return -1;
+}
+
+/* A non-2xx response: API when the body is an error document, else HTTP. */
+static int map_failure(mapi_response *res, int max_depth, mapi_error *e)
+{
+    const char *p = res->body;
+    mapi_doc *doc = NULL;
+    mapi_error perr = MAPI_ERROR_INIT;
+
+    while (p && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    mapi_error_clear(e);
+    if (p && *p == '{' &&
+        mapi_doc_parse_ex(res->body, res->len, max_depth, &doc, &perr) == 0 &&
+        has_errors(doc)) {
+        int rc = mapi_error_from_errors(e, mapi_doc_errors(doc));
+        mapi_doc_free(doc);
+        if (rc < 0) {
+            mapi_response_free(res);
+            return mapi_error_oom(e);
+        }
+    } else {
+        const char *location = mapi_response_header(res, "location");
+        mapi_doc_free(doc);
+        if (perr.kind == MAPI_ERR_MEMORY) {
+            mapi_error_clear(&perr);
+            mapi_response_free(res);
+            return mapi_error_oom(e);
+        }
+        mapi_error_clear(&perr);
+        mapi_error_set(e, MAPI_ERR_HTTP, "HTTP %d", res->status);
+        if (e->kind == MAPI_ERR_HTTP && res->status >= 300 && res->status < 400 && location) {
+            mapi_buf b;
+            mapi_buf_init(&b);
+            mapi_buf_printf(&b, "redirect to %s not followed", location);
+            e->detail = mapi_buf_take(&b);
+            if (!e->detail) {
+                mapi_response_free(res);
+                return mapi_error_oom(e);
+            }
+        }
+    }
+    if (e->kind == MAPI_ERR_MEMORY) {
+        mapi_response_free(res);
+        return -1;
+    }
+    e->response = res;
+    return -1;
+}
+
+int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
+                      mapi_error *e)
+{
+    const char *rid;
+    int status, rc;
+    double retry_after;
+    char *request_id;
+
+    status = res->status;
+    rid = mapi_response_header(res, "x-request-id");
+    request_id = mapi_strdup(rid);
+    if (rid && !request_id) {
+        mapi_response_free(res);
+        return mapi_error_oom(e);
+    }
+    retry_after = mapi_retry_after_parse(mapi_response_header(res, "retry-after"), time(NULL));
+    if (status >= 200 && status < 300)
+        rc = map_success(k, res, max_depth, out, e);
+    else
+        rc = map_failure(res, max_depth, e);
+    if (rc == 0) {
+        free(request_id);
+        return 0;
+    }
+    if (e->kind == MAPI_ERR_MEMORY) {
+        free(request_id);
+        if (k->confirm)
+            e->outcome = MAPI_OUTCOME_UNKNOWN;
+        return -1;
+    }
+    e->status = status;
+    free(e->request_id);
+    e->request_id = request_id;
+    e->retry_after = retry_after;
+    e->retryable = (e->kind == MAPI_ERR_API || e->kind == MAPI_ERR_HTTP) &&
+                   mapi_status_retryable(status);
+    if (k->confirm)
+        e->outcome = status >= 400 && status < 500 ? MAPI_OUTCOME_REJECTED
+                                                   : MAPI_OUTCOME_UNKNOWN;
+    return -1;
+}

@@ -1,0 +1,188 @@
+/*
+ * response.c -- mapi_response: what http.c fills (status, headers with
+ * lower-cased names, body) and the public accessors of merchantapi.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+mapi_response *mapi_response_new(void)
+{
+    return calloc(1, sizeof(mapi_response));
+}
+
+void mapi_response_clear_headers(mapi_response *res)
+{
+    size_t i;
+
+    for (i = 0; i < res->nheaders; i++) {
+        free(res->headers[i].name);
+        free(res->headers[i].value);
+    }
+    res->nheaders = 0;
+}
+
+void mapi_response_free(mapi_response *res)
+{
+    if (!res)
+        return;
+    mapi_response_clear_headers(res);
+    free(res->headers);
+    free(res->body);
+    free(res);
+}
+
+static void trim(const char **s, size_t *len)
+{
+    while (*len > 0 && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        (*len)--;
+    }
+    while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+        (*len)--;
+}
+
+int mapi_response_add_header(mapi_response *res, const char *name, size_t name_len,
+                             const char *value, size_t value_len)
+{
+    mapi_header h;
+    size_t i;
+
+    if (res->nheaders == res->capheaders) {
+        size_t cap = res->capheaders ? res->capheaders * 2 : 16;
+        mapi_header *p = realloc(res->headers, cap * sizeof *p);
+        if (!p)
+            return -1;
+        res->headers = p;
+        res->capheaders = cap;
+    }
+    trim(&name, &name_len);
+    trim(&value, &value_len);
+    h.name = mapi_strndup(name, name_len);
+    h.value = mapi_strndup(value, value_len);
+    if (!h.name || !h.value) {
+        free(h.name);
+        free(h.value);
+        return -1;
+    }
+    for (i = 0; h.name[i]; i++)
+        if (h.name[i] >= 'A' && h.name[i] <= 'Z')
+            h.name[i] = (char)(h.name[i] - 'A' + 'a');
+    res->headers[res->nheaders++] = h;
+    return 0;
+}
+
+int mapi_response_fold_header(mapi_response *res, const char *value, size_t value_len)
+{
+    mapi_header *last;
+    size_t old;
+    char *p;
+
+    if (res->nheaders == 0)
+        return 0; /* a continuation of nothing: ignored */
+    trim(&value, &value_len);
+    if (memchr(value, '\0', value_len))
+        value_len = strlen(value);
+    last = &res->headers[res->nheaders - 1];
+    old = strlen(last->value);
+    p = realloc(last->value, old + 1 + value_len + 1);
+    if (!p)
+        return -1;
+    p[old] = ' ';
+    memcpy(p + old + 1, value, value_len);
+    p[old + 1 + value_len] = '\0';
+    last->value = p;
+    return 0;
+}
+
+/* A deep copy (headers and body), or NULL when out of memory. */
+mapi_response *mapi_response_copy(const mapi_response *r)
+{
+    mapi_response *c = mapi_response_new();
+    size_t i;
+
+    if (!c)
+        return NULL;
+    c->status = r->status;
+    c->elapsed = r->elapsed;
+    for (i = 0; i < r->nheaders; i++) {
+        if (mapi_response_add_header(c, r->headers[i].name, strlen(r->headers[i].name),
+                                     r->headers[i].value, strlen(r->headers[i].value)) < 0)
+            goto fail;
+    }
+    c->body = malloc(r->len + 1);
+    if (!c->body)
+        goto fail;
+    if (r->len)
+        memcpy(c->body, r->body, r->len);
+    c->body[r->len] = '\0';
+    c->len = r->len;
+    c->cap = r->len + 1;
+    return c;
+fail:
+    mapi_response_free(c);
+    return NULL;
+}
+
+/* ---- public accessors ---- */
+
+int mapi_response_status(const mapi_response *res)
+{
+    return res ? res->status : 0;
+}
+
+static int name_ieq(const char *lower, const char *name)
+{
+    for (; *lower && *name; lower++, name++) {
+        char c = *name;
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (*lower != c)
+            return 0;
+    }
+    return *lower == *name;
+}
+
+const char *mapi_response_header(const mapi_response *res, const char *name)
+{
+    size_t i;
+
+    if (!res || !name)
+        return NULL;
+    for (i = res->nheaders; i > 0; i--)
+        if (name_ieq(res->headers[i - 1].name, name))
+            return res->headers[i - 1].value;
+    return NULL;
+}
+
+int mapi_response_header_at(const mapi_response *res, size_t i, const char **name,
+                            const char **value)
+{
+    if (!res || i >= res->nheaders)
+        return 0;
+    if (name)
+        *name = res->headers[i].name;
+    if (value)
+        *value = res->headers[i].value;
+    return 1;
+}
+
+const char *mapi_response_body(const mapi_response *res, size_t *len)
+{
+    if (len)
+        *len = res ? res->len : 0;
+    if (!res)
+        return NULL;
+    return res->body ? res->body : "";
+}
+
+double mapi_response_elapsed(const mapi_response *res)
+{
+    return res ? res->elapsed : 0.0;
+}
+
+const char *mapi_response_request_id(const mapi_response *res)
+{
+    return mapi_response_header(res, "x-request-id");
+}

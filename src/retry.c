@@ -1,0 +1,115 @@
+/*
+ * retry.c -- when to retry and how long to wait: Retry-After, exponential
+ * backoff with full jitter, and the default sleep and random hooks.
+ * (The retry loop itself is in client.c.)
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define BACKOFF_BASE 0.5  /* seconds before the first retry, at most */
+#define BACKOFF_CAP 8.0   /* seconds, at most, before any retry */
+#define RETRY_AFTER_CAP 60.0
+
+int mapi_status_retryable(int status)
+{
+    return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+double mapi_backoff_delay(int retry, double u)
+{
+    double cap = BACKOFF_BASE;
+    int i;
+
+    for (i = 0; i < retry && cap < BACKOFF_CAP; i++)
+        cap *= 2;
+    if (cap > BACKOFF_CAP)
+        cap = BACKOFF_CAP;
+    if (!(u >= 0.0)) /* also NaN */
+        u = 0.0;
+    if (u >= 1.0)
+        u = 1.0;
+    return u * cap;
+}
+
+double mapi_retry_after_parse(const char *value, time_t now)
+{
+    const char *p = value;
+    double secs = 0;
+
+    if (!value)
+        return -1.0;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p >= '0' && *p <= '9') {
+        /* delta-seconds: digits only (trailing blanks allowed) */
+        while (*p >= '0' && *p <= '9') {
+            if (secs <= RETRY_AFTER_CAP)
+                secs = secs * 10 + (*p - '0');
+            p++;
+        }
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p)
+            return -1.0;
+    } else {
+        time_t when;
+        if (!*p)
+            return -1.0;
+        when = curl_getdate(p, NULL);
+        if (when == (time_t)-1)
+            return -1.0;
+        secs = when > now ? difftime(when, now) : 0.0;
+    }
+    return secs > RETRY_AFTER_CAP ? RETRY_AFTER_CAP : secs;
+}
+
+int mapi_sleep_default(void *ctx, double seconds)
+{
+    struct timespec ts, rem;
+
+    (void)ctx;
+    if (!(seconds > 0))
+        return 0;
+    if (seconds > 3600)
+        seconds = 3600;
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec > 999999999L)
+        ts.tv_nsec = 999999999L;
+    while (nanosleep(&ts, &rem) != 0 && errno == EINTR)
+        ts = rem;
+    return 0;
+}
+
+uint64_t mapi_rng_seed(uintptr_t salt)
+{
+    struct timespec ts;
+    uint64_t x;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        ts.tv_sec = 0, ts.tv_nsec = 0;
+    x = (uint64_t)ts.tv_sec * 1000000007ULL ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)salt << 17) ^
+        (uint64_t)salt;
+    /* splitmix64 finaliser: spreads the bits of similar seeds apart */
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x ? x : 0x2545F4914F6CDD1DULL;
+}
+
+double mapi_random_default(void *ctx)
+{
+    uint64_t *s = ctx;
+    uint64_t x = *s;
+
+    /* xorshift64* */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) * (1.0 / 9007199254740992.0);
+}
