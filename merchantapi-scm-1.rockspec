@@ -17,8 +17,8 @@ dependencies = {
   "lua >= 5.1",
 }
 external_dependencies = {
-  CURL = { header = "curl/curl.h" },
-  JSONC = { header = "json-c/json.h" },
+  CURL = { library = "curl" },
+  JSONC = { library = "json-c" },
 }
 build = {
   type = "builtin",
@@ -27,8 +27,9 @@ build = {
     ["merchantapi.pager"] = "lua/merchantapi/pager.lua",
     ["merchantapi.core"] = {
       sources = {
-        "src/lua_merchantapi.c", "src/http.c", "src/jsonapi.c", "src/numscan.c",
-        "src/value.c", "src/client.c", "src/error.c",
+        "src/lua_merchantapi.c", "src/http.c", "src/response.c", "src/jsonapi.c",
+        "src/numscan.c", "src/value.c", "src/client.c", "src/mapping.c", "src/url.c",
+        "src/retry.c", "src/error.c", "src/error_doc.c", "src/buf.c",
       },
       defines = { "MAPI_BUILDING", "_POSIX_C_SOURCE=200809L" },
       incdirs = { "src", "$(CURL_INCDIR)", "$(JSONC_INCDIR)" },

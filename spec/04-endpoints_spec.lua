@@ -211,25 +211,40 @@ describe("endpoints", function()
   end)
 
   describe("without an api key", function()
-    it("gets 401 on every endpoint", function()
+    it("refuses confirm and list as usage errors, sending nothing", function()
       local anon = helpers.client({ api_key = false })
-      local calls = {
-        function() return anon:confirm_payout(helpers.PAYOUT_ID) end,
-        function() return anon:get_channel(helpers.CHANNEL_ID) end,
-        function() return anon:list_addresses("acct-22") end,
-      }
-      for i, call in ipairs(calls) do
-        local v, err, res = call()
-        assert.is_nil(v, "call " .. i)
-        assert.equal("api", err.kind)
-        assert.equal(401, err.status)
-        assert.equal("unauthorized", err.code)
-        assert.is_false(err.retryable)
-        assert.equal(401, res.status)
-        assert.equal('Bearer realm="sandbox"', res.headers["www-authenticate"])
-      end
+      local payout, err = anon:confirm_payout(helpers.PAYOUT_ID)
+      assert.is_nil(payout)
+      assert.equal("usage", err.kind)
+      assert.equal("not_sent", err.outcome)
+      local list, err2 = anon:list_addresses("acct-22")
+      assert.is_nil(list)
+      assert.equal("usage", err2.kind)
+      assert.equal(0, helpers.count(helpers.PAYOUT_ID))
+      assert.equal(0, helpers.count("acct-22"))
       anon:close()
-      -- and the draft was not confirmed
+    end)
+
+    it("reads a channel without Authorization and gets the 401", function()
+      local anon = helpers.client({ api_key = false })
+      local v, err, res = anon:get_channel(helpers.CHANNEL_ID)
+      assert.is_nil(v)
+      assert.equal("api", err.kind)
+      assert.equal(401, err.status)
+      assert.equal("unauthorized", err.code)
+      assert.is_false(err.retryable)
+      assert.equal(401, res.status)
+      assert.equal('Bearer realm="sandbox"', res.headers["www-authenticate"])
+      anon:close()
+    end)
+
+    it("gets 401 on confirm with a wrong key, and the draft stays a draft", function()
+      local bad = helpers.client({ api_key = "sk_wrong_key_4711" })
+      local v, err = bad:confirm_payout(helpers.PAYOUT_ID)
+      assert.is_nil(v)
+      assert.equal(401, err.status)
+      assert.equal("rejected", err.outcome)
+      bad:close()
       assert(client:confirm_payout(helpers.PAYOUT_ID))
     end)
 

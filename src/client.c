@@ -271,6 +271,16 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
     return -1;
 }
 
+/* The interface shows Authorization on confirm and on the address list: a
+   client without a key fails there as USAGE, before anything is sent.
+   (Whether reading a channel needs it is not shown: it goes without.) */
+static int require_key(const mapi_client *c, const char *what, mapi_error *err)
+{
+    if (c->api_key)
+        return 0;
+    return mapi_error_set(err, MAPI_ERR_USAGE, "an api_key is required to %s", what);
+}
+
 /* Shared argument checks of the endpoints. */
 static int check_call(mapi_client *c, mapi_doc **out, mapi_error *err)
 {
@@ -307,6 +317,11 @@ int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
 
     if (check_call(c, out, err) < 0 || check_id("payout_id", payout_id, err) < 0)
         return -1;
+    if (require_key(c, "confirm a payout", err) < 0) {
+        if (err)
+            err->outcome = MAPI_OUTCOME_NOT_SENT;
+        return -1;
+    }
     memset(&k, 0, sizeof k);
     k.method = "PUT";
     k.confirm = 1;
@@ -336,7 +351,8 @@ int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_
     mapi_buf url;
     char sep = '?';
 
-    if (check_call(c, out, err) < 0 || check_id("account_id", account_id, err) < 0)
+    if (check_call(c, out, err) < 0 || check_id("account_id", account_id, err) < 0 ||
+        require_key(c, "list addresses", err) < 0)
         return -1;
     if (p && (p->page < 0 || p->per_page < 0))
         return mapi_error_set(err, MAPI_ERR_USAGE, "page and per_page must be >= 0");

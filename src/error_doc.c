@@ -206,3 +206,21 @@ oom:
         free(found[i]);
     return -1;
 }
+
+int mapi_doc_error(const mapi_doc *doc, mapi_error *err)
+{
+    const mapi_value *errors = doc ? mapi_doc_errors(doc) : NULL;
+
+    if (!err)
+        return -1;
+    mapi_error_clear(err);
+    if (mapi_value_type(errors) != MAPI_ARRAY)
+        return 0;
+    if (mapi_error_from_errors(err, errors) != 0)
+        return mapi_error_oom(err);
+    if (err->nerrors > 0)
+        err->status = err->errors[0].status; /* the document's own status */
+    if (mapi_error_message(err) != 0)
+        return mapi_error_oom(err);
+    return 1;
+}

@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "merchantapi.h"
-#include "internal.h" /* mapi_error_from_errors, mapi_error_message: decode() of an error document */
 #include "lua_compat.h"
 
 #define CLIENT_MT "merchantapi.client"
@@ -688,17 +687,7 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
     if (mapi_doc_errors(doc) != NULL) {
         /* an error document (decode only: the client maps those itself) */
         mapi_error *e = &eb->err;
-        mapi_error_clear(e);
-        if (mapi_error_from_errors(e, mapi_doc_errors(doc)) != 0) {
-            mapi_error_clear(e);
-            e->kind = MAPI_ERR_MEMORY;
-        } else if (e->nerrors > 0) {
-            e->status = e->errors[0].status; /* the document's own status */
-        }
-        if (mapi_error_message(e) != 0) {
-            free(e->message);
-            e->message = NULL;
-        }
+        mapi_doc_error(doc, e); /* kind API, or MEMORY */
         lua_pushnil(L);
         push_error(L, e);
         mapi_error_clear(e);

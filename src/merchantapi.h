@@ -79,10 +79,11 @@ typedef struct mapi_error_entry {
 typedef struct mapi_response mapi_response;
 
 /*
- * Filled by a failing call.  Start from a zeroed struct (mapi_error e = {0};
- * or MAPI_ERROR_INIT); release its contents with mapi_error_clear(), which
- * leaves it zeroed and ready for reuse.  A failing call clears it first.
- * No field ever contains the api key.
+ * Filled by a failing call.  Start from MAPI_ERROR_INIT (a zeroed struct
+ * works too); release its contents with mapi_error_clear(), which leaves it
+ * in the MAPI_ERROR_INIT state, ready for reuse.  A failing call clears it
+ * first.  No field ever contains the api key (it is redacted even when a
+ * server echoes it).  message is set on every failure except kind MEMORY.
  */
 typedef struct mapi_error {
     mapi_error_kind kind;
@@ -111,7 +112,8 @@ typedef struct mapi_error {
 #define MAPI_ERROR_INIT {MAPI_ERR_NONE, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
                          NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL}
 
-/* Frees every field of *err and zeroes it. NULL is ignored. */
+/* Frees every field of *err and resets it to MAPI_ERROR_INIT.  NULL is ignored;
+   safe to call twice. */
 MAPI_API void mapi_error_clear(mapi_error *err);
 
 /* The Lua-facing names: "api", "http", ... / "not_sent", "unknown", "rejected";
@@ -216,6 +218,12 @@ MAPI_API const mapi_resource *mapi_doc_find(const mapi_doc *doc, const char *typ
    its resource (or stub); NULL if v is not a linkage.  Borrowed. */
 MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_value *linkage);
 
+/* When the document holds errors[] (an error document), fills err from it as
+   kind API (status from errors[0].status, every entry, amount/minimum/maximum,
+   message) and returns 1; returns 0 when it has none (err cleared); -1 when
+   out of memory (err is then a MEMORY error).  Caller clears err. */
+MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
+
 /* The HTTP response a client call got the document from; NULL for
    documents from mapi_doc_parse.  Borrowed. */
 MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
@@ -278,10 +286,13 @@ MAPI_API const char *mapi_response_request_id(const mapi_response *res);
 
 typedef struct mapi_client mapi_client;
 
+/* Zero (or NULL) members mean the default shown; negative numbers are USAGE
+   errors in mapi_client_new. */
 typedef struct mapi_config {
     const char *base_url;   /* required: "https://host[:port][/prefix]", or http:// only to a
                                loopback host (localhost, 127.0.0.0/8, [::1]) */
-    const char *api_key;    /* sent as "Authorization: Bearer <key>"; NULL: no header */
+    const char *api_key;    /* sent as "Authorization: Bearer <key>"; NULL or "": no header,
+                               and confirm / list fail as USAGE (interface, "Authentication") */
     double timeout;         /* seconds for one whole request (default 30) */
     double connect_timeout; /* seconds to connect, TLS included (default 10) */
     int max_retries;        /* retries after the first attempt (default 2); see the contract */
@@ -289,7 +300,8 @@ typedef struct mapi_config {
     int max_depth;          /* JSON nesting cap (default 64) */
     const char *cafile;     /* PEM bundle of trusted CAs, or NULL for the system store */
     const char *capath;     /* directory of trusted CAs, or NULL */
-    const char *user_agent; /* product token appended to "merchantapi/<v> libcurl/<v>", or NULL */
+    const char *user_agent; /* product token appended to "merchantapi/<v> libcurl/<v>", or NULL;
+                               no control characters */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -322,7 +334,9 @@ MAPI_API void mapi_client_free(mapi_client *client);
  * with mapi_doc_free.  On failure err->outcome says whether it may have gone
  * through.  Errors: API (422 codes of the interface, and any other error
  * document), HTTP, TRANSPORT, DECODE (also when data is not a payouts
- * resource), USAGE (NULL/empty id), MEMORY.
+ * resource), USAGE (NULL/empty id, "." or "..", no api_key: outcome NOT_SENT),
+ * MEMORY.  A 2xx whose body cannot be decoded is outcome UNKNOWN: it was
+ * probably confirmed.
  */
 MAPI_API int mapi_confirm_payout(mapi_client *client, const char *payout_id,
                                  mapi_doc **out, mapi_error *err);
@@ -330,7 +344,9 @@ MAPI_API int mapi_confirm_payout(mapi_client *client, const char *payout_id,
 /*
  * Reads a deposit channel: GET {base_url}/api/public/v1/channels/:id
  * (interface, "Endpoints 2. Read channel").  Retried on transport errors,
- * 429 and 502/503/504.  *out: data is a channels resource.  Errors as above.
+ * 429 and 502/503/504.  Sent without Authorization when the client has no
+ * api_key (whether the service needs it here is not shown).
+ * *out: data is a channels resource.  Errors as above.
  */
 MAPI_API int mapi_get_channel(mapi_client *client, const char *channel_id,
                               mapi_doc **out, mapi_error *err);
@@ -348,7 +364,8 @@ typedef struct mapi_page_params {
  * GET {base_url}/api/public/v1/accounts/:id/addresses?order=..&order_type=..&page=..&per_page=..
  * (interface, "Endpoints 3. List account addresses").  p may be NULL.
  * *out: data is an array of addresses resources, meta holds page, per_page,
- * total.  Errors as mapi_get_channel; DECODE when data is not an array of
+ * total.  Errors as mapi_get_channel; USAGE also for a client without an
+ * api_key and negative page/per_page; DECODE when data is not an array of
  * addresses or meta's page/per_page/total are not integers.
  */
 MAPI_API int mapi_list_addresses(mapi_client *client, const char *account_id,

@@ -230,7 +230,18 @@ static void no_key_401(void **state)
     (void)state;
     TU_NEED_SANDBOX();
     c = tu_client_ex(NULL, NULL, 2, 0, NULL);
+    /* confirm and list carry Authorization in the interface: refused here */
     assert_int_equal(mapi_list_addresses(c, "acct-one", NULL, &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_USAGE);
+    assert_int_equal(err.attempts, 0);
+    mapi_error_clear(&err);
+    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_USAGE);
+    assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
+    mapi_error_clear(&err);
+    assert_int_equal(tu_sandbox_count(PAYOUT_ID), 0);
+    /* reading a channel goes without, and the service answers 401 */
+    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_API);
     assert_int_equal(err.status, 401);
     assert_string_equal(err.code, "unauthorized");
@@ -238,13 +249,14 @@ static void no_key_401(void **state)
     assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
     assert_int_equal(err.attempts, 1);
     mapi_error_clear(&err);
+    mapi_client_free(c);
+    /* a wrong key: 401 on confirm (rejected), and it stays out of the error */
+    c = tu_client_ex(NULL, "sk_wrong_key_123456", 2, 0, NULL);
     assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), -1);
     assert_int_equal(err.status, 401);
     assert_int_equal(err.outcome, MAPI_OUTCOME_REJECTED);
+    tu_assert_no_key(&err, "sk_wrong_key_123456");
     mapi_error_clear(&err);
-    mapi_client_free(c);
-    /* a wrong key as well, and it stays out of the error */
-    c = tu_client_ex(NULL, "sk_wrong_key_123456", 2, 0, NULL);
     assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
     assert_int_equal(err.status, 401);
     tu_assert_no_key(&err, "sk_wrong_key_123456");

@@ -302,7 +302,7 @@ static void content_types_and_error_documents(void **state)
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
     server_start(&s, answers, 6);
-    c = client_for(&s, NULL, NULL);
+    c = client_for(&s, "sk_test_http", NULL);
     assert_int_equal(mapi_get_channel(c, "x", &doc, &err), 0);
     mapi_doc_free(doc);
     assert_int_equal(mapi_get_channel(c, "x", &doc, &err), -1);
@@ -438,6 +438,7 @@ static void body_cap_while_receiving(void **state)
     snprintf(base, sizeof base, "http://127.0.0.1:%d", s.port);
     mapi_config_init(&cfg);
     cfg.base_url = base;
+    cfg.api_key = "sk_test_http";
     cfg.max_body = 2500;
     c = mapi_client_new(&cfg, &err);
     assert_non_null(c);
