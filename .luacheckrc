@@ -1,4 +1,4 @@
--- luacheck configuration: `make lint` (luacheck lua spec examples sandbox).
+-- luacheck configuration: `make lint` (luacheck lua spec examples sandbox tests/openresty).
 std = "max"
 max_line_length = 120
 -- _ is the usual name of a value left unused
@@ -7,4 +7,6 @@ ignore = { "212/_.*", "211/_.*", "213/_.*" }
 
 files["spec"] = { std = "+busted" }
 files["sandbox"] = { std = "+ngx_lua" }
+files["examples/openresty"] = { std = "+ngx_lua" }
+files["tests/openresty"] = { std = "+ngx_lua+busted" }
 files[".busted"] = { std = "max" }

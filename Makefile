@@ -33,12 +33,15 @@ CFLAGS_ALL := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC -fvisibil
 
 CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/numscan.c src/value.c \
               src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
-              src/error_doc.c src/buf.c
+              src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
+              src/multi.c
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(SANITIZE),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
-LIB_SO     := $(BUILD)/libmerchantapi.so
-LIB_A      := $(BUILD)/libmerchantapi.a
+# SANITIZE=1 libraries go to $(BUILD)/san/: they never replace the plain ones.
+LIB_DIR    := $(BUILD)$(if $(filter 1,$(SANITIZE)),/san)
+LIB_SO     := $(LIB_DIR)/libmerchantapi.so
+LIB_A      := $(LIB_DIR)/libmerchantapi.a
 
 .PHONY: all lib lua deps test demo sandbox install clean help check-c check-lua lint examples fuzz
 
@@ -57,26 +60,39 @@ $(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(OBJDIR)/lua_merchantapi-$(LUA).o: src/lua_merchantapi.c src/merchantapi.h src/lua_compat.h
+# The binding's files, compiled once per Lua target.
+LUA_SRC    := src/lua_merchantapi.c src/lua_transport.c
+LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
+
+$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/lua_compat.h src/lua_binding.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 
 $(LIB_SO): $(CORE_OBJ)
+	@mkdir -p $(@D)
 	$(CC) -shared $(SAN) -o $@ $^ $(DEP_LIBS) $(LDFLAGS)
 
 $(LIB_A): $(CORE_OBJ)
+	@mkdir -p $(@D)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The Lua module carries the core inside it (never links liblua).
-$(LUAMOD): $(OBJDIR)/lua_merchantapi-$(LUA).o $(CORE_OBJ)
+# The Lua module carries the core inside it (never links liblua) and exports
+# luaopen_merchantapi_core only (mk/luamod.map): its mapi_ functions cannot
+# be interposed by, nor clash with, a libmerchantapi loaded in the same process.
+$(LUAMOD): $(LUA_OBJ) $(CORE_OBJ) mk/luamod.map
 	@mkdir -p $(@D)
-	$(CC) -shared $(SAN) -o $@ $^ $(DEP_LIBS) $(LDFLAGS)
+	$(CC) -shared $(SAN) -Wl,--version-script=mk/luamod.map -o $@ $(LUA_OBJ) $(CORE_OBJ) \
+	  $(DEP_LIBS) $(LDFLAGS)
 
 include mk/test.mk
 include mk/install.mk
 include mk/demo.mk
 include mk/fuzz.mk
+include mk/examples.mk
+include mk/docs.mk
+include mk/soak.mk
+include mk/bench.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -20,21 +20,26 @@ external_dependencies = {
   CURL = { library = "curl" },
   JSONC = { library = "json-c" },
 }
+-- A "make" build (mk/rock.mk) rather than "builtin": the module must be
+-- compiled with -fvisibility=hidden and linked with a version script so that
+-- merchantapi/core.so exports luaopen_merchantapi_core only, and builtin
+-- has no per-rock compiler or linker flags.  mk/rock.mk compiles every
+-- src/*.c (the binding is src/lua_*.c) and installs every lua/ file.
 build = {
-  type = "builtin",
-  modules = {
-    merchantapi = "lua/merchantapi.lua",
-    ["merchantapi.pager"] = "lua/merchantapi/pager.lua",
-    ["merchantapi.core"] = {
-      sources = {
-        "src/lua_merchantapi.c", "src/http.c", "src/response.c", "src/jsonapi.c",
-        "src/numscan.c", "src/value.c", "src/client.c", "src/mapping.c", "src/url.c",
-        "src/retry.c", "src/error.c", "src/error_doc.c", "src/buf.c",
-      },
-      defines = { "MAPI_BUILDING", "_POSIX_C_SOURCE=200809L" },
-      incdirs = { "src", "$(CURL_INCDIR)", "$(JSONC_INCDIR)" },
-      libdirs = { "$(CURL_LIBDIR)", "$(JSONC_LIBDIR)" },
-      libraries = { "curl", "json-c" },
-    },
+  type = "make",
+  makefile = "mk/rock.mk",
+  build_variables = {
+    CC = "$(CC)",
+    CFLAGS = "$(CFLAGS)",
+    LIBFLAG = "$(LIBFLAG)",
+    LUA_INCDIR = "$(LUA_INCDIR)",
+    CURL_INCDIR = "$(CURL_INCDIR)",
+    CURL_LIBDIR = "$(CURL_LIBDIR)",
+    JSONC_INCDIR = "$(JSONC_INCDIR)",
+    JSONC_LIBDIR = "$(JSONC_LIBDIR)",
+  },
+  install_variables = {
+    INST_LIBDIR = "$(LIBDIR)",
+    INST_LUADIR = "$(LUADIR)",
   },
 }

@@ -1,7 +1,8 @@
 --- A client for the payments service's JSON:API interface.
 --
 -- Confirm a payout draft, read a deposit channel, list an account's
--- receiving addresses (shared/spec/service-interface.md), with resources
+-- receiving addresses (shared/spec/service-interface.md), read a payout and
+-- wait for its txid, or call any other endpoint (`client:request`), with resources
 -- returned as flattened, resolved Lua tables and numbers kept exact
 -- (shared/API.md).  The HTTP exchange and the JSON:API work are done in C
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
@@ -18,6 +19,10 @@
 -- @module merchantapi
 local core = require "merchantapi.core"
 local pager = require "merchantapi.pager"
+local json = require "merchantapi.json"
+local request = require "merchantapi.request"
+local wait = require "merchantapi.wait"
+local transport = require "merchantapi.transport"
 
 local type = type
 local error = error
@@ -46,7 +51,13 @@ local CLIENT_OPTIONS = {
   max_body = "integer",
   cafile = "string",
   capath = "string",
+  transport = "function",
+  on_request = "function",
+  on_response = "function",
 }
+
+-- Options handled here (merchantapi.transport), not by the core.
+local WRAPPER_OPTIONS = { transport = true, on_request = true, on_response = true }
 
 local LIST_OPTIONS = {
   order = "string",
@@ -80,8 +91,9 @@ local function check_options(opts, allowed, fname, argn)
       ok = type(v) == want
     end
     if not ok then
+      -- a number's value helps ("got 1.5"), except where it may be a secret
       error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
-        type(v) == "number" and tostring(v) or type(v)), 3)
+        (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), 3)
     end
   end
 end
@@ -115,7 +127,18 @@ Client.__index = Client
 --   shared/API.md "Retries"),
 --   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`),
 --   `cafile`, `capath` (trusted CAs for a private CA; the system store
---   otherwise).
+--   otherwise; libcurl only),
+--   `transport` (`function(request) -> res | nil, err`: performs each
+--   request instead of libcurl, e.g. `require "merchantapi.transport.ngx"`
+--   in OpenResty; the core still builds every request and decodes every
+--   answer, retries included.  See `merchantapi.transport`),
+--   `on_request`, `on_response` (`function(info)`: called for every attempt,
+--   retries included, with `info.method`, `url`, `attempt`, and for
+--   on_response `status`, `elapsed` (seconds), `request_id`, `error`,
+--   `retry_in`; errors they raise are caught and reported as `hook_error`
+--   on the result.  See `merchantapi.transport`).
+--   With the environment variable `MERCHANTAPI_DEBUG=1` every attempt is
+--   also logged as one line on stderr (never the key nor a header).
 -- @return the client, or `nil, err` with `err.kind == "usage"` (missing or
 --   invalid base_url, api_key with CR/LF/NUL, a negative timeout, ...) or
 --   `"memory"`.  The api key never appears in `err` nor in `tostring(client)`.
@@ -128,11 +151,16 @@ function M.new(opts)
   check_options(opts, CLIENT_OPTIONS, "new", 1)
   local copy = { user_agent = LUA_TOKEN }
   for k, v in pairs(opts) do
-    copy[k] = v
+    if not WRAPPER_OPTIONS[k] then
+      copy[k] = v
+    end
   end
   local c, err = core.new(copy)
   if not c then
     return nil, err
+  end
+  if opts.transport or opts.on_request or opts.on_response then
+    c = transport.wrap(c, opts) -- the same methods, through the transport / hooks
   end
   return setmetatable({ _core = c, base_url = display_url(opts.base_url) }, Client)
 end
@@ -215,11 +243,139 @@ function Client:addresses(account_id, opts)
   local c = self._core
   local ok, p = pcall(pager.paginate, function(params)
     return c:list_addresses(account_id, params)
-  end, opts)
+  end, opts, function(params, first_page, count, concurrency)
+    return c:list_addresses_pages(account_id, params, first_page, count, concurrency)
+  end)
   if not ok then
     error(p, 2)
   end
   return p
+end
+
+--- Calls any endpoint of the service: `method` `path` under the base URL,
+-- with the client's headers, decoding, errors and retry rules (the three
+-- calls above are this call with a fixed path and primary type).
+--
+-- syntax: `value, err, res = client:request(method, path, opts)`
+--
+-- @tparam string method `"GET"`, `"HEAD"`, `"POST"`, `"PUT"`, `"PATCH"` or
+--   `"DELETE"` (exactly; anything else is a usage error).
+-- @tparam string path appended to the base URL as is, e.g.
+--   `"/api/public/v1/payouts/" .. merchantapi.escape(id)`.  It must start
+--   with `/` (not `//`: no absolute URL), be percent-encoded already (RFC
+--   3986 path characters and `%XX`; `merchantapi.escape` encodes a segment),
+--   and hold no `.` or `..` segment; CR, LF, NUL, spaces, `#` and non-ASCII
+--   bytes are usage errors.  It may carry a query (`?a=1`).
+-- @tparam[opt] table opts
+--   `query` (table: appended after `?`, or `&` when the path has a query;
+--   keys sorted bytewise, keys and values percent-encoded; a value is a
+--   string, an integer, a boolean or an array of those, repeating the key),
+--   `body` (a string, sent byte for byte; or a table, encoded as JSON by
+--   `merchantapi.encode`'s rules: decimal strings stay strings, integers
+--   stay integers, sorted keys, `merchantapi.null` as null, and fractions,
+--   NaN, cycles refused).  The body goes out with `Content-Type:
+--   application/vnd.api+json`.  GET and HEAD take no body.
+-- @return on any 2xx: the primary data as the endpoints return it (a
+--   resource, or a list with `.meta`, any `type`), or `merchantapi.null`
+--   when the document has none (`data: null`, a meta-only document, a 2xx
+--   without a body such as HEAD or 204) -- so the first value is truthy on
+--   every success and `if not value` always means failure -- then nil and
+--   res (`res.status`, `res.headers`, `res.meta`, `res.body`, ...).
+--   On failure `nil, err[, res]` with `err.kind` `"api"` (an error
+--   document, with its status), `"http"`, `"transport"`, `"decode"`,
+--   `"usage"` (bad method, path, query or body: nothing was sent; a refused
+--   body value is named by `err.pointer`, a JSON pointer into the body).
+-- Retries: GET and HEAD are retried like `get_channel`.  POST, PUT, PATCH
+--   and DELETE are treated like `confirm_payout`: never resent by libcurl,
+--   retried only when provably not sent or answered 429, and a failure
+--   carries `err.outcome` (`"not_sent"`, `"unknown"`, `"rejected"`).
+-- @raise when method or path is not a string, opts not a table, on an
+--   unknown option, a query that is not a table, or a body that is neither
+--   a table nor a string.
+function Client:request(method, path, opts)
+  if type(method) ~= "string" then
+    error("bad argument #1 to 'request' (string expected, got " .. type(method) .. ")", 2)
+  end
+  if type(path) ~= "string" then
+    error("bad argument #2 to 'request' (string expected, got " .. type(path) .. ")", 2)
+  end
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      error("bad argument #3 to 'request' (table expected, got " .. type(opts) .. ")", 2)
+    end
+    for k, v in pairs(opts) do
+      if k ~= "query" and k ~= "body" then
+        error(("unknown option '%s' to 'request'"):format(tostring(k)), 2)
+      end
+      if k == "query" and type(v) ~= "table" then
+        error("bad option 'query' to 'request' (table expected, got " .. type(v) .. ")", 2)
+      end
+      if k == "body" and type(v) ~= "table" and type(v) ~= "string" then
+        error("bad option 'body' to 'request' (table or string expected, got " .. type(v) .. ")", 2)
+      end
+    end
+  end
+  local full, body, err = request.build(method, path, opts)
+  if err then
+    return nil, err
+  end
+  return self._core:request(method, full, body)
+end
+
+--- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"
+-- and "States and transitions": follow a confirmed payout by reading it).
+--
+-- syntax: `payout, err, res = client:get_payout(payout_id)`
+--
+-- Retried like `get_channel`.
+--
+-- @tparam string payout_id the payout's id (percent-encoded as one path segment).
+-- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
+--   decimal string, `accountCharged` and `author` resolved; `txid` nil until
+--   broadcast), nil, res; or `nil, err[, res]` (kinds as `get_channel`; an
+--   unknown id is `kind = "api"` with `status = 404` on the sandbox;
+--   `"decode"` when data is not a payouts resource).
+-- @raise when payout_id is not a string.
+function Client:get_payout(payout_id)
+  check_id(payout_id, "get_payout")
+  return self._core:get_payout(payout_id)
+end
+
+--- Reads a payout until its `txid` is set (interface, "Events": a confirmed
+-- payout is followed by reading it until `txid` is set).  Never confirms.
+--
+-- syntax: `payout, err, res = client:wait_for_txid(payout_id, opts)`
+--
+-- The first read is made at once; after a read without txid the next comes
+-- `interval` later.  A retryable failure (429, 502-504, transport) is
+-- backed off: `interval * 2^n` after n failures in a row, at most
+-- `max_interval`, and never sooner than the response's Retry-After.  Reads
+-- are made without the client's own retries, so every wait goes through
+-- `sleep`.  The deadline is checked between reads (a read in flight is
+-- bounded by the client's `timeout`); the last read is made at the deadline
+-- unless a Retry-After forbids it.  The status is not checked: a payout
+-- that is still a draft, or a partner_pay payout (never broadcast), is read
+-- until the deadline.
+--
+-- @tparam string payout_id the payout's id.
+-- @tparam[opt] table opts
+--   `timeout` (seconds, default 60; 0 makes one read),
+--   `interval` (seconds between reads, > 0, default 2),
+--   `max_interval` (seconds, the backoff's cap, default 30),
+--   `sleep` (`function(seconds)`; default `ngx.sleep` inside an OpenResty
+--   phase that can yield, else `merchantapi.sleep`, which blocks the thread),
+--   `clock` (`function() -> seconds`, monotonic; default `merchantapi.monotonic`),
+--   `on_read` (`function(payout, err, res)`, called after every read).
+-- @return the payout with its `txid`, nil, res.  Or `nil, err[, res]`:
+--   `kind = "timeout"` when the deadline passed (`err.payout` the last payout
+--   read, or nil; `err.last_error` the last read's error when it failed;
+--   `err.attempts` reads made; `err.elapsed` seconds), or at once the error
+--   of a read that waiting cannot fix (not retryable: 404, 401, decode, ...),
+--   or `"usage"` (empty id, a negative timeout, interval <= 0).
+-- @raise when payout_id is not a string, on an unknown option or an option
+--   of the wrong type.
+function Client:wait_for_txid(payout_id, opts)
+  return wait.for_txid(self, payout_id, opts)
 end
 
 --- Frees the client's handle and closes its connection.  Safe to call more
@@ -257,6 +413,49 @@ function M.decode(body)
   end
   return core.decode(body)
 end
+
+--- Encodes a Lua value as JSON the way `client:request` encodes a table
+-- body (see `merchantapi.json`): sorted keys, exact integers, decimal
+-- strings as strings, `merchantapi.null` as null, `merchantapi.array()` for
+-- an empty array.
+--
+-- syntax: `text, err = merchantapi.encode(value)`
+--
+-- @return the JSON text, or nil and a `"usage"` error whose `pointer` is
+--   the JSON pointer of the refused value (a fraction, NaN, a cycle, mixed
+--   keys, invalid UTF-8, a function, ...).
+function M.encode(value)
+  local text, msg, pointer = json.encode(value)
+  if not text then
+    return nil, request.error { kind = "usage", title = "the value has no JSON form",
+      detail = msg, pointer = pointer }
+  end
+  return text
+end
+
+--- Marks a table (default: a new one) as a JSON array, so that an empty
+-- one encodes as `[]` rather than `{}`.
+--
+-- syntax: `t = merchantapi.array(t)`
+M.array = json.array
+
+--- Percent-encodes one path segment or query value: every byte but
+-- `A-Z a-z 0-9 - . _ ~` becomes `%XX`.
+--
+-- syntax: `segment = merchantapi.escape(s)`
+M.escape = request.escape
+
+--- Blocks the calling thread for `seconds` (nanosleep).  The default
+-- `sleep` of `wait_for_txid` outside OpenResty.
+--
+-- syntax: `merchantapi.sleep(seconds)`
+M.sleep = core.sleep
+
+--- Seconds on a monotonic clock (only differences mean anything).  The
+-- default `clock` of `wait_for_txid`.
+--
+-- syntax: `t = merchantapi.monotonic()`
+M.monotonic = core.monotonic
 
 --- Builds a pager over any list call (see `merchantapi.pager`).
 --

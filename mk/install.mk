@@ -6,9 +6,11 @@ INCDIR     := $(DESTDIR)$(PREFIX)/include
 PCDIR      := $(LIBDIR)/pkgconfig
 
 install: all
-	install -d $(LUA_SHARE)/merchantapi $(LUA_LIBDIR)/merchantapi $(LIBDIR) $(INCDIR) $(PCDIR)
+	install -d $(LUA_SHARE)/merchantapi/transport $(LUA_LIBDIR)/merchantapi $(LIBDIR) $(INCDIR) \
+	  $(PCDIR)
 	install -m 644 lua/merchantapi.lua $(LUA_SHARE)/merchantapi.lua
 	install -m 644 lua/merchantapi/*.lua $(LUA_SHARE)/merchantapi/
+	install -m 644 lua/merchantapi/transport/*.lua $(LUA_SHARE)/merchantapi/transport/
 	install -m 755 $(LUAMOD) $(LUA_LIBDIR)/merchantapi/core.so
 	install -m 755 $(LIB_SO) $(LIBDIR)/libmerchantapi.so
 	install -m 644 $(LIB_A) $(LIBDIR)/libmerchantapi.a

@@ -17,4 +17,4 @@ test: deps
 	  CTEST_BIN="$(CTEST_BIN)" ./scripts/test
 
 lint:
-	luacheck lua spec examples sandbox
+	luacheck lua spec examples sandbox tests/openresty bench

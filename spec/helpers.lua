@@ -113,14 +113,23 @@ function helpers.base_url()
   return state.url
 end
 
+--- A transport every helpers.client gets unless opts say otherwise (nil:
+-- libcurl).  spec/50-transport_spec.lua sets it to run endpoint specs over
+-- another HTTP client.
+helpers.transport = nil
+
 --- A client of the sandbox; opts override the defaults.
 function helpers.client(opts)
-  local o = { base_url = helpers.base_url(), api_key = helpers.API_KEY, max_retries = 0 }
+  local o = { base_url = helpers.base_url(), api_key = helpers.API_KEY, max_retries = 0,
+              transport = helpers.transport }
   for k, v in pairs(opts or {}) do
     o[k] = v
   end
   if o.api_key == false then
     o.api_key = nil
+  end
+  if o.transport == false then
+    o.transport = nil -- libcurl, whatever helpers.transport says
   end
   return assert(merchantapi.new(o))
 end
@@ -162,6 +171,126 @@ function helpers.count(id)
   end))
   assert(status == 200, "count failed: " .. tostring(status) .. " " .. tostring(body))
   return math.floor(cjson.decode(body).count) -- an integer on 5.3+
+end
+
+-- ---------------------------------------------------------------------------
+-- The sandbox's HTTPS ports and test CA (sandbox/README.md, "HTTPS")
+-- ---------------------------------------------------------------------------
+
+-- The plain port of the sandbox in use, from its base URL.
+local function sandbox_port()
+  return tonumber(helpers.base_url():match(":(%d+)/*$"))
+end
+
+-- SANDBOX_TLS_PORT / SANDBOX_TLS_UNTRUSTED_PORT, else the sandbox's own rule.
+local function tls_port(env, offset, default8089)
+  local p = tonumber(os_getenv(env) or "")
+  if p then
+    return p
+  end
+  local plain = sandbox_port()
+  return plain == 8089 and default8089 or plain + offset
+end
+
+--- https://localhost:<TLS port>: the sandbox's certificate signed by the test CA.
+function helpers.tls_url()
+  return "https://localhost:" .. tls_port("SANDBOX_TLS_PORT", 1000, 8443)
+end
+
+--- https://localhost:<untrusted port>: a self-signed certificate nobody trusts.
+function helpers.untrusted_url()
+  return "https://localhost:" .. tls_port("SANDBOX_TLS_UNTRUSTED_PORT", 2000, 8444)
+end
+
+--- The absolute path of the sandbox's test CA (<prefix>/tls/ca.pem), or nil
+--- when it does not exist (a sandbox without HTTPS).
+function helpers.ca_file()
+  local prefix = os_getenv("SANDBOX_PREFIX")
+  if prefix == nil or prefix == "" then
+    prefix = os_getenv("MERCHANTAPI_BASE_URL") and "build/sandbox" or "build/sandbox-lua"
+  end
+  if prefix:sub(1, 1) ~= "/" then
+    prefix = helpers.ROOT .. "/" .. prefix
+  end
+  local path = prefix .. "/tls/ca.pem"
+  local f = io_open(path, "rb")
+  if not f then
+    return nil
+  end
+  f:close()
+  return path
+end
+
+--- Runs a shell command line and returns its whole output (stdout and
+--- stderr) and whether it exited 0.  Under a sanitizer run (LD_PRELOAD of
+--- the ASan runtime) the command runs without the preload, unless
+--- keep_preload is true: a child Lua then runs under the same runtime as
+--- this one.
+function helpers.run(cmd, keep_preload)
+  if not keep_preload then
+    cmd = "env -u LD_PRELOAD sh -c " .. shell_quote(cmd)
+  end
+  local p = assert(io_popen(cmd .. " 2>&1; echo \"exit:$?\""))
+  local out = p:read("*a")
+  p:close()
+  local body, code = out:match("^(.*)exit:(%d+)%s*$")
+  return body or out, code == "0"
+end
+
+helpers.shell_quote = shell_quote
+
+--- A shell command prefix that runs a child Lua interpreter (the one the
+--- runner uses: $LUA, else lua5.4) with this process's package.path and
+--- package.cpath, so that it loads the same merchantapi build.
+function helpers.lua_command()
+  local lua = os_getenv("LUA")
+  if lua == nil or lua == "" then
+    lua = "lua5.4"
+  end
+  return format("env LUA_PATH=%s LUA_CPATH=%s %s", shell_quote(package.path),
+    shell_quote(package.cpath), shell_quote(lua))
+end
+
+--- Runs Lua source in a child interpreter (helpers.lua_command) with the
+--- given arguments (arg[1], ...) and an optional "NAME=value ..." environment
+--- prefix; returns its output and whether it exited 0.
+function helpers.run_lua(source, args, env)
+  local path = os.tmpname()
+  local f = assert(io_open(path, "wb"))
+  f:write(source)
+  f:close()
+  local quoted = {}
+  for i, a in ipairs(args or {}) do
+    quoted[i] = shell_quote(a)
+  end
+  local out, ok = helpers.run(format("%s %s %s %s", env and ("env " .. env) or "",
+    helpers.lua_command(), shell_quote(path), concat(quoted, " ")), true)
+  os.remove(path)
+  return out, ok
+end
+
+--- This process's resident set size in KiB (Linux /proc), or nil.
+function helpers.rss_kib()
+  local f = io_open("/proc/self/status", "r")
+  if not f then
+    return nil
+  end
+  local text = f:read("*a")
+  f:close()
+  return tonumber(text:match("VmRSS:%s*(%d+)"))
+end
+
+--- Wall-clock seconds with sub-second resolution (luasocket's gettime,
+--- else `date +%s.%N`), for measuring waits inside a spec.
+function helpers.now()
+  local ok, socket = pcall(require, "socket")
+  if ok and socket.gettime then
+    return socket.gettime()
+  end
+  local p = assert(io_popen("date +%s.%N"))
+  local t = tonumber(p:read("*l"))
+  p:close()
+  return t
 end
 
 -- ---------------------------------------------------------------------------

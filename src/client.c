@@ -1,7 +1,8 @@
 /*
  * client.c -- the service's three endpoints (interface, "Endpoints"): the
- * client object, request URLs, the retry loop of the contract ("Retries")
- * and the mapping of responses to documents or errors.
+ * client object, request URLs, and the loop that sends a call's attempts
+ * over libcurl (the decisions between them -- the contract's "Retries",
+ * errors, observers -- are the exchange's: exchange.c).
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -24,6 +25,16 @@ struct mapi_client {
     mapi_random_fn random;
     void *random_ctx;
     uint64_t rng;         /* state of the default random hook */
+    char *user_agent;     /* the whole User-Agent value, for transports other than libcurl */
+    size_t max_body;      /* copied for exchanges (the limits a transport is handed) */
+    double timeout, connect_timeout;
+    int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
+    mapi_observer_fn observer; /* mapi_client_set_observer */
+    void *observer_ctx;
+    mapi_exchange **capture; /* mapi_client_capture: the next call's exchange goes here */
+    const mapi_exchange *replay; /* mapi_client_replay: the next call's result, ... */
+    mapi_doc **replay_doc;       /*   taken from here on success */
+    mapi_error *replay_err;      /*   or from here */
 };
 
 /* ---- configuration and global init ---- */
@@ -121,6 +132,19 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         mapi_client_free(c);
         return NULL;
     }
+    {
+        const curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
+        const char *dbg = getenv("MERCHANTAPI_DEBUG");
+        c->user_agent = mapi_user_agent(cfg->user_agent, vi ? vi->version : NULL);
+        if (!c->user_agent) {
+            mapi_client_free(c);
+            return mapi_error_oom(err), NULL;
+        }
+        c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+    }
+    c->max_body = cfg->max_body;
+    c->timeout = cfg->timeout;
+    c->connect_timeout = cfg->connect_timeout;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
     c->rng = mapi_rng_seed((uintptr_t)c);
@@ -136,7 +160,29 @@ void mapi_client_free(mapi_client *c)
     mapi_http_free(c->http);
     free(c->base_url);
     wipe_free(c->api_key);
+    free(c->user_agent);
     free(c);
+}
+
+void mapi_client_set_observer(mapi_client *c, mapi_observer_fn fn, void *ctx)
+{
+    if (!c)
+        return;
+    c->observer = fn;
+    c->observer_ctx = fn ? ctx : NULL;
+}
+
+void mapi_client_capture(mapi_client *c, mapi_exchange **slot)
+{
+    c->capture = slot;
+}
+
+void mapi_client_replay(mapi_client *c, const mapi_exchange *x, mapi_doc **doc,
+                        mapi_error *err)
+{
+    c->replay = x;
+    c->replay_doc = doc;
+    c->replay_err = err;
 }
 
 void mapi_client_set_sleep(mapi_client *c, mapi_sleep_fn fn, void *ctx)
@@ -195,73 +241,121 @@ static void query_long(mapi_buf *b, char *sep, const char *name, long value)
     *sep = '&';
 }
 
-/* One request and its mapping.  0 with *out, or -1 with *e. */
-static int attempt(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e)
+/* A new exchange for call k with this client's settings. */
+static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_error *err)
 {
-    mapi_http_request req;
-    mapi_response *res = NULL;
+    mapi_exchange_settings s;
 
-    memset(&req, 0, sizeof req);
-    req.method = k->method;
-    req.url = k->url;
-    req.fresh_connection = k->confirm;
-    if (mapi_http_perform(c->http, &req, &res, e) < 0) {
-        if (k->confirm && e->kind != MAPI_ERR_TRANSPORT)
-            e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
-                                                             : MAPI_OUTCOME_UNKNOWN;
-        if (e->kind == MAPI_ERR_DECODE && e->response)
-            e->retry_after = mapi_retry_after_parse(
-                mapi_response_header(e->response, "retry-after"), time(NULL));
+    memset(&s, 0, sizeof s);
+    s.api_key = c->api_key;
+    s.user_agent = c->user_agent;
+    s.max_retries = k->has_max_retries ? k->max_retries : c->max_retries;
+    s.max_depth = c->max_depth;
+    s.max_body = c->max_body;
+    s.timeout = c->timeout;
+    s.connect_timeout = c->connect_timeout;
+    s.debug = c->debug;
+    return mapi_exchange_new(k, &s, err);
+}
+
+/* The call was checked and built: hand its exchange to the capturer
+   (mapi_client_capture) instead of sending it. */
+static int capture(mapi_client *c, const mapi_call *k, mapi_error *err)
+{
+    mapi_exchange **slot = c->capture;
+    mapi_error e = MAPI_ERROR_INIT;
+
+    c->capture = NULL;
+    *slot = client_exchange(c, k, &e);
+    if (!*slot) {
+        if (err) {
+            mapi_error_clear(err);
+            *err = e;
+        } else {
+            mapi_error_clear(&e);
+        }
         return -1;
     }
-    return mapi_map_response(k, res, c->max_depth, out, e);
+    return mapi_error_set(err, MAPI_ERR_USAGE, "the call was handed to a custom transport");
 }
 
-/* The contract's "Retries": GET retries what is retryable; the confirm PUT
-   only what provably never arrived, or was answered 429. */
-static int should_retry(const mapi_call *k, const mapi_error *e)
+/* The call's attempts ran elsewhere (a Lua transport): give back the result
+   they ended with, when it is this call's. */
+static int replay(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *err)
 {
-    if (k->confirm)
-        return (e->kind == MAPI_ERR_TRANSPORT && e->outcome == MAPI_OUTCOME_NOT_SENT) ||
-               (e->retryable && e->status == 429);
-    return e->retryable;
+    const mapi_call *done = mapi_exchange_call(c->replay);
+    mapi_doc **doc = c->replay_doc;
+    mapi_error *e = c->replay_err;
+
+    mapi_client_replay(c, NULL, NULL, NULL);
+    if (strcmp(done->method, k->method) != 0 || strcmp(done->url, k->url) != 0)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "the replayed result is another call's");
+    if (*doc) {
+        *out = *doc;
+        *doc = NULL;
+        return 0;
+    }
+    if (err) {
+        mapi_error init = MAPI_ERROR_INIT;
+        mapi_error_clear(err);
+        *err = *e;
+        *e = init;
+    }
+    return -1;
 }
 
+static void observe(const mapi_client *c, mapi_attempt_event ev, const mapi_attempt_info *info)
+{
+    if (c->observer)
+        c->observer(c->observer_ctx, ev, info);
+}
+
+/* The contract's "Retries" over libcurl: every decision is the exchange's
+   (exchange.c); this loop sends, observes and sleeps. */
 static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *err)
 {
     mapi_error e = MAPI_ERROR_INIT;
-    int attempts = 0;
+    mapi_exchange *x;
+    mapi_step step = MAPI_STEP_FAILED;
 
-    for (;;) {
-        double wait;
-        attempts++;
-        if (attempt(c, k, out, &e) == 0) {
+    if (c->capture)
+        return capture(c, k, err);
+    if (c->replay)
+        return replay(c, k, out, err);
+    x = client_exchange(c, k, &e);
+    if (x) {
+        mapi_exchange_set_random(x, c->random, c->random_ctx);
+        for (;;) {
+            mapi_http_request req;
+            mapi_response *res = NULL;
+            double wait;
+
+            memset(&req, 0, sizeof req);
+            req.method = k->method;
+            req.url = k->url;
+            req.body = k->body;
+            req.body_len = k->body_len;
+            req.fresh_connection = k->confirm;
+            observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
+            if (mapi_http_perform(c->http, &req, &res, &e) < 0)
+                res = NULL;
+            step = mapi_exchange_end(x, res, &e, out, &wait);
+            observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
+            if (step != MAPI_STEP_RETRY)
+                break;
+            if (c->sleep(c->sleep_ctx, wait) != 0) {
+                mapi_exchange_fail(x, &e); /* stop: the last attempt's error */
+                step = MAPI_STEP_FAILED;
+                break;
+            }
             mapi_error_clear(&e);
-            return 0;
         }
-        if (attempts > c->max_retries || !should_retry(k, &e))
-            break;
-        wait = e.retry_after >= 0 ? e.retry_after
-                                  : mapi_backoff_delay(attempts - 1, c->random(c->random_ctx));
-        if (c->sleep(c->sleep_ctx, wait) != 0)
-            break;
-        mapi_error_clear(&e);
+        mapi_exchange_free(x);
+    } else if (k->confirm) {
+        e.outcome = MAPI_OUTCOME_NOT_SENT; /* out of memory before anything was sent */
     }
-    e.attempts = attempts;
-    if (!k->confirm)
-        e.outcome = MAPI_OUTCOME_NONE; /* outcome is the confirm's question only */
-    if (e.kind != MAPI_ERR_MEMORY) {
-        e.method = mapi_strdup(k->method);
-        e.url = mapi_strdup(k->url);
-        if (!e.method || !e.url)
-            mapi_error_oom(&e);
-    }
-    if (e.kind != MAPI_ERR_MEMORY) {
-        if (mapi_error_message(&e) < 0)    /* now with method and URL */
-            mapi_error_oom(&e);
-        else
-            mapi_error_redact(&e, c->api_key); /* the key never shows, whatever the server echoed */
-    }
+    if (step == MAPI_STEP_DONE)
+        return 0;
     if (err) {
         mapi_error_clear(err);
         *err = e;
@@ -269,6 +363,16 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
         mapi_error_clear(&e);
     }
     return -1;
+}
+
+int mapi_client_run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *err)
+{
+    return run(c, k, out, err);
+}
+
+const char *mapi_client_base_url(const mapi_client *c)
+{
+    return c->base_url;
 }
 
 /* The interface shows Authorization on confirm and on the address list: a
@@ -344,28 +448,70 @@ int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, map
     return run_url(c, &k, &url, out, err);
 }
 
-int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
-                        mapi_doc **out, mapi_error *err)
+int mapi_list_addresses_call(mapi_client *c, const char *account_id,
+                             const mapi_page_params *p, mapi_call *k, char **url,
+                             mapi_error *err)
 {
-    mapi_call k;
-    mapi_buf url;
+    mapi_buf b;
     char sep = '?';
 
-    if (check_call(c, out, err) < 0 || check_id("account_id", account_id, err) < 0 ||
+    *url = NULL;
+    if (check_id("account_id", account_id, err) < 0 ||
         require_key(c, "list addresses", err) < 0)
         return -1;
     if (p && (p->page < 0 || p->per_page < 0))
         return mapi_error_set(err, MAPI_ERR_USAGE, "page and per_page must be >= 0");
-    memset(&k, 0, sizeof k);
-    k.method = "GET";
-    k.type = "addresses";
-    k.list = 1;
-    endpoint_url(&url, c, "accounts", account_id, "/addresses");
+    memset(k, 0, sizeof *k);
+    k->method = "GET";
+    k->type = "addresses";
+    k->list = 1;
+    endpoint_url(&b, c, "accounts", account_id, "/addresses");
     if (p) {
-        query_string(&url, &sep, "order", p->order);
-        query_string(&url, &sep, "order_type", p->order_type);
-        query_long(&url, &sep, "page", p->page);
-        query_long(&url, &sep, "per_page", p->per_page);
+        query_string(&b, &sep, "order", p->order);
+        query_string(&b, &sep, "order_type", p->order_type);
+        query_long(&b, &sep, "page", p->page);
+        query_long(&b, &sep, "per_page", p->per_page);
     }
-    return run_url(c, &k, &url, out, err);
+    *url = mapi_buf_take(&b);
+    if (!*url)
+        return mapi_error_oom(err);
+    k->url = *url;
+    return 0;
+}
+
+void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out)
+{
+    out->http = c->http;
+    out->sleep = c->sleep;
+    out->sleep_ctx = c->sleep_ctx;
+}
+
+mapi_exchange *mapi_client_exchange(mapi_client *c, const mapi_call *k, mapi_error *err)
+{
+    mapi_exchange *x = client_exchange(c, k, err);
+
+    if (x)
+        mapi_exchange_set_random(x, c->random, c->random_ctx);
+    return x;
+}
+
+void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
+                         const mapi_attempt_info *info)
+{
+    observe(c, ev, info);
+}
+
+int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
+                        mapi_doc **out, mapi_error *err)
+{
+    mapi_call k;
+    char *url;
+    int rc;
+
+    if (check_call(c, out, err) < 0 ||
+        mapi_list_addresses_call(c, account_id, p, &k, &url, err) < 0)
+        return -1;
+    rc = run(c, &k, out, err);
+    free(url);
+    return rc;
 }

@@ -22,6 +22,8 @@
 
 struct mapi_http {
     CURL *easy;
+    CURLSH *share;              /* connections, DNS, TLS sessions: easy + multi transfers */
+    CURLM *multi;               /* concurrent transfers (multi.c); made on first use */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     char errbuf[CURL_ERROR_SIZE];
@@ -171,6 +173,16 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error
         mapi_error_set(err, MAPI_ERR_MEMORY, "curl_easy_init failed");
         return NULL;
     }
+    h->share = curl_share_init();
+    if (!h->share) {
+        mapi_http_free(h);
+        return mapi_error_oom(err), NULL;
+    }
+    /* One pool for the easy handle and the concurrent transfers of multi.c.
+       CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
+    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     if (append_header(&h->headers, "Content-Type: application/vnd.api+json") < 0 ||
         append_header(&h->headers, "Accept: application/vnd.api+json") < 0 ||
         append_header(&h->headers, "Expect:") < 0 ||
@@ -217,6 +229,7 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error
     SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_body);
     SET(CURLOPT_PATH_AS_IS, 1L); /* send the percent-encoded path exactly as built */
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_SHARE, h->share);
 #undef SET
     free(ua_line); /* libcurl keeps its own copy */
     if (rc != CURLE_OK) {
@@ -236,8 +249,12 @@ void mapi_http_free(mapi_http *h)
 {
     if (!h)
         return;
+    if (h->multi)
+        curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
     if (h->easy)
         curl_easy_cleanup(h->easy);
+    if (h->share)
+        curl_share_cleanup(h->share); /* last: every handle using it is gone */
     curl_slist_free_all(h->headers);
     free(h);
 }
@@ -278,30 +295,118 @@ static mapi_outcome transport_outcome(CURLcode rc, long request_size, curl_off_t
     }
 }
 
-static int set_request(mapi_http *h, const mapi_http_request *req)
+static int set_request(CURL *easy, const mapi_http_request *req)
 {
     CURLcode rc;
 
-    rc = curl_easy_setopt(h->easy, CURLOPT_URL, req->url);
+    rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
     if (rc == CURLE_OK && strcmp(req->method, "GET") == 0) {
-        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPGET, 1L);
+        rc = curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
         if (rc == CURLE_OK)
-            rc = curl_easy_setopt(h->easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else if (rc == CURLE_OK && strcmp(req->method, "HEAD") == 0) {
+        /* libcurl's own HEAD (mapi_request): it then reads no body after the headers */
+        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
     } else if (rc == CURLE_OK) {
-        /* A body (maybe empty: "Content-Length: 0") under the given method. */
-        rc = curl_easy_setopt(h->easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                              (curl_off_t)(req->body ? req->body_len : 0));
+        /* A body (maybe empty: "Content-Length: 0") under the given method;
+           NOBODY off first, in case the handle's last request was a HEAD. */
+        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 0L);
         if (rc == CURLE_OK)
-            rc = curl_easy_setopt(h->easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                                  (curl_off_t)(req->body ? req->body_len : 0));
         if (rc == CURLE_OK)
-            rc = curl_easy_setopt(h->easy, CURLOPT_CUSTOMREQUEST,
+            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
                                   strcmp(req->method, "POST") == 0 ? NULL : req->method);
     }
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(h->easy, CURLOPT_FRESH_CONNECT, req->fresh_connection ? 1L : 0L);
+        rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, req->fresh_connection ? 1L : 0L);
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(h->easy, CURLOPT_FORBID_REUSE, req->fresh_connection ? 1L : 0L);
+        rc = curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, req->fresh_connection ? 1L : 0L);
     return (int)rc;
+}
+
+/* The outcome of one finished transfer (rc from curl_easy_perform or the
+   multi's CURLMSG_DONE): 0 with *out, or -1 with err (see mapi_http_perform). */
+static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
+                  size_t max_body, mapi_response **out, mapi_error *err)
+{
+    long status = 0, request_size = 0;
+    curl_off_t total = 0, pretransfer = 0;
+    const char *rid;
+
+    if (sent) {
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &request_size);
+        curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total);
+        curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
+    } /* else nothing was sent: the zeros above say so */
+    /* The callbacks' pointers must not outlive the transfer state. */
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)NULL);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)NULL);
+    t->res->status = (int)status;
+    t->res->elapsed = (double)total / 1e6;
+
+    if (t->oom || rc == CURLE_OUT_OF_MEMORY) {
+        mapi_response_free(t->res);
+        return mapi_error_oom(err);
+    }
+    if (t->over_body || t->over_headers || rc == CURLE_FILESIZE_EXCEEDED) {
+        if (t->over_headers)
+            mapi_error_set(err, MAPI_ERR_DECODE, "response headers over %d bytes",
+                           MAX_HEADER_BYTES);
+        else
+            mapi_error_set(err, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
+                           (unsigned long)max_body);
+        if (err && err->kind == MAPI_ERR_DECODE) {
+            err->status = (int)status;
+            rid = mapi_response_header(t->res, "x-request-id");
+            err->request_id = mapi_strdup(rid);
+            err->response = t->res;
+            if (rid && !err->request_id)
+                return mapi_error_oom(err);
+        } else {
+            mapi_response_free(t->res);
+        }
+        return -1;
+    }
+    if (rc != CURLE_OK) {
+        rid = mapi_response_header(t->res, "x-request-id");
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
+        if (err && err->kind == MAPI_ERR_TRANSPORT) {
+            err->curl_code = (int)rc;
+            err->retryable = 1;
+            err->outcome = transport_outcome(rc, request_size, pretransfer);
+            if (errbuf[0] && strcmp(errbuf, err->title) != 0)
+                err->detail = mapi_strdup(errbuf);
+            err->request_id = mapi_strdup(rid);
+            if ((errbuf[0] && !err->detail && strcmp(errbuf, err->title) != 0) ||
+                (rid && !err->request_id)) {
+                mapi_response_free(t->res);
+                return mapi_error_oom(err);
+            }
+            if (mapi_error_message(err) < 0) {
+                mapi_response_free(t->res);
+                return mapi_error_oom(err);
+            }
+        }
+        mapi_response_free(t->res);
+        return -1;
+    }
+    if (!t->res->body) {
+        t->res->body = malloc(1);
+        if (!t->res->body) {
+            mapi_response_free(t->res);
+            return mapi_error_oom(err);
+        }
+        t->res->body[0] = '\0';
+        t->res->cap = 1;
+    }
+    *out = t->res;
+    return 0;
 }
 
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
@@ -309,9 +414,7 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
 {
     transfer t;
     CURLcode rc;
-    long status = 0, request_size = 0;
-    curl_off_t total = 0, pretransfer = 0;
-    const char *rid;
+    int sent = 0;
 
     *out = NULL;
     memset(&t, 0, sizeof t);
@@ -320,77 +423,100 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
     if (!t.res)
         return mapi_error_oom(err);
     h->errbuf[0] = '\0';
-    rc = (CURLcode)set_request(h, req);
+    rc = (CURLcode)set_request(h->easy, req);
     if (rc == CURLE_OK) {
         curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, &t);
         curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, &t);
         rc = curl_easy_perform(h->easy);
-        curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_getinfo(h->easy, CURLINFO_REQUEST_SIZE, &request_size);
-        curl_easy_getinfo(h->easy, CURLINFO_TOTAL_TIME_T, &total);
-        curl_easy_getinfo(h->easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
-    } /* else nothing was sent: the zeros above say so */
-    /* The callbacks' pointers must not outlive this frame. */
-    curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, (void *)NULL);
-    curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, (void *)NULL);
-    t.res->status = (int)status;
-    t.res->elapsed = (double)total / 1e6;
+        sent = 1;
+    }
+    return finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+}
 
-    if (t.oom || rc == CURLE_OUT_OF_MEMORY) {
-        mapi_response_free(t.res);
-        return mapi_error_oom(err);
+/* ---- transfers for a multi handle (multi.c) ---- */
+
+struct mapi_http_transfer {
+    CURL *easy;
+    transfer t;
+    size_t max_body;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+void *mapi_http_multi(mapi_http *h)
+{
+    if (!h->multi)
+        h->multi = curl_multi_init();
+    return h->multi;
+}
+
+mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
+                                           void *private_data, mapi_error *err)
+{
+    mapi_http_transfer *x = calloc(1, sizeof *x);
+    CURLcode rc = CURLE_OK;
+
+    if (!x)
+        return mapi_error_oom(err), NULL;
+    x->max_body = h->max_body;
+    x->t.max_body = h->max_body;
+    x->t.res = mapi_response_new();
+    /* every option of the client's handle: headers, TLS, timeouts, callbacks */
+    x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+    if (!x->easy) {
+        mapi_http_transfer_free(x);
+        return mapi_error_oom(err), NULL;
     }
-    if (t.over_body || t.over_headers || rc == CURLE_FILESIZE_EXCEEDED) {
-        if (t.over_headers)
-            mapi_error_set(err, MAPI_ERR_DECODE, "response headers over %d bytes",
-                           MAX_HEADER_BYTES);
-        else
-            mapi_error_set(err, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
-                           (unsigned long)h->max_body);
-        if (err && err->kind == MAPI_ERR_DECODE) {
-            err->status = (int)status;
-            rid = mapi_response_header(t.res, "x-request-id");
-            err->request_id = mapi_strdup(rid);
-            err->response = t.res;
-            if (rid && !err->request_id)
-                return mapi_error_oom(err);
-        } else {
-            mapi_response_free(t.res);
-        }
-        return -1;
-    }
+#define SET(opt, val)                                  \
+    do {                                               \
+        if (rc == CURLE_OK)                            \
+            rc = curl_easy_setopt(x->easy, opt, val);  \
+    } while (0)
+    SET(CURLOPT_SHARE, h->share); /* not copied by curl_easy_duphandle */
+    SET(CURLOPT_ERRORBUFFER, x->errbuf);
+    SET(CURLOPT_PRIVATE, private_data);
+    SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
+#undef SET
+    if (rc == CURLE_OK)
+        rc = (CURLcode)set_request(x->easy, req);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, &x->t);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, &x->t);
     if (rc != CURLE_OK) {
-        rid = mapi_response_header(t.res, "x-request-id");
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
-        if (err && err->kind == MAPI_ERR_TRANSPORT) {
+        mapi_http_transfer_free(x);
+        if (rc == CURLE_OUT_OF_MEMORY)
+            return mapi_error_oom(err), NULL;
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
+                       curl_easy_strerror(rc));
+        if (err)
             err->curl_code = (int)rc;
-            err->retryable = 1;
-            err->outcome = transport_outcome(rc, request_size, pretransfer);
-            if (h->errbuf[0] && strcmp(h->errbuf, err->title) != 0)
-                err->detail = mapi_strdup(h->errbuf);
-            err->request_id = mapi_strdup(rid);
-            if ((h->errbuf[0] && !err->detail && strcmp(h->errbuf, err->title) != 0) ||
-                (rid && !err->request_id)) {
-                mapi_response_free(t.res);
-                return mapi_error_oom(err);
-            }
-            if (mapi_error_message(err) < 0) {
-                mapi_response_free(t.res);
-                return mapi_error_oom(err);
-            }
-        }
-        mapi_response_free(t.res);
-        return -1;
+        return NULL;
     }
-    if (!t.res->body) {
-        t.res->body = malloc(1);
-        if (!t.res->body) {
-            mapi_response_free(t.res);
-            return mapi_error_oom(err);
-        }
-        t.res->body[0] = '\0';
-        t.res->cap = 1;
-    }
-    *out = t.res;
-    return 0;
+    return x;
+}
+
+void *mapi_http_transfer_easy(mapi_http_transfer *x)
+{
+    return x->easy;
+}
+
+int mapi_http_transfer_result(mapi_http_transfer *x, int curl_code, mapi_response **out,
+                              mapi_error *err)
+{
+    int rc;
+
+    *out = NULL;
+    rc = finish(x->easy, &x->t, (CURLcode)curl_code, 1, x->errbuf, x->max_body, out, err);
+    x->t.res = NULL; /* handed over to *out or err, or freed */
+    return rc;
+}
+
+void mapi_http_transfer_free(mapi_http_transfer *x)
+{
+    if (!x)
+        return;
+    if (x->easy)
+        curl_easy_cleanup(x->easy);
+    mapi_response_free(x->t.res);
+    free(x);
 }

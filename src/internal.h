@@ -9,6 +9,7 @@
  *   numscan.c   number checks and big-integer marking ahead of json-c
  *   value.c     mapi_value navigation over json-c objects
  *   client.c    the service's endpoints, URL building, retries (mapping.c: responses)
+ *   request.c   the generic call (mapi_request) and mapi_get_payout
  *   error.c     mapi_error filling, messages (error_doc.c: error documents)
  */
 #ifndef MAPI_INTERNAL_H
@@ -64,6 +65,25 @@ void mapi_http_free(mapi_http *h);
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err);
 
+/* Concurrent transfers (multi.c drives them).  The client's libcurl multi
+   handle (a CURLM *), made on first use and freed with h; NULL when out of
+   memory.  Its transfers share the easy handle's connections, DNS cache and
+   TLS sessions (one CURLSH), and multiplex over HTTP/2 when offered. */
+typedef struct mapi_http_transfer mapi_http_transfer;
+void *mapi_http_multi(mapi_http *h);
+/* A transfer of req set up like mapi_http_perform's (a duplicate of the
+   client's easy handle), with CURLOPT_PRIVATE = private_data; NULL with err
+   (MEMORY, TRANSPORT for a refused option).  Add mapi_http_transfer_easy(x)
+   (a CURL *) to the multi; free with mapi_http_transfer_free after removing it. */
+mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
+                                           void *private_data, mapi_error *err);
+void *mapi_http_transfer_easy(mapi_http_transfer *x);
+/* Once the multi reported the transfer done with curl_code: exactly what
+   mapi_http_perform returns for it (0 with *out, or -1 with err).  Once only. */
+int mapi_http_transfer_result(mapi_http_transfer *x, int curl_code, mapi_response **out,
+                              mapi_error *err);
+void mapi_http_transfer_free(mapi_http_transfer *x);
+
 /* ---- JSON:API documents (jsonapi.c) ---- */
 
 /* Parses res->body into a document that takes ownership of res: on success
@@ -84,12 +104,27 @@ typedef struct mapi_numscan_result {
     size_t members;  /* object members in the source (':' outside strings) */
 } mapi_numscan_result;
 
-/* Checks every number token against RFC 8259 and every bare word; counts.
-   0, or -1 with a DECODE error. */
+/* Checks every number token against RFC 8259 and every bare word, and the
+   body's UTF-8 and \u escapes as mapi_utf8_check does; counts.  0, or -1
+   with a DECODE error. */
 int mapi_numscan(const char *body, size_t len, mapi_numscan_result *out, mapi_error *err);
 /* A malloc'd copy of body with '.' appended to each big integer token, and
    its length in *out_len; NULL when out of memory. */
 char *mapi_numscan_mark(const char *body, size_t len, size_t big_ints, size_t *out_len);
+
+/* ---- strict UTF-8 ahead of json-c (utf8.c) ---- */
+
+/* Checks body as RFC 3629 UTF-8 (no overlong forms, surrogates or code
+   points past U+10FFFF) and every \u escape inside strings for a lone
+   surrogate.  0, or -1 with a DECODE error. */
+int mapi_utf8_check(const char *body, size_t len, mapi_error *err);
+/* Its two steps, for numscan.c's single pass over the body (mapi_numscan
+   makes the same checks as mapi_utf8_check, with the same errors):
+   the length of the valid UTF-8 sequence at s[0] >= 0x80 (avail bytes
+   left), or 0; the length of the \u escape at s[0] == '\\', s[1] == 'u',
+   or 0 for a lone surrogate. */
+size_t mapi_utf8_sequence(const unsigned char *s, size_t avail);
+size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
 
 /* ---- errors (error.c) ---- */
 
@@ -248,9 +283,15 @@ void mapi_error_redact(mapi_error *err, const char *secret);
 typedef struct mapi_call {
     const char *method;
     const char *url;
-    int confirm;          /* the PUT confirm: fresh connection, outcome, cautious retries */
-    const char *type;     /* the primary resources' type */
+    int confirm;          /* the PUT confirm, and every generic call that is not GET/HEAD:
+                             fresh connection, outcome, cautious retries */
+    const char *type;     /* the primary resources' type; NULL (generic calls): any, or none */
     int list;             /* 1: data is an array with integer meta page/per_page/total */
+    const char *body;     /* request body or NULL (request.c) */
+    size_t body_len;
+    int generic;          /* 1: mapi_request: a 2xx without a body is a document without data */
+    int has_max_retries;  /* 1: max_retries below replaces the client's for this call */
+    int max_retries;
 } mapi_call;
 
 /* 1 when a Content-Type is application/vnd.api+json or application/json
@@ -261,5 +302,116 @@ int mapi_media_type_is_json(const char *content_type);
    for the confirm, outcome; e->response owns res or a copy of it). */
 int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
                       mapi_error *e);
+
+/* ---- the client's retry loop, for request.c (client.c) ---- */
+
+/* Runs call k (k->url a full URL) with the client's retry rules; on failure
+   err gets attempts, method, url, message, and the api key redacted. */
+int mapi_client_run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *err);
+/* The validated base URL, without trailing '/'.  Borrowed. */
+const char *mapi_client_base_url(const mapi_client *c);
+
+/* ---- documents without a body (jsonapi.c) ---- */
+
+/* A document without root or data that takes ownership of res (a 2xx
+   response without a body: HEAD, 204).  0, or -1 (MEMORY; res freed). */
+int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err);
+
+/* ---- the concurrent page fetcher (multi.c) and what it uses of client.c ---- */
+
+/* What multi.c needs of a client: borrowed, valid while the client lives. */
+typedef struct mapi_client_parts {
+    mapi_http *http;
+    mapi_sleep_fn sleep;
+    void *sleep_ctx;
+} mapi_client_parts;
+void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
+/* The checks and the call of mapi_list_addresses without sending it: 0 with
+   *k filled and k->url = *url (caller frees *url), or -1 with err (USAGE,
+   MEMORY). */
+int mapi_list_addresses_call(mapi_client *c, const char *account_id,
+                             const mapi_page_params *p, mapi_call *k, char **url,
+                             mapi_error *err);
+
+/* ---- one call across its attempts, without I/O (exchange.c) ---- */
+
+/* What an exchange copies from its client (nothing is borrowed). */
+typedef struct mapi_exchange_settings {
+    const char *api_key;    /* NULL or "": no Authorization header */
+    const char *user_agent; /* the whole User-Agent value */
+    int max_retries;        /* retries after the first attempt */
+    int max_depth;          /* JSON nesting cap; <= 0 means 64 */
+    size_t max_body;        /* bytes; 0 means 16 MiB */
+    double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
+    int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
+} mapi_exchange_settings;
+
+typedef struct mapi_exchange mapi_exchange;
+
+/* How an attempt ended for the call. */
+typedef enum mapi_step {
+    MAPI_STEP_DONE = 0, /* *out holds the document */
+    MAPI_STEP_FAILED,   /* *e is the call's final error (finished: mapi_exchange_fail) */
+    MAPI_STEP_RETRY     /* wait *wait seconds, then begin the next attempt; *e holds this
+                           attempt's error (clear it, or finish it with mapi_exchange_fail) */
+} mapi_step;
+
+/* A new exchange for the built call k (every string and the body copied);
+   NULL with err MEMORY.  Free with mapi_exchange_free (NULL ignored). */
+mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_settings *s,
+                                 mapi_error *err);
+void mapi_exchange_free(mapi_exchange *x);
+/* The jitter source; fn NULL: the exchange's own generator. */
+void mapi_exchange_set_random(mapi_exchange *x, mapi_random_fn fn, void *ctx);
+/* The call (method, url, body, confirm, ...), owned by the exchange. */
+const mapi_call *mapi_exchange_call(const mapi_exchange *x);
+/* The limits a transport should apply: seconds, seconds, bytes (a transport
+   may stop reading after max_body + 1 bytes of body). */
+void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
+                          size_t *max_body);
+/* Request header i (0-based): Content-Type, Accept, Authorization (with a
+   key), User-Agent -- what libcurl sends.  1, or 0 past the end.  Borrowed;
+   the Authorization value holds the key: never log it. */
+int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
+                            const char **value);
+/* Begins the next attempt: counts it and stamps the time.  Returns the
+   attempt's facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
+const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
+/* Ends the attempt begun last.  res: the response (taken in every case), or
+   NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
+   TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
+   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line. */
+mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
+                            mapi_doc **out, double *wait);
+/* Finishes *e as the call's final error: attempts, method, url, message,
+   outcome only for the confirm, the api key redacted. */
+void mapi_exchange_fail(mapi_exchange *x, mapi_error *e);
+/* The facts of the attempt ended last, for a MAPI_ATTEMPT_RESPONSE observer:
+   borrowed, valid until the next begin and while *out / *e live. */
+const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
+int mapi_exchange_attempts(const mapi_exchange *x);
+/* "merchantapi/<v> libcurl/<curl_version>[ <product>]"; NULL when out of memory. */
+char *mapi_user_agent(const char *product, const char *curl_version);
+/* Seconds on a monotonic clock. */
+double mapi_monotonic_seconds(void);
+
+/* Makes the client's next call hand its exchange to *slot instead of
+   sending it (the call's checks and URL as usual; it then fails with a
+   USAGE error to be ignored, or with the checks' own error and *slot left
+   NULL).  For transports the binding runs in Lua.  slot NULL cancels. */
+void mapi_client_capture(mapi_client *c, mapi_exchange **slot);
+/* Makes the client's next call, instead of sending anything, end with the
+   result x's attempts ended with: it takes *doc (set to NULL) or moves *err
+   (left as MAPI_ERROR_INIT).  The call must build x's method and URL, else
+   it fails as USAGE.  x NULL cancels. */
+void mapi_client_replay(mapi_client *c, const mapi_exchange *x, mapi_doc **doc,
+                        mapi_error *err);
+
+/* For multi.c: an exchange for call k with the client's settings and
+   random hook (as its own calls get; NULL with err MEMORY), and the client's
+   observer (nothing when none is set). */
+mapi_exchange *mapi_client_exchange(mapi_client *c, const mapi_call *k, mapi_error *err);
+void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
+                         const mapi_attempt_info *info);
 
 #endif /* MAPI_INTERNAL_H */

@@ -22,20 +22,37 @@ struct mapi_resource {
     struct json_object *attributes, *relationships, *meta;
     size_t index;
     int stub;
+    size_t link_first, link_count; /* its resolved relationships: doc->links[first..] */
 };
+
+/* One relationship with linkage data, resolved once while indexing. */
+typedef struct link_rec {
+    const char *name;          /* borrowed from the relationships object */
+    mapi_rel_kind kind;        /* ONE or MANY */
+    size_t count, first;       /* targets: doc->targets[first .. first + count) */
+} link_rec;
 
 struct mapi_doc {
     struct json_object *root;
     mapi_response *response;   /* owned; NULL for mapi_doc_parse */
     struct json_object *data, *included, *meta, *jsonapi, *errors;
     int is_list;
-    mapi_resource *res;        /* every distinct resource */
-    size_t nres, capres;
+    mapi_resource **blocks;    /* every distinct resource, RES_BLOCK per block: no
+                                  realloc, and no chunk big enough to make free()
+                                  consolidate the heap (>= 64 KiB in glibc) */
+    size_t nres, nblocks, capblocks;
     size_t *data_map;          /* primary resource i -> index in res */
     size_t ndata;
     size_t *slots;             /* open addressing: index+1, 0 empty */
     size_t nslots;             /* power of two */
+    link_rec *links;           /* every resource's resolved relationships */
+    size_t nlinks, caplinks;
+    size_t *targets;           /* resource indexes the links point to */
+    size_t ntargets, captargets;
 };
+
+#define RES_BLOCK 256 /* resources per block (about 20 KiB) */
+#define RES(d, i) (&(d)->blocks[(i) / RES_BLOCK][(i) % RES_BLOCK])
 
 /* ---- the (type, id) index ---- */
 
@@ -60,7 +77,7 @@ static size_t *find_slot(const mapi_doc *d, const char *type, const char *id)
         if (*s == 0)
             return s;
         {
-            const mapi_resource *r = &d->res[*s - 1];
+            const mapi_resource *r = RES(d, *s - 1);
             if (strcmp(r->id, id) == 0 && strcmp(r->type, type) == 0)
                 return s;
         }
@@ -87,7 +104,7 @@ static int grow_slots(mapi_doc *d, size_t want)
     d->nslots = n;
     for (i = 0; i < nold; i++)
         if (old[i])
-            *find_slot(d, d->res[old[i] - 1].type, d->res[old[i] - 1].id) = old[i];
+            *find_slot(d, RES(d, old[i] - 1)->type, RES(d, old[i] - 1)->id) = old[i];
     free(old);
     return 0;
 }
@@ -113,6 +130,72 @@ static struct json_object *member(struct json_object *obj, const char *key)
     return m;
 }
 
+/* Room for one more entry in an array of *cap elements of size sz. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+    size_t c;
+    void *p;
+
+    if (n < *cap)
+        return 0;
+    c = *cap ? *cap * 2 : 64;
+    if (c > ((size_t)-1) / 2 / sz)
+        return -1;
+    p = realloc(*arr, c * sz);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* Reads a resource object's members in one pass over them (rather than a
+   hash lookup for each): string type and id (else -1), and attributes,
+   relationships and meta (NULL when absent or null). */
+static int read_resource(struct json_object *obj, const char **type, const char **id,
+                         struct json_object **attributes, struct json_object **relationships,
+                         struct json_object **meta)
+{
+    struct json_object *t = NULL, *i = NULL;
+    struct lh_entry *e;
+
+    if (!json_object_is_type(obj, json_type_object))
+        return -1;
+    for (e = lh_table_head(json_object_get_object(obj)); e; e = lh_entry_next(e)) {
+        const char *k = (const char *)lh_entry_k(e);
+        struct json_object *v = (struct json_object *)lh_entry_v(e);
+        switch (k[0]) {
+        case 'i':
+            if (strcmp(k, "id") == 0)
+                i = v;
+            break;
+        case 't':
+            if (strcmp(k, "type") == 0)
+                t = v;
+            break;
+        case 'a':
+            if (strcmp(k, "attributes") == 0)
+                *attributes = v;
+            break;
+        case 'r':
+            if (strcmp(k, "relationships") == 0)
+                *relationships = v;
+            break;
+        case 'm':
+            if (strcmp(k, "meta") == 0)
+                *meta = v;
+            break;
+        default:
+            break;
+        }
+    }
+    if (!json_object_is_type(t, json_type_string) || !json_object_is_type(i, json_type_string))
+        return -1;
+    *type = json_object_get_string(t);
+    *id = json_object_get_string(i);
+    return 0;
+}
+
 /* Adds obj (a resource, or a linkage when stub) unless its (type,id) is
    there already; *index gets its position.  -1 on memory, -2 on no identity. */
 static int add_resource(mapi_doc *d, struct json_object *obj, int stub, size_t *index)
@@ -121,7 +204,10 @@ static int add_resource(mapi_doc *d, struct json_object *obj, int stub, size_t *
     size_t *slot;
     mapi_resource *r;
 
-    if (read_identity(obj, &type, &id) != 0)
+    struct json_object *attributes = NULL, *relationships = NULL, *meta = NULL;
+
+    if (stub ? read_identity(obj, &type, &id) != 0
+             : read_resource(obj, &type, &id, &attributes, &relationships, &meta) != 0)
         return -2;
     if (d->nres + 1 > d->nslots / 2 && grow_slots(d, d->nres + 1) != 0)
         return -1;
@@ -130,29 +216,26 @@ static int add_resource(mapi_doc *d, struct json_object *obj, int stub, size_t *
         *index = *slot - 1;
         return 0;
     }
-    if (d->nres == d->capres) {
-        size_t cap = d->capres ? d->capres * 2 : 16;
-        mapi_resource *n;
-        if (cap > ((size_t)-1) / sizeof *n)
+    if (d->nres % RES_BLOCK == 0) {
+        mapi_resource *block;
+        if (d->nblocks == d->capblocks &&
+            grow((void **)&d->blocks, &d->capblocks, d->nblocks, sizeof *d->blocks) != 0)
             return -1;
-        n = realloc(d->res, cap * sizeof *n);
-        if (!n)
+        block = malloc(RES_BLOCK * sizeof *block);
+        if (!block)
             return -1;
-        d->res = n;
-        d->capres = cap;
+        d->blocks[d->nblocks++] = block;
     }
-    r = &d->res[d->nres];
+    r = RES(d, d->nres);
     memset(r, 0, sizeof *r);
     r->obj = obj;
     r->type = type;
     r->id = id;
     r->index = d->nres;
     r->stub = stub;
-    if (!stub) {
-        r->attributes = member(obj, "attributes");
-        r->relationships = member(obj, "relationships");
-        r->meta = member(obj, "meta");
-    }
+    r->attributes = attributes;
+    r->relationships = relationships;
+    r->meta = meta;
     *slot = ++d->nres;
     *index = r->index;
     return 0;
@@ -161,7 +244,10 @@ static int add_resource(mapi_doc *d, struct json_object *obj, int stub, size_t *
 /* ---- parsing ---- */
 
 /* Walks every value once: strips the '.' numscan appended to big integers,
-   checks every number kept its text, and counts object members. */
+   checks every number kept its text, and counts object members.  Values
+   are read through json-c's public structures (lh_table entries,
+   array_list) and only containers and numbers are visited: this pass runs
+   over every value of every document. */
 static int walk(struct json_object *v, size_t *members)
 {
     switch (json_object_get_type(v)) {
@@ -176,18 +262,25 @@ static int walk(struct json_object *v, size_t *members)
         return 0;
     }
     case json_type_array: {
-        size_t i, n = json_object_array_length(v);
-        for (i = 0; i < n; i++)
-            if (walk(json_object_array_get_idx(v, i), members) != 0)
+        struct array_list *al = json_object_get_array(v);
+        size_t i, n = al ? al->length : 0;
+        for (i = 0; i < n; i++) {
+            struct json_object *e = (struct json_object *)al->array[i];
+            json_type t = json_object_get_type(e);
+            if ((t == json_type_array || t == json_type_object || t == json_type_double) &&
+                walk(e, members) != 0)
                 return -1;
+        }
         return 0;
     }
     case json_type_object: {
-        struct json_object_iterator it = json_object_iter_begin(v);
-        struct json_object_iterator end = json_object_iter_end(v);
-        for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-            (*members)++;
-            if (walk(json_object_iter_peek_value(&it), members) != 0)
+        struct lh_entry *e;
+        *members += (size_t)json_object_object_length(v);
+        for (e = lh_table_head(json_object_get_object(v)); e; e = lh_entry_next(e)) {
+            struct json_object *m = (struct json_object *)lh_entry_v(e);
+            json_type t = json_object_get_type(m);
+            if ((t == json_type_array || t == json_type_object || t == json_type_double) &&
+                walk(m, members) != 0)
                 return -1;
         }
         return 0;
@@ -209,6 +302,7 @@ static int parse_json(const char *body, size_t len, int max_depth, struct json_o
 
     if (len > (size_t)INT_MAX - 1)
         return mapi_error_set(err, MAPI_ERR_DECODE, "document too large (%zu bytes)", len);
+    /* one pass: numbers, bare words, UTF-8 and \u escapes (mapi_utf8_check's rules) */
     if (mapi_numscan(body, len, &scan, err) != 0)
         return -1;
     if (scan.big_ints) {
@@ -222,7 +316,9 @@ static int parse_json(const char *body, size_t len, int max_depth, struct json_o
         free(marked);
         return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
     }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    /* No JSON_TOKENER_VALIDATE_UTF8: mapi_numscan above checked every byte
+       by stricter rules (utf8.c); json-c's per-byte check would repeat it. */
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
     root = json_tokener_parse_ex(tok, body, (int)len);
     jerr = json_tokener_get_error(tok);
     if (root && json_tokener_get_parse_end(tok) < len) {
@@ -258,32 +354,47 @@ static int parse_json(const char *body, size_t len, int max_depth, struct json_o
     return 0;
 }
 
-/* Adds a stub for every linkage of every relationship that names a resource
-   the document does not hold.  Stubs are appended while iterating, so only
-   the resources present before the call are visited (stubs have none). */
+/* Resolves every relationship of every resource once: each linkage to its
+   resource's index, with a stub for a resource the document does not hold,
+   recorded as the resource's links (mapi_resource_link) so that nothing is
+   looked up again.  Stubs are appended while iterating, so only the
+   resources present before the call are visited (stubs have none). */
 static int add_stubs(mapi_doc *d, mapi_error *err)
 {
     size_t i, n = d->nres, j;
     for (i = 0; i < n; i++) {
-        struct json_object *rels = d->res[i].relationships;
+        struct json_object *rels = RES(d, i)->relationships;
         struct json_object_iterator it, end;
+        RES(d, i)->link_first = d->nlinks;
         if (!json_object_is_type(rels, json_type_object))
             continue;
         it = json_object_iter_begin(rels);
         end = json_object_iter_end(rels);
         for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
             struct json_object *data = member(json_object_iter_peek_value(&it), "data");
+            int many = json_object_is_type(data, json_type_array);
             size_t count = 1, idx;
+            link_rec *l;
             int rc = 0;
             if (!data)
                 continue;
-            if (json_object_is_type(data, json_type_array))
+            if (many)
                 count = json_object_array_length(data);
+            if (grow((void **)&d->links, &d->caplinks, d->nlinks, sizeof *d->links) != 0)
+                return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+            l = &d->links[d->nlinks];
+            l->name = json_object_iter_peek_name(&it);
+            l->kind = many ? MAPI_REL_MANY : MAPI_REL_ONE;
+            l->count = 0;
+            l->first = d->ntargets;
             for (j = 0; j < count && rc == 0; j++) {
-                struct json_object *l = json_object_is_type(data, json_type_array)
-                                            ? json_object_array_get_idx(data, j)
-                                            : data;
-                rc = add_resource(d, l, 1, &idx);
+                struct json_object *link = many ? json_object_array_get_idx(data, j) : data;
+                rc = add_resource(d, link, 1, &idx);
+                if (rc == 0 && grow((void **)&d->targets, &d->captargets, d->ntargets,
+                                    sizeof *d->targets) != 0)
+                    rc = -1;
+                if (rc == 0)
+                    d->targets[d->ntargets++] = idx;
             }
             if (rc == -1)
                 return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
@@ -291,7 +402,10 @@ static int add_stubs(mapi_doc *d, mapi_error *err)
                 return mapi_error_set(err, MAPI_ERR_DECODE,
                                       "not JSON:API: relationship '%s' has a linkage without "
                                       "string type and id", json_object_iter_peek_name(&it));
+            l->count = count;
+            d->nlinks++;
         }
+        RES(d, i)->link_count = d->nlinks - RES(d, i)->link_first;
     }
     return 0;
 }
@@ -395,15 +509,34 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
     return 0;
 }
 
+int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err)
+{
+    mapi_doc *d = calloc(1, sizeof *d);
+
+    if (!d) {
+        mapi_response_free(res);
+        return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
+    }
+    d->response = res;
+    *out = d;
+    return 0;
+}
+
 void mapi_doc_free(mapi_doc *d)
 {
+    size_t i;
+
     if (!d)
         return;
     json_object_put(d->root);
     mapi_response_free(d->response);
-    free(d->res);
+    for (i = 0; i < d->nblocks; i++)
+        free(d->blocks[i]);
+    free(d->blocks);
     free(d->data_map);
     free(d->slots);
+    free(d->links);
+    free(d->targets);
     free(d);
 }
 
@@ -420,12 +553,12 @@ const mapi_response *mapi_doc_response(const mapi_doc *d) { return d->response; 
 
 const mapi_resource *mapi_doc_data(const mapi_doc *d, size_t i)
 {
-    return i < d->ndata ? &d->res[d->data_map[i]] : NULL;
+    return i < d->ndata ? RES(d, d->data_map[i]) : NULL;
 }
 
 const mapi_resource *mapi_doc_resource(const mapi_doc *d, size_t i)
 {
-    return i < d->nres ? &d->res[i] : NULL;
+    return i < d->nres ? RES(d, i) : NULL;
 }
 
 const mapi_resource *mapi_doc_find(const mapi_doc *d, const char *type, const char *id)
@@ -434,7 +567,7 @@ const mapi_resource *mapi_doc_find(const mapi_doc *d, const char *type, const ch
     if (!type || !id || d->nslots == 0)
         return NULL;
     slot = find_slot(d, type, id);
-    return *slot ? &d->res[*slot - 1] : NULL;
+    return *slot ? RES(d, *slot - 1) : NULL;
 }
 
 const mapi_resource *mapi_doc_resolve(const mapi_doc *d, const mapi_value *linkage)
@@ -449,6 +582,21 @@ const char *mapi_resource_type(const mapi_resource *r) { return r->type; }
 const char *mapi_resource_id(const mapi_resource *r) { return r->id; }
 size_t mapi_resource_index(const mapi_resource *r) { return r->index; }
 int mapi_resource_is_stub(const mapi_resource *r) { return r->stub; }
+size_t mapi_resource_link_count(const mapi_resource *r) { return r->link_count; }
+
+int mapi_resource_link(const mapi_doc *d, const mapi_resource *r, size_t i, mapi_link *out)
+{
+    const link_rec *l;
+
+    if (i >= r->link_count)
+        return 0;
+    l = &d->links[r->link_first + i];
+    out->name = l->name;
+    out->kind = l->kind;
+    out->count = l->count;
+    out->targets = l->count ? d->targets + l->first : NULL;
+    return 1;
+}
 
 const mapi_value *mapi_resource_attributes(const mapi_resource *r)
 {

@@ -105,4 +105,24 @@ static inline int mapic_tointeger(lua_State *L, int idx, int64_t *out)
     return 1;
 }
 
+/*
+ * Calls f with one argument, the light userdata ud, in protected mode, and
+ * returns its status (0 when it ran through; otherwise the error object is
+ * left on the stack).  Nothing is allocated outside the protection: 5.1 and
+ * LuaJIT have lua_cpcall for it, and from 5.2 on a C function without
+ * upvalues and a light userdata are pushed without allocating.  Needs two
+ * free stack slots (every C function is given LUA_MINSTACK).  For calling
+ * Lua from C code that holds memory a longjmp would leak.
+ */
+static inline int mapic_cpcall(lua_State *L, lua_CFunction f, void *ud)
+{
+#if LUA_VERSION_NUM >= 502
+    lua_pushcfunction(L, f);
+    lua_pushlightuserdata(L, ud);
+    return lua_pcall(L, 1, 0, 0);
+#else
+    return lua_cpcall(L, f, ud);
+#endif
+}
+
 #endif /* MAPI_LUA_COMPAT_H */

@@ -21,20 +21,24 @@
  *     allocated; everything else is returned as nil, err[, res].
  *   - No C globals: metatables live in the registry under the names below.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "merchantapi.h"
 #include "lua_compat.h"
+#include "lua_binding.h"
 
 #define CLIENT_MT "merchantapi.client"
 #define DOC_BOX_MT "merchantapi.doc_box"
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
+#define PAGES_BOX_MT "merchantapi.pages_box"
 
 /* Values nest at most 64 deep (the parser's cap); this only guards the C stack. */
 #define MAX_VALUE_DEPTH 200
@@ -353,13 +357,83 @@ static void push_meta(lua_State *L, const mapi_doc *doc)
 /* Documents -> resource tables                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Pass 1: one table per resource with id, type and every attribute. */
-static void push_resource_fields(lua_State *L, const mapi_resource *r)
+/*
+ * Interned keys.  A document repeats the same attribute and relationship
+ * names in every resource (1,000 addresses: "label", "value", "createdAt",
+ * "network" 1,000 times each), and lua_setfield would hash and look up each
+ * one again in Lua's string table.  One conversion keeps the Lua strings of
+ * the names it met last in KEY_SLOTS stack slots, chosen by the names' first
+ * bytes, and compares the bytes before reusing one.  (Keeping them across
+ * conversions, in the registry, measured no faster: loading a slot costs
+ * about what interning the name does.)
+ */
+#define KEY_SLOTS 64
+
+typedef struct key_cache {
+    int base;                     /* stack index of slot 0 */
+    const char *names[KEY_SLOTS]; /* the C string in each slot (borrowed from the doc) */
+} key_cache;
+
+static void key_cache_init(lua_State *L, key_cache *kc)
+{
+    int i;
+
+    luaL_checkstack(L, KEY_SLOTS + 8, "merchantapi: out of stack space");
+    kc->base = lua_gettop(L) + 1;
+    for (i = 0; i < KEY_SLOTS; i++) {
+        lua_pushnil(L);
+        kc->names[i] = NULL;
+    }
+}
+
+/* Pushes the Lua string of name (a NUL-terminated key of the document). */
+static void push_key(lua_State *L, key_cache *kc, const char *name)
+{
+    const unsigned char *u = (const unsigned char *)name;
+    unsigned h = u[0] * 31u;
+    int slot;
+
+    if (u[0])
+        h = (h + u[1]) * 31u + (u[1] ? u[2] : 0u);
+    slot = (int)((h ^ (h >> 6)) & (KEY_SLOTS - 1));
+    if (kc->names[slot] && (kc->names[slot] == name || strcmp(kc->names[slot], name) == 0)) {
+        lua_pushvalue(L, kc->base + slot);
+        return;
+    }
+    lua_pushstring(L, name);
+    lua_pushvalue(L, -1);
+    lua_replace(L, kc->base + slot);
+    kc->names[slot] = name;
+}
+
+/* Pushes an attribute value: scalars here, containers by push_value. */
+static void push_attribute(lua_State *L, const mapi_value *v)
+{
+    size_t len;
+    const char *s;
+
+    switch (mapi_value_type(v)) {
+    case MAPI_STRING:
+        s = mapi_value_string(v, &len);
+        lua_pushlstring(L, s ? s : "", s ? len : 0);
+        break;
+    case MAPI_BOOL:
+        lua_pushboolean(L, mapi_value_bool(v));
+        break;
+    default:
+        push_value(L, v, NULL_AS_NIL, 1);
+        break;
+    }
+}
+
+/* Pass 1: one table per resource with id, type and every attribute, sized
+   for them and its relationships. */
+static void push_resource_fields(lua_State *L, key_cache *kc, const mapi_resource *r)
 {
     const mapi_value *attrs = mapi_resource_attributes(r);
-    const mapi_value *rels = mapi_resource_relationships(r);
-    size_t size = 2 + mapi_value_len(attrs) + mapi_value_len(rels);
-    int is_payout = strcmp(mapi_resource_type(r), "payouts") == 0;
+    size_t size = 2 + mapi_value_len(attrs) + mapi_resource_link_count(r);
+    const char *type = mapi_resource_type(r);
+    int is_payout = type[0] == 'p' && strcmp(type, "payouts") == 0;
     mapi_members it;
     const char *key;
     const mapi_value *v;
@@ -369,57 +443,45 @@ static void push_resource_fields(lua_State *L, const mapi_resource *r)
     while (mapi_members_next(&it, &key, &v)) {
         if (v == NULL)
             continue; /* JSON null: absent */
+        push_key(L, kc, key);
         if (is_payout && strcmp(key, "amount") == 0)
             push_amount(L, v);
         else
-            push_value(L, v, NULL_AS_NIL, 1);
-        lua_setfield(L, -2, key);
+            push_attribute(L, v);
+        lua_rawset(L, -3);
     }
     /* last, so that an attribute can never hide them */
+    push_key(L, kc, "id");
     lua_pushstring(L, mapi_resource_id(r));
-    lua_setfield(L, -2, "id");
-    lua_pushstring(L, mapi_resource_type(r));
-    lua_setfield(L, -2, "type");
+    lua_rawset(L, -3);
+    push_key(L, kc, "type");
+    push_key(L, kc, type);
+    lua_rawset(L, -3);
 }
 
 /* Pass 2: every relationship of r, set on the table on the top of the stack,
-   from the slot array at stack index slots. */
-static void set_relationships(lua_State *L, const mapi_doc *doc, const mapi_resource *r,
-                              int slots)
+   from the slot array at stack index slots (targets resolved by the core
+   while parsing: mapi_resource_link). */
+static void set_relationships(lua_State *L, key_cache *kc, const mapi_doc *doc,
+                              const mapi_resource *r, int slots)
 {
-    const mapi_value *rels = mapi_resource_relationships(r);
-    mapi_members it;
-    const char *name;
-    const mapi_resource *rel;
-    size_t count, i;
-    int k;
+    mapi_link l;
+    size_t i, j;
 
-    mapi_members_begin(rels, &it);
-    while (mapi_members_next(&it, &name, NULL)) {
-        if (strcmp(name, "id") == 0 || strcmp(name, "type") == 0)
+    for (i = 0; mapi_resource_link(doc, r, i, &l); i++) {
+        if (strcmp(l.name, "id") == 0 || strcmp(l.name, "type") == 0)
             continue;
-        switch (mapi_resource_rel(doc, r, name, &count)) {
-        case MAPI_REL_ONE:
-            rel = mapi_resource_related(doc, r, name, 0);
-            if (rel == NULL)
-                break;
-            lua_rawgeti(L, slots, (int)mapi_resource_index(rel) + 1);
-            lua_setfield(L, -2, name);
-            break;
-        case MAPI_REL_MANY:
-            lua_createtable(L, count > INT_MAX ? INT_MAX : (int)count, 0);
-            for (i = 0, k = 0; i < count; i++) {
-                rel = mapi_resource_related(doc, r, name, i);
-                if (rel == NULL)
-                    continue;
-                lua_rawgeti(L, slots, (int)mapi_resource_index(rel) + 1);
-                lua_rawseti(L, -2, ++k);
+        push_key(L, kc, l.name);
+        if (l.kind == MAPI_REL_ONE) {
+            lua_rawgeti(L, slots, (int)l.targets[0] + 1);
+        } else {
+            lua_createtable(L, l.count > INT_MAX ? INT_MAX : (int)l.count, 0);
+            for (j = 0; j < l.count && j < (size_t)INT_MAX; j++) {
+                lua_rawgeti(L, slots, (int)l.targets[j] + 1);
+                lua_rawseti(L, -2, (int)j + 1);
             }
-            lua_setfield(L, -2, name);
-            break;
-        case MAPI_REL_NONE:
-            break; /* data null or not expanded: absent */
         }
+        lua_rawset(L, -3);
     }
 }
 
@@ -432,6 +494,7 @@ static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
 {
     size_t n = mapi_doc_resource_count(doc), i, ndata;
     int slots;
+    key_cache kc;
 
     if (!mapi_doc_is_list(doc) && mapi_doc_data_count(doc) == 0)
         return 0;
@@ -441,18 +504,20 @@ static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
 
     lua_createtable(L, (int)n, 0);
     slots = lua_gettop(L);
+    key_cache_init(L, &kc);
     for (i = 0; i < n; i++) {
-        push_resource_fields(L, mapi_doc_resource(doc, i));
+        push_resource_fields(L, &kc, mapi_doc_resource(doc, i));
         lua_rawseti(L, slots, (int)(i + 1));
     }
     for (i = 0; i < n; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
-        if (mapi_resource_relationships(r) == NULL)
+        if (mapi_resource_link_count(r) == 0)
             continue;
         lua_rawgeti(L, slots, (int)(i + 1));
-        set_relationships(L, doc, r, slots);
+        set_relationships(L, &kc, doc, r, slots);
         lua_pop(L, 1);
     }
+    lua_settop(L, slots); /* the key slots */
 
     if (mapi_doc_is_list(doc)) {
         ndata = mapi_doc_data_count(doc);
@@ -736,7 +801,15 @@ static int l_decode(lua_State *L)
     eb = push_err_box(L);
     if (mapi_doc_parse(body, len, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
-    return push_doc_results(L, db, eb, body, len);
+    push_doc_results(L, db, eb, NULL, 0);
+    /* res.body and res:document() use the argument itself, not a copy of it */
+    lua_pushvalue(L, 1);
+    lua_setfield(L, -2, "body");
+    lua_getfield(L, -1, "document");
+    lua_pushvalue(L, 1);
+    lua_setupvalue(L, -2, 1);
+    lua_pop(L, 1);
+    return 3;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -899,6 +972,12 @@ static client_box *check_client(lua_State *L)
     return (client_box *)luaL_checkudata(L, 1, CLIENT_MT);
 }
 
+/* For lua_transport.c (lua_binding.h). */
+mapi_client *mapi_lua_client(lua_State *L, int idx)
+{
+    return ((client_box *)luaL_checkudata(L, idx, CLIENT_MT))->client;
+}
+
 /* client:close() -- frees the handle; safe to call again; also __gc, __close. */
 static int l_client_close(lua_State *L)
 {
@@ -1042,6 +1121,298 @@ static int l_list_addresses(lua_State *L)
     return push_doc_results(L, db, eb, NULL, 0);
 }
 
+/* The most pages one list_addresses_pages call fetches. */
+#define MAX_PAGES_PER_CALL 1000
+
+/* The documents and errors of one list_addresses_pages call, anchored in a
+   userdata (PAGES_BOX_MT) whose __gc frees whatever is left. */
+typedef struct pages_box {
+    size_t count;
+    mapi_doc **docs;   /* count entries, inside the userdata */
+    mapi_error *errs;  /* count entries, inside the userdata */
+} pages_box;
+
+static int pages_box_gc(lua_State *L)
+{
+    pages_box *b = (pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT);
+    size_t i;
+
+    for (i = 0; i < b->count; i++) {
+        mapi_doc_free(b->docs[i]);
+        b->docs[i] = NULL;
+        mapi_error_clear(&b->errs[i]);
+    }
+    b->count = 0;
+    return 0;
+}
+
+/*
+ * client:list_addresses_pages(id, {order=, order_type=, per_page=}, first_page, count,
+ *                             concurrency) -> lists, err
+ * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
+ * up to `concurrency` requests in flight (mapi_list_addresses_pages).
+ * lists: the pages before the first failed one, each in the list_addresses
+ * shape, in page order; err: that page's error table, or nil when every page
+ * came.  A usage error is lists = {} and err.  The pager calls this.
+ */
+static int l_list_addresses_pages(lua_State *L)
+{
+    static const char *const names[] = {"order", "order_type", "per_page", NULL};
+    const char *id, *bad = NULL;
+    int nret = 0, lists;
+    mapi_client *c;
+    mapi_page_params p;
+    int64_t first = 0, count = 0, conc = 0, n;
+    size_t len, i, k;
+    pages_box *b;
+    mapi_error init = MAPI_ERROR_INIT;
+
+    lua_settop(L, 6);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    if (!mapic_tointeger(L, 4, &first))
+        return mapic_typeerror(L, 4, "integer");
+    if (!mapic_tointeger(L, 5, &count))
+        return mapic_typeerror(L, 5, "integer");
+    if (!mapic_tointeger(L, 6, &conc))
+        return mapic_typeerror(L, 6, "integer");
+    c = call_prelude(L, "GET", &id, &nret);
+    if (!c)
+        return nret;
+    memset(&p, 0, sizeof p);
+    lua_newtable(L); /* 7: an empty options table when none was given */
+    if (lua_isnil(L, 3))
+        lua_replace(L, 3);
+    else
+        lua_pop(L, 1);
+    check_option_names(L, 3, names);
+    lua_getfield(L, 3, "order"); /* 7 */
+    p.order = opt_string(L, 7, "order", &len);
+    if (has_nul(p.order, len) || (p.order && *p.order == '\0'))
+        bad = "order must be a non-empty string";
+    lua_getfield(L, 3, "order_type"); /* 8 */
+    p.order_type = opt_string(L, 8, "order_type", &len);
+    if (p.order_type && strcmp(p.order_type, "asc") != 0 && strcmp(p.order_type, "desc") != 0)
+        bad = "order_type must be \"asc\" or \"desc\"";
+    lua_getfield(L, 3, "per_page"); /* 9 */
+    if (opt_integer(L, 9, "per_page", &n)) {
+        if (n < 1 || n > LONG_MAX)
+            bad = "per_page must be an integer >= 1";
+        else
+            p.per_page = (long)n;
+    }
+    if (first < 1 || first > LONG_MAX / 2)
+        bad = "first_page must be an integer >= 1";
+    if (count < 1 || count > MAX_PAGES_PER_CALL)
+        bad = "count must be an integer from 1 to 1000";
+    if (conc < 1)
+        bad = "concurrency must be an integer >= 1";
+    if (bad) {
+        lua_newtable(L);
+        push_simple_error(L, "usage", bad, "GET");
+        return 2;
+    }
+
+    /* 10: the anchor, with room for count documents and errors */
+    b = (pages_box *)mapic_newuserdata(
+        L, sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error)));
+    b->count = 0;
+    b->errs = (mapi_error *)(void *)(b + 1);
+    b->docs = (mapi_doc **)(void *)(b->errs + count);
+    for (i = 0; i < (size_t)count; i++) {
+        b->docs[i] = NULL;
+        b->errs[i] = init;
+    }
+    b->count = (size_t)count;
+    mapic_setmetatable(L, PAGES_BOX_MT);
+    mapi_list_addresses_pages(c, id, &p, (long)first, (size_t)count,
+                              conc > 64 ? 64 : (size_t)conc, b->docs, b->errs);
+
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    lua_createtable(L, (int)count, 0); /* 11 */
+    lists = lua_gettop(L);
+    for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
+        int meta;
+        push_meta(L, b->docs[k]);
+        meta = lua_gettop(L);
+        if (!push_flattened(L, b->docs[k], meta))
+            lua_newtable(L); /* cannot happen: the core checked data is a list */
+        lua_rawseti(L, lists, (int)(k + 1));
+        lua_pop(L, 1);
+        mapi_doc_free(b->docs[k]); /* as we go: one page's document at a time */
+        b->docs[k] = NULL;
+    }
+    for (i = k; i < b->count; i++) {
+        if (b->errs[i].kind != MAPI_ERR_NONE) {
+            push_error(L, &b->errs[i]);
+            break;
+        }
+    }
+    if (i >= b->count)
+        lua_pushnil(L);
+    /* free the rest now rather than at the next collection */
+    for (i = 0; i < b->count; i++) {
+        mapi_doc_free(b->docs[i]);
+        b->docs[i] = NULL;
+        mapi_error_clear(&b->errs[i]);
+    }
+    return 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The generic call, get_payout, and the clock and sleep of wait helpers    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Pushes value, nil, res for a successful generic call: the resource or the
+ * list as for the endpoints, or merchantapi.null when the document has no
+ * primary data (data null, a meta-only document, a 2xx without a body), so
+ * that the first value is truthy on every success.  Frees the document.
+ */
+static int push_request_results(lua_State *L, doc_box *db, err_box *eb)
+{
+    const mapi_doc *doc = db->doc;
+    int meta, jsonapi;
+
+    if (mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0 || mapi_doc_errors(doc) != NULL)
+        return push_doc_results(L, db, eb, NULL, 0);
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    push_meta(L, doc);
+    meta = lua_gettop(L);
+    if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
+        push_value(L, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
+    else
+        lua_pushnil(L);
+    jsonapi = lua_gettop(L);
+    lua_pushlightuserdata(L, NULL); /* merchantapi.null */
+    lua_pushnil(L);
+    push_response(L, mapi_doc_response(doc), NULL, 0, meta, jsonapi);
+    doc_box_release(db);
+    return 3;
+}
+
+/* A string argument that may be nil: NULL for nil, raises for other types. */
+static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
+{
+    if (lua_isnoneornil(L, idx)) {
+        *len = 0;
+        return NULL;
+    }
+    if (lua_type(L, idx) != LUA_TSTRING) {
+        mapic_typeerror(L, idx, "string or nil");
+        return NULL;
+    }
+    return lua_tolstring(L, idx, len);
+}
+
+/*
+ * client:request(method, path_and_query[, body[, type[, max_retries]]])
+ *   -> value, nil, res | nil, err[, res]
+ * method and path_and_query are strings (sent as mapi_request_ex checks
+ * them), body a string or nil (sent as is), type the expected primary type
+ * or nil (any), max_retries an integer or nil (the client's).
+ * lua/merchantapi.lua builds path_and_query and the body from a table.
+ */
+static int l_request(lua_State *L)
+{
+    client_box *cb = check_client(L);
+    mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
+    const char *method, *path, *body, *type;
+    size_t method_len, path_len, body_len, type_len;
+    int64_t n;
+    doc_box *db;
+    err_box *eb;
+
+    lua_settop(L, 6);
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return mapic_typeerror(L, 2, "string");
+    if (lua_type(L, 3) != LUA_TSTRING)
+        return mapic_typeerror(L, 3, "string");
+    method = lua_tolstring(L, 2, &method_len);
+    path = lua_tolstring(L, 3, &path_len);
+    body = arg_opt_string(L, 4, &body_len);
+    type = arg_opt_string(L, 5, &type_len);
+    if (!lua_isnil(L, 6)) {
+        if (!mapic_tointeger(L, 6, &n))
+            return mapic_typeerror(L, 6, "integer or nil");
+        opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
+    }
+    if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
+        has_nul(type, type_len)) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage",
+                          cb->client == NULL ? "the client is closed"
+                                             : "method, path or type contains a NUL byte",
+                          method);
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+            lua_pushliteral(L, "not_sent"); /* like the confirm: nothing was sent */
+            lua_setfield(L, -2, "outcome");
+        }
+        return 2;
+    }
+    opts.type = type;
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
+                        &eb->err) != 0)
+        return push_failure(L, eb);
+    return push_request_results(L, db, eb);
+}
+
+/* client:get_payout(id) -> payout, nil, res | nil, err[, res] */
+static int l_get_payout(lua_State *L)
+{
+    const char *id;
+    int nret = 0;
+    mapi_client *c = call_prelude(L, "GET", &id, &nret);
+    doc_box *db;
+    err_box *eb;
+
+    if (!c)
+        return nret;
+    lua_settop(L, 2);
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (mapi_get_payout(c, id, &db->doc, &eb->err) != 0)
+        return push_failure(L, eb);
+    return push_doc_results(L, db, eb, NULL, 0);
+}
+
+/* core.monotonic() -> seconds (a number) on a clock that never jumps
+   (CLOCK_MONOTONIC): only differences between two readings mean anything. */
+static int l_monotonic(lua_State *L)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return luaL_error(L, "merchantapi: clock_gettime failed");
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+    return 1;
+}
+
+/* core.sleep(seconds) -- blocks the calling thread (nanosleep, resumed after
+   signals) for seconds >= 0 (at most a day; NaN and negatives: no wait). */
+static int l_sleep(lua_State *L)
+{
+    double s;
+    struct timespec req, rem;
+
+    if (lua_type(L, 1) != LUA_TNUMBER)
+        return mapic_typeerror(L, 1, "number");
+    s = (double)lua_tonumber(L, 1);
+    if (!(s > 0))
+        return 0;
+    if (s > 86400)
+        s = 86400;
+    req.tv_sec = (time_t)s;
+    req.tv_nsec = (long)((s - (double)req.tv_sec) * 1e9);
+    if (req.tv_nsec > 999999999L)
+        req.tv_nsec = 999999999L;
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
+        req = rem;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The module                                                               */
 /* ------------------------------------------------------------------------ */
@@ -1068,14 +1439,24 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
         {"confirm_payout", l_confirm_payout},
         {"get_channel", l_get_channel},
         {"list_addresses", l_list_addresses},
+        {"list_addresses_pages", l_list_addresses_pages},
+        {"get_payout", l_get_payout},
+        {"request", l_request},
         {"close", l_client_close},
         {NULL, NULL}};
-    static const luaL_Reg functions[] = {{"new", l_new}, {"decode", l_decode}, {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"new", l_new},           {"decode", l_decode},
+                                         {"monotonic", l_monotonic}, {"sleep", l_sleep},
+                                         {NULL, NULL}};
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
 
     new_metatable(L, DOC_BOX_MT);
     lua_pushcfunction(L, doc_box_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    new_metatable(L, PAGES_BOX_MT);
+    lua_pushcfunction(L, pages_box_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 
@@ -1092,6 +1473,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     new_metatable(L, CLIENT_MT);
     lua_createtable(L, 0, 4);
     mapic_setfuncs(L, client_methods, 0);
+    mapi_lua_transport_open(L); /* prepare, observed: custom transports and hooks */
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__gc");

@@ -56,6 +56,8 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
 {
     size_t i, n = mapi_doc_data_count(doc);
 
+    if (!k->type)
+        return 0; /* a generic call: any primary data, or none */
     if (k->list) {
         const mapi_value *meta = mapi_doc_meta(doc);
         static const char *const names[] = {"page", "per_page", "total"};
@@ -95,6 +97,8 @@ static int map_success(const mapi_call *k, mapi_response *res, int max_depth, ma
     mapi_doc *doc = NULL;
     mapi_response *copy;
 
+    if (k->generic && !k->type && res->len == 0)
+        return mapi_doc_from_empty_response(res, out, e); /* HEAD, 204 No Content */
     if (!mapi_media_type_is_json(ct)) {
         mapi_error_set(e, MAPI_ERR_DECODE, "expected a JSON:API body, got Content-Type %s",
                        ct ? ct : "(none)");

@@ -83,7 +83,8 @@ typedef struct mapi_response mapi_response;
  * works too); release its contents with mapi_error_clear(), which leaves it
  * in the MAPI_ERROR_INIT state, ready for reuse.  A failing call clears it
  * first.  No field ever contains the api key (it is redacted even when a
- * server echoes it).  message is set on every failure except kind MEMORY.
+ * server echoes it); only `response`, the raw response, keeps the server's
+ * bytes unchanged.  message is set on every failure except kind MEMORY.
  */
 typedef struct mapi_error {
     mapi_error_kind kind;
@@ -262,6 +263,26 @@ MAPI_API mapi_rel_kind mapi_resource_rel(const mapi_doc *doc, const mapi_resourc
 MAPI_API const mapi_resource *mapi_resource_related(const mapi_doc *doc, const mapi_resource *r,
                                                     const char *name, size_t i);
 
+/* A relationship of a resource as resolved when the document was parsed:
+   every linkage already mapped to its resource (included, primary or stub). */
+typedef struct mapi_link {
+    const char *name;       /* the relationship's name; borrowed from doc */
+    mapi_rel_kind kind;     /* MAPI_REL_ONE or MAPI_REL_MANY */
+    size_t count;           /* 1 for ONE; the linkages of MANY (0 for an empty array) */
+    const size_t *targets;  /* count indexes for mapi_doc_resource(), in linkage order
+                               (NULL when count is 0); borrowed from doc */
+} mapi_link;
+
+/* How many relationships of r have linkage data (ONE or MANY); the ones
+   that are absent, data null or not expanded are not counted.  0 for stubs. */
+MAPI_API size_t mapi_resource_link_count(const mapi_resource *r);
+/* Fills *out with relationship i (0-based, in document order, among those
+   mapi_resource_link_count counts) of r, a resource of doc, and returns 1;
+   returns 0 when i is past the end.  The fast way to resolve everything:
+   no name lookups.  Example: for (i = 0; mapi_resource_link(doc, r, i, &l); i++) ... */
+MAPI_API int mapi_resource_link(const mapi_doc *doc, const mapi_resource *r, size_t i,
+                                mapi_link *out);
+
 /* ------------------------------------------------------------------------ */
 /* HTTP responses                                                           */
 /* ------------------------------------------------------------------------ */
@@ -370,6 +391,155 @@ typedef struct mapi_page_params {
  */
 MAPI_API int mapi_list_addresses(mapi_client *client, const char *account_id,
                                  const mapi_page_params *p, mapi_doc **out, mapi_error *err);
+
+/*
+ * Lists `count` consecutive pages of an account's addresses at once: pages
+ * first_page .. first_page + count - 1, each exactly the request
+ * mapi_list_addresses(client, account_id, &{base with page = that page})
+ * would send (base->page is ignored; base may be NULL).  Up to `concurrency`
+ * requests are in flight at once (0 counts as 1; at most 64), started in
+ * page order over the client's libcurl multi handle: they share the
+ * client's connections, DNS cache and TLS sessions, and multiplex over one
+ * connection when the server speaks HTTP/2.  Each page is retried and its
+ * errors are mapped exactly like a single mapi_list_addresses call (its
+ * own attempts, method, url, request_id, ...).  Retries run in rounds:
+ * once every transfer in flight is done, the client waits the longest
+ * backoff or Retry-After any page asked for, then retries those pages.
+ *
+ * docs and errs are caller-provided arrays of count entries; errs entries
+ * start as MAPI_ERROR_INIT (or zeroed) and are cleared first.
+ * Returns 0 when every page was fetched: docs[i] is then page
+ * first_page + i, a new document the caller frees with mapi_doc_free.
+ * Returns -1 when a page k failed (the first in page order): docs[0..k-1]
+ * hold the pages before it (caller frees), errs[k] its error (caller clears
+ * with mapi_error_clear), and every entry after k is NULL / MAPI_ERR_NONE
+ * (pages after a failed one are not kept, or not started).  A USAGE error
+ * of the arguments (NULL client, empty or dot id, no api key, first_page <
+ * 1, negative per_page) is errs[0], with nothing sent.  count 0 does
+ * nothing and returns 0.  Not for use from two threads at once (it drives
+ * the client's handles).
+ */
+MAPI_API int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
+                                       const mapi_page_params *base, long first_page,
+                                       size_t count, size_t concurrency, mapi_doc **docs,
+                                       mapi_error *errs);
+
+/*
+ * Reads a payout: GET {base_url}/api/public/v1/payouts/:id (interface,
+ * "Events": a confirmed payout is followed by reading it until txid is set;
+ * "States and transitions": status and txid).  The id is percent-encoded as
+ * one path segment.  Retried like mapi_get_channel.  Sent without
+ * Authorization when the client has no api_key.
+ * *out: data is a payouts resource (attribute txid null until broadcast);
+ * caller frees with mapi_doc_free.  Errors as mapi_get_channel (an unknown
+ * id is API with status 404 on the sandbox); DECODE when data is not a
+ * payouts resource.
+ */
+MAPI_API int mapi_get_payout(mapi_client *client, const char *payout_id,
+                             mapi_doc **out, mapi_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Any endpoint: the generic call                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Options of one mapi_request_ex call.  Start from MAPI_REQUEST_OPTS_INIT. */
+typedef struct mapi_request_opts {
+    int max_retries;  /* retries after the first attempt for this call; -1: the client's
+                         max_retries.  Which failures are retried never changes (below) */
+    const char *type; /* NULL: any primary data, or none.  Else data must be one resource of
+                         this type (a list or no data fails as DECODE) */
+} mapi_request_opts;
+
+#define MAPI_REQUEST_OPTS_INIT {-1, NULL}
+
+/*
+ * Any endpoint of the service: method path_and_query under base_url, with
+ * the same headers, decoding, errors and retry rules as the calls above
+ * (JSON:API documents describe themselves: interface, "Document envelope").
+ *
+ * method          "GET", "HEAD", "POST", "PUT", "PATCH" or "DELETE" (exactly;
+ *                 anything else is USAGE).
+ * path_and_query  appended to base_url as is: "/api/public/v1/payouts/x?y=1".
+ *                 It must start with "/" (not "//": no absolute or
+ *                 network-path URLs), hold only RFC 3986 path/query
+ *                 characters ('[' and ']' also allowed in the query) and
+ *                 well-formed %XX escapes (encode path segments with the
+ *                 unreserved set), and no "." or ".." segment (also not as
+ *                 %2E escapes).  CR, LF, spaces, '#', other control bytes and
+ *                 non-ASCII bytes are USAGE errors: nothing is sent.
+ * body, body_len  the request body, sent as is with Content-Type
+ *                 application/vnd.api+json; NULL for none (a method other
+ *                 than GET/HEAD then sends an empty body, Content-Length: 0).
+ *                 GET and HEAD take no body (USAGE).  Borrowed for the call.
+ *
+ * Retries: GET and HEAD retry transport errors, 429 and 502/503/504 (up to
+ * max_retries, backoff and Retry-After as the contract says).  Every other
+ * method is treated like the confirm: a fresh connection that libcurl never
+ * resends, retried only when the request provably never reached the server
+ * or was answered 429, and on failure err->outcome is NOT_SENT, UNKNOWN or
+ * REJECTED (4xx).  A USAGE error of such a method is outcome NOT_SENT.
+ *
+ * On success (any 2xx) *out is the document; caller frees with mapi_doc_free.
+ * Any primary type is accepted (unless opts->type says one).  A 2xx without
+ * a body (HEAD, 204 No Content) gives a document with no root
+ * (mapi_doc_root() NULL, mapi_doc_data_count() 0) holding the response.
+ * Errors: API (an error document, any status), HTTP (non-2xx without one),
+ * TRANSPORT, DECODE (a non-empty 2xx body that is not a JSON:API document),
+ * USAGE (above; NULL client/method/path/out), MEMORY.
+ */
+MAPI_API int mapi_request(mapi_client *client, const char *method, const char *path_and_query,
+                          const char *body, size_t body_len, mapi_doc **out, mapi_error *err);
+
+/* mapi_request with options (opts NULL: MAPI_REQUEST_OPTS_INIT).  USAGE also
+   for opts->max_retries < -1 or > 100, or an empty opts->type. */
+MAPI_API int mapi_request_ex(mapi_client *client, const char *method,
+                             const char *path_and_query, const char *body, size_t body_len,
+                             const mapi_request_opts *opts, mapi_doc **out, mapi_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Observing attempts: hooks and MERCHANTAPI_DEBUG                          */
+/* ------------------------------------------------------------------------ */
+
+/* When an observer is called. */
+typedef enum mapi_attempt_event {
+    MAPI_ATTEMPT_REQUEST = 1, /* attempt n is about to be sent */
+    MAPI_ATTEMPT_RESPONSE     /* attempt n is over: answered, or failed without an answer */
+} mapi_attempt_event;
+
+/* The facts of one attempt.  Every pointer is borrowed for the duration of
+   the observer call only. */
+typedef struct mapi_attempt_info {
+    const char *method;     /* "GET", "PUT", ... */
+    const char *url;        /* the URL called; never credentials (the api key, should it
+                               ever occur in the URL, reads "[REDACTED]") */
+    int attempt;            /* 1 for the first request, 2 for the first retry, ... */
+    int status;             /* RESPONSE: HTTP status; 0 when no response came (and always
+                               in REQUEST) */
+    double elapsed;         /* RESPONSE: seconds from sending to the end of the answer or
+                               the failure; 0 in REQUEST */
+    const char *request_id; /* RESPONSE: the response's X-Request-Id, or NULL */
+    mapi_error_kind error;  /* RESPONSE: what this attempt's failure is (MAPI_ERR_NONE when
+                               the call succeeded with it) */
+    double retry_in;        /* RESPONSE: seconds until the next attempt, or -1 when this
+                               was the last one */
+} mapi_attempt_info;
+
+/* An observer: called by the thread making the call, twice per attempt
+   (REQUEST before sending, RESPONSE after).  It must not call the client it
+   observes.  ctx is what mapi_client_set_observer was given. */
+typedef void (*mapi_observer_fn)(void *ctx, mapi_attempt_event event,
+                                 const mapi_attempt_info *info);
+
+/*
+ * Sets the client's observer (fn NULL removes it); every call of the client
+ * reports each of its attempts to it, retries included.  Independently of
+ * it, a client made while the environment variable MERCHANTAPI_DEBUG is set
+ * (and not "0") writes one line per attempt to stderr:
+ *   merchantapi: GET <url> attempt 1/3: 503 (api service_unavailable) in 0.004 s,
+ *   request id <id>, retry in 0.210 s
+ * (one line), never with the api key nor any request header.
+ */
+MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -110,6 +110,23 @@ static int call_list(mapi_client *c, mapi_doc **out, mapi_error *err)
     return mapi_list_addresses(c, "acct-22", &p, out, err);
 }
 
+static int call_request_post(mapi_client *c, mapi_doc **out, mapi_error *err)
+{
+    static const char body[] = "{\"data\":{\"type\":\"x\",\"attributes\":{\"amount\":\"250.10\"}}}";
+    return mapi_request(c, "POST", "/api/public/v1/echo/a%2Fb?q=1", body, sizeof body - 1, out,
+                        err);
+}
+
+static int call_request_no_content(mapi_client *c, mapi_doc **out, mapi_error *err)
+{
+    return mapi_request(c, "DELETE", "/api/public/v1/echo/no-content", NULL, 0, out, err);
+}
+
+static int call_get_payout(mapi_client *c, mapi_doc **out, mapi_error *err)
+{
+    return mapi_get_payout(c, "6ecebf80-b210-413b-b396-df4760d142c5", out, err);
+}
+
 static int no_sleep(void *ctx, double seconds)
 {
     (void)ctx;
@@ -167,6 +184,9 @@ static void every_allocation_may_fail(void **state)
         {"html 502 (retried)", call_html_502},
         {"wrong type", call_wrong_type},
         {"list_addresses", call_list},
+        {"request POST", call_request_post},
+        {"request 204", call_request_no_content},
+        {"get_payout", call_get_payout},
     };
     size_t i;
     (void)state;

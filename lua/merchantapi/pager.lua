@@ -22,6 +22,8 @@ local getmetatable = getmetatable
 local pairs = pairs
 local tostring = tostring
 local huge = math.huge
+local ceil = math.ceil
+local min = math.min
 
 local M = {}
 
@@ -87,12 +89,23 @@ end
 --   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
 --   `start_page` (integer, default 1),
 --   `max_pages` (integer, no limit when absent),
---   `concurrency` (integer >= 1, default 1; pages are fetched one after the
---   other for now, whatever the value).
+--   `concurrency` (integer >= 1, default 1: one page after the other.
+--   More: once a page has told `meta.total`, the following pages are
+--   fetched `concurrency` at a time through `fetch_pages`; without
+--   `fetch_pages` pages are fetched one after the other, whatever the value).
+-- @tparam[opt] function fetch_pages called as
+--   `fetch_pages(params, first_page, count, concurrency)` with a new table
+--   `{ per_page = n|nil, order = s, order_type = s }`; must return an array
+--   of the lists of pages `first_page ..` in page order -- every page before
+--   the first that failed -- and that page's error (or nil when all came).
+--   `client:addresses` passes the concurrent fetcher of the C core.  Items
+--   come out exactly as without it: in page order, each once, by the same
+--   stop and duplicate rules; an error on page k ends the iteration with it
+--   after the items of the pages before k.
 -- @treturn table the pager.
 -- @raise on a `fetch_page` that is not callable, an unknown option or an
 --   option of the wrong type.
-function M.paginate(fetch_page, opts)
+function M.paginate(fetch_page, opts, fetch_pages)
   local ft = type(fetch_page)
   if ft ~= "function" then
     local mt = ft == "table" and getmetatable(fetch_page)
@@ -106,6 +119,9 @@ function M.paginate(fetch_page, opts)
     meta = nil,             -- meta of the last page fetched
     pages_fetched = 0,
     _fetch = fetch_page,
+    _fetch_pages = fetch_pages,
+    _last_page = nil,       -- the last page by meta.total, once known
+    _ahead = nil,           -- pages fetched ahead: { first = n, err = e|nil, [i] = list }
     _per_page = opts.per_page,
     _order = opts.order or "created_at",
     _order_type = opts.order_type or "asc",
@@ -117,6 +133,58 @@ function M.paginate(fetch_page, opts)
     _pos = 1,
     _prev_ids = {},         -- ids on the page before
   }, Pager)
+end
+
+-- Page `page` as fetch_page returns it (list, or nil, err): from the pages
+-- fetched ahead, else `concurrency` pages at once through fetch_pages when
+-- the last page is known, else fetch_page alone.
+local function fetch_raw(self, page)
+  local ahead = self._ahead
+  if ahead then
+    local i = page - ahead.first + 1
+    local list = ahead[i]
+    if list then
+      ahead[i] = false -- handed out: the pager keeps no reference to it
+      return list
+    end
+    self._ahead = nil
+    if i == #ahead + 1 and ahead.err ~= nil then
+      return nil, ahead.err
+    end
+  end
+  local count = self.concurrency
+  if self._fetch_pages and count > 1 and self._last_page then
+    count = min(count, self._last_page - page + 1)
+    if self._max_pages then
+      count = min(count, self._max_pages - self.pages_fetched)
+    end
+    if count > 1 then
+      local lists, err = self._fetch_pages({
+        per_page = self._per_page,
+        order = self._order,
+        order_type = self._order_type,
+      }, page, count, self.concurrency)
+      local first = lists[1]
+      if first then
+        ahead = { first = page, err = err, false }
+        for i = 2, #lists do
+          ahead[i] = lists[i]
+        end
+        self._ahead = ahead
+        return first
+      end
+      if err ~= nil then
+        return nil, err
+      end
+      -- neither a page nor an error: fetch this page alone
+    end
+  end
+  return self._fetch({
+    page = page,
+    per_page = self._per_page,
+    order = self._order,
+    order_type = self._order_type,
+  })
 end
 
 -- Fetches the next page: its items not yielded by the page before (an array
@@ -134,12 +202,7 @@ local function fetch_next(self)
   end
 
   local page = self._page
-  local list, err = self._fetch({
-    page = page,
-    per_page = self._per_page,
-    order = self._order,
-    order_type = self._order_type,
-  })
+  local list, err = fetch_raw(self, page)
   if list == nil then
     if err ~= nil then
       self._err = err
@@ -159,6 +222,12 @@ local function fetch_next(self)
   local n = #list
   local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
   local total = meta and is_integer(meta.total) and meta.total or nil
+  local size = per_page or n
+  if total and size > 0 then
+    self._last_page = ceil(total / size) -- the first page p with p * size >= total
+  else
+    self._last_page = nil
+  end
 
   local prev, ids, fresh, nfresh = self._prev_ids, {}, {}, 0
   for i = 1, n do
@@ -179,11 +248,13 @@ local function fetch_next(self)
 
   if n == 0 or nfresh == 0 then
     self._done = true
+    self._ahead = nil
     return nil
   end
   -- without a known page size, the size of this page stands in for the total rule
   if (per_page and n < per_page) or (total and page * (per_page or n) >= total) then
     self._done = true
+    self._ahead = nil
   end
   if nfresh == n then
     return list

@@ -2,13 +2,16 @@
  * fuzz_doc.c -- libFuzzer harness over mapi_doc_parse and the resolver.
  * Every accepted document is walked completely: every resource (primary,
  * included, stub), every attribute value recursively, every relationship
- * resolved (to-one and to-many), meta, jsonapi and errors.
+ * resolved (to-one and to-many), meta, jsonapi and errors; an error document
+ * is also read as the client reads it (mapi_doc_error) and redacted of a
+ * secret, which must then show in no field.
  *   make fuzz FUZZ_SECONDS=120
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "internal.h" /* mapi_error_redact, as the client calls it */
 #include "merchantapi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,6 +55,39 @@ static void touch(const mapi_value *v, int depth)
     }
 }
 
+/* An error document (errors[]) read as the client reads it, then redacted
+   as the client redacts it: afterwards no field may hold the secret. */
+#define SECRET "sk_live_fuzzsecret"
+
+static int holds_secret(const char *s)
+{
+    return s && strstr(s, SECRET) != NULL;
+}
+
+static void check_error_doc(const mapi_doc *doc)
+{
+    mapi_error e = MAPI_ERROR_INIT;
+    int rc = mapi_doc_error(doc, &e);
+    size_t i;
+
+    if (rc == 1 && (e.kind != MAPI_ERR_API || !e.message))
+        __builtin_trap(); /* an error document reads as kind API with a message */
+    if (rc == 0 && e.kind != MAPI_ERR_NONE)
+        __builtin_trap();
+    if (rc == 1) {
+        mapi_error_redact(&e, SECRET);
+        if (holds_secret(e.code) || holds_secret(e.title) || holds_secret(e.detail) ||
+            holds_secret(e.pointer) || holds_secret(e.amount) || holds_secret(e.minimum) ||
+            holds_secret(e.maximum) || holds_secret(e.message))
+            __builtin_trap(); /* the secret survived redaction */
+        for (i = 0; i < e.nerrors; i++)
+            if (holds_secret(e.errors[i].code) || holds_secret(e.errors[i].title) ||
+                holds_secret(e.errors[i].detail) || holds_secret(e.errors[i].pointer))
+                __builtin_trap();
+    }
+    mapi_error_clear(&e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     mapi_doc *doc = NULL;
@@ -65,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     touch(mapi_doc_root(doc), 0);
+    check_error_doc(doc);
     n = mapi_doc_data_count(doc);
     for (i = 0; i < n; i++)
         if (!mapi_doc_data(doc, i))

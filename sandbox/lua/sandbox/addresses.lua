@@ -154,12 +154,38 @@ function _M.write_page(path, account_id, page, per_page)
   assert(os.rename(aside, path))
 end
 
+-- `fault-page-<k>-<status>` (e.g. fault-page-3-500): acct-25000's list, except
+-- that page k answers `status` (400-599) with an error document, every time.
+-- For the pager's "an error on page k" (one failing page among good ones).
+local function page_fault_spec(id)
+  local k, status = match(id, "^fault%-page%-(%d+)%-(%d%d%d)$")
+  k, status = tonumber(k), tonumber(status)
+  if k and k >= 1 and status >= 400 and status <= 599 then
+    return k, status
+  end
+end
+
+local function page_fault(k, status)
+  local args = ngx.req.get_uri_args(100)
+  local page = integer_arg(args.page, 1, 1, MAX_PAGE) or 1
+  local per_page = integer_arg(args.per_page, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE) or DEFAULT_PER_PAGE
+  if page == k then
+    return respond.send(status, respond.error_doc(status, "sandbox_page_fault",
+      "Sandbox page fault", format("page %d answers %d", k, status)))
+  end
+  return respond.send(200, render(books["acct-25000"], page, per_page, args.order_type == "desc"))
+end
+
 --- Answer GET for the addresses of account `account_id`.
 function _M.handle(method, account_id)
   if method ~= "GET" and method ~= "HEAD" then
     return respond.method_not_allowed("GET")
   end
   local is_fault = faults.is_fault(account_id)
+  local fault_page, fault_status = page_fault_spec(account_id)
+  if fault_page then
+    return page_fault(fault_page, fault_status)
+  end
   if not ACCOUNTS[account_id] and not is_fault then
     return respond.not_found("no account " .. account_id)
   end

@@ -35,19 +35,34 @@ local function string_or_null(s)
   return s and quote(s) or "null"
 end
 
---- Answer the echo request (the method and path are not checked).
+--- Answer the echo request (the method is not checked). Two paths answer
+-- without primary data: `/echo/data-null` (`"data":null`, the echo in `meta`)
+-- and `/echo/no-content` (204, no body).
 function _M.handle(method)
   local raw = ngx.var.request_uri
+  local path = match(raw, "^[^?]*")
   local body = raw_body()
-  local doc = concat({
-    '{"data":{"type":"echoes","id":', quote(ngx.var.request_id),
-    ',"attributes":{"method":', quote(method),
-    ',"path":', quote(match(raw, "^[^?]*")),
+  if path == "/api/public/v1/echo/no-content" then
+    ngx.status = 204
+    return ngx.exit(204)
+  end
+  local echo = concat({
+    '{"method":', quote(method),
+    ',"path":', quote(path),
     ',"query":', string_or_null(match(raw, "%?(.*)$")),
     ',"contentType":', string_or_null(ngx.var.http_content_type),
     ',"body":', string_or_null(body),
-    '}},"meta":{},"jsonapi":{"version":"1.0"}}',
+    '}',
   })
+  local doc
+  if path == "/api/public/v1/echo/data-null" then
+    doc = concat({ '{"data":null,"meta":', echo, ',"jsonapi":{"version":"1.0"}}' })
+  else
+    doc = concat({
+      '{"data":{"type":"echoes","id":', quote(ngx.var.request_id), ',"attributes":', echo,
+      '},"meta":{},"jsonapi":{"version":"1.0"}}',
+    })
+  end
   return respond.send(method == "POST" and 201 or 200, doc)
 end
 

@@ -1,0 +1,117 @@
+--- One calls-per-second measurement for `make bench` (bench/run.lua runs it).
+--
+--   lua5.4 bench/calls.lua MODE BASE_URL SECONDS [CAFILE]
+--
+-- MODE `merchantapi`: `client:get_channel(id)` in a loop on one client.
+-- MODE `luasocket`: what a Lua user writes without merchantapi: luasocket's
+-- `socket.http` (or luasec's `ssl.https` for an https URL) for the GET with
+-- the same headers, lua-cjson to decode, and the relationship resolution in
+-- plain Lua (the channel's `targetAccount` from `included`), flattening the
+-- resource as merchantapi does.  socket.http opens a new connection for
+-- every request (it has no keep-alive); ssl.https a new TLS session too.
+--
+-- Prints `calls N seconds S` (after one warm-up call); raises on a failed call.
+local mode, base_url, seconds, cafile = arg[1], arg[2], tonumber(arg[3]), arg[4]
+local CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
+local API_KEY = os.getenv("MERCHANTAPI_API_KEY") or "sk_test_sandbox_4f9a2c"
+local now = require("merchantapi.core").monotonic
+
+local call
+
+if mode == "merchantapi" then
+  local merchantapi = require "merchantapi"
+  local client = assert(merchantapi.new {
+    base_url = base_url, api_key = API_KEY, cafile = cafile ~= "" and cafile or nil,
+  })
+  call = function()
+    local channel = assert(client:get_channel(CHANNEL_ID))
+    assert(channel.targetAccount.currencyCode)
+  end
+elseif mode == "luasocket" then
+  local cjson = require "cjson"
+  local ltn12 = require "ltn12"
+  local https = base_url:match("^https:")
+  local http = https and require("ssl.https") or require("socket.http")
+  local null = cjson.null
+  local url = base_url .. "/api/public/v1/channels/" .. CHANNEL_ID
+  local headers = {
+    ["content-type"] = "application/vnd.api+json",
+    accept = "application/vnd.api+json",
+    authorization = "Bearer " .. API_KEY,
+  }
+
+  -- JSON:API resolution written plainly: flatten every resource, index by
+  -- type and id, replace linkages by the indexed tables (stubs otherwise).
+  local function flatten(resource, index)
+    local t = { id = resource.id, type = resource.type }
+    for k, v in pairs(resource.attributes or {}) do
+      if v ~= null then
+        t[k] = v
+      end
+    end
+    index[resource.type .. "\0" .. resource.id] = t
+    return t
+  end
+  local function link(l, index)
+    local key = l.type .. "\0" .. l.id
+    local t = index[key]
+    if not t then
+      t = { id = l.id, type = l.type }
+      index[key] = t
+    end
+    return t
+  end
+  local function relate(resource, index)
+    local t = index[resource.type .. "\0" .. resource.id]
+    for name, rel in pairs(resource.relationships or {}) do
+      local data = rel.data
+      if type(data) == "table" then
+        if data.type then
+          t[name] = link(data, index)
+        else
+          local many = {}
+          for i = 1, #data do
+            many[i] = link(data[i], index)
+          end
+          t[name] = many
+        end
+      end
+    end
+  end
+  local function resolve(doc)
+    local index, included = {}, doc.included or {}
+    local primary = flatten(doc.data, index)
+    for i = 1, #included do
+      flatten(included[i], index)
+    end
+    relate(doc.data, index)
+    for i = 1, #included do
+      relate(included[i], index)
+    end
+    return primary
+  end
+
+  call = function()
+    local chunks = {}
+    local req = { url = url, headers = headers, sink = ltn12.sink.table(chunks) }
+    if https then
+      req.cafile, req.verify, req.protocol = cafile, "peer", "any"
+    end
+    local ok, status = http.request(req)
+    assert(ok and status == 200, "request failed: " .. tostring(status))
+    local channel = resolve(cjson.decode(table.concat(chunks)))
+    assert(channel.targetAccount.currencyCode)
+  end
+else
+  error("usage: calls.lua merchantapi|luasocket BASE_URL SECONDS [CAFILE]")
+end
+
+call()
+local calls, t0 = 0, now()
+local t
+repeat
+  call()
+  calls = calls + 1
+  t = now() - t0
+until t >= seconds
+print(("calls %d seconds %.6f"):format(calls, t))

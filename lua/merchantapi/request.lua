@@ -1,0 +1,163 @@
+--- The Lua half of the generic call `client:request(method, path, opts)`:
+-- query strings, table bodies (through `merchantapi.json`), path segment
+-- escaping, and error tables made on the Lua side.  The C core
+-- (`mapi_request_ex`) checks the path, sends the request and maps the
+-- response; see `lua/merchantapi.lua` for the public documentation.
+--
+-- @module merchantapi.request
+local core = require "merchantapi.core"
+local json = require "merchantapi.json"
+
+local type = type
+local pairs = pairs
+local tostring = tostring
+local setmetatable = setmetatable
+local byte, format, gsub = string.byte, string.format, string.gsub
+local concat = table.concat
+
+local request = {}
+
+local METHODS = { GET = true, HEAD = true, POST = true, PUT = true, PATCH = true, DELETE = true }
+local SAFE = { GET = true, HEAD = true }
+
+local function escape_byte(c)
+  return format("%%%02X", byte(c))
+end
+
+--- Percent-encodes s for one path segment or one query key or value: every
+-- byte but the RFC 3986 unreserved ones (`A-Z a-z 0-9 - . _ ~`) becomes
+-- `%XX` (upper-case hex); `/` too, so an id can never add a segment.
+--
+-- syntax: `text = merchantapi.escape(s)`
+-- @tparam string s
+-- @treturn string
+function request.escape(s)
+  return (gsub(s, "[^A-Za-z0-9%-%._~]", escape_byte))
+end
+local escape = request.escape
+
+--- Makes an error table of the contract ("Errors") on the Lua side, with
+-- the error metatable of the C module and a `message` built like the
+-- core's: `merchantapi: <kind>: <title> (<detail>) [<METHOD> <path>]`.
+-- @tparam table e at least `kind` and `title`; `path` (optional) only goes
+--   into the message.
+-- @treturn table e
+function request.error(e)
+  e.errors = e.errors or {}
+  if e.retryable == nil then
+    e.retryable = false
+  end
+  local parts = { "merchantapi: ", e.kind, ": ", e.title or "error" }
+  if e.detail then
+    parts[#parts + 1] = " (" .. e.detail .. ")"
+  end
+  if e.method then
+    parts[#parts + 1] = " [" .. e.method .. (e.path and " " .. e.path or "") .. "]"
+  end
+  e.path = nil -- only for the message: the contract's fields are method and url
+  e.message = gsub(concat(parts), "[%z\1-\31\127]", " ")
+  return setmetatable(e, core.error_metatable)
+end
+
+local function usage(method, path, title, detail, pointer)
+  return request.error {
+    kind = "usage", title = title, detail = detail, pointer = pointer,
+    method = method, path = path,
+    outcome = not SAFE[method] and METHODS[method] and "not_sent" or nil,
+  }
+end
+
+-- The text of one query value, or nil, message.
+local function query_value(v)
+  local t = type(v)
+  if t == "string" then
+    return v
+  elseif t == "boolean" then
+    return v and "true" or "false"
+  elseif t == "number" then
+    local text, msg = json.encode(v)
+    if not text then
+      return nil, msg
+    end
+    return text
+  end
+  return nil, "a value of type " .. t .. " has no query form"
+end
+
+--- Builds a query string from a table: keys sorted bytewise, keys and
+-- values percent-encoded (`request.escape`); a value is a string, an
+-- integer, a boolean (`true`/`false`) or an array of those (the key is
+-- repeated, in array order; an empty array sends nothing).
+--
+-- syntax: `text, err = request.query_string(query)`
+-- @tparam table query
+-- @treturn string `"a=1&b=x%20y"` (`""` for an empty table), or nil and a message.
+function request.query_string(query)
+  local keys = {}
+  for k in pairs(query) do
+    if type(k) ~= "string" then
+      return nil, "query key " .. tostring(k) .. " is not a string"
+    end
+    keys[#keys + 1] = k
+  end
+  json.sort_strings(keys)
+  local out = {}
+  for j = 1, #keys do
+    local k = keys[j]
+    local v = query[k]
+    local list = v
+    if type(v) == "table" then
+      for key in pairs(v) do
+        if type(key) ~= "number" or key < 1 or key > #v or key % 1 ~= 0 then
+          return nil, "query." .. k .. ": a table value must be an array"
+        end
+      end
+    else
+      list = { v }
+    end
+    for i = 1, #list do
+      local text, msg = query_value(list[i])
+      if not text then
+        return nil, "query." .. k .. ": " .. msg
+      end
+      out[#out + 1] = escape(k) .. "=" .. escape(text)
+    end
+  end
+  return concat(out, "&")
+end
+
+--- Checks and builds what the C core sends.
+--
+-- syntax: `path_and_query, body, err = request.build(method, path, opts)`
+--
+-- @treturn string|nil the path with the query string appended (`?`, or `&`
+--   when the path has a query already)
+-- @treturn string|nil the body text (a string body as is, a table encoded)
+-- @treturn table|nil a usage error (with `pointer` into the body when a
+--   body value was refused); nothing has been sent then.
+function request.build(method, path, opts)
+  local full = path
+  local query, body = opts and opts.query, opts and opts.body
+  if query ~= nil then
+    local qs, msg = request.query_string(query)
+    if not qs then
+      return nil, nil, usage(method, path, "bad query", msg)
+    end
+    if qs ~= "" then
+      full = path .. (path:find("?", 1, true) and "&" or "?") .. qs
+    end
+  end
+  if type(body) == "table" then
+    local text, msg, pointer = json.encode(body)
+    if not text then
+      return nil, nil, usage(method, path, "the body has no JSON form", msg, pointer)
+    end
+    body = text
+  end
+  return full, body, nil
+end
+
+request.METHODS = METHODS
+request.SAFE = SAFE
+
+return request

@@ -1,0 +1,178 @@
+--- Following a confirmed payout to its txid (interface, "Events": progress
+-- of a confirmed payout is followed by reading the payout until `txid` is
+-- set).  The public face is `client:wait_for_txid` in lua/merchantapi.lua.
+--
+-- Only reads (GET) are sent: nothing is ever confirmed here.  Each read is
+-- made without the core's own retries, so every wait -- the interval
+-- between reads, the backoff after a retryable error, a Retry-After --
+-- goes through the pluggable `sleep` and counts against the deadline.
+--
+-- @module merchantapi.wait
+local core = require "merchantapi.core"
+local request = require "merchantapi.request"
+
+local type = type
+local error = error
+local pairs = pairs
+local tostring = tostring
+local rawget = rawget
+local pcall = pcall
+local format = string.format
+
+local wait = {}
+
+local PAYOUTS = "/api/public/v1/payouts/"
+
+local DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
+
+local OPTIONS = {
+  timeout = "number", interval = "number", max_interval = "number",
+  sleep = "function", clock = "function", on_read = "function",
+}
+
+-- Phases of OpenResty in which ngx.sleep may yield (lua-nginx-module's docs).
+local NGX_SLEEP_PHASES = {
+  rewrite = true, access = true, content = true, timer = true, ssl_cert = true,
+  ssl_session_fetch = true, ssl_client_hello = true, preread = true,
+}
+
+--- The sleep used when none is given: `ngx.sleep` inside an OpenResty phase
+-- that may yield (it does not block the worker), else the C module's
+-- nanosleep (blocks the calling thread).  Chosen at each call, since a
+-- module loaded in `init_by_lua` is later used in `content_by_lua`.
+-- @treturn function `sleep(seconds)`
+function wait.default_sleep()
+  local ngx = rawget(_G, "ngx")
+  if type(ngx) == "table" and type(ngx.sleep) == "function" and
+    type(ngx.get_phase) == "function" then
+    local ok, phase = pcall(ngx.get_phase)
+    if ok and NGX_SLEEP_PHASES[phase] then
+      return ngx.sleep
+    end
+  end
+  return core.sleep
+end
+
+-- Raises (at the caller of client:wait_for_txid) on an unknown option or
+-- an option of the wrong type.
+local function check_options(opts)
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    error("bad argument #2 to 'wait_for_txid' (table expected, got " .. type(opts) .. ")", 4)
+  end
+  for k, v in pairs(opts) do
+    local want = OPTIONS[k]
+    if not want then
+      error(("unknown option '%s' to 'wait_for_txid'"):format(tostring(k)), 4)
+    end
+    if type(v) ~= want then
+      error(("bad option '%s' to 'wait_for_txid' (%s expected, got %s)"):format(k, want, type(v)), 4)
+    end
+  end
+  return opts
+end
+
+-- The first value that is a finite number >= lo, or nil, message.
+local function seconds(opts, name, lo, strict)
+  local v = opts[name]
+  if v == nil then
+    return DEFAULTS[name]
+  end
+  if v ~= v or v == math.huge or v < lo or (strict and v == lo) then
+    return nil, ("%s must be a number of seconds %s %g"):format(name, strict and ">" or ">=", lo)
+  end
+  return v
+end
+
+--- Polls a payout until its `txid` is set.
+--
+-- syntax: `payout, err, res = wait.for_txid(client, payout_id, opts)`
+--
+-- See `client:wait_for_txid` for the arguments, results and errors.
+function wait.for_txid(client, payout_id, opts)
+  if type(payout_id) ~= "string" then
+    error("bad argument #1 to 'wait_for_txid' (string expected, got " .. type(payout_id) .. ")", 3)
+  end
+  opts = check_options(opts)
+  local path = PAYOUTS .. request.escape(payout_id)
+  local timeout, msg = seconds(opts, "timeout", 0, false)
+  local interval, max_interval
+  if timeout then
+    interval, msg = seconds(opts, "interval", 0, true)
+  end
+  if interval then
+    max_interval, msg = seconds(opts, "max_interval", 0, true)
+  end
+  if not max_interval or payout_id == "" then
+    return nil, request.error {
+      kind = "usage", title = msg or "payout_id is empty", method = "GET", path = path,
+    }
+  end
+  if max_interval < interval then
+    max_interval = interval
+  end
+  local sleep = opts.sleep or wait.default_sleep()
+  local clock = opts.clock or core.monotonic
+  local on_read = opts.on_read
+  local c = client._core
+
+  local start = clock()
+  local deadline = start + timeout
+  local reads, failures = 0, 0
+  local last_payout, last_err, last_res
+  while true do
+    local payout, err, res = c:request("GET", path, nil, "payouts", 0)
+    reads = reads + 1
+    last_res = res
+    if on_read then
+      on_read(payout, err, res)
+    end
+    local pause, must_wait
+    if payout then
+      if payout.txid ~= nil and payout.txid ~= "" then
+        return payout, nil, res
+      end
+      last_payout, last_err, failures = payout, nil, 0
+      pause = interval
+    elseif not err.retryable then
+      return nil, err, res -- 404, 401, decode, ...: waiting cannot help
+    else
+      last_err, failures = err, failures + 1
+      if err.retry_after then
+        -- honour the server's Retry-After: never read again sooner
+        pause, must_wait = err.retry_after > interval and err.retry_after or interval, true
+      else
+        pause = interval * 2 ^ failures
+        if pause > max_interval then
+          pause = max_interval
+        end
+      end
+    end
+    local remaining = deadline - clock()
+    if remaining <= 0 or (must_wait and pause > remaining) then
+      if remaining > 0 then
+        sleep(remaining) -- the deadline comes before the server allows another read
+      end
+      local elapsed = clock() - start
+      return nil, request.error {
+        kind = "timeout",
+        title = format("payout %s has no txid after %.3g s", payout_id, elapsed),
+        detail = format("%d read%s, %s", reads, reads == 1 and "" or "s",
+          last_err and "the last one failed: " .. tostring(last_err.message)
+          or "status " .. tostring(last_payout and last_payout.status)),
+        method = "GET", path = path,
+        url = client.base_url .. path,
+        retryable = true,
+        payout = last_payout,
+        last_error = last_err,
+        attempts = reads,
+        elapsed = elapsed,
+      }, last_res
+    end
+    sleep(pause < remaining and pause or remaining)
+  end
+end
+
+return wait

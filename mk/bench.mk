@@ -1,0 +1,23 @@
+# Benchmarks: `make bench` prints one table of medians and ratios measured in
+# the same run (BENCHMARKS.md holds one and says how to read it).  Not part
+# of `make test`.  BENCH_PORT (18500) picks the sandbox's ports.
+
+BENCH_DIR  := $(BUILD)/bench
+BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/parse_floor
+
+$(BENCH_DIR)/curl_loop: bench/curl_loop.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(DEP_CFLAGS) -o $@ $< $(DEP_LIBS)
+
+$(BENCH_DIR)/parse_floor: bench/parse_floor.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(DEP_CFLAGS) -Isrc -o $@ $< \
+	  $(LIB_A) $(DEP_LIBS)
+
+.PHONY: bench
+bench: deps
+	@$(MAKE) --no-print-directory lib lua $(BENCH_BIN)
+	@# the LuaJIT build is optional: the table says when there is none
+	@$(MAKE) --no-print-directory LUA=luajit lua >/dev/null 2>&1 || \
+	  echo "bench: no LuaJIT build of the module (LuaJIT rows skipped)" >&2
+	@BUILD=$(BUILD) LUAMOD_DIR=$(LUAMOD_DIR) LUAJITMOD_DIR=$(BUILD)/luajit ./bench/run

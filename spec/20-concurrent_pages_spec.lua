@@ -1,0 +1,269 @@
+-- The pager's `concurrency` (shared/API.md, "Lists and pages"): once the
+-- first page has told the total, later pages are fetched several at a time
+-- by the C core (mapi_list_addresses_pages), and the items still come out in
+-- page order, each once, with the same stop, duplicate and error rules.
+local merchantapi = require "merchantapi"
+local helpers = require "helpers"
+
+local count, format = helpers.count, string.format
+
+local function acct25000_id(i)
+  return format("00025000-0000-4000-8000-%012d", i)
+end
+
+local function collect(pager)
+  local ids = {}
+  for address in pager:each() do
+    ids[#ids + 1] = address.id
+  end
+  return ids
+end
+
+describe("concurrent pages against the sandbox", function()
+  local client
+  before_each(function()
+    helpers.reset()
+    client = helpers.client()
+  end)
+  after_each(function()
+    client:close()
+  end)
+
+  it("yields acct-25000's 25,000 addresses in the order and number of the sequential pager", function()
+    local sequential = collect(client:addresses("acct-25000", { per_page = 100 }))
+    assert.equal(250, count("acct-25000"))
+    helpers.reset()
+    local concurrent = collect(client:addresses("acct-25000", { per_page = 100, concurrency = 8 }))
+    assert.equal(250, count("acct-25000")) -- no page fetched twice, none past the end
+    assert.equal(25000, #sequential)
+    assert.equal(25000, #concurrent)
+    for i = 1, 25000 do
+      if sequential[i] ~= concurrent[i] or concurrent[i] ~= acct25000_id(i) then
+        assert.equal(acct25000_id(i), concurrent[i], "item " .. i)
+        assert.equal(sequential[i], concurrent[i], "item " .. i)
+      end
+    end
+  end)
+
+  it("hands out pages in page order with resolved relationships", function()
+    local pages, n = {}, 0
+    for list in client:addresses("acct-25000", { per_page = 1000, concurrency = 4 }):pages() do
+      pages[#pages + 1] = list.meta.page
+      assert.equal(1000, #list)
+      assert.equal(25000, list.meta.total)
+      for i = 1, #list do
+        n = n + 1
+        assert.equal(acct25000_id(n), list[i].id)
+      end
+      assert.is_string(list[1].network.code)
+      -- one network table per (type, id) within a page
+      assert.equal(list[1].network, list[4].network)
+    end
+    assert.same({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                  21, 22, 23, 24, 25 }, pages)
+    assert.equal(25, count("acct-25000"))
+  end)
+
+  it("keeps start_page and max_pages", function()
+    local ids = collect(client:addresses("acct-25000",
+      { per_page = 10, start_page = 3, max_pages = 7, concurrency = 4 }))
+    assert.equal(70, #ids)
+    assert.equal(acct25000_id(21), ids[1])
+    assert.equal(acct25000_id(90), ids[70])
+    assert.equal(7, count("acct-25000"))
+  end)
+
+  it("stops with the error of page k after the items of pages 1..k-1 (each)", function()
+    local got = {}
+    local ok, err = pcall(function()
+      for address in client:addresses("fault-page-3-500", { per_page = 10, concurrency = 4 }):each() do
+        got[#got + 1] = address.id
+      end
+    end)
+    assert.is_false(ok)
+    assert.equal(20, #got)
+    for i = 1, 20 do
+      assert.equal(acct25000_id(i), got[i])
+    end
+    assert.equal("api", err.kind)
+    assert.equal(500, err.status)
+    assert.equal("sandbox_page_fault", err.code)
+    assert.equal("page 3 answers 500", err.detail)
+    assert.equal("GET", err.method)
+    assert.truthy(err.url:find("page=3", 1, true))
+    assert.is_false(err.retryable)
+    assert.equal(1, err.attempts)
+    assert.equal("merchantapi.error", getmetatable(err).__name)
+  end)
+
+  it("gives the same error from all() and next(), sticky, with the partial items", function()
+    local pager = client:addresses("fault-page-4-500", { per_page = 5, concurrency = 8 })
+    local items, err, partial = pager:all()
+    assert.is_nil(items)
+    assert.equal(500, err.status)
+    assert.equal(15, #partial)
+    assert.equal(acct25000_id(15), partial[15].id)
+    local item, err2 = pager:next()
+    assert.is_nil(item)
+    assert.equal(err, err2)
+  end)
+
+  it("fails on page 1 exactly like the sequential pager", function()
+    local items, err = client:addresses("fault-page-1-404", { per_page = 5, concurrency = 8 }):all()
+    assert.is_nil(items)
+    assert.equal(404, err.status)
+    assert.equal(1, count("fault-page-1-404"))
+  end)
+
+  it("retries a failing page by the GET rules inside the concurrent fetch", function()
+    local c = helpers.client({ max_retries = 1 })
+    local items, err, partial = c:addresses("fault-page-3-503", { per_page = 5, concurrency = 4 }):all()
+    c:close()
+    assert.is_nil(items)
+    assert.equal(503, err.status)
+    assert.is_true(err.retryable)
+    assert.equal(2, err.attempts) -- the first attempt and one retry
+    assert.equal(10, #partial)
+    -- page 1 alone, then pages 2..5 together, then page 3 once more
+    assert.equal(6, count("fault-page-3-503"))
+  end)
+
+  it("returns usage errors of the batch call without sending", function()
+    local lists, err = client._core:list_addresses_pages("acct-22", nil, 0, 3, 2)
+    assert.same({}, lists)
+    assert.equal("usage", err.kind)
+    lists, err = client._core:list_addresses_pages("", { per_page = 5 }, 1, 3, 2)
+    assert.same({}, lists)
+    assert.equal("usage", err.kind)
+    assert.equal(0, count("acct-22"))
+  end)
+end)
+
+describe("concurrent pages over HTTPS (HTTP/2 when the sandbox offers it)", function()
+  -- the runner's sandbox: TLS on SANDBOX_PORT + 1000 with its test CA
+  local port = tonumber(os.getenv("SANDBOX_PORT") or "")
+  local prefix = os.getenv("SANDBOX_PREFIX")
+  local ca = prefix and ((prefix:sub(1, 1) == "/" and prefix or helpers.ROOT .. "/" .. prefix)
+    .. "/tls/ca.pem")
+  local f = ca and io.open(ca, "rb")
+  if f then
+    f:close()
+  end
+  local run = (port and port ~= 8089 and f) and it or pending
+
+  run("yields the same items as over plain HTTP", function()
+    helpers.reset()
+    local c = assert(merchantapi.new {
+      base_url = format("https://127.0.0.1:%d", port + 1000),
+      api_key = helpers.API_KEY,
+      cafile = ca,
+      max_retries = 0,
+    })
+    local ids = collect(c:addresses("acct-25000", { per_page = 500, concurrency = 8 }))
+    c:close()
+    assert.equal(25000, #ids)
+    for i = 1, 25000, 499 do
+      assert.equal(acct25000_id(i), ids[i])
+    end
+    assert.equal(acct25000_id(25000), ids[25000])
+    assert.equal(50, count("acct-25000"))
+  end)
+end)
+
+describe("paginate with fetch_pages (no server)", function()
+  local pager = require "merchantapi.pager"
+
+  -- A fake list over ids "1".."n"; `shift` items are inserted at the front
+  -- after the first page was served (offsets move, the next page repeats).
+  local function server(n, opts)
+    opts = opts or {}
+    local s = { calls = {}, batches = {} }
+    local served = 0
+    local function page_list(page, per_page)
+      local offset = served > 0 and (opts.shift or 0) or 0
+      served = served + 1
+      local list = {}
+      local first = (page - 1) * per_page + 1 - offset
+      for i = first, math.min(first + per_page - 1, n - offset) do
+        list[#list + 1] = { id = tostring(i) }
+      end
+      list.meta = { page = page, per_page = per_page, total = n + offset }
+      return list
+    end
+    function s.fetch(params)
+      s.calls[#s.calls + 1] = params.page
+      if opts.fail_on == params.page then
+        return nil, { kind = "api", status = 500, page = params.page }
+      end
+      return page_list(params.page, params.per_page)
+    end
+    function s.fetch_pages(params, first, npages, concurrency)
+      s.batches[#s.batches + 1] = { first, npages, concurrency }
+      assert.is_nil(params.page)
+      local lists = {}
+      for p = first, first + npages - 1 do
+        if opts.fail_on == p then
+          return lists, { kind = "api", status = 500, page = p }
+        end
+        lists[#lists + 1] = page_list(p, params.per_page)
+      end
+      return lists
+    end
+    return s
+  end
+
+  local function ids(p)
+    local out = {}
+    for item in p:each() do
+      out[#out + 1] = item.id
+    end
+    return out
+  end
+
+  it("fetches page 1 alone, then batches of `concurrency` up to the last page", function()
+    local s = server(47)
+    local got = ids(pager.paginate(s.fetch, { per_page = 5, concurrency = 4 }, s.fetch_pages))
+    local want = ids(pager.paginate(server(47).fetch, { per_page = 5 }))
+    assert.same(want, got)
+    assert.equal(47, #got)
+    assert.same({ 1, 10 }, s.calls) -- a batch of one is a single call
+    assert.same({ { 2, 4, 4 }, { 6, 4, 4 } }, s.batches)
+  end)
+
+  it("never calls fetch_pages with concurrency 1", function()
+    local s = server(12)
+    assert.equal(12, #ids(pager.paginate(s.fetch, { per_page = 5 }, s.fetch_pages)))
+    assert.same({ 1, 2, 3 }, s.calls)
+    assert.same({}, s.batches)
+  end)
+
+  it("drops the items the page before yielded, as without concurrency", function()
+    local s = server(30, { shift = 2 })
+    local got = ids(pager.paginate(s.fetch, { per_page = 10, concurrency = 3 }, s.fetch_pages))
+    local want = ids(pager.paginate(server(30, { shift = 2 }).fetch, { per_page = 10 }))
+    assert.same(want, got)
+    local seen = {}
+    for _, id in ipairs(got) do
+      assert.is_nil(seen[id], "duplicate " .. id)
+      seen[id] = true
+    end
+  end)
+
+  it("ends with page k's error after pages 1..k-1", function()
+    local s = server(100, { fail_on = 4 })
+    local items, err, partial = pager.paginate(s.fetch, { per_page = 10, concurrency = 8 },
+      s.fetch_pages):all()
+    assert.is_nil(items)
+    assert.equal(4, err.page)
+    assert.equal(30, #partial)
+    assert.equal("30", partial[30].id)
+  end)
+
+  it("respects max_pages in the batch size", function()
+    local s = server(100)
+    local got = ids(pager.paginate(s.fetch, { per_page = 10, max_pages = 3, concurrency = 8 },
+      s.fetch_pages))
+    assert.equal(30, #got)
+    assert.same({ { 2, 2, 8 } }, s.batches)
+  end)
+end)

@@ -1,0 +1,384 @@
+/*
+ * exchange.c -- one call across its attempts, without I/O.
+ *
+ * An exchange holds what a call sends (method, URL, the request headers)
+ * and takes every decision between attempts: what an answer (or a failed
+ * attempt) means, whether to try again and after how long (the contract's
+ * "Retries": backoff with full jitter, Retry-After, the confirm's caution),
+ * the error the call fails with (outcome, attempts, method, url, message,
+ * the api key redacted), the per-attempt facts for observers, and the
+ * MERCHANTAPI_DEBUG line.  Whoever moves the bytes -- libcurl in client.c,
+ * or a Lua transport through the binding -- only begins an attempt, sends,
+ * and hands the answer back, so every transport behaves the same.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct mapi_exchange {
+    mapi_call call;       /* call.method/url/type point at the copies below */
+    char *method, *url, *type;
+    char *body;           /* a copy of the call's body (NUL added), or NULL */
+    char *api_key;        /* NULL when none; wiped when freed */
+    char *authorization;  /* "Bearer <key>", or NULL; wiped when freed */
+    char *user_agent;
+    int max_retries, max_depth, debug;
+    size_t max_body;
+    double timeout, connect_timeout;
+    int attempts;         /* attempts begun */
+    double started;       /* monotonic seconds when the current attempt began */
+    mapi_random_fn random;
+    void *random_ctx;
+    uint64_t rng;         /* state of the default random hook */
+    mapi_attempt_info info;
+    char *redacted_url;   /* info.url: the URL with the key (if ever in it) redacted */
+};
+
+double mapi_monotonic_seconds(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Writes zeros over a secret before freeing it. */
+static void wipe_free(char *s)
+{
+    volatile char *p = s;
+
+    if (!s)
+        return;
+    while (*p)
+        *p++ = 0;
+    free(s);
+}
+
+/* A copy of s with every occurrence of secret (4 bytes or more) replaced by
+   "[REDACTED]"; NULL when out of memory. */
+static char *redacted_copy(const char *s, const char *secret)
+{
+    const char *p = s, *hit;
+    size_t slen = secret ? strlen(secret) : 0;
+    mapi_buf b;
+
+    if (slen < 4 || !strstr(s, secret))
+        return mapi_strdup(s);
+    mapi_buf_init(&b);
+    while ((hit = strstr(p, secret)) != NULL) {
+        mapi_buf_append(&b, p, (size_t)(hit - p));
+        mapi_buf_puts(&b, "[REDACTED]");
+        p = hit + slen;
+    }
+    mapi_buf_puts(&b, p);
+    return mapi_buf_take(&b);
+}
+
+char *mapi_user_agent(const char *product, const char *curl_version)
+{
+    mapi_buf b;
+
+    mapi_buf_init(&b);
+    mapi_buf_printf(&b, "merchantapi/%s libcurl/%s", MAPI_VERSION,
+                    curl_version ? curl_version : "unknown");
+    if (product && *product)
+        mapi_buf_printf(&b, " %s", product);
+    return mapi_buf_take(&b);
+}
+
+mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_settings *s,
+                                 mapi_error *err)
+{
+    mapi_exchange *x = calloc(1, sizeof *x);
+
+    if (!x)
+        return mapi_error_oom(err), NULL;
+    x->method = mapi_strdup(k->method);
+    x->url = mapi_strdup(k->url);
+    x->type = mapi_strdup(k->type);
+    if (k->body) {
+        x->body = malloc(k->body_len + 1);
+        if (x->body) {
+            memcpy(x->body, k->body, k->body_len);
+            x->body[k->body_len] = '\0';
+        }
+    }
+    x->user_agent = mapi_strdup(s->user_agent ? s->user_agent : "merchantapi/" MAPI_VERSION);
+    if (s->api_key && *s->api_key) {
+        mapi_buf b;
+        x->api_key = mapi_strdup(s->api_key);
+        mapi_buf_init(&b);
+        mapi_buf_puts(&b, "Bearer ");
+        mapi_buf_puts(&b, s->api_key);
+        x->authorization = mapi_buf_take(&b); /* an oom buffer holds nothing to wipe */
+    }
+    if (x->url)
+        x->redacted_url = redacted_copy(x->url, x->api_key);
+    if (!x->method || !x->url || (k->type && !x->type) || (k->body && !x->body) ||
+        !x->user_agent ||
+        (s->api_key && *s->api_key && (!x->api_key || !x->authorization)) ||
+        !x->redacted_url) {
+        mapi_exchange_free(x);
+        return mapi_error_oom(err), NULL;
+    }
+    x->call = *k;
+    x->call.method = x->method;
+    x->call.url = x->url;
+    x->call.type = x->type;
+    x->call.body = x->body;
+    x->max_retries = s->max_retries < 0 ? 0 : s->max_retries;
+    x->max_depth = s->max_depth;
+    x->max_body = s->max_body ? s->max_body : (size_t)16 * 1024 * 1024;
+    x->timeout = s->timeout;
+    x->connect_timeout = s->connect_timeout;
+    x->debug = s->debug;
+    x->rng = mapi_rng_seed((uintptr_t)x);
+    mapi_exchange_set_random(x, NULL, NULL);
+    x->info.method = x->method;
+    x->info.url = x->redacted_url;
+    x->info.retry_in = -1.0;
+    return x;
+}
+
+void mapi_exchange_free(mapi_exchange *x)
+{
+    if (!x)
+        return;
+    free(x->method);
+    free(x->url);
+    free(x->type);
+    free(x->body);
+    wipe_free(x->api_key);
+    wipe_free(x->authorization);
+    free(x->user_agent);
+    free(x->redacted_url);
+    free(x);
+}
+
+void mapi_exchange_set_random(mapi_exchange *x, mapi_random_fn fn, void *ctx)
+{
+    x->random = fn ? fn : mapi_random_default;
+    x->random_ctx = fn ? ctx : &x->rng;
+}
+
+const mapi_call *mapi_exchange_call(const mapi_exchange *x)
+{
+    return &x->call;
+}
+
+void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
+                          size_t *max_body)
+{
+    *timeout = x->timeout > 0 ? x->timeout : 30.0;
+    *connect_timeout = x->connect_timeout > 0 ? x->connect_timeout : 10.0;
+    *max_body = x->max_body;
+}
+
+int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
+                            const char **value)
+{
+    const char *names[4], *values[4];
+    size_t n = 0;
+
+    names[n] = "Content-Type", values[n++] = "application/vnd.api+json";
+    names[n] = "Accept", values[n++] = "application/vnd.api+json";
+    if (x->authorization)
+        names[n] = "Authorization", values[n++] = x->authorization;
+    names[n] = "User-Agent", values[n++] = x->user_agent;
+    if (i >= n)
+        return 0;
+    *name = names[i];
+    *value = values[i];
+    return 1;
+}
+
+const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
+{
+    x->attempts++;
+    x->started = mapi_monotonic_seconds();
+    x->info.attempt = x->attempts;
+    x->info.status = 0;
+    x->info.elapsed = 0.0;
+    x->info.request_id = NULL;
+    x->info.error = MAPI_ERR_NONE;
+    x->info.retry_in = -1.0;
+    return &x->info;
+}
+
+const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x)
+{
+    return &x->info;
+}
+
+int mapi_exchange_attempts(const mapi_exchange *x)
+{
+    return x->attempts;
+}
+
+/* The contract's "Retries": GET retries what is retryable; the confirm PUT
+   only what provably never arrived, or was answered 429. */
+static int should_retry(const mapi_call *k, const mapi_error *e)
+{
+    if (k->confirm)
+        return (e->kind == MAPI_ERR_TRANSPORT && e->outcome == MAPI_OUTCOME_NOT_SENT) ||
+               (e->retryable && e->status == 429);
+    return e->retryable;
+}
+
+/* A response body larger than max_body (a transport that does not cap it
+   itself): DECODE, as http.c reports it, with the response attached. */
+static int over_body(const mapi_exchange *x, mapi_response *res, mapi_error *e)
+{
+    const char *rid = mapi_response_header(res, "x-request-id");
+
+    mapi_error_set(e, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
+                   (unsigned long)x->max_body);
+    if (e->kind != MAPI_ERR_DECODE) {
+        mapi_response_free(res);
+        return -1;
+    }
+    e->status = res->status;
+    e->request_id = mapi_strdup(rid);
+    e->response = res;
+    if (rid && !e->request_id)
+        return mapi_error_oom(e);
+    return -1;
+}
+
+/* What an attempt that got no mappable response means (as mapi_http_perform
+   or a transport filled e). */
+static void failed_attempt(const mapi_exchange *x, mapi_error *e)
+{
+    if (e->kind == MAPI_ERR_NONE)
+        mapi_error_set(e, MAPI_ERR_TRANSPORT, "the request failed");
+    if (x->call.confirm && e->kind != MAPI_ERR_TRANSPORT)
+        e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
+                                                         : MAPI_OUTCOME_UNKNOWN;
+    if (e->kind == MAPI_ERR_DECODE && e->response)
+        e->retry_after = mapi_retry_after_parse(
+            mapi_response_header(e->response, "retry-after"), time(NULL));
+}
+
+void mapi_exchange_fail(mapi_exchange *x, mapi_error *e)
+{
+    e->attempts = x->attempts;
+    if (!x->call.confirm)
+        e->outcome = MAPI_OUTCOME_NONE; /* outcome is the confirm's question only */
+    if (e->kind != MAPI_ERR_MEMORY) {
+        free(e->method);
+        free(e->url);
+        e->method = mapi_strdup(x->method);
+        e->url = mapi_strdup(x->url);
+        if (!e->method || !e->url)
+            mapi_error_oom(e);
+    }
+    if (e->kind != MAPI_ERR_MEMORY) {
+        if (mapi_error_message(e) < 0)    /* now with method and URL */
+            mapi_error_oom(e);
+        else
+            mapi_error_redact(e, x->api_key); /* whatever the server echoed */
+    }
+    x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
+    x->info.request_id = e->request_id;
+}
+
+/* MERCHANTAPI_DEBUG: one line per attempt, never the key nor a header. */
+static void debug_line(const mapi_exchange *x, const mapi_error *e)
+{
+    const mapi_attempt_info *in = &x->info;
+    mapi_buf b;
+    char *line;
+
+    mapi_buf_init(&b);
+    mapi_buf_printf(&b, "merchantapi: %s %s attempt %d/%d: ", in->method, in->url, in->attempt,
+                    x->max_retries + 1);
+    if (in->status)
+        mapi_buf_printf(&b, "%d", in->status);
+    else
+        mapi_buf_puts(&b, "no response");
+    if (in->error != MAPI_ERR_NONE) {
+        mapi_buf_printf(&b, " (%s", mapi_error_kind_name(in->error));
+        if (e && e->code)
+            mapi_buf_printf(&b, " %s", e->code);
+        else if (e && e->title && in->error != MAPI_ERR_API && in->error != MAPI_ERR_HTTP)
+            mapi_buf_printf(&b, ": %s", e->title);
+        mapi_buf_puts(&b, ")");
+    }
+    mapi_buf_printf(&b, " in %.3f s", in->elapsed);
+    if (in->request_id)
+        mapi_buf_printf(&b, ", request id %s", in->request_id);
+    if (in->retry_in >= 0)
+        mapi_buf_printf(&b, ", retry in %.3f s", in->retry_in);
+    line = mapi_buf_take(&b);
+    if (!line)
+        return;
+    {
+        /* the server's text (request id, error title) could hold the key too */
+        char *safe = redacted_copy(line, x->api_key);
+        size_t i;
+        free(line);
+        if (!safe)
+            return;
+        for (i = 0; safe[i]; i++)
+            if ((unsigned char)safe[i] < 0x20 || safe[i] == 0x7f)
+                safe[i] = ' ';
+        fprintf(stderr, "%s\n", safe);
+        free(safe);
+    }
+}
+
+mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
+                            mapi_doc **out, double *wait)
+{
+    const mapi_call *k = &x->call;
+    double elapsed = mapi_monotonic_seconds() - x->started;
+    int rc;
+
+    *out = NULL;
+    *wait = -1.0;
+    if (elapsed < 0)
+        elapsed = 0;
+    if (res) {
+        mapi_error_clear(e);
+        if (res->elapsed > 0)
+            elapsed = res->elapsed; /* libcurl's own measure */
+        else
+            res->elapsed = elapsed;
+        x->info.status = res->status;
+        if (res->len > x->max_body)
+            rc = over_body(x, res, e);
+        else
+            rc = mapi_map_response(k, res, x->max_depth, out, e);
+    } else {
+        failed_attempt(x, e);
+        x->info.status = e->status;
+        rc = -1;
+    }
+    x->info.elapsed = elapsed;
+    if (rc == 0) {
+        x->info.error = MAPI_ERR_NONE;
+        x->info.request_id = mapi_response_request_id(mapi_doc_response(*out));
+        if (x->debug)
+            debug_line(x, NULL);
+        return MAPI_STEP_DONE;
+    }
+    x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
+    x->info.request_id = e->request_id;
+    if (x->attempts <= x->max_retries && should_retry(k, e)) {
+        *wait = e->retry_after >= 0 ? e->retry_after
+                                    : mapi_backoff_delay(x->attempts - 1,
+                                                         x->random(x->random_ctx));
+        x->info.retry_in = *wait;
+        if (x->debug)
+            debug_line(x, e);
+        return MAPI_STEP_RETRY;
+    }
+    mapi_exchange_fail(x, e);
+    if (x->debug)
+        debug_line(x, e);
+    return MAPI_STEP_FAILED;
+}

@@ -1,0 +1,506 @@
+/*
+ * lua_transport.c -- merchantapi.core's side of custom transports and of
+ * attempt hooks (lua/merchantapi/transport.lua is the Lua side).
+ *
+ * Custom transports (merchantapi.new{transport = fn}).  An OpenResty
+ * cosocket yields, and nothing can yield across a C call, so the attempts
+ * of such a call run in a Lua loop -- but every decision stays the core's
+ * (src/exchange.c), made by these small functions:
+ *
+ *   x = client:prepare(name, ...)   runs the client method `name` with the
+ *       core told to capture the call it builds (checks, URL, headers) as an
+ *       exchange instead of sending it.  Returns the exchange, or the
+ *       method's own results when the call failed its checks (nil, err).
+ *   req, info = x:request()         begins an attempt: the request to send
+ *       (method, url, headers, body, limits) and the facts for on_request.
+ *   action, info, wait = x:response(res) | x:failure(err)
+ *       ends the attempt with the transport's answer, or its failure.
+ *       action is "retry" (wait seconds first) or "done"; info holds the
+ *       facts for on_response.
+ *   ... = x:finish(client, name, ...)   runs the method once more with the
+ *       core told to replay the result the attempts ended with, so the values
+ *       come back in exactly the method's own shape.
+ *
+ * Hooks over libcurl.  client:observed(state, name, ...) runs the method
+ * with a core observer that calls state.on_request / state.on_response for
+ * each attempt, in the middle of the C call.  They run under a protected
+ * call (mapic_cpcall) and never unwind through libcurl or the core: an error
+ * in a hook is recorded (the first one, as state.hook_error) and the call
+ * goes on.  A hook cannot yield (it runs inside a C call).
+ *
+ * Memory: the exchange, the response being built from a Lua table and the
+ * call's result all live in the exchange userdata (freed by __gc) before any
+ * Lua function that may raise is called.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lua_binding.h"
+
+#define EXCHANGE_MT "merchantapi.exchange"
+
+/* An exchange and what it holds between Lua calls. */
+typedef struct xbox {
+    mapi_exchange *x;       /* NULL until captured */
+    mapi_response *pending; /* a response being built from the transport's table */
+    mapi_doc *doc;          /* the call's document once done (until finish) */
+    mapi_error err;         /* the attempt's error; the call's once done */
+    int state;              /* see below */
+} xbox;
+
+enum { X_IDLE = 0, X_SENDING, X_DONE };
+
+/* ------------------------------------------------------------------------ */
+/* Attempt facts                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Pushes the table hooks get: method, url, attempt; for a response also
+   status (when one came), elapsed, request_id, error (the kind), retry_in. */
+static void push_info(lua_State *L, const mapi_attempt_info *in, int response)
+{
+    lua_createtable(L, 0, 8);
+    lua_pushstring(L, in->method);
+    lua_setfield(L, -2, "method");
+    lua_pushstring(L, in->url);
+    lua_setfield(L, -2, "url");
+    mapic_pushint64(L, in->attempt);
+    lua_setfield(L, -2, "attempt");
+    if (!response)
+        return;
+    if (in->status > 0) {
+        mapic_pushint64(L, in->status);
+        lua_setfield(L, -2, "status");
+    }
+    lua_pushnumber(L, (lua_Number)in->elapsed);
+    lua_setfield(L, -2, "elapsed");
+    if (in->request_id) {
+        lua_pushstring(L, in->request_id);
+        lua_setfield(L, -2, "request_id");
+    }
+    if (in->error != MAPI_ERR_NONE) {
+        lua_pushstring(L, mapi_error_kind_name(in->error));
+        lua_setfield(L, -2, "error");
+    }
+    if (in->retry_in >= 0) {
+        lua_pushnumber(L, (lua_Number)in->retry_in);
+        lua_setfield(L, -2, "retry_in");
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calling a client method by name                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Pushes the client method `name` of the client at idx; raises when there
+   is none. */
+static void push_method(lua_State *L, int idx, const char *name)
+{
+    if (luaL_getmetafield(L, idx, "__index") == 0 || lua_type(L, -1) != LUA_TTABLE)
+        luaL_error(L, "merchantapi: the client has no method table");
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    if (lua_type(L, -1) != LUA_TFUNCTION)
+        luaL_error(L, "merchantapi: no client method '%s'", name);
+}
+
+/* Calls method(client, args first..last) protected; returns the status and
+   leaves the results (or the error) above `base`. */
+static int call_method(lua_State *L, int client, const char *name, int first, int last)
+{
+    int i;
+
+    luaL_checkstack(L, last - first + 4, "merchantapi: too many arguments");
+    push_method(L, client, name);
+    lua_pushvalue(L, client);
+    for (i = first; i <= last; i++)
+        lua_pushvalue(L, i);
+    return lua_pcall(L, last - first + 2, LUA_MULTRET, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hooks over libcurl: client:observed(state, name, ...)                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct observe_ctx {
+    lua_State *L; /* the thread making the call */
+    int ref;      /* the state table, in the registry */
+} observe_ctx;
+
+typedef struct hook_call {
+    observe_ctx *ctx;
+    mapi_attempt_event event;
+    const mapi_attempt_info *info;
+} hook_call;
+
+/* Runs protected (mapic_cpcall): calls the hook, records its error. */
+static int hook_trampoline(lua_State *L)
+{
+    hook_call *hc = (hook_call *)lua_touserdata(L, 1);
+    int response = hc->event == MAPI_ATTEMPT_RESPONSE;
+    int state;
+
+    lua_rawgeti(L, LUA_REGISTRYINDEX, hc->ctx->ref);
+    state = lua_gettop(L);
+    lua_getfield(L, state, response ? "on_response" : "on_request");
+    if (lua_isnil(L, -1))
+        return 0;
+    push_info(L, hc->info, response);
+    if (lua_pcall(L, 1, 0, 0) != 0) {
+        lua_getfield(L, state, "hook_error");
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            lua_setfield(L, state, "hook_error"); /* the first error raised */
+        }
+    }
+    return 0;
+}
+
+static void lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_info *info)
+{
+    observe_ctx *ctx = (observe_ctx *)p;
+    lua_State *L = ctx->L;
+    int top = lua_gettop(L);
+    hook_call hc;
+
+    hc.ctx = ctx;
+    hc.event = event;
+    hc.info = info;
+    /* an error here (out of memory building the info) is dropped like a hook's */
+    (void)mapic_cpcall(L, hook_trampoline, &hc);
+    lua_settop(L, top);
+}
+
+/*
+ * client:observed(state, name, ...) -> the results of client:name(...)
+ * state: a table with on_request / on_response (functions or nil); receives
+ * hook_error when a hook raised.  A Lua error of the method itself is raised
+ * again after the observer is removed.
+ */
+static int l_observed(lua_State *L)
+{
+    mapi_client *c = mapi_lua_client(L, 1);
+    const char *name;
+    observe_ctx ctx;
+    int n = lua_gettop(L), status;
+
+    luaL_checktype(L, 2, LUA_TTABLE);
+    name = luaL_checkstring(L, 3);
+    lua_pushvalue(L, 2);
+    ctx.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    ctx.L = L;
+    if (c)
+        mapi_client_set_observer(c, lua_observer, &ctx);
+    status = call_method(L, 1, name, 4, n);
+    c = mapi_lua_client(L, 1); /* NULL if the method closed it */
+    if (c)
+        mapi_client_set_observer(c, NULL, NULL);
+    luaL_unref(L, LUA_REGISTRYINDEX, ctx.ref);
+    if (status != 0)
+        return lua_error(L);
+    return lua_gettop(L) - n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exchanges                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int xbox_gc(lua_State *L)
+{
+    xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
+
+    mapi_exchange_free(xb->x);
+    xb->x = NULL;
+    mapi_response_free(xb->pending);
+    xb->pending = NULL;
+    mapi_doc_free(xb->doc);
+    xb->doc = NULL;
+    mapi_error_clear(&xb->err);
+    return 0;
+}
+
+static xbox *check_xbox(lua_State *L, int state)
+{
+    xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
+
+    if (!xb->x)
+        luaL_error(L, "merchantapi: an empty exchange");
+    if (state >= 0 && xb->state != state)
+        luaL_error(L, "merchantapi: exchange used out of order (%s)",
+                   state == X_SENDING ? "no attempt begun" :
+                   state == X_DONE ? "the call is not done" : "an attempt is under way");
+    return xb;
+}
+
+/*
+ * client:prepare(name, ...) -> exchange | the method's own results
+ * Runs client:name(...) with the call captured instead of sent.  Raises when
+ * the method succeeded without going through the core's call path (it
+ * would have bypassed the transport).
+ */
+static int l_prepare(lua_State *L)
+{
+    mapi_client *c = mapi_lua_client(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    int n = lua_gettop(L), status;
+    mapi_error init = MAPI_ERROR_INIT;
+    xbox *xb;
+
+    xb = (xbox *)mapic_newuserdata(L, sizeof *xb);
+    memset(xb, 0, sizeof *xb);
+    xb->err = init;
+    mapic_setmetatable(L, EXCHANGE_MT);
+    if (c)
+        mapi_client_capture(c, &xb->x);
+    status = call_method(L, 1, name, 3, n);
+    c = mapi_lua_client(L, 1);
+    if (c)
+        mapi_client_capture(c, NULL);
+    if (status != 0)
+        return lua_error(L);
+    if (xb->x) {
+        lua_settop(L, n + 1);
+        return 1;
+    }
+    if (lua_gettop(L) > n + 1 && lua_toboolean(L, n + 2))
+        return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
+                          "transport", name);
+    return lua_gettop(L) - (n + 1);
+}
+
+/* x:request() -> request, info.  request: method, url, headers (a table of
+   name -> value), body (string or nil), timeout and connect_timeout
+   (seconds), max_body (bytes), fresh_connection (boolean: the confirm),
+   attempt. */
+static int l_request(lua_State *L)
+{
+    xbox *xb = check_xbox(L, X_IDLE);
+    const mapi_attempt_info *info;
+    const mapi_call *k;
+    const char *name, *value;
+    double timeout, connect_timeout;
+    size_t max_body, i;
+
+    info = mapi_exchange_begin(xb->x);
+    xb->state = X_SENDING;
+    k = mapi_exchange_call(xb->x);
+    mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
+
+    lua_createtable(L, 0, 10);
+    lua_pushstring(L, k->method);
+    lua_setfield(L, -2, "method");
+    lua_pushstring(L, k->url);
+    lua_setfield(L, -2, "url");
+    lua_createtable(L, 0, 4);
+    for (i = 0; mapi_exchange_header_at(xb->x, i, &name, &value); i++) {
+        lua_pushstring(L, value);
+        lua_setfield(L, -2, name);
+    }
+    lua_setfield(L, -2, "headers");
+    if (k->body) {
+        lua_pushlstring(L, k->body, k->body_len);
+        lua_setfield(L, -2, "body");
+    }
+    lua_pushnumber(L, (lua_Number)timeout);
+    lua_setfield(L, -2, "timeout");
+    lua_pushnumber(L, (lua_Number)connect_timeout);
+    lua_setfield(L, -2, "connect_timeout");
+    lua_pushnumber(L, (lua_Number)max_body);
+    lua_setfield(L, -2, "max_body");
+    lua_pushboolean(L, k->confirm);
+    lua_setfield(L, -2, "fresh_connection");
+    mapic_pushint64(L, info->attempt);
+    lua_setfield(L, -2, "attempt");
+    push_info(L, info, 0);
+    return 2;
+}
+
+/* Ends the attempt with res (taken) or with xb->err; pushes the results of
+   x:response / x:failure. */
+static int end_attempt(lua_State *L, xbox *xb, mapi_response *res)
+{
+    double wait = -1;
+    mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
+
+    if (step == MAPI_STEP_RETRY) {
+        xb->state = X_IDLE;
+        lua_pushliteral(L, "retry");
+        push_info(L, mapi_exchange_info(xb->x), 1);
+        lua_pushnumber(L, (lua_Number)wait);
+        mapi_error_clear(&xb->err); /* the info above borrowed from it */
+        return 3;
+    }
+    xb->state = X_DONE;
+    lua_pushliteral(L, "done");
+    push_info(L, mapi_exchange_info(xb->x), 1);
+    return 2;
+}
+
+/* Appends the header name: value (a string or a number) to the pending
+   response; -1 when out of memory. */
+static int add_header(lua_State *L, xbox *xb, int name, int value)
+{
+    size_t nlen, vlen;
+    const char *n, *v;
+
+    if (lua_type(L, value) != LUA_TSTRING && lua_type(L, value) != LUA_TNUMBER)
+        return 0; /* not a header value: ignored */
+    n = lua_tolstring(L, name, &nlen);
+    v = lua_tolstring(L, value, &vlen); /* converts a number in place (a copy below) */
+    return mapi_response_add_header(xb->pending, n, nlen, v, vlen);
+}
+
+/*
+ * x:response(res) -> action, info[, wait]
+ * res: { status = integer, headers = { name = value | { values... } } | nil,
+ *        body = string | nil }.  Raises when status is not an integer from
+ * 100 to 999 or body is not a string (a mistake of the transport).
+ */
+static int l_response(lua_State *L)
+{
+    xbox *xb = check_xbox(L, X_SENDING);
+    int64_t status;
+    const char *body = NULL;
+    size_t len = 0;
+    mapi_response *res;
+
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_getfield(L, 2, "status");  /* 3 */
+    lua_getfield(L, 2, "headers"); /* 4 */
+    lua_getfield(L, 2, "body");    /* 5 */
+    if (!mapic_tointeger(L, 3, &status) || status < 100 || status > 999)
+        return luaL_error(L, "merchantapi: the transport's response needs an integer status");
+    if (!lua_isnil(L, 4) && lua_type(L, 4) != LUA_TTABLE)
+        return luaL_error(L, "merchantapi: the transport's response headers must be a table");
+    if (!lua_isnil(L, 5)) {
+        if (lua_type(L, 5) != LUA_TSTRING)
+            return luaL_error(L, "merchantapi: the transport's response body must be a string");
+        body = lua_tolstring(L, 5, &len);
+    }
+    mapi_error_clear(&xb->err);
+    mapi_response_free(xb->pending);
+    xb->pending = mapi_response_new();
+    if (!xb->pending) {
+        mapi_error_oom(&xb->err);
+        return end_attempt(L, xb, NULL);
+    }
+    xb->pending->status = (int)status;
+    if (lua_type(L, 4) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, 4)) { /* name at -2, value at -1 */
+            int rc = 0;
+            if (lua_type(L, -2) == LUA_TSTRING) {
+                if (lua_type(L, -1) == LUA_TTABLE) {
+                    int i;
+                    for (i = 1; rc == 0; i++) { /* a repeated header: every value */
+                        lua_rawgeti(L, -1, i);
+                        if (lua_isnil(L, -1)) {
+                            lua_pop(L, 1);
+                            break;
+                        }
+                        rc = add_header(L, xb, lua_gettop(L) - 2, lua_gettop(L));
+                        lua_pop(L, 1);
+                    }
+                } else {
+                    lua_pushvalue(L, -1); /* a copy: tolstring must not touch the key */
+                    rc = add_header(L, xb, lua_gettop(L) - 2, lua_gettop(L));
+                    lua_pop(L, 1);
+                }
+            }
+            lua_pop(L, 1);
+            if (rc < 0) {
+                mapi_error_oom(&xb->err);
+                return end_attempt(L, xb, NULL);
+            }
+        }
+    }
+    xb->pending->body = (char *)malloc(len + 1);
+    if (!xb->pending->body) {
+        mapi_error_oom(&xb->err);
+        return end_attempt(L, xb, NULL);
+    }
+    if (len)
+        memcpy(xb->pending->body, body, len);
+    xb->pending->body[len] = '\0';
+    xb->pending->len = len;
+    xb->pending->cap = len + 1;
+    res = xb->pending;
+    xb->pending = NULL;
+    return end_attempt(L, xb, res);
+}
+
+/*
+ * x:failure(err) -> action, info[, wait]
+ * err: the transport's error: a string, or { message = string, sent = boolean }.
+ * sent == false says the request provably never reached the server
+ * (outcome "not_sent": a confirm may be retried); anything else is
+ * "unknown".  Either way a transport error, retryable.
+ */
+static int l_failure(lua_State *L)
+{
+    xbox *xb = check_xbox(L, X_SENDING);
+    const char *msg = NULL;
+    int not_sent = 0;
+
+    lua_settop(L, 2);
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        msg = lua_tostring(L, 2);
+    } else if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_getfield(L, 2, "message"); /* 3 */
+        lua_getfield(L, 2, "sent");    /* 4 */
+        if (lua_type(L, 3) == LUA_TSTRING)
+            msg = lua_tostring(L, 3);
+        not_sent = lua_type(L, 4) == LUA_TBOOLEAN && !lua_toboolean(L, 4);
+    }
+    mapi_error_clear(&xb->err);
+    mapi_error_set(&xb->err, MAPI_ERR_TRANSPORT, "%s", msg && *msg ? msg : "the transport failed");
+    if (xb->err.kind == MAPI_ERR_TRANSPORT) {
+        xb->err.retryable = 1;
+        xb->err.outcome = not_sent ? MAPI_OUTCOME_NOT_SENT : MAPI_OUTCOME_UNKNOWN;
+        if (mapi_error_message(&xb->err) < 0)
+            mapi_error_oom(&xb->err);
+    }
+    return end_attempt(L, xb, NULL);
+}
+
+/* x:finish(client, name, ...) -> the results of client:name(...), replayed */
+static int l_finish(lua_State *L)
+{
+    xbox *xb = check_xbox(L, X_DONE);
+    mapi_client *c = mapi_lua_client(L, 2);
+    const char *name = luaL_checkstring(L, 3);
+    int n = lua_gettop(L), status;
+
+    if (c)
+        mapi_client_replay(c, xb->x, &xb->doc, &xb->err);
+    status = call_method(L, 2, name, 4, n);
+    c = mapi_lua_client(L, 2);
+    if (c)
+        mapi_client_replay(c, NULL, NULL, NULL);
+    if (status != 0)
+        return lua_error(L);
+    return lua_gettop(L) - n;
+}
+
+void mapi_lua_transport_open(lua_State *L)
+{
+    static const luaL_Reg client_methods[] = {
+        {"prepare", l_prepare}, {"observed", l_observed}, {NULL, NULL}};
+    static const luaL_Reg exchange_methods[] = {
+        {"request", l_request}, {"response", l_response}, {"failure", l_failure},
+        {"finish", l_finish},   {NULL, NULL}};
+
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    mapic_setfuncs(L, client_methods, 0);
+
+    luaL_newmetatable(L, EXCHANGE_MT);
+    lua_pushliteral(L, EXCHANGE_MT);
+    lua_setfield(L, -2, "__name");
+    lua_createtable(L, 0, 4);
+    mapic_setfuncs(L, exchange_methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, xbox_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}

@@ -1,0 +1,337 @@
+/*
+ * multi.c -- several pages of a list at once, over libcurl's multi
+ * interface (contract, "Lists and pages": the pager's `concurrency`).
+ *
+ * Each page is one transfer: a duplicate of the client's easy handle
+ * (http.c), so it sends exactly what mapi_list_addresses sends, through the
+ * client's multi handle, sharing the client's connections, DNS cache and TLS
+ * sessions (one CURLSH); over HTTP/2 the transfers multiplex on one
+ * connection.  Every answer is mapped by mapping.c like a single call's, and
+ * retried by the same rules (GET: transport errors, 429, 502-504, up to
+ * max_retries, backoff or Retry-After).  Retries run in rounds: once the
+ * transfers of a round are done, the client's sleep hook waits the longest
+ * wait any page asked for, then the pages to retry run again.
+ */
+#include <curl/curl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* The most transfers in flight, whatever the caller asks. */
+#define MAX_CONCURRENCY 64
+/* The longest curl_multi_poll waits before looking again (ms). */
+#define POLL_MS 1000
+
+typedef enum job_state {
+    JOB_WAITING = 0, /* not started in this round */
+    JOB_RUNNING,
+    JOB_DONE,        /* docs[i] set */
+    JOB_RETRY,       /* failed, may be retried after wait */
+    JOB_FAILED,      /* failed for good: errs[i] set */
+    JOB_SKIPPED      /* after a failed page: never fetched, or dropped */
+} job_state;
+
+typedef struct job {
+    size_t i;                 /* page first_page + i */
+    job_state state;
+    double wait;              /* JOB_RETRY: seconds before the next attempt */
+    mapi_exchange *x;         /* the call across its attempts (exchange.c) */
+    mapi_http_transfer *t;    /* JOB_RUNNING */
+    mapi_error e;             /* the last attempt's error */
+} job;
+
+typedef struct batch {
+    mapi_client *client;
+    mapi_client_parts parts;
+    CURLM *multi;
+    job *jobs;
+    size_t count;
+    size_t stop;              /* index of the first page failed for good, or count */
+    size_t concurrency;
+    mapi_doc **docs;
+    mapi_error *errs;
+} batch;
+
+/* The page failed for good with j->e (already finished as the call's
+   error): it goes to errs[i], and no page after it is started. */
+static void fail_job(batch *b, job *j)
+{
+    mapi_error_clear(&b->errs[j->i]);
+    b->errs[j->i] = j->e;
+    j->e = (mapi_error)MAPI_ERROR_INIT;
+    j->state = JOB_FAILED;
+    if (j->i < b->stop)
+        b->stop = j->i;
+}
+
+/* The attempt begun last ended: res (taken), or NULL with j->e filled the
+   way mapi_http_perform fills it.  The exchange decides, as for one call. */
+static void attempt_done(batch *b, job *j, mapi_response *res)
+{
+    mapi_doc *doc = NULL;
+    double wait = 0;
+    mapi_step step = mapi_exchange_end(j->x, res, &j->e, &doc, &wait);
+
+    mapi_client_observe(b->client, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(j->x));
+    switch (step) {
+    case MAPI_STEP_DONE:
+        mapi_error_clear(&j->e);
+        b->docs[j->i] = doc;
+        j->state = JOB_DONE;
+        break;
+    case MAPI_STEP_RETRY:
+        j->wait = wait;
+        j->state = JOB_RETRY;
+        break;
+    case MAPI_STEP_FAILED:
+    default:
+        fail_job(b, j);
+        break;
+    }
+}
+
+/* Starts j's next attempt on the multi handle. */
+static void start_job(batch *b, job *j)
+{
+    const mapi_call *k = mapi_exchange_call(j->x);
+    mapi_http_request req;
+
+    mapi_error_clear(&j->e);
+    memset(&req, 0, sizeof req);
+    req.method = k->method;
+    req.url = k->url;
+    mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));
+    j->t = mapi_http_transfer_new(b->parts.http, &req, j, &j->e);
+    if (j->t && curl_multi_add_handle(b->multi, mapi_http_transfer_easy(j->t)) != CURLM_OK) {
+        mapi_http_transfer_free(j->t);
+        j->t = NULL;
+        mapi_error_oom(&j->e);
+    }
+    if (!j->t) {
+        attempt_done(b, j, NULL); /* MEMORY, or an option libcurl refused */
+        return;
+    }
+    j->state = JOB_RUNNING;
+}
+
+/* Takes j's transfer off the multi handle and frees it. */
+static void detach_job(batch *b, job *j)
+{
+    curl_multi_remove_handle(b->multi, mapi_http_transfer_easy(j->t));
+    mapi_http_transfer_free(j->t);
+    j->t = NULL;
+}
+
+/* Reads every finished transfer off the multi handle; returns how many. */
+static size_t collect(batch *b)
+{
+    CURLMsg *msg;
+    int left;
+    size_t n = 0;
+
+    while ((msg = curl_multi_info_read(b->multi, &left)) != NULL) {
+        job *j = NULL;
+        mapi_response *res = NULL;
+
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
+        if (!j || j->state != JOB_RUNNING)
+            continue;
+        /* msg is invalid once the handle is removed: read the result first */
+        if (mapi_http_transfer_result(j->t, (int)msg->data.result, &res, &j->e) < 0)
+            res = NULL;
+        detach_job(b, j);
+        attempt_done(b, j, res);
+        n++;
+    }
+    return n;
+}
+
+/* The multi handle itself failed: every running page fails with that. */
+static void abort_running(batch *b, size_t *running, CURLMcode mc)
+{
+    size_t i;
+
+    for (i = 0; i < b->count; i++) {
+        job *j = &b->jobs[i];
+        if (j->state != JOB_RUNNING)
+            continue;
+        detach_job(b, j);
+        if (mc == CURLM_OUT_OF_MEMORY) {
+            mapi_error_oom(&j->e);
+        } else {
+            mapi_error_set(&j->e, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
+                           curl_multi_strerror(mc));
+            j->e.outcome = MAPI_OUTCOME_UNKNOWN;
+        }
+        attempt_done(b, j, NULL);
+        if (j->state == JOB_RETRY) {
+            mapi_exchange_fail(j->x, &j->e); /* the multi handle is broken: no retry */
+            fail_job(b, j);
+        }
+    }
+    *running = 0;
+}
+
+/* Runs every JOB_WAITING page (in page order, at most concurrency at once)
+   until each is DONE, RETRY, FAILED or SKIPPED. */
+static void run_round(batch *b)
+{
+    size_t next = 0, running = 0;
+
+    for (;;) {
+        int still = 0;
+        CURLMcode mc;
+
+        while (running < b->concurrency && next < b->count) {
+            job *j = &b->jobs[next++];
+            if (j->state != JOB_WAITING)
+                continue;
+            if (j->i > b->stop) {
+                j->state = JOB_SKIPPED;
+                continue;
+            }
+            start_job(b, j);
+            if (j->state == JOB_RUNNING)
+                running++;
+        }
+        if (running == 0 && next >= b->count)
+            return;
+        if (running == 0)
+            continue;
+        mc = curl_multi_perform(b->multi, &still);
+        if (mc != CURLM_OK) {
+            abort_running(b, &running, mc);
+            continue;
+        }
+        running -= collect(b);
+        if (running > 0 && still > 0) {
+            mc = curl_multi_poll(b->multi, NULL, 0, POLL_MS, NULL);
+            if (mc != CURLM_OK)
+                abort_running(b, &running, mc);
+        }
+    }
+}
+
+/* After a round: 1 when pages wait for a retry (sleeping first), else 0. */
+static int prepare_retries(batch *b)
+{
+    size_t i, n = 0;
+    double wait = 0;
+
+    for (i = 0; i < b->count; i++) {
+        job *j = &b->jobs[i];
+        if (j->state != JOB_RETRY)
+            continue;
+        if (j->i > b->stop) {
+            j->state = JOB_SKIPPED;
+            continue;
+        }
+        if (j->wait > wait)
+            wait = j->wait;
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    if (b->parts.sleep(b->parts.sleep_ctx, wait) != 0) {
+        /* the hook said stop: each page fails with its last attempt's error */
+        for (i = 0; i < b->count; i++)
+            if (b->jobs[i].state == JOB_RETRY) {
+                mapi_exchange_fail(b->jobs[i].x, &b->jobs[i].e);
+                fail_job(b, &b->jobs[i]);
+            }
+        return 0;
+    }
+    for (i = 0; i < b->count; i++)
+        if (b->jobs[i].state == JOB_RETRY)
+            b->jobs[i].state = JOB_WAITING;
+    return 1;
+}
+
+int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
+                              const mapi_page_params *base, long first_page, size_t count,
+                              size_t concurrency, mapi_doc **docs, mapi_error *errs)
+{
+    batch b;
+    mapi_page_params p;
+    size_t i;
+    int rc = 0;
+
+    if (!docs || !errs || count == 0)
+        return count == 0 ? 0 : (errs ? mapi_error_set(errs, MAPI_ERR_USAGE,
+                                                       "docs and errs are required") : -1);
+    for (i = 0; i < count; i++) {
+        docs[i] = NULL;
+        mapi_error_clear(&errs[i]);
+    }
+    if (!client)
+        return mapi_error_set(&errs[0], MAPI_ERR_USAGE, "client is NULL");
+    if (first_page < 1 || count > (size_t)(LONG_MAX - first_page))
+        return mapi_error_set(&errs[0], MAPI_ERR_USAGE,
+                              "first_page must be >= 1 and the pages must stay in range");
+    memset(&p, 0, sizeof p);
+    if (base)
+        p = *base;
+    p.page = first_page;
+    /* the argument checks of a single call, once for all pages */
+    {
+        mapi_call k;
+        char *url = NULL;
+        if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &errs[0]) < 0)
+            return -1;
+        free(url);
+    }
+
+    memset(&b, 0, sizeof b);
+    b.client = client;
+    mapi_client_parts_get(client, &b.parts);
+    b.count = count;
+    b.stop = count;
+    b.concurrency = concurrency < 1 ? 1 : concurrency > MAX_CONCURRENCY ? MAX_CONCURRENCY
+                                                                         : concurrency;
+    b.docs = docs;
+    b.errs = errs;
+    b.multi = mapi_http_multi(b.parts.http);
+    b.jobs = b.multi ? calloc(count, sizeof *b.jobs) : NULL;
+    if (!b.jobs)
+        return mapi_error_oom(&errs[0]);
+    for (i = 0; i < count; i++) {
+        job *j = &b.jobs[i];
+        mapi_call k;
+        char *url = NULL;
+        j->i = i;
+        j->e = (mapi_error)MAPI_ERROR_INIT;
+        p.page = first_page + (long)i;
+        if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &j->e) == 0)
+            j->x = mapi_client_exchange(client, &k, &j->e); /* copies the call */
+        free(url);
+        if (!j->x) {
+            fail_job(&b, j); /* out of memory: this page fails, later ones are not sent */
+            break;
+        }
+    }
+
+    do
+        run_round(&b);
+    while (prepare_retries(&b));
+
+    /* Only the pages before the first failed one are kept. */
+    for (i = 0; i < count; i++) {
+        job *j = &b.jobs[i];
+        if (i > b.stop) {
+            mapi_doc_free(docs[i]);
+            docs[i] = NULL;
+            mapi_error_clear(&errs[i]);
+        }
+        mapi_error_clear(&j->e);
+        mapi_exchange_free(j->x);
+    }
+    if (b.stop < count)
+        rc = -1;
+    free(b.jobs);
+    return rc;
+}

@@ -1,0 +1,151 @@
+--- Test-only handlers for tests/suites/50-openresty (locations.conf): each
+-- runs merchantapi inside the nginx worker and answers what it saw as JSON,
+-- for tests/openresty/openresty_spec.lua to check.
+local cjson = require "cjson.safe"
+local merchantapi = require "merchantapi"
+local ngx_transport = require "merchantapi.transport.ngx"
+local handler = require "merchantapi_handler"
+
+local ngx = ngx
+local getenv = os.getenv
+
+local M = {}
+
+local function reply(value)
+  ngx.header["Content-Type"] = "application/json"
+  ngx.say(cjson.encode(value))
+end
+
+local function client(opts)
+  local o = {
+    base_url = getenv("MERCHANTAPI_BASE_URL"),
+    api_key = getenv("MERCHANTAPI_API_KEY"),
+    transport = ngx_transport.request,
+  }
+  for k, v in pairs(opts or {}) do
+    o[k] = v
+  end
+  if o.transport == false then
+    o.transport = nil
+  end
+  return assert(merchantapi.new(o))
+end
+
+local function error_fields(err)
+  if not err then
+    return nil
+  end
+  return { kind = err.kind, status = err.status, code = err.code, outcome = err.outcome,
+           attempts = err.attempts, message = tostring(err) }
+end
+
+--- Which Lua runs the handler, and which merchantapi.core it loaded.
+function M.core()
+  local jit = rawget(_G, "jit")
+  reply {
+    lua = _VERSION,
+    jit = jit and jit.version or cjson.null,
+    core = package.searchpath("merchantapi.core", package.cpath) or cjson.null,
+    core_version = require("merchantapi.core")._VERSION,
+  }
+end
+
+--- GET ?id= over cosockets with hooks recording every attempt.
+function M.retry()
+  local attempts, requests = {}, {}
+  local c = client {
+    max_retries = 2,
+    on_request = function(info)
+      requests[#requests + 1] = info.attempt
+    end,
+    on_response = function(info)
+      attempts[#attempts + 1] = { attempt = info.attempt, status = info.status or cjson.null,
+                                  request_id = info.request_id or cjson.null,
+                                  retry_in = info.retry_in or cjson.null }
+    end,
+  }
+  local t0 = ngx.now()
+  local ch, err = c:get_channel(ngx.var.arg_id)
+  reply { id = ch and ch.id or cjson.null, err = error_fields(err) or cjson.null,
+          requests = requests, attempts = attempts, elapsed = ngx.now() - t0 }
+end
+
+--- Confirms ?id= twice: 201 then 422 payout_not_draft (outcome rejected).
+function M.confirm()
+  local c = client { max_retries = 0 }
+  local p, err, res = c:confirm_payout(ngx.var.arg_id)
+  local again, err2 = c:confirm_payout(ngx.var.arg_id)
+  reply {
+    first = p and { status = p.status, amount = p.amount, http = res.status,
+                    currency = p.accountCharged.currencyCode } or error_fields(err),
+    second = again and { status = again.status } or error_fields(err2),
+  }
+end
+
+--- Confirms ?id= over https://localhost:?port= (verification on).
+function M.tls()
+  local c = client { base_url = "https://localhost:" .. ngx.var.arg_port, max_retries = 0 }
+  local p, err = c:confirm_payout(ngx.var.arg_id)
+  reply { status = p and p.status or cjson.null, amount = p and p.amount or cjson.null,
+          err = error_fields(err) or cjson.null }
+end
+
+--- Reads a channel from /fake (below), which answers chunked.
+function M.chunked()
+  local c = client { base_url = "http://127.0.0.1:" .. ngx.var.server_port .. "/fake" }
+  local ch, err, res = c:get_channel(ngx.var.arg_id)
+  reply { id = ch and ch.id or cjson.null,
+          balance = ch and ch.targetAccount.balance or cjson.null,
+          transfer_encoding = res and res.headers["transfer-encoding"] or cjson.null,
+          err = error_fields(err) or cjson.null }
+end
+
+--- The fixture document at path, sent in three flushed pieces (chunked).
+function M.fake_channel(path)
+  local f = assert(io.open(path, "rb"))
+  local doc = f:read("*a")
+  f:close()
+  ngx.header["Content-Type"] = "application/vnd.api+json"
+  local third = math.floor(#doc / 3)
+  ngx.print(doc:sub(1, third))
+  ngx.flush(true)
+  ngx.print(doc:sub(third + 1, 2 * third))
+  ngx.flush(true)
+  ngx.print(doc:sub(2 * third + 1))
+end
+
+--- Every address of ?account= with `concurrency` 3 (light threads) and 1.
+function M.pages()
+  local c = client()
+  local function ids(concurrency)
+    local out = {}
+    local t0 = ngx.now()
+    for a in c:addresses(ngx.var.arg_account, { per_page = 5, concurrency = concurrency }):each() do
+      out[#out + 1] = a.id
+    end
+    return out, ngx.now() - t0
+  end
+  local concurrent, t3 = ids(3)
+  local sequential, t1 = ids(1)
+  reply { concurrent = concurrent, sequential = sequential, t_concurrent = t3, t_sequential = t1 }
+end
+
+--- Three reads in a row: how many connections were opened and reused.
+function M.keepalive()
+  local c = client()
+  local before = { connections = ngx_transport.stats.connections,
+                   reused = ngx_transport.stats.reused }
+  for _ = 1, 3 do
+    assert(c:get_channel(ngx.var.arg_id))
+  end
+  reply { opened = ngx_transport.stats.connections - before.connections,
+          reused = ngx_transport.stats.reused - before.reused }
+end
+
+--- The example handler with the default (libcurl) transport: it blocks the
+-- worker during each call -- what the cosocket transport avoids.
+function M.blocking()
+  return handler.channel_and_addresses(client { transport = false })
+end
+
+return M

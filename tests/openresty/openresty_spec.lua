@@ -1,0 +1,196 @@
+--- merchantapi inside nginx (tests/suites/50-openresty starts it with
+-- examples/openresty/nginx.conf and tests/openresty/locations.conf): the
+-- example handler's answer, the LuaJIT build of merchantapi.core, retries,
+-- the confirm, TLS, chunked bodies and keepalive over cosockets -- and that
+-- 50 requests waiting on a slow service at once do not wait for each other.
+--
+-- Environment: OPENRESTY_URL (the nginx under test), MERCHANTAPI_BASE_URL
+-- (the sandbox), SANDBOX_TLS_PORT, SANDBOX_TLS_UNTRUSTED_PORT,
+-- EXPECT_CORE (the path of the LuaJIT core.so nginx must load).
+local cjson = require "cjson"
+local socket_http = require "socket.http"
+local ltn12 = require "ltn12"
+
+local OR = assert(os.getenv("OPENRESTY_URL"), "OPENRESTY_URL")
+local SANDBOX = assert(os.getenv("MERCHANTAPI_BASE_URL"), "MERCHANTAPI_BASE_URL")
+local CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
+local PAYOUT_ID = "6ecebf80-b210-413b-b396-df4760d142c5"
+local PARTNER_PAY_ID = "9a1d2f64-58c3-4b0e-a7d1-3f2c6b8e4a17"
+local HANDLER = OR .. "/channel-and-addresses?channel=" .. CHANNEL_ID .. "&account=acct-22"
+
+local function request(method, url, body)
+  local chunks = {}
+  local _, status = socket_http.request {
+    url = url, method = method, sink = ltn12.sink.table(chunks),
+    source = body and ltn12.source.string(body) or nil,
+    headers = { ["content-length"] = body and tostring(#body) or (method == "POST" and "0" or nil) },
+  }
+  return status, table.concat(chunks)
+end
+
+local function get_json(path)
+  local status, body = request("GET", OR .. path)
+  local ok, value = pcall(cjson.decode, body)
+  assert(ok, "not JSON from " .. path .. ": " .. tostring(body))
+  return value, status
+end
+
+local function sandbox(path, body)
+  local status = request("POST", SANDBOX .. path, body)
+  assert.equal(200, status)
+end
+
+-- n requests to url at once (curl --parallel): the statuses and the seconds they took.
+local function parallel(url, n)
+  local args = {}
+  for _ = 1, n do
+    args[#args + 1] = "-o /dev/null -w '%{http_code}\\n' '" .. url .. "'"
+  end
+  local t0 = require("socket").gettime()
+  local p = assert(io.popen("curl -s --no-progress-meter --parallel --parallel-immediate "
+    .. "--parallel-max " .. n .. " " .. table.concat(args, " ")))
+  local out = p:read("*a")
+  p:close()
+  local elapsed = require("socket").gettime() - t0
+  local statuses = {}
+  for code in out:gmatch("%d+") do
+    statuses[#statuses + 1] = tonumber(code)
+  end
+  return statuses, elapsed
+end
+
+describe("merchantapi in OpenResty", function()
+  before_each(function()
+    sandbox("/__sandbox/reset")
+  end)
+
+  it("loads the LuaJIT build of merchantapi.core", function()
+    local v = get_json("/probe/core")
+    assert.matches("^LuaJIT 2%.1", v.jit)
+    assert.equal("Lua 5.1", v.lua)
+    assert.equal(assert(os.getenv("EXPECT_CORE")), v.core)
+    assert.equal("0.1.0", v.core_version)
+  end)
+
+  it("answers the example handler: the channel and every address", function()
+    local v, status = get_json("/channel-and-addresses?channel=" .. CHANNEL_ID .. "&account=acct-22")
+    assert.equal(200, status)
+    assert.equal(CHANNEL_ID, v.channel.id)
+    assert.equal("enabled", v.channel.status)
+    assert.equal("EUR", v.channel.target_account.currency)
+    assert.equal("6194.43", v.channel.target_account.balance)
+    assert.equal(22, v.count)
+    assert.equal(22, #v.addresses)
+    assert.equal("138928d2-769d-478f-9508-90b7e4f8942a", v.addresses[1].id)
+    assert.equal("ttrx:usdt", v.addresses[1].network)
+    local seen = {}
+    for _, a in ipairs(v.addresses) do
+      assert.is_nil(seen[a.id])
+      seen[a.id] = true
+    end
+  end)
+
+  it("answers 404 and 400 from the example handler", function()
+    local v, status = get_json("/channel-and-addresses?channel=no-such-channel&account=acct-22")
+    assert.equal(404, status)
+    assert.equal("api", v.kind)
+    local _, status2 = get_json("/channel-and-addresses?channel=" .. CHANNEL_ID)
+    assert.equal(400, status2)
+  end)
+
+  it("retries a GET over cosockets, with hooks for each attempt", function()
+    local v = get_json("/probe/retry?id=fault-flaky-2-503")
+    assert.equal("fault-flaky-2-503", v.id)
+    assert.same({ 1, 2, 3 }, v.requests)
+    assert.equal(3, #v.attempts)
+    assert.equal(503, v.attempts[1].status)
+    assert.equal(503, v.attempts[2].status)
+    assert.equal(200, v.attempts[3].status)
+    assert.is_true(v.attempts[1].retry_in >= 0 and v.attempts[1].retry_in <= 0.5)
+    assert.is_true(v.attempts[2].retry_in >= 0 and v.attempts[2].retry_in <= 1.0)
+    assert.equal(cjson.null, v.attempts[3].retry_in)
+    assert.equal("string", type(v.attempts[1].request_id))
+    assert.is_true(v.elapsed >= v.attempts[1].retry_in + v.attempts[2].retry_in - 0.01)
+  end)
+
+  it("gives up after max_retries with the contract's error", function()
+    local v = get_json("/probe/retry?id=fault-flaky-5-502")
+    assert.equal(cjson.null, v.id)
+    assert.equal("api", v.err.kind)
+    assert.equal(502, v.err.status)
+    assert.equal(3, v.err.attempts)
+  end)
+
+  it("confirms once, then reports payout_not_draft as rejected", function()
+    local v = get_json("/probe/confirm?id=" .. PAYOUT_ID)
+    assert.equal("processing", v.first.status)
+    assert.equal("250.10", v.first.amount)
+    assert.equal(201, v.first.http)
+    assert.equal("EUR", v.first.currency)
+    assert.equal("api", v.second.kind)
+    assert.equal("payout_not_draft", v.second.code)
+    assert.equal("rejected", v.second.outcome)
+  end)
+
+  it("confirms over TLS with verification, and refuses an untrusted peer as not_sent", function()
+    local v = get_json("/probe/tls?id=" .. PARTNER_PAY_ID .. "&port=" .. os.getenv("SANDBOX_TLS_PORT"))
+    assert.equal(cjson.null, v.err)
+    assert.equal("processing", v.status)
+    assert.equal("1200", v.amount)
+    local u = get_json("/probe/tls?id=" .. PAYOUT_ID .. "&port=" .. os.getenv("SANDBOX_TLS_UNTRUSTED_PORT"))
+    assert.equal("transport", u.err.kind)
+    assert.equal("not_sent", u.err.outcome)
+    assert.matches("TLS handshake", u.err.message)
+  end)
+
+  it("reads a chunked body", function()
+    local v = get_json("/probe/chunked?id=" .. CHANNEL_ID)
+    assert.equal(cjson.null, v.err)
+    assert.equal(CHANNEL_ID, v.id)
+    assert.equal("6194.43", v.balance)
+    assert.equal("chunked", v.transfer_encoding)
+  end)
+
+  it("keeps connections alive between calls", function()
+    local v = get_json("/probe/keepalive?id=" .. CHANNEL_ID)
+    assert.is_true(v.opened <= 1)
+    assert.is_true(v.reused >= 2)
+  end)
+
+  describe("with the service answering each call after 200 ms", function()
+    before_each(function()
+      sandbox("/__sandbox/config", '{"latency_ms":200}')
+    end)
+    after_each(function()
+      sandbox("/__sandbox/reset")
+    end)
+
+    it("serves 50 requests at once within 3 s (blocking would need 20 s)", function()
+      -- each request makes two calls (channel, one page of addresses): 400 ms
+      local statuses, elapsed = parallel(HANDLER, 50)
+      assert.equal(50, #statuses)
+      for _, s in ipairs(statuses) do
+        assert.equal(200, s)
+      end
+      assert.is_true(elapsed < 3, ("50 requests took %.2f s"):format(elapsed))
+      print(("\n50 parallel requests, 2 calls each, 200 ms per call: %.2f s"):format(elapsed))
+    end)
+
+    it("fetches pages with light threads when asked for concurrency", function()
+      -- 22 addresses, 5 per page: the first page, then 4 pages 3 at a time
+      local v = get_json("/probe/pages?account=acct-22")
+      assert.equal(22, #v.concurrent)
+      assert.same(v.sequential, v.concurrent)
+      assert.is_true(v.t_sequential >= 5 * 0.2 - 0.05)
+      assert.is_true(v.t_concurrent < v.t_sequential - 0.3,
+        ("concurrent %.2f s, sequential %.2f s"):format(v.t_concurrent, v.t_sequential))
+    end)
+
+    it("would be serialised by the blocking libcurl transport (the control)", function()
+      -- one worker: 5 requests x 2 calls x 200 ms = 2 s when each blocks it
+      local statuses, elapsed = parallel(OR .. "/blocking?channel=" .. CHANNEL_ID .. "&account=acct-22", 5)
+      assert.same({ 200, 200, 200, 200, 200 }, statuses)
+      assert.is_true(elapsed >= 1.8, ("5 blocking requests took only %.2f s"):format(elapsed))
+    end)
+  end)
+end)

@@ -1,0 +1,192 @@
+/*
+ * test_multi.c -- mapi_list_addresses_pages against the sandbox: several
+ * pages at once over the multi handle, in page order, each page exactly what
+ * mapi_list_addresses gives; the first failed page k keeps pages 1..k-1 and
+ * its error (retried by the GET rules), nothing after it; usage errors.
+ */
+#include "testutil.h"
+
+#define NPAGES 12
+
+static int setup_reset(void **state)
+{
+    (void)state;
+    if (tu_base_url())
+        tu_sandbox_reset();
+    return 0;
+}
+
+/* The id of acct-25000's address i, written into buf (64 bytes). */
+static const char *address_id(char *buf, int i)
+{
+    snprintf(buf, 64, "00025000-0000-4000-8000-%012d", i);
+    return buf;
+}
+
+static void pages_in_order(void **state)
+{
+    mapi_client *c;
+    mapi_doc *docs[NPAGES];
+    mapi_error errs[NPAGES];
+    mapi_page_params p = {NULL, "asc", 7 /* ignored */, 50};
+    char id[64];
+    size_t i, j;
+    (void)state;
+    TU_NEED_SANDBOX();
+    memset(errs, 0, sizeof errs);
+    c = tu_client();
+    assert_int_equal(mapi_list_addresses_pages(c, "acct-25000", &p, 3, NPAGES, 5, docs, errs), 0);
+    for (i = 0; i < NPAGES; i++) {
+        const mapi_value *meta = mapi_doc_meta(docs[i]);
+        assert_non_null(docs[i]);
+        assert_int_equal(errs[i].kind, MAPI_ERR_NONE);
+        assert_int_equal(tu_int(meta, "page"), (int64_t)(3 + i));
+        assert_int_equal(tu_int(meta, "per_page"), 50);
+        assert_int_equal(mapi_doc_data_count(docs[i]), 50);
+        for (j = 0; j < 50; j++) {
+            const mapi_resource *r = mapi_doc_data(docs[i], j);
+            const mapi_resource *net = mapi_resource_related(docs[i], r, "network", 0);
+            assert_string_equal(mapi_resource_id(r), address_id(id, (int)(100 + i * 50 + j + 1)));
+            assert_non_null(net);
+            assert_false(mapi_resource_is_stub(net));
+        }
+        mapi_doc_free(docs[i]);
+    }
+    mapi_client_free(c);
+    assert_int_equal(tu_sandbox_count("acct-25000"), NPAGES);
+}
+
+static void first_failed_page_stops(void **state)
+{
+    mapi_client *c;
+    mapi_doc *docs[NPAGES];
+    mapi_error errs[NPAGES];
+    mapi_page_params p = {NULL, NULL, 0, 10};
+    char id[64];
+    size_t i;
+    (void)state;
+    TU_NEED_SANDBOX();
+    memset(errs, 0, sizeof errs);
+    c = tu_client_ex(NULL, tu_api_key(), 0, 0, NULL);
+    assert_int_equal(
+        mapi_list_addresses_pages(c, "fault-page-5-500", &p, 1, NPAGES, 4, docs, errs), -1);
+    for (i = 0; i < 4; i++) {
+        assert_non_null(docs[i]);
+        assert_int_equal(errs[i].kind, MAPI_ERR_NONE);
+        assert_string_equal(mapi_resource_id(mapi_doc_data(docs[i], 0)),
+                            address_id(id, (int)(i * 10 + 1)));
+        mapi_doc_free(docs[i]);
+    }
+    assert_null(docs[4]);
+    assert_int_equal(errs[4].kind, MAPI_ERR_API);
+    assert_int_equal(errs[4].status, 500);
+    assert_string_equal(errs[4].code, "sandbox_page_fault");
+    assert_string_equal(errs[4].method, "GET");
+    assert_true(tu_contains(errs[4].url, "page=5&per_page=10"));
+    assert_int_equal(errs[4].attempts, 1);
+    assert_non_null(errs[4].message);
+    tu_assert_no_key(&errs[4], tu_api_key());
+    for (i = 5; i < NPAGES; i++) {
+        assert_null(docs[i]);
+        assert_int_equal(errs[i].kind, MAPI_ERR_NONE);
+    }
+    for (i = 0; i < NPAGES; i++)
+        mapi_error_clear(&errs[i]);
+    mapi_client_free(c);
+    /* pages 1-4 and 5 in flight with 6-8 at most; nothing after the failure
+       was started once it was known */
+    assert_true(tu_sandbox_count("fault-page-5-500") <= 8);
+}
+
+static void failed_page_is_retried(void **state)
+{
+    mapi_client *c;
+    mapi_doc *docs[4];
+    mapi_error errs[4];
+    mapi_page_params p = {NULL, NULL, 0, 10};
+    tu_sleeps sleeps;
+    (void)state;
+    TU_NEED_SANDBOX();
+    memset(errs, 0, sizeof errs);
+    c = tu_client_ex(NULL, tu_api_key(), 2, 0, &sleeps);
+    assert_int_equal(
+        mapi_list_addresses_pages(c, "fault-page-2-503", &p, 1, 4, 4, docs, errs), -1);
+    assert_non_null(docs[0]);
+    mapi_doc_free(docs[0]);
+    assert_null(docs[1]);
+    assert_int_equal(errs[1].kind, MAPI_ERR_API);
+    assert_int_equal(errs[1].status, 503);
+    assert_true(errs[1].retryable);
+    assert_int_equal(errs[1].attempts, 3); /* 1 + max_retries */
+    assert_int_equal(sleeps.calls, 2);     /* one wait per retry round */
+    assert_true(sleeps.waits[0] >= 0 && sleeps.waits[0] <= 0.5);
+    assert_true(sleeps.waits[1] >= 0 && sleeps.waits[1] <= 1.0);
+    assert_null(docs[2]);
+    assert_null(docs[3]);
+    mapi_error_clear(&errs[1]);
+    mapi_client_free(c);
+    assert_int_equal(tu_sandbox_count("fault-page-2-503"), 4 + 2);
+}
+
+static void usage_errors(void **state)
+{
+    mapi_client *c;
+    mapi_doc *docs[2];
+    mapi_error errs[2];
+    (void)state;
+    TU_NEED_SANDBOX();
+    memset(errs, 0, sizeof errs);
+    c = tu_client();
+    assert_int_equal(mapi_list_addresses_pages(c, "acct-22", NULL, 1, 0, 4, docs, errs), 0);
+    assert_int_equal(mapi_list_addresses_pages(c, "acct-22", NULL, 0, 2, 4, docs, errs), -1);
+    assert_int_equal(errs[0].kind, MAPI_ERR_USAGE);
+    assert_null(docs[0]);
+    assert_int_equal(mapi_list_addresses_pages(c, "", NULL, 1, 2, 4, docs, errs), -1);
+    assert_int_equal(errs[0].kind, MAPI_ERR_USAGE);
+    assert_int_equal(mapi_list_addresses_pages(NULL, "acct-22", NULL, 1, 2, 4, docs, errs), -1);
+    assert_int_equal(errs[0].kind, MAPI_ERR_USAGE);
+    mapi_error_clear(&errs[0]);
+    mapi_client_free(c);
+    c = tu_client_ex(NULL, NULL, 0, 0, NULL); /* no api key */
+    assert_int_equal(mapi_list_addresses_pages(c, "acct-22", NULL, 1, 2, 4, docs, errs), -1);
+    assert_int_equal(errs[0].kind, MAPI_ERR_USAGE);
+    mapi_error_clear(&errs[0]);
+    mapi_client_free(c);
+    assert_int_equal(tu_sandbox_count("acct-22"), 0);
+}
+
+static void single_calls_still_work_after(void **state)
+{
+    mapi_client *c;
+    mapi_doc *docs[3], *doc = NULL;
+    mapi_error errs[3], err = MAPI_ERROR_INIT;
+    mapi_page_params p = {NULL, NULL, 2, 5};
+    size_t i;
+    (void)state;
+    TU_NEED_SANDBOX();
+    memset(errs, 0, sizeof errs);
+    c = tu_client();
+    /* the easy handle and the multi transfers share connections: both work in turn */
+    assert_int_equal(mapi_list_addresses(c, "acct-22", &p, &doc, &err), 0);
+    mapi_doc_free(doc);
+    assert_int_equal(mapi_list_addresses_pages(c, "acct-22", &p, 1, 3, 3, docs, errs), 0);
+    for (i = 0; i < 3; i++)
+        mapi_doc_free(docs[i]);
+    assert_int_equal(mapi_list_addresses(c, "acct-22", &p, &doc, &err), 0);
+    assert_int_equal(tu_int(mapi_doc_meta(doc), "page"), 2);
+    mapi_doc_free(doc);
+    mapi_client_free(c);
+    assert_int_equal(tu_sandbox_count("acct-22"), 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(pages_in_order, setup_reset),
+        cmocka_unit_test_setup(first_failed_page_stops, setup_reset),
+        cmocka_unit_test_setup(failed_page_is_retried, setup_reset),
+        cmocka_unit_test_setup(usage_errors, setup_reset),
+        cmocka_unit_test_setup(single_calls_still_work_after, setup_reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
