@@ -36,7 +36,7 @@ CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/numscan.c src/value.c 
               src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
               src/multi.c
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o)
-LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(SANITIZE),-san)
+LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
 # SANITIZE=1 libraries go to $(BUILD)/san/: they never replace the plain ones.
 LIB_DIR    := $(BUILD)$(if $(filter 1,$(SANITIZE)),/san)

@@ -6,13 +6,13 @@
 --   BENCH_HTTP, BENCH_HTTPS   the sandbox's base URLs; BENCH_CA its test CA
 --   BENCH_BIN                 curl_loop and parse_floor
 --   BENCH_LUAMOD, BENCH_LUAJITMOD  merchantapi.core builds (the second may be absent)
---   BENCH_DOC                 /static/addresses-1000.json, fetched once
+--   BENCH_DOC, BENCH_CHANNEL_DOC  /static/addresses-1000.json and /static/channel.json
 --   BENCH_ROUNDS (5), BENCH_SECONDS (1), BENCH_LIST_ROUNDS (3)
 local getenv, format = os.getenv, string.format
 
 local HTTP, HTTPS, CA = getenv("BENCH_HTTP"), getenv("BENCH_HTTPS"), getenv("BENCH_CA")
 local BIN, LUAMOD, LUAJITMOD = getenv("BENCH_BIN"), getenv("BENCH_LUAMOD"), getenv("BENCH_LUAJITMOD")
-local DOC = getenv("BENCH_DOC")
+local DOC, CHANNEL_DOC = getenv("BENCH_DOC"), getenv("BENCH_CHANNEL_DOC")
 local ROUNDS = tonumber(getenv("BENCH_ROUNDS") or "5")
 local SECONDS = tonumber(getenv("BENCH_SECONDS") or "1")
 local LIST_ROUNDS = tonumber(getenv("BENCH_LIST_ROUNDS") or "3")
@@ -155,6 +155,12 @@ local F = {
   jsonc = tonumber(floor_out:match("json%-c ([%d.]+)")),
   mapi = tonumber(floor_out:match("mapi_doc_parse ([%d.]+)")),
 }
+-- the same for the channel document every get_channel call decodes
+local ch_out = run(format("%s/parse_floor %s 15 2000", BIN, sh_quote(CHANNEL_DOC)))
+local FC = {
+  jsonc = tonumber(ch_out:match("json%-c ([%d.]+)")),
+  mapi = tonumber(ch_out:match("mapi_doc_parse ([%d.]+)")),
+}
 
 -- ---------------------------------------------------------------------------
 -- listing acct-25000 with latency; peak RSS
@@ -268,6 +274,10 @@ end
 row("C: json-c parse + free alone (the floor)", ms(F.jsonc), "what bounds merchantapi.decode")
 row("C: mapi_doc_parse + mapi_doc_free", ms(F.mapi),
   format("%.2fx json-c alone", F.mapi / F.jsonc))
+row("C: json-c parse + free of the channel document, us", format("%.1f", FC.jsonc * 1e6),
+  "per get_channel call; the libcurl loop parses nothing")
+row("C: mapi_doc_parse + free of the channel document, us", format("%.1f", FC.mapi * 1e6),
+  format("%.2fx json-c alone", FC.mapi / FC.jsonc))
 
 section("listing acct-25000: 250 pages of 100, 20 ms sandbox latency per request, wall s")
 local l1, l4, l8 = median(L[1]), median(L[4]), median(L[8])

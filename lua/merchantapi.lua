@@ -459,15 +459,19 @@ M.monotonic = core.monotonic
 
 --- Builds a pager over any list call (see `merchantapi.pager`).
 --
--- syntax: `pager = merchantapi.paginate(fetch_page, opts)`
+-- syntax: `pager = merchantapi.paginate(fetch_page, opts[, fetch_pages])`
 --
 -- @tparam function fetch_page `fetch_page(params)` -> list | nil, err, with
 --   params `{ page, per_page, order, order_type }`.
 -- @tparam[opt] table opts `per_page`, `order`, `order_type`, `start_page`,
 --   `max_pages`, `concurrency`.
+-- @tparam[opt] function fetch_pages `fetch_pages(params, first_page, count,
+--   concurrency)` -> the lists of pages `first_page ..` up to the first
+--   failure, and that failure's error (or nil): what `concurrency` uses once a
+--   page has told the total; without it pages come one after the other.
 -- @treturn table the pager.
-function M.paginate(fetch_page, opts)
-  local ok, p = pcall(pager.paginate, fetch_page, opts)
+function M.paginate(fetch_page, opts, fetch_pages)
+  local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
   if not ok then
     error(p, 2)
   end

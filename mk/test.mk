@@ -2,9 +2,9 @@
 # the run starts and stops itself.  Ends with one line "N passed, N failed".
 
 CTEST_SRC  := $(wildcard tests/test_*.c)
-CTEST_BIN  := $(CTEST_SRC:tests/%.c=$(BUILD)/tests$(if $(SANITIZE),-san)/%)
+CTEST_BIN  := $(CTEST_SRC:tests/%.c=$(BUILD)/tests$(if $(filter 1,$(SANITIZE)),-san)/%)
 
-$(BUILD)/tests$(if $(SANITIZE),-san)/%: tests/%.c tests/testutil.h $(CORE_OBJ)
+$(BUILD)/tests$(if $(filter 1,$(SANITIZE)),-san)/%: tests/%.c tests/testutil.h $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(CORE_OBJ) $(DEP_LIBS) -lcmocka $(SAN)
 

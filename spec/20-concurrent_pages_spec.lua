@@ -267,3 +267,29 @@ describe("paginate with fetch_pages (no server)", function()
     assert.same({ { 2, 2, 8 } }, s.batches)
   end)
 end)
+
+describe("merchantapi.paginate with fetch_pages", function()
+  it("passes fetch_pages through and refuses one that is not callable", function()
+    local batches = 0
+    local function fetch(params)
+      local list = { { id = tostring(params.page) } }
+      list.meta = { page = params.page, per_page = 1, total = 5 }
+      return list
+    end
+    local function fetch_pages(params, first, npages)
+      batches = batches + 1
+      local lists = {}
+      for p = first, first + npages - 1 do
+        lists[#lists + 1] = fetch({ page = p, per_page = params.per_page })
+      end
+      return lists
+    end
+    local items = assert(merchantapi.paginate(fetch, { per_page = 1, concurrency = 4 },
+      fetch_pages):all())
+    assert.same({ "1", "2", "3", "4", "5" }, helpers.ids(items))
+    assert.equal(1, batches)
+    assert.has_error(function()
+      merchantapi.paginate(fetch, nil, 42)
+    end, "bad argument #3 to 'paginate' (function or nil expected, got number)")
+  end)
+end)

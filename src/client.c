@@ -101,8 +101,9 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         return mapi_error_set(err, MAPI_ERR_USAGE, "config is required"), NULL;
     if (mapi_global_init(err) < 0)
         return NULL;
-    if (cfg->api_key && strpbrk(cfg->api_key, "\r\n"))
-        return mapi_error_set(err, MAPI_ERR_USAGE, "api_key contains CR or LF"), NULL;
+    if (cfg->api_key && has_control(cfg->api_key))
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "api_key contains a control character (CR, LF, TAB, ...)"), NULL;
     if (cfg->user_agent && has_control(cfg->user_agent))
         return mapi_error_set(err, MAPI_ERR_USAGE, "user_agent contains a control byte"), NULL;
     if (!(cfg->timeout >= 0) || !(cfg->connect_timeout >= 0))

@@ -245,6 +245,16 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error
     return h;
 }
 
+/* Zeroes every header line before the list is freed: one holds the key. */
+static void wipe_headers(struct curl_slist *l)
+{
+    for (; l; l = l->next) {
+        volatile char *p = l->data;
+        while (p && *p)
+            *p++ = 0;
+    }
+}
+
 void mapi_http_free(mapi_http *h)
 {
     if (!h)
@@ -255,6 +265,7 @@ void mapi_http_free(mapi_http *h)
         curl_easy_cleanup(h->easy);
     if (h->share)
         curl_share_cleanup(h->share); /* last: every handle using it is gone */
+    wipe_headers(h->headers); /* the Authorization line holds the key */
     curl_slist_free_all(h->headers);
     free(h);
 }

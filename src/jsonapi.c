@@ -528,7 +528,10 @@ void mapi_doc_free(mapi_doc *d)
 
     if (!d)
         return;
-    json_object_put(d->root);
+    /* The large blocks first, the json-c tree last: freeing a large chunk
+       makes glibc consolidate every small free chunk it holds (the tree's
+       thousands), which would then be merged away instead of serving the
+       next document's allocations. */
     mapi_response_free(d->response);
     for (i = 0; i < d->nblocks; i++)
         free(d->blocks[i]);
@@ -537,6 +540,7 @@ void mapi_doc_free(mapi_doc *d)
     free(d->slots);
     free(d->links);
     free(d->targets);
+    json_object_put(d->root);
     free(d);
 }
 

@@ -177,6 +177,22 @@ static void abort_running(batch *b, size_t *running, CURLMcode mc)
     *running = 0;
 }
 
+/* Once a page has failed for good, the pages after it that are still in
+   flight will be dropped anyway: stop them now instead of waiting. */
+static void drop_after_stop(batch *b, size_t *running)
+{
+    size_t i;
+
+    for (i = b->stop + 1; i < b->count; i++) {
+        job *j = &b->jobs[i];
+        if (j->state != JOB_RUNNING)
+            continue;
+        detach_job(b, j);
+        j->state = JOB_SKIPPED;
+        (*running)--;
+    }
+}
+
 /* Runs every JOB_WAITING page (in page order, at most concurrency at once)
    until each is DONE, RETRY, FAILED or SKIPPED. */
 static void run_round(batch *b)
@@ -209,6 +225,8 @@ static void run_round(batch *b)
             continue;
         }
         running -= collect(b);
+        if (b->stop < b->count)
+            drop_after_stop(b, &running);
         if (running > 0 && still > 0) {
             mc = curl_multi_poll(b->multi, NULL, 0, POLL_MS, NULL);
             if (mc != CURLM_OK)
@@ -300,11 +318,14 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
     if (!b.jobs)
         return mapi_error_oom(&errs[0]);
     for (i = 0; i < count; i++) {
+        b.jobs[i].i = i;
+        b.jobs[i].e = (mapi_error)MAPI_ERROR_INIT;
+        b.jobs[i].state = JOB_SKIPPED; /* until its call is built */
+    }
+    for (i = 0; i < count; i++) {
         job *j = &b.jobs[i];
         mapi_call k;
         char *url = NULL;
-        j->i = i;
-        j->e = (mapi_error)MAPI_ERROR_INIT;
         p.page = first_page + (long)i;
         if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &j->e) == 0)
             j->x = mapi_client_exchange(client, &k, &j->e); /* copies the call */
@@ -313,6 +334,7 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
             fail_job(&b, j); /* out of memory: this page fails, later ones are not sent */
             break;
         }
+        j->state = JOB_WAITING;
     }
 
     do

@@ -127,6 +127,33 @@ static int call_get_payout(mapi_client *c, mapi_doc **out, mapi_error *err)
     return mapi_get_payout(c, "6ecebf80-b210-413b-b396-df4760d142c5", out, err);
 }
 
+/* Three pages at once over the multi handle (multi.c): page 1 is the
+   result, the others are freed; the first failed page's error is the call's. */
+static int call_pages(mapi_client *c, mapi_doc **out, mapi_error *err)
+{
+    mapi_page_params p = {NULL, NULL, 0, 4};
+    mapi_doc *docs[3];
+    mapi_error errs[3] = {MAPI_ERROR_INIT, MAPI_ERROR_INIT, MAPI_ERROR_INIT};
+    int rc = mapi_list_addresses_pages(c, "acct-22", &p, 1, 3, 3, docs, errs);
+    size_t i;
+
+    *out = NULL;
+    for (i = 0; i < 3; i++) {
+        if (rc == 0 && i == 0)
+            *out = docs[0];
+        else
+            mapi_doc_free(docs[i]);
+        if (errs[i].kind != MAPI_ERR_NONE && err->kind == MAPI_ERR_NONE) {
+            *err = errs[i]; /* moved */
+            errs[i] = (mapi_error)MAPI_ERROR_INIT;
+        }
+        mapi_error_clear(&errs[i]);
+    }
+    if (rc != 0 && docs[0] && !*out)
+        assert_true(err->kind != MAPI_ERR_NONE);
+    return rc;
+}
+
 static int no_sleep(void *ctx, double seconds)
 {
     (void)ctx;
@@ -187,6 +214,7 @@ static void every_allocation_may_fail(void **state)
         {"request POST", call_request_post},
         {"request 204", call_request_no_content},
         {"get_payout", call_get_payout},
+        {"list_addresses_pages", call_pages},
     };
     size_t i;
     (void)state;

@@ -63,7 +63,8 @@ static void server_echo_is_redacted(void **state)
 static void new_refuses_control_bytes_without_quoting(void **state)
 {
     static const char *const keys[] = {"sk_live_9f8e7d\r\nX-Injected: 1", "sk_live_9f8e7d\n",
-                                       "\rsk_live_9f8e7d"};
+                                       "\rsk_live_9f8e7d", "sk_live_9f8e7d\t",
+                                       "sk_live\x01_9f8e7d", "sk_live_9f8e7d\x7f"};
     static const char *const urls[] = {"http://127.0.0.1:9\r\nHost: evil", "http://127.0.0.1:9/\n",
                                        "https://api.example/x\ty", "https://api.example /x"};
     size_t i;

@@ -103,14 +103,21 @@ end
 --   stop and duplicate rules; an error on page k ends the iteration with it
 --   after the items of the pages before k.
 -- @treturn table the pager.
--- @raise on a `fetch_page` that is not callable, an unknown option or an
---   option of the wrong type.
+-- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
+--   an unknown option or an option of the wrong type.
 function M.paginate(fetch_page, opts, fetch_pages)
   local ft = type(fetch_page)
   if ft ~= "function" then
     local mt = ft == "table" and getmetatable(fetch_page)
     if not (mt and mt.__call) then
       error("bad argument #1 to 'paginate' (function expected, got " .. ft .. ")", 2)
+    end
+  end
+  if fetch_pages ~= nil and type(fetch_pages) ~= "function" then
+    local mt = type(fetch_pages) == "table" and getmetatable(fetch_pages)
+    if not (mt and mt.__call) then
+      error("bad argument #3 to 'paginate' (function or nil expected, got "
+        .. type(fetch_pages) .. ")", 2)
     end
   end
   opts = check_options(opts, 2)
