@@ -340,7 +340,9 @@ static void content_types_and_error_documents(void **state)
 static void retries_across_closed_connections(void **state)
 {
     static const answer answers[] = {
-        {CHANNEL_200, 1}, /* then the server closes the kept-alive connection */
+        /* then the server closes the connection; it says so (Connection: close), so
+           libcurl never races a request onto the closing socket */
+        {OK_HEAD("200 OK", "63") "Connection: close\r\n\r\n" CHANNEL_DOC, 1},
         {"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nConnection: close\r\n"
          "Content-Length: 0\r\n\r\n", 1},
         {CHANNEL_200, 0},

@@ -152,6 +152,7 @@ end
 -- (a phase that can yield) the pages are fetched by `concurrency` light
 -- threads at a time; elsewhere one after the other.
 local function list_pages(proxy, account_id, params, first_page, count, concurrency)
+  params = params or {}
   local function fetch(page)
     return run(proxy, "list_addresses", account_id, {
       page = page, per_page = params.per_page, order = params.order,
