@@ -1022,12 +1022,15 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* client:confirm_payout(id) -> payout, nil, res | nil, err[, res] */
-static int l_confirm_payout(lua_State *L)
+/* The calls that take one id: client:<call>(id) -> resource, nil, res |
+   nil, err[, res]. */
+typedef int (*by_id_fn)(mapi_client *, const char *, mapi_doc **, mapi_error *);
+
+static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
 {
     const char *id;
     int nret = 0;
-    mapi_client *c = call_prelude(L, "PUT", &id, &nret);
+    mapi_client *c = call_prelude(L, method, &id, &nret);
     doc_box *db;
     err_box *eb;
 
@@ -1036,28 +1039,21 @@ static int l_confirm_payout(lua_State *L)
     lua_settop(L, 2);
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (mapi_confirm_payout(c, id, &db->doc, &eb->err) != 0)
+    if (fn(c, id, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
+}
+
+/* client:confirm_payout(id) -> payout, nil, res | nil, err[, res] */
+static int l_confirm_payout(lua_State *L)
+{
+    return call_by_id(L, "PUT", mapi_confirm_payout);
 }
 
 /* client:get_channel(id) -> channel, nil, res | nil, err[, res] */
 static int l_get_channel(lua_State *L)
 {
-    const char *id;
-    int nret = 0;
-    mapi_client *c = call_prelude(L, "GET", &id, &nret);
-    doc_box *db;
-    err_box *eb;
-
-    if (!c)
-        return nret;
-    lua_settop(L, 2);
-    db = push_doc_box(L);
-    eb = push_err_box(L);
-    if (mapi_get_channel(c, id, &db->doc, &eb->err) != 0)
-        return push_failure(L, eb);
-    return push_doc_results(L, db, eb, NULL, 0);
+    return call_by_id(L, "GET", mapi_get_channel);
 }
 
 /* client:list_addresses(id, {order=, order_type=, page=, per_page=})
@@ -1362,20 +1358,7 @@ static int l_request(lua_State *L)
 /* client:get_payout(id) -> payout, nil, res | nil, err[, res] */
 static int l_get_payout(lua_State *L)
 {
-    const char *id;
-    int nret = 0;
-    mapi_client *c = call_prelude(L, "GET", &id, &nret);
-    doc_box *db;
-    err_box *eb;
-
-    if (!c)
-        return nret;
-    lua_settop(L, 2);
-    db = push_doc_box(L);
-    eb = push_err_box(L);
-    if (mapi_get_payout(c, id, &db->doc, &eb->err) != 0)
-        return push_failure(L, eb);
-    return push_doc_results(L, db, eb, NULL, 0);
+    return call_by_id(L, "GET", mapi_get_payout);
 }
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps
