@@ -32,7 +32,6 @@ elseif mode == "luasocket" then
   local ltn12 = require "ltn12"
   local https = base_url:match("^https:")
   local http = https and require("ssl.https") or require("socket.http")
-  local null = cjson.null
   local url = base_url .. "/api/public/v1/channels/" .. CHANNEL_ID
   local headers = {
     ["content-type"] = "application/vnd.api+json",
@@ -40,56 +39,7 @@ elseif mode == "luasocket" then
     authorization = "Bearer " .. API_KEY,
   }
 
-  -- JSON:API resolution written plainly: flatten every resource, index by
-  -- type and id, replace linkages by the indexed tables (stubs otherwise).
-  local function flatten(resource, index)
-    local t = { id = resource.id, type = resource.type }
-    for k, v in pairs(resource.attributes or {}) do
-      if v ~= null then
-        t[k] = v
-      end
-    end
-    index[resource.type .. "\0" .. resource.id] = t
-    return t
-  end
-  local function link(l, index)
-    local key = l.type .. "\0" .. l.id
-    local t = index[key]
-    if not t then
-      t = { id = l.id, type = l.type }
-      index[key] = t
-    end
-    return t
-  end
-  local function relate(resource, index)
-    local t = index[resource.type .. "\0" .. resource.id]
-    for name, rel in pairs(resource.relationships or {}) do
-      local data = rel.data
-      if type(data) == "table" then
-        if data.type then
-          t[name] = link(data, index)
-        else
-          local many = {}
-          for i = 1, #data do
-            many[i] = link(data[i], index)
-          end
-          t[name] = many
-        end
-      end
-    end
-  end
-  local function resolve(doc)
-    local index, included = {}, doc.included or {}
-    local primary = flatten(doc.data, index)
-    for i = 1, #included do
-      flatten(included[i], index)
-    end
-    relate(doc.data, index)
-    for i = 1, #included do
-      relate(included[i], index)
-    end
-    return primary
-  end
+  local resolve = dofile("bench/alt_resolve.lua").resolve
 
   call = function()
     local chunks = {}
