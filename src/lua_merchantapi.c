@@ -1056,6 +1056,45 @@ static int l_get_channel(lua_State *L)
     return call_by_id(L, "GET", mapi_get_channel);
 }
 
+/* Reads the list options of table `opts` into *p: order, order_type,
+   per_page, and page when with_page.  Pushes each value read (they stay on
+   the stack, so the strings in *p stay anchored).  Returns the usage
+   message of the last invalid value, or NULL; a wrong type raises. */
+static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p,
+                                     int with_page)
+{
+    const char *bad = NULL;
+    size_t len;
+    int64_t n;
+
+    lua_getfield(L, opts, "order");
+    p->order = opt_string(L, lua_gettop(L), "order", &len);
+    if (has_nul(p->order, len) || (p->order && *p->order == '\0'))
+        bad = "order must be a non-empty string";
+    lua_getfield(L, opts, "order_type");
+    p->order_type = opt_string(L, lua_gettop(L), "order_type", &len);
+    if (p->order_type && strcmp(p->order_type, "asc") != 0 &&
+        strcmp(p->order_type, "desc") != 0)
+        bad = "order_type must be \"asc\" or \"desc\"";
+    if (with_page) {
+        lua_getfield(L, opts, "page");
+        if (opt_integer(L, lua_gettop(L), "page", &n)) {
+            if (n < 1 || n > LONG_MAX)
+                bad = "page must be an integer >= 1";
+            else
+                p->page = (long)n;
+        }
+    }
+    lua_getfield(L, opts, "per_page");
+    if (opt_integer(L, lua_gettop(L), "per_page", &n)) {
+        if (n < 1 || n > LONG_MAX)
+            bad = "per_page must be an integer >= 1";
+        else
+            p->per_page = (long)n;
+    }
+    return bad;
+}
+
 /* client:list_addresses(id, {order=, order_type=, page=, per_page=})
    -> list, nil, res | nil, err[, res] */
 static int l_list_addresses(lua_State *L)
@@ -1065,8 +1104,6 @@ static int l_list_addresses(lua_State *L)
     int nret = 0;
     mapi_client *c;
     mapi_page_params p;
-    size_t len;
-    int64_t n;
     doc_box *db;
     err_box *eb;
 
@@ -1083,28 +1120,7 @@ static int l_list_addresses(lua_State *L)
     else
         lua_pop(L, 1);
     check_option_names(L, 3, names);
-    lua_getfield(L, 3, "order");
-    p.order = opt_string(L, 4, "order", &len);
-    if (has_nul(p.order, len) || (p.order && *p.order == '\0'))
-        bad = "order must be a non-empty string";
-    lua_getfield(L, 3, "order_type");
-    p.order_type = opt_string(L, 5, "order_type", &len);
-    if (p.order_type && strcmp(p.order_type, "asc") != 0 && strcmp(p.order_type, "desc") != 0)
-        bad = "order_type must be \"asc\" or \"desc\"";
-    lua_getfield(L, 3, "page");
-    if (opt_integer(L, 6, "page", &n)) {
-        if (n < 1 || n > LONG_MAX)
-            bad = "page must be an integer >= 1";
-        else
-            p.page = (long)n;
-    }
-    lua_getfield(L, 3, "per_page");
-    if (opt_integer(L, 7, "per_page", &n)) {
-        if (n < 1 || n > LONG_MAX)
-            bad = "per_page must be an integer >= 1";
-        else
-            p.per_page = (long)n;
-    }
+    bad = read_page_options(L, 3, &p, 1);
     if (bad) {
         lua_pushnil(L);
         push_simple_error(L, "usage", bad, "GET");
@@ -1158,8 +1174,8 @@ static int l_list_addresses_pages(lua_State *L)
     int nret = 0, lists;
     mapi_client *c;
     mapi_page_params p;
-    int64_t first = 0, count = 0, conc = 0, n;
-    size_t len, i, k;
+    int64_t first = 0, count = 0, conc = 0;
+    size_t i, k;
     pages_box *b;
     mapi_error init = MAPI_ERROR_INIT;
 
@@ -1182,21 +1198,7 @@ static int l_list_addresses_pages(lua_State *L)
     else
         lua_pop(L, 1);
     check_option_names(L, 3, names);
-    lua_getfield(L, 3, "order"); /* 7 */
-    p.order = opt_string(L, 7, "order", &len);
-    if (has_nul(p.order, len) || (p.order && *p.order == '\0'))
-        bad = "order must be a non-empty string";
-    lua_getfield(L, 3, "order_type"); /* 8 */
-    p.order_type = opt_string(L, 8, "order_type", &len);
-    if (p.order_type && strcmp(p.order_type, "asc") != 0 && strcmp(p.order_type, "desc") != 0)
-        bad = "order_type must be \"asc\" or \"desc\"";
-    lua_getfield(L, 3, "per_page"); /* 9 */
-    if (opt_integer(L, 9, "per_page", &n)) {
-        if (n < 1 || n > LONG_MAX)
-            bad = "per_page must be an integer >= 1";
-        else
-            p.per_page = (long)n;
-    }
+    bad = read_page_options(L, 3, &p, 0);
     if (first < 1 || first > LONG_MAX / 2)
         bad = "first_page must be an integer >= 1";
     if (count < 1 || count > MAX_PAGES_PER_CALL)
