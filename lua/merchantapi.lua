@@ -1,14 +1,14 @@
 --- A client for the payments service's JSON:API interface.
 --
 -- Confirm a payout draft, read a deposit channel, list an account's
--- receiving addresses (shared/spec/service-interface.md), read a payout and
+-- receiving addresses (docs/service-interface.md), read a payout and
 -- wait for its txid, or call any other endpoint (`client:request`), with resources
 -- returned as flattened, resolved Lua tables and numbers kept exact
--- (shared/API.md).  The HTTP exchange and the JSON:API work are done in C
+-- (docs/contract.md).  The HTTP exchange and the JSON:API work are done in C
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
 -- Every call returns `value, nil, res` on success and `nil, err[, res]` on
--- failure, where `err` is the error table of shared/API.md ("Errors":
+-- failure, where `err` is the error table of docs/contract.md ("Errors":
 -- `kind`, `status`, `code`, `title`, `detail`, `pointer`, `errors`,
 -- `amount`, `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
 -- `request_id`, `message`; `tostring(err)` gives `err.message`) and `res` is
@@ -124,7 +124,7 @@ Client.__index = Client
 --   `timeout` (seconds for one whole request, default 30),
 --   `connect_timeout` (seconds, TLS included, default 10),
 --   `max_retries` (integer, retries after the first attempt, default 2; see
---   shared/API.md "Retries"),
+--   docs/contract.md "Retries"),
 --   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`),
 --   `cafile`, `capath` (trusted CAs for a private CA; the system store
 --   otherwise; libcurl only),
@@ -227,7 +227,7 @@ function Client:list_addresses(account_id, opts)
   return self._core:list_addresses(account_id, opts)
 end
 
---- A pager over every address of an account (shared/API.md, "Lists and pages").
+--- A pager over every address of an account (docs/contract.md, "Lists and pages").
 --
 -- syntax: `pager = client:addresses(account_id, opts)`
 --

@@ -1,6 +1,6 @@
 # Benchmarks: `make bench` prints one table of medians and ratios measured in
 # the same run (BENCHMARKS.md holds one and says how to read it).  Not part
-# of `make test`.  BENCH_PORT (18500) picks the sandbox's ports.
+# of `make test`.  The sandbox takes free ports (BENCH_PORT=N fixes them).
 
 BENCH_DIR  := $(BUILD)/bench
 BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/parse_floor

@@ -11,7 +11,7 @@ FUZZ_CFLAGS  := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -g -O1 -Wall 
 # The whole core (the parser needs no HTTP, but the files reference each
 # other; linking all of them keeps this list from going stale).
 FUZZ_SRC     := $(CORE_SRC)
-FIXTURES     ?= $(abspath ../shared/fixtures)
+FIXTURES     ?= $(abspath fixtures)
 
 # `| deps`: clang and libclang-rt-14-dev come from scripts/deps on a fresh machine.
 $(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) src/merchantapi.h src/internal.h | deps

@@ -6,7 +6,7 @@
 #                       0 bytes definitely lost
 SOAK_CALLS          ?= 100000
 SOAK_VALGRIND_CALLS ?= 2000
-SOAK_PORT           ?= 18175
+SOAK_PORT           ?= auto
 
 .PHONY: soak
 

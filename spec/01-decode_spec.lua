@@ -1,4 +1,4 @@
--- merchantapi.decode: the resolution rules and shapes of shared/API.md
+-- merchantapi.decode: the resolution rules and shapes of docs/contract.md
 -- ("Resources come back flattened and resolved", "The response object",
 -- "Errors"), on the fixtures and on crafted documents.  No server needed.
 local merchantapi = require "merchantapi"

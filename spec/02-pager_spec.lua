@@ -1,4 +1,4 @@
--- merchantapi.paginate over fake fetchers: the pager of shared/API.md
+-- merchantapi.paginate over fake fetchers: the pager of docs/contract.md
 -- ("Lists and pages") and its stop rules.  No server needed.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"

@@ -1,4 +1,4 @@
--- "Numbers are exact" (shared/API.md): integers within +-2^53 are integers,
+-- "Numbers are exact" (docs/contract.md): integers within +-2^53 are integers,
 -- every other number is its source text, a payout's amount is always a
 -- decimal string, pagination meta always an integer.  Crafted documents
 -- through decode, then the sandbox's number drafts through confirm_payout.

@@ -1,5 +1,5 @@
 -- client:addresses(account_id, opts): the pager against the sandbox's
--- accounts (shared/API.md "Lists and pages").
+-- accounts (docs/contract.md "Lists and pages").
 local helpers = require "helpers"
 
 local count, format = helpers.count, string.format

@@ -1,7 +1,7 @@
 -- Every fault mode of the sandbox (sandbox/README.md, "Fault ids") through
 -- each of the three calls: the error's kind, status, retryable and outcome,
 -- and, through the sandbox's counter (/__sandbox/count), how many requests
--- reached the server.  This is where shared/API.md's "Errors", "HTTP
+-- reached the server.  This is where docs/contract.md's "Errors", "HTTP
 -- behaviour" and "Retries" are held to their word while the server
 -- misbehaves: a confirm is retried only when it provably never left (or was
 -- answered 429), and a confirm that may have gone through says "unknown".

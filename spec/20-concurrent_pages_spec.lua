@@ -1,4 +1,4 @@
--- The pager's `concurrency` (shared/API.md, "Lists and pages"): once the
+-- The pager's `concurrency` (docs/contract.md, "Lists and pages"): once the
 -- first page has told the total, later pages are fetched several at a time
 -- by the C core (mapi_list_addresses_pages), and the items still come out in
 -- page order, each once, with the same stop, duplicate and error rules.

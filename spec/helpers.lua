@@ -4,8 +4,8 @@
 --
 -- Environment:
 --   MERCHANTAPI_BASE_URL, MERCHANTAPI_API_KEY  a running sandbox (make test sets them)
---   MERCHANTAPI_FIXTURES                      shared/fixtures (default ../shared/fixtures)
---   MERCHANTAPI_SPEC_PORT                     port for a sandbox started here (18090)
+--   MERCHANTAPI_FIXTURES                      the fixture documents (default fixtures/)
+--   MERCHANTAPI_SPEC_PORT                     port for a sandbox started here (default: free ports)
 local merchantapi = require "merchantapi"
 local cjson = require "cjson"
 
@@ -33,9 +33,9 @@ local function repo_root()
 end
 
 helpers.ROOT = repo_root()
-helpers.FIXTURES = os_getenv("MERCHANTAPI_FIXTURES") or (helpers.ROOT .. "/../shared/fixtures")
+helpers.FIXTURES = os_getenv("MERCHANTAPI_FIXTURES") or (helpers.ROOT .. "/fixtures")
 
---- The text of shared/fixtures/<name>.json.
+--- The text of fixtures/<name>.json.
 function helpers.fixture(name)
   local path = helpers.FIXTURES .. "/" .. name .. ".json"
   local f = assert(io_open(path, "rb"))
@@ -90,12 +90,13 @@ function helpers.base_url()
     end
     return state.url
   end
-  local port = os_getenv("MERCHANTAPI_SPEC_PORT") or "18090"
+  -- free ports unless MERCHANTAPI_SPEC_PORT fixes the plain one
+  local port = os_getenv("MERCHANTAPI_SPEC_PORT") or "auto"
   -- env -u LD_PRELOAD: under an ASan run the preloaded runtime must not reach nginx
   local envs = format("env -u LD_PRELOAD SANDBOX_PORT=%s SANDBOX_PREFIX=build/sandbox-lua",
     shell_quote(port))
   local run = shell_quote(helpers.ROOT .. "/sandbox/run")
-  state = { url = "http://127.0.0.1:" .. port }
+  state = {}
   if execute(envs .. " " .. run .. " status >/dev/null 2>&1") then
     state.owned = false -- someone else's: use it, leave it running
   elseif execute(envs .. " " .. run .. " start >/dev/null") then
@@ -105,6 +106,21 @@ function helpers.base_url()
     end)
   else
     state.failed = "helpers: the sandbox did not start (" .. run .. " start)"
+  end
+  if not state.failed then
+    -- the ports it listens on, as sandbox/run ports prints them
+    local p = io.popen(envs .. " " .. run .. " ports 2>/dev/null")
+    local text = p and p:read("*a") or ""
+    if p then p:close() end
+    state.ports = {}
+    for name, value in text:gmatch("([%u_]+)=(%d+)") do
+      state.ports[name] = tonumber(value)
+    end
+    if state.ports.SANDBOX_PORT then
+      state.url = "http://127.0.0.1:" .. state.ports.SANDBOX_PORT
+    else
+      state.failed = "helpers: the sandbox's ports are unknown (" .. run .. " ports)"
+    end
   end
   reg[REGISTRY_KEY] = state
   if state.failed then
@@ -189,6 +205,10 @@ local function tls_port(env, offset, default8089)
     return p
   end
   local plain = sandbox_port()
+  local state = debug.getregistry()[REGISTRY_KEY]
+  if state and state.ports and state.ports[env] then
+    return state.ports[env] -- a sandbox these helpers started
+  end
   return plain == 8089 and default8089 or plain + offset
 end
 

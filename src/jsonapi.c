@@ -3,8 +3,8 @@
  * (type, id) index of primary and included resources, stubs for linkages to
  * resources the document does not hold, and relationship resolution.
  *
- * Interface: shared/spec/service-interface.md, "Document envelope"; the
- * resolution rules of shared/API.md, "Resources come back flattened and
+ * Interface: docs/service-interface.md, "Document envelope"; the
+ * resolution rules of docs/contract.md, "Resources come back flattened and
  * resolved".
  */
 #include <json-c/json.h>

@@ -3,7 +3,7 @@
  *
  * Binding only: the HTTP exchange, JSON:API parsing and error mapping are the
  * core's (src/client.c, src/jsonapi.c, src/error.c).  This file turns a
- * mapi_doc into Lua tables by the rules of shared/API.md ("Resources come
+ * mapi_doc into Lua tables by the rules of docs/contract.md ("Resources come
  * back flattened and resolved", "Numbers are exact"), a mapi_error into the
  * contract's error table, and a mapi_response into the response object.
  * lua/merchantapi.lua is the public face; it validates options and wraps the
@@ -553,7 +553,7 @@ static void set_int(lua_State *L, const char *key, long value)
     lua_setfield(L, -2, key);
 }
 
-/* Pushes the contract's error table for e (every field; see shared/API.md
+/* Pushes the contract's error table for e (every field; see docs/contract.md
    "Errors"), with the merchantapi.error metatable. */
 static void push_error(lua_State *L, const mapi_error *e)
 {

@@ -2,7 +2,7 @@
  * merchantapi.h -- the whole public C surface of libmerchantapi.
  *
  * A client for the payments service's JSON:API interface
- * (shared/spec/service-interface.md): confirm a payout draft, read a deposit
+ * (docs/service-interface.md): confirm a payout draft, read a deposit
  * channel, list an account's receiving addresses.  libcurl does the HTTP,
  * json-c the JSON; this library owns the JSON:API mapping, the client's
  * behaviour (headers, retries, errors) and the exact handling of numbers.

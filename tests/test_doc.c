@@ -21,7 +21,7 @@ static char *load_fixture(const char *name, size_t *len)
     FILE *f;
     char *buf;
     long n;
-    int w = snprintf(path, sizeof path, "%s/%s", dir ? dir : "../shared/fixtures", name);
+    int w = snprintf(path, sizeof path, "%s/%s", dir ? dir : "fixtures", name);
     assert_true(w > 0 && (size_t)w < sizeof path);
     f = fopen(path, "rb");
     assert_non_null(f);

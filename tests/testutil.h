@@ -4,7 +4,7 @@
  * Environment (set by scripts/test):
  *   MERCHANTAPI_BASE_URL   the sandbox, e.g. http://127.0.0.1:18089
  *   MERCHANTAPI_API_KEY    its key (sk_test_sandbox_4f9a2c)
- *   MERCHANTAPI_FIXTURES   the fixture documents (default ../shared/fixtures)
+ *   MERCHANTAPI_FIXTURES   the fixture documents (default fixtures/, the C tests run from the repository root)
  *
  * Everything here is static inline so each test file uses what it needs.
  */
@@ -89,7 +89,7 @@ static inline char *tu_fixture(const char *name, size_t *len)
     char path[1024];
     char *text;
     int n = snprintf(path, sizeof path, "%s/%s",
-                     tu_env("MERCHANTAPI_FIXTURES", "../shared/fixtures"), name);
+                     tu_env("MERCHANTAPI_FIXTURES", "fixtures"), name);
 
     assert_true(n > 0 && (size_t)n < sizeof path);
     text = tu_read_file(path, len);

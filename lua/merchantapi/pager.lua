@@ -1,6 +1,6 @@
 --- Iterating the pages of a list call.
 --
--- The pager of shared/API.md, "Lists and pages": it fetches one page after
+-- The pager of docs/contract.md, "Lists and pages": it fetches one page after
 -- the other through a `fetch_page` function and hands out the items (or the
 -- pages) through `each`, `pages`, `all` and `next`.  All four share one
 -- cursor, so they can be mixed: `next()` twice, then `each()` goes on with
