@@ -140,21 +140,14 @@ describe("concurrent pages against the sandbox", function()
 end)
 
 describe("concurrent pages over HTTPS (HTTP/2 when the sandbox offers it)", function()
-  -- the runner's sandbox: TLS on SANDBOX_PORT + 1000 with its test CA
-  local port = tonumber(os.getenv("SANDBOX_PORT") or "")
-  local prefix = os.getenv("SANDBOX_PREFIX")
-  local ca = prefix and ((prefix:sub(1, 1) == "/" and prefix or helpers.ROOT .. "/" .. prefix)
-    .. "/tls/ca.pem")
-  local f = ca and io.open(ca, "rb")
-  if f then
-    f:close()
-  end
-  local run = (port and port ~= 8089 and f) and it or pending
+  -- the sandbox's HTTPS port with its test CA
+  local ca = helpers.ca_file()
+  local run = ca and it or pending
 
   run("yields the same items as over plain HTTP", function()
     helpers.reset()
     local c = assert(merchantapi.new {
-      base_url = format("https://127.0.0.1:%d", port + 1000),
+      base_url = helpers.tls_url(),
       api_key = helpers.API_KEY,
       cafile = ca,
       max_retries = 0,
