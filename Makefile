@@ -3,6 +3,10 @@
 #   make DEV=1                 strictest warnings
 #   make test SANITIZE=1       ASan+UBSan build of the core and module, tests under it
 
+# The version is written once, in src/merchantapi.h (MAPI_VERSION); the .pc file,
+# the shared library's SONAME and file name, _VERSION and mapi_version() read it.
+VERSION    := $(shell sed -n 's/^\#define MAPI_VERSION "\([0-9.]*\)".*/\1/p' src/merchantapi.h)
+SOMAJOR    := $(firstword $(subst ., ,$(VERSION)))
 LUA        ?= lua5.4
 PREFIX     ?= /usr/local
 CC         ?= cc
@@ -34,21 +38,46 @@ CFLAGS_ALL := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC -fvisibil
 CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/numscan.c src/value.c \
               src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
               src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
-              src/multi.c
+              src/multi.c src/version.c
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
 # SANITIZE=1 libraries go to $(BUILD)/san/: they never replace the plain ones.
 LIB_DIR    := $(BUILD)$(if $(filter 1,$(SANITIZE)),/san)
+# libmerchantapi.so.<version> with SONAME libmerchantapi.so.<major>, and the two
+# links users and the dynamic linker expect
+LIB_SONAME := libmerchantapi.so.$(SOMAJOR)
+LIB_REAL   := $(LIB_DIR)/libmerchantapi.so.$(VERSION)
 LIB_SO     := $(LIB_DIR)/libmerchantapi.so
 LIB_A      := $(LIB_DIR)/libmerchantapi.a
 
-.PHONY: all lib lua deps test demo sandbox install clean help check-c check-lua lint examples fuzz
+.PHONY: all lib lua deps test demo sandbox install uninstall clean help check-c check-lua lint \
+        examples fuzz version
 
 all: lib lua
 
 help:
-	@echo "make deps | all | test | demo | sandbox | install PREFIX=... | lint | clean"
+	@echo "merchantapi $(VERSION) -- make TARGET [LUA=lua5.1|lua5.2|lua5.3|lua5.4|luajit] [PREFIX=/usr/local]"
+	@echo "  deps        install the Debian 12 packages that are missing (apt-get; silent when all are there)"
+	@echo "  all         libmerchantapi.so/.a and merchantapi.core for LUA (default target)"
+	@echo "  lib | lua   only the C library | only the Lua module"
+	@echo "  demo        start a sandbox, confirm, read a channel, list, follow a txid, stop it"
+	@echo "  test        every C test, spec and suite; ends with 'N passed, N failed' (SANITIZE=1: ASan+UBSan)"
+	@echo "  check-c     build the C tests (make test runs them)"
+	@echo "  lint        luacheck over every Lua file"
+	@echo "  sandbox     run the local sandbox in the foreground (SANDBOX_PORT, default 8089)"
+	@echo "  examples    install into build/, build and run every example against a sandbox"
+	@echo "  docs        the Lua reference (LDoc) into docs/lua/, the header into docs/c/"
+	@echo "  bench       benchmarks against named alternatives, one table of ratios (BENCHMARKS.md)"
+	@echo "  fuzz        libFuzzer over the parser and the Lua conversion (FUZZ_SECONDS=120); fuzz-doc, fuzz-lua"
+	@echo "  soak        100,000 calls in one process, RSS bound, valgrind leak check"
+	@echo "  install     library, header, merchantapi.pc, the Lua module for LUA into PREFIX (DESTDIR too)"
+	@echo "  uninstall   remove what install put into PREFIX"
+	@echo "  version     print the version ($(VERSION))"
+	@echo "  clean       remove build/"
+
+version:
+	@echo $(VERSION)
 
 deps:
 	@./scripts/deps
@@ -68,9 +97,13 @@ $(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/lua_compat.h 
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 
-$(LIB_SO): $(CORE_OBJ)
+$(LIB_REAL): $(CORE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -shared $(SAN) -o $@ $^ $(DEP_LIBS) $(LDFLAGS)
+	$(CC) -shared $(SAN) -Wl,-soname,$(LIB_SONAME) -o $@ $^ $(DEP_LIBS) $(LDFLAGS)
+
+$(LIB_SO): $(LIB_REAL)
+	ln -sf $(notdir $(LIB_REAL)) $(LIB_DIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $@
 
 $(LIB_A): $(CORE_OBJ)
 	@mkdir -p $(@D)

@@ -1,9 +1,10 @@
-# make install PREFIX=/usr/local [DESTDIR=...]
+# make install PREFIX=/usr/local [DESTDIR=...] / make uninstall (the same variables)
 LUA_SHARE  := $(DESTDIR)$(PREFIX)/share/lua/$(LUA_VER)
 LUA_LIBDIR := $(DESTDIR)$(PREFIX)/lib/lua/$(LUA_VER)
 LIBDIR     := $(DESTDIR)$(PREFIX)/lib
 INCDIR     := $(DESTDIR)$(PREFIX)/include
 PCDIR      := $(LIBDIR)/pkgconfig
+LUA_FILES  := $(patsubst lua/%,%,$(wildcard lua/*.lua lua/merchantapi/*.lua lua/merchantapi/transport/*.lua))
 
 install: all
 	install -d $(LUA_SHARE)/merchantapi/transport $(LUA_LIBDIR)/merchantapi $(LIBDIR) $(INCDIR) \
@@ -12,8 +13,19 @@ install: all
 	install -m 644 lua/merchantapi/*.lua $(LUA_SHARE)/merchantapi/
 	install -m 644 lua/merchantapi/transport/*.lua $(LUA_SHARE)/merchantapi/transport/
 	install -m 755 $(LUAMOD) $(LUA_LIBDIR)/merchantapi/core.so
-	install -m 755 $(LIB_SO) $(LIBDIR)/libmerchantapi.so
+	install -m 755 $(LIB_REAL) $(LIBDIR)/$(notdir $(LIB_REAL))
+	ln -sf $(notdir $(LIB_REAL)) $(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(LIBDIR)/libmerchantapi.so
 	install -m 644 $(LIB_A) $(LIBDIR)/libmerchantapi.a
 	install -m 644 src/merchantapi.h $(INCDIR)/merchantapi.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@LIBS@|$(DEP_LIBS)|g' merchantapi.pc.in > $(PCDIR)/merchantapi.pc
+
+# Removes exactly what install wrote (for this LUA), then the folders it made
+# if they are left empty.
+uninstall:
+	rm -f $(addprefix $(LUA_SHARE)/,$(LUA_FILES)) $(LUA_LIBDIR)/merchantapi/core.so
+	rm -f $(LIBDIR)/libmerchantapi.so $(LIBDIR)/$(LIB_SONAME) $(LIBDIR)/$(notdir $(LIB_REAL)) \
+	  $(LIBDIR)/libmerchantapi.a $(INCDIR)/merchantapi.h $(PCDIR)/merchantapi.pc
+	-rmdir $(LUA_SHARE)/merchantapi/transport $(LUA_SHARE)/merchantapi $(LUA_LIBDIR)/merchantapi \
+	  2>/dev/null || true

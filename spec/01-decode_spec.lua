@@ -10,7 +10,12 @@ local fixture, is_integer, keys = helpers.fixture, helpers.is_integer, helpers.k
 describe("module", function()
   it("has _NAME, _VERSION and the null sentinel", function()
     assert.equal("merchantapi", merchantapi._NAME)
-    assert.equal("0.1.0", merchantapi._VERSION)
+    -- the version is written once, in the header
+    local h = assert(io.open(helpers.ROOT .. "/src/merchantapi.h", "rb"))
+    local version = h:read("*a"):match('#define MAPI_VERSION "([%d.]+)"')
+    h:close()
+    assert.matches("^%d+%.%d+%.%d+$", version)
+    assert.equal(version, merchantapi._VERSION)
     assert.equal("userdata", type(merchantapi.null))
     assert.equal(cjson.null, merchantapi.null)
     assert.is_function(merchantapi.new)

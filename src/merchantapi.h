@@ -41,7 +41,17 @@ extern "C" {
 #define MAPI_API
 #endif
 
+/* The version of this header: the one place the project's version is written
+ * (the Makefile, merchantapi.pc, the shared library's SONAME
+ * libmerchantapi.so.<major>, Lua's merchantapi._VERSION read it from here). */
 #define MAPI_VERSION "0.1.0"
+
+/*
+ * The version of the library the program runs with, e.g. "0.1.0"; compare it
+ * with MAPI_VERSION to see whether the header and the library agree.  A static
+ * string: never freed, never NULL.  No errors.
+ */
+MAPI_API const char *mapi_version(void);
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
