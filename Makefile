@@ -52,7 +52,7 @@ LIB_SO     := $(LIB_DIR)/libmerchantapi.so
 LIB_A      := $(LIB_DIR)/libmerchantapi.a
 
 .PHONY: all lib lua deps test demo sandbox install uninstall clean help check-c check-lua lint \
-        examples fuzz version
+        examples fuzz version rockspec
 
 all: lib lua
 
@@ -73,6 +73,7 @@ help:
 	@echo "  soak        100,000 calls in one process, RSS bound, valgrind leak check"
 	@echo "  install     library, header, merchantapi.pc, the Lua module for LUA into PREFIX (DESTDIR too)"
 	@echo "  uninstall   remove what install put into PREFIX"
+	@echo "  rockspec    the release rockspec merchantapi-<version>-1.rockspec (ROCK_URL=...)"
 	@echo "  version     print the version ($(VERSION))"
 	@echo "  clean       remove build/"
 

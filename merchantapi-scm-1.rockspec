@@ -2,7 +2,10 @@ rockspec_format = "3.0"
 package = "merchantapi"
 version = "scm-1"
 source = {
-  url = "git+file:///dev/null", -- replaced by the published repository's URL on release
+  -- the checkout's rockspec: `luarocks --lua-version=5.4 make merchantapi-scm-1.rockspec`
+  -- builds the sources beside it.  `make rockspec ROCK_URL=...` writes the release
+  -- rockspec (the version of src/merchantapi.h, the published sources' URL).
+  url = "git+file:///dev/null",
 }
 description = {
   summary = "Client for the merchant payments service: confirm payouts, read channels, list addresses",

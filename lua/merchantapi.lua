@@ -379,15 +379,20 @@ function Client:wait_for_txid(payout_id, opts)
 end
 
 --- Frees the client's handle and closes its connection.  Safe to call more
--- than once; `__gc` and Lua 5.4's `__close` do the same.  Calls on a
--- closed client return `nil, err` with `err.kind == "usage"`.
+-- than once; Lua 5.4's `__close` does the same, and the handle is freed by
+-- its own finalizer once nothing refers to it.  Calls on a closed client
+-- return `nil, err` with `err.kind == "usage"`.
 --
 -- syntax: `client:close()`
 function Client:close()
   self._core:close()
 end
 
-Client.__gc = Client.close
+-- No __gc on this table: a call on a client nobody else holds
+-- (`merchantapi.new{...}:get_channel(id)`) tail-calls into the handle, and a
+-- finalizer here could close the handle in the middle of that call.  The
+-- handle (a userdata) is on the stack while it is in use and frees itself
+-- when collected.
 Client.__close = Client.close
 
 function Client:__tostring()

@@ -29,3 +29,15 @@ uninstall:
 	  $(LIBDIR)/libmerchantapi.a $(INCDIR)/merchantapi.h $(PCDIR)/merchantapi.pc
 	-rmdir $(LUA_SHARE)/merchantapi/transport $(LUA_SHARE)/merchantapi $(LUA_LIBDIR)/merchantapi \
 	  2>/dev/null || true
+
+# make rockspec ROCK_URL=<published source archive or git URL>: the release
+# rockspec merchantapi-<version>-1.rockspec in $(BUILD)/, made from the checkout's
+# merchantapi-scm-1.rockspec with the version of src/merchantapi.h.
+.PHONY: rockspec
+rockspec:
+	@test -n "$(ROCK_URL)" || { echo "rockspec: set ROCK_URL to where the release's sources are published" >&2; exit 2; }
+	@mkdir -p $(BUILD)
+	sed -e 's|^version = "scm-1"|version = "$(VERSION)-1"|' \
+	    -e 's|^  url = .*|  url = "$(ROCK_URL)",|' \
+	    merchantapi-scm-1.rockspec > $(BUILD)/merchantapi-$(VERSION)-1.rockspec
+	@echo "rockspec: $(BUILD)/merchantapi-$(VERSION)-1.rockspec"
