@@ -216,9 +216,13 @@ end
 --   `order` (string, e.g. `"created_at"`), `order_type` (`"asc"` or
 --   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1).
 -- @return an array of addresses (`network` resolved, `value` nil while
---   generated) with `list.meta` (`page`, `per_page`, `total` as integers),
---   nil, res; or `nil, err[, res]` (kinds as `get_channel`; `"usage"` for
---   page < 1, per_page < 1 or another order_type).
+--   generated) with `list.meta` (`page`, `per_page`, `total` as integers,
+--   also when the service writes them as strings of digits; a member the
+--   service left out stays absent, `meta: {}` gives `{}`), nil, res; or
+--   `nil, err[, res]` (kinds as `get_channel`; `"usage"` for page < 1,
+--   per_page < 1 or another order_type; `"decode"` naming the member when
+--   one of the three is anything else: "expected meta.total to be a
+--   non-negative integer, got a fraction").
 -- @raise when account_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
 function Client:list_addresses(account_id, opts)

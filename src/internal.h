@@ -112,6 +112,13 @@ int mapi_numscan(const char *body, size_t len, mapi_numscan_result *out, mapi_er
    its length in *out_len; NULL when out of memory. */
 char *mapi_numscan_mark(const char *body, size_t len, size_t big_ints, size_t *out_len);
 
+/* ---- counts: list pagination meta (value.c) ---- */
+
+/* The rule of mapi_value_count: NULL with *out set when v is a count, else
+   what v is instead ("a fraction", "a string that is not plain digits",
+   ...), a static string for an error title.  JSON null (NULL) is "null". */
+const char *mapi_value_count_check(const mapi_value *v, int64_t *out);
+
 /* ---- strict UTF-8 ahead of json-c (utf8.c) ---- */
 
 /* Checks body as RFC 3629 UTF-8 (no overlong forms, surrogates or code

@@ -300,35 +300,19 @@ static void push_amount(lua_State *L, const mapi_value *v)
 }
 
 /*
- * Pagination meta (page, per_page, total) as an integer: from a JSON
- * integer, a number text holding an integral value ("2.0", "1e3"), or a
- * string of plain digits ("50").  Anything else is pushed by the usual rules.
+ * Pagination meta (page, per_page, total): a count (mapi_value_count: a
+ * whole JSON number >= 0 such as 2, 2.0 or 1e3, or a string of plain digits
+ * such as "50") as an integer by the usual rule (its decimal text beyond
+ * 2^53); anything else by the usual rules (list calls have refused it).
  */
 static void push_meta_int(lua_State *L, const mapi_value *v)
 {
-    const char *s = NULL;
     int64_t n;
 
-    if (mapi_value_type(v) == MAPI_INT && mapi_value_int64(v, &n) == 0) {
+    if (mapi_value_count(v, &n) == 0)
         push_int64(L, n);
-        return;
-    }
-    if (mapi_value_type(v) == MAPI_NUMBER) {
-        s = mapi_value_number_text(v); /* JSON number grammar: strtod reads it all */
-    } else if (mapi_value_type(v) == MAPI_STRING) {
-        s = mapi_value_string(v, NULL);
-        if (s && s[strspn(s, "0123456789")] != '\0')
-            s = NULL; /* only plain digits: no sign, hex, spaces, "inf" */
-    }
-    if (s && *s) {
-        char *end;
-        double d = strtod(s, &end);
-        if (*end == '\0' && d == floor(d) && fabs(d) <= (double)EXACT_INT_MAX) {
-            mapic_pushint64(L, (int64_t)d);
-            return;
-        }
-    }
-    push_value(L, v, NULL_AS_NIL, 1);
+    else
+        push_value(L, v, NULL_AS_NIL, 1);
 }
 
 /* Pushes the document's meta (null -> nil), page/per_page/total as integers;

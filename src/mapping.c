@@ -69,11 +69,21 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
                 return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s, got %s",
                                       k->type, t ? t : "an untyped resource");
         }
+        /* the real service writes counts as strings of digits and may send
+           "meta": {}: a member absent or null is not given, never guessed */
+        if (meta && mapi_value_type(meta) != MAPI_OBJECT)
+            return mapi_error_set(e, MAPI_ERR_DECODE, "expected meta to be an object");
         for (i = 0; i < 3; i++) {
-            int64_t v;
-            if (mapi_value_int64(mapi_value_get(meta, names[i]), &v) < 0)
+            const mapi_value *v = mapi_value_get(meta, names[i]);
+            const char *what;
+            int64_t count;
+            if (!v)
+                continue;
+            what = mapi_value_count_check(v, &count);
+            if (what)
                 return mapi_error_set(e, MAPI_ERR_DECODE,
-                                      "expected integer meta.page, meta.per_page, meta.total");
+                                      "expected meta.%s to be a non-negative integer, got %s",
+                                      names[i], what);
         }
         return 0;
     }

@@ -391,13 +391,34 @@ typedef struct mapi_page_params {
 } mapi_page_params;
 
 /*
+ * Reads a count -- a list's meta.page, meta.per_page or meta.total
+ * (interface, "Endpoints 3. List account addresses") -- as an integer:
+ * 0 and *out for a JSON number whose value is a whole number 0 .. INT64_MAX
+ * (12, 12.0, 1.2e1) or a string of ASCII digits written as that JSON integer
+ * would be ("12"; not "", "+12", "-12", "12.0", " 12", "012", "1e1");
+ * -1 for anything else: a negative number, a fraction, a value beyond
+ * int64_t, another string, another type, JSON null or an absent member
+ * (NULL).  For a document mapi_list_addresses or mapi_list_addresses_pages
+ * returned, -1 means the member is absent or null: any other value failed
+ * the call as DECODE.  Example:
+ *   int64_t total;
+ *   if (mapi_value_count(mapi_value_get(mapi_doc_meta(doc), "total"), &total) == 0) ...
+ */
+MAPI_API int mapi_value_count(const mapi_value *v, int64_t *out);
+
+/*
  * Lists one page of an account's receiving addresses:
  * GET {base_url}/api/public/v1/accounts/:id/addresses?order=..&order_type=..&page=..&per_page=..
  * (interface, "Endpoints 3. List account addresses").  p may be NULL.
- * *out: data is an array of addresses resources, meta holds page, per_page,
- * total.  Errors as mapi_get_channel; USAGE also for a client without an
- * api_key and negative page/per_page; DECODE when data is not an array of
- * addresses or meta's page/per_page/total are not integers.
+ * *out: data is an array of addresses resources; meta holds page, per_page
+ * and total as the service sent them: read them with mapi_value_count
+ * (the service may write them as strings of digits, "page": "1", and may
+ * leave any of them out, "meta": {}).  Errors as mapi_get_channel; USAGE
+ * also for a client without an api_key and negative page/per_page; DECODE
+ * when data is not an array of addresses, meta is neither an object nor
+ * absent/null, or meta's page, per_page or total is present and not a count
+ * (see mapi_value_count; the title names the member, e.g. "expected meta.total
+ * to be a non-negative integer, got a fraction").
  */
 MAPI_API int mapi_list_addresses(mapi_client *client, const char *account_id,
                                  const mapi_page_params *p, mapi_doc **out, mapi_error *err);

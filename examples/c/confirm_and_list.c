@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     mapi_page_params p = {"created_at", "asc", 1, 10};
     const mapi_resource *payout, *account;
     char buf[32];
-    int64_t total = 0, seen = 0;
+    int64_t total = -1, seen = 0; /* -1: the service did not tell */
 
     if (argc != 3) {
         fprintf(stderr, "usage: %s <payout_id> <account_id>\n", argv[0]);
@@ -81,7 +81,8 @@ int main(int argc, char **argv)
             return fail("list", &err);
         }
         n = mapi_doc_data_count(doc);
-        mapi_value_int64(mapi_value_get(mapi_doc_meta(doc), "total"), &total);
+        /* 22 or "22"; absent ("meta": {}) leaves total unknown */
+        mapi_value_count(mapi_value_get(mapi_doc_meta(doc), "total"), &total);
         for (i = 0; i < n; i++) {
             const mapi_resource *a = mapi_doc_data(doc, i);
             const mapi_resource *net = mapi_resource_related(doc, a, "network", 0);
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
         if (n < (size_t)p.per_page)
             break;
         p.page++;
-    } while (seen < total);
+    } while (total < 0 || seen < total);
     printf("%" PRId64 " addresses\n", seen);
     mapi_client_free(client);
     return 0;

@@ -12,7 +12,10 @@
 -- whose every id the page before already yielded (a server that ignores
 -- `page`).  It never yields an id that the page before yielded: when
 -- addresses are created between two fetches, offsets shift and the next
--- page repeats a few items, which are dropped.
+-- page repeats a few items, which are dropped.  A page without `meta`, or
+-- whose meta lacks `per_page` or `total` (`meta: {}`), is no error: the
+-- rules that need the missing member do not apply, and no value is guessed
+-- for it.
 --
 -- @module merchantapi.pager
 local type = type
@@ -92,7 +95,8 @@ end
 --   `concurrency` (integer >= 1, default 1: one page after the other.
 --   More: once a page has told `meta.total`, the following pages are
 --   fetched `concurrency` at a time through `fetch_pages`; without
---   `fetch_pages` pages are fetched one after the other, whatever the value).
+--   `fetch_pages`, or while no page has told `meta.total`, pages are
+--   fetched one after the other, whatever the value).
 -- @tparam[opt] function fetch_pages called as
 --   `fetch_pages(params, first_page, count, concurrency)` with a new table
 --   `{ per_page = n|nil, order = s, order_type = s }`; must return an array

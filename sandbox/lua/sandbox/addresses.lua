@@ -123,7 +123,49 @@ local function integer_arg(value, default, low, high)
   return n >= low and n <= high and n or nil
 end
 
-local function render(book, page, per_page, descending)
+-- How a page's meta is written: integers, as the interface shows, unless a
+-- `meta-…` account id (below) asks for another rendering.
+local function integer_meta(page, per_page, total)
+  return format(',"meta":{"page":%d,"per_page":%d,"total":%d}', page, per_page, total)
+end
+
+local META_MODES = {
+  -- the real service's published examples: counts as strings of digits
+  strings = function(page, per_page, total)
+    return format(',"meta":{"page":"%d","per_page":"%d","total":"%d"}', page, per_page, total)
+  end,
+  empty = function() return ',"meta":{}' end,
+  none = function() return "" end,
+  ["no-total"] = function(page, per_page)
+    return format(',"meta":{"page":%d,"per_page":%d}', page, per_page)
+  end,
+}
+
+local META_MEMBERS = { page = true, per_page = true, total = true }
+
+-- `meta-<mode>-<account>` (e.g. meta-strings-acct-22): that account's list
+-- with the meta of META_MODES[mode]; `meta-<member>=<text>` (e.g.
+-- meta-total="01"): acct-22's list with that meta member written as the raw
+-- JSON text after `=`. Returns the account id and the meta writer, or nil.
+local function meta_spec(id)
+  local mode, account = match(id, "^meta%-(%l[%l%-]-)%-(acct%-.+)$")
+  if mode and META_MODES[mode] and ACCOUNTS[account] then
+    return account, META_MODES[mode]
+  end
+  local member, text = match(id, "^meta%-([%l_]+)=(.*)$")
+  if member and META_MEMBERS[member] then
+    return "acct-22", function(page, per_page, total)
+      local values = { page = page, per_page = per_page, total = total }
+      local parts = {}
+      for _, name in ipairs({ "page", "per_page", "total" }) do
+        parts[#parts + 1] = format('"%s":%s', name, name == member and text or values[name])
+      end
+      return ',"meta":{' .. concat(parts, ",") .. "}"
+    end
+  end
+end
+
+local function render(book, page, per_page, descending, meta)
   local total = #book.fragments
   local data, included, seen = {}, {}, {}
   local first = (page - 1) * per_page + 1
@@ -137,9 +179,8 @@ local function render(book, page, per_page, descending)
     end
   end
   return concat({
-    '{"data":[', concat(data, ","), '],"included":[', concat(included, ","),
-    format('],"meta":{"page":%d,"per_page":%d,"total":%d},"jsonapi":{"version":"1.0"}}',
-      page, per_page, total),
+    '{"data":[', concat(data, ","), '],"included":[', concat(included, ","), "]",
+    (meta or integer_meta)(page, per_page, total), ',"jsonapi":{"version":"1.0"}}',
   })
 end
 
@@ -186,7 +227,8 @@ function _M.handle(method, account_id)
   if fault_page then
     return page_fault(fault_page, fault_status)
   end
-  if not ACCOUNTS[account_id] and not is_fault then
+  local meta_account, meta = meta_spec(account_id)
+  if not ACCOUNTS[account_id] and not is_fault and not meta_account then
     return respond.not_found("no account " .. account_id)
   end
   local args = ngx.req.get_uri_args(100)
@@ -206,7 +248,8 @@ function _M.handle(method, account_id)
     return bad_parameter("per_page", "per_page must be an integer from 1 to " .. MAX_PER_PAGE)
   end
   if not is_fault then
-    return respond.send(200, render(books[account_id], page, per_page, order_type == "desc"))
+    return respond.send(200, render(books[meta_account or account_id], page, per_page,
+      order_type == "desc", meta))
   end
   -- a fault account lists acct-22's addresses when it behaves
   local body = render(books["acct-22"], page, per_page, order_type == "desc")
