@@ -394,6 +394,36 @@ function Client:__tostring()
   return "merchantapi.client (" .. self.base_url .. ")"
 end
 
+--- `assert` for the results of a call: raises the error's one-line
+-- message on every Lua and in OpenResty.
+--
+-- syntax: `value, ... = merchantapi.assert(client:get_channel(id))`
+--
+-- For code that stops on a failure.  The standard `assert(call())` does not
+-- show the message everywhere: Lua 5.1's and 5.2's `assert` refuse a table
+-- message ("bad argument #2 to 'assert' (string expected, got table)"),
+-- LuaJIT's raises its last argument (the response object when the failure
+-- has one), and Lua 5.1's interpreter and OpenResty print an uncaught table
+-- as "(error object is not a string)" and "unknown reason".  This one
+-- raises a string, which every host prints.  To act on the error's fields
+-- (`err.outcome` of a confirm, `err.retryable`), test the results instead:
+-- `local v, err = call()`.
+--
+-- @param v the first result of the call: the value, or nil (or false) on failure.
+-- @param ... the other results: `err[, res]` on failure, passed through on
+--   success.
+-- @return every argument, when v is neither nil nor false.
+-- @raise when v is nil or false: `tostring(err)` (for an error table its
+--   `message`) with the caller's position (`script.lua:7: merchantapi: 404
+--   not_found: ...`), or "assertion failed!" when there is no err.
+function M.assert(v, ...)
+  if v then
+    return v, ...
+  end
+  local err = ...
+  error(err == nil and "assertion failed!" or tostring(err), 2)
+end
+
 --- Turns a JSON:API document fetched some other way into the shapes the
 -- client returns.
 --

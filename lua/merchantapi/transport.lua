@@ -43,8 +43,8 @@
 -- waits until the call is over).
 --
 -- @module merchantapi.transport
-local core = require "merchantapi.core"
 local wait = require "merchantapi.wait"
+local request = require "merchantapi.request"
 
 local type = type
 local pcall = pcall
@@ -87,10 +87,7 @@ local function report_hook_error(hook_error, v, err, res)
 end
 
 local function usage_error(title)
-  return setmetatable({
-    kind = "usage", title = title, errors = {}, retryable = false,
-    message = "merchantapi: usage: " .. title,
-  }, core.error_metatable)
+  return request.error { kind = "usage", title = title }
 end
 
 -- The attempts of one call over a custom transport.  `...` are the
