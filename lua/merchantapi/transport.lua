@@ -61,6 +61,7 @@ local M = {}
 
 --- The client methods a custom transport carries (every method of the core
 -- that sends through the core's call path).
+-- @local
 M.METHODS = {
   confirm_payout = true, get_channel = true, list_addresses = true,
   get_payout = true, request = true,
@@ -244,6 +245,7 @@ end
 -- given) and call `opts.on_request` / `opts.on_response`.  The wrapper has
 -- the core client's methods; merchantapi.lua keeps it as `client._core`.
 --
+-- @local
 -- @param c the core client (`merchantapi.core.new`).
 -- @tparam table opts `transport`, `on_request`, `on_response` (functions or nil).
 -- @treturn table the wrapper.
