@@ -8,7 +8,7 @@ local merchantapi = require "merchantapi"
 
 local payout_id = arg[1] or "draft-track-fast"
 local timeout = tonumber(arg[2] or "30")
-local client = assert(merchantapi.new {
+local client = merchantapi.assert(merchantapi.new {
   base_url = assert(os.getenv("MERCHANTAPI_BASE_URL"), "set MERCHANTAPI_BASE_URL"),
   api_key = assert(os.getenv("MERCHANTAPI_API_KEY"), "set MERCHANTAPI_API_KEY"),
 })

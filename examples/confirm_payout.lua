@@ -4,7 +4,7 @@
 local merchantapi = require "merchantapi"
 
 local payout_id = assert(arg[1], "usage: confirm_payout.lua <payout_id>")
-local client = assert(merchantapi.new {
+local client = merchantapi.assert(merchantapi.new {
   base_url = assert(os.getenv("MERCHANTAPI_BASE_URL"), "set MERCHANTAPI_BASE_URL"),
   api_key = assert(os.getenv("MERCHANTAPI_API_KEY"), "set MERCHANTAPI_API_KEY"),
 })

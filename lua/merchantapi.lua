@@ -8,13 +8,14 @@
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
 -- Every call returns `value, nil, res` on success and `nil, err[, res]` on
--- failure, where `err` is the error table of docs/contract.md ("Errors":
--- `kind`, `status`, `code`, `title`, `detail`, `pointer`, `errors`,
--- `amount`, `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
--- `request_id`, `message`; `tostring(err)` gives `err.message`) and `res` is
--- the response object ("The response object": `status`, `headers`,
--- `request_id`, `elapsed`, `meta`, `jsonapi`, `body`, `res:document()`).
--- Only argument *type* mistakes raise.
+-- failure, where `err` is the error table (README, "Errors": `kind`,
+-- `status`, `code`, `title`, `detail`, `pointer`, `errors`, `amount`,
+-- `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
+-- `request_id`, `message`; `tostring(err)`, `"failed: " .. err` and
+-- `err .. "!"` give the one-line `err.message`; `merchantapi.assert` raises
+-- it on every Lua) and `res` is the response object ("The response
+-- object": `status`, `headers`, `request_id`, `elapsed`, `meta`, `jsonapi`,
+-- `body`, `res:document()`).  Only argument *type* mistakes raise.
 --
 -- @module merchantapi
 local core = require "merchantapi.core"
@@ -165,8 +166,10 @@ function M.new(opts)
   return setmetatable({ _core = c, base_url = display_url(opts.base_url) }, Client)
 end
 
---- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`
--- (interface, "Endpoints 1. Confirm payout draft").
+--- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`.
+--
+-- The service interface's endpoint "Confirm payout draft" (the first of
+-- its "Endpoints").
 --
 -- syntax: `payout, err, res = client:confirm_payout(payout_id)`
 --
@@ -188,8 +191,10 @@ function Client:confirm_payout(payout_id)
   return self._core:confirm_payout(payout_id)
 end
 
---- Reads a deposit channel: `GET /api/public/v1/channels/:id`
--- (interface, "Endpoints 2. Read channel").
+--- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
+--
+-- The service interface's endpoint "Read channel" (the second of its
+-- "Endpoints").
 --
 -- syntax: `channel, err, res = client:get_channel(channel_id)`
 --
@@ -206,8 +211,10 @@ function Client:get_channel(channel_id)
 end
 
 --- Lists one page of an account's receiving addresses:
--- `GET /api/public/v1/accounts/:id/addresses`
--- (interface, "Endpoints 3. List account addresses").
+-- `GET /api/public/v1/accounts/:id/addresses`.
+--
+-- The service interface's endpoint "List account addresses" (the third of
+-- its "Endpoints").
 --
 -- syntax: `list, err, res = client:list_addresses(account_id, opts)`
 --
@@ -403,6 +410,36 @@ function Client:__tostring()
   return "merchantapi.client (" .. self.base_url .. ")"
 end
 
+--- `assert` for the results of a call: raises the error's one-line
+-- message on every Lua and in OpenResty.
+--
+-- syntax: `value, ... = merchantapi.assert(client:get_channel(id))`
+--
+-- For code that stops on a failure.  The standard `assert(call())` does not
+-- show the message everywhere: Lua 5.1's and 5.2's `assert` refuse a table
+-- message ("bad argument #2 to 'assert' (string expected, got table)"),
+-- LuaJIT's raises its last argument (the response object when the failure
+-- has one), and Lua 5.1's interpreter and OpenResty print an uncaught table
+-- as "(error object is not a string)" and "unknown reason".  This one
+-- raises a string, which every host prints.  To act on the error's fields
+-- (`err.outcome` of a confirm, `err.retryable`), test the results instead:
+-- `local v, err = call()`.
+--
+-- @param v the first result of the call: the value, or nil (or false) on failure.
+-- @param ... the other results: `err[, res]` on failure, passed through on
+--   success.
+-- @return every argument, when v is neither nil nor false.
+-- @raise when v is nil or false: `tostring(err)` (for an error table its
+--   `message`) with the caller's position (`script.lua:7: merchantapi: 404
+--   not_found: ...`), or "assertion failed!" when there is no err.
+function M.assert(v, ...)
+  if v then
+    return v, ...
+  end
+  local err = ...
+  error(err == nil and "assertion failed!" or tostring(err), 2)
+end
+
 --- Turns a JSON:API document fetched some other way into the shapes the
 -- client returns.
 --
@@ -424,15 +461,32 @@ function M.decode(body)
 end
 
 --- Encodes a Lua value as JSON the way `client:request` encodes a table
--- body (see `merchantapi.json`): sorted keys, exact integers, decimal
--- strings as strings, `merchantapi.null` as null, `merchantapi.array()` for
--- an empty array.
+-- body, with money kept exact.
 --
 -- syntax: `text, err = merchantapi.encode(value)`
 --
+-- Compact JSON by fixed rules, so the same table always gives the same bytes:
+--
+-- * strings: valid UTF-8, written as their bytes (unicode passes through),
+--   with `"`, `\` and the control bytes 0x00-0x1f escaped (`\n`, `\t`,
+--   `\r`, `\b`, `\f`, else `\u00XX`); invalid UTF-8 is refused.
+-- * integers: a Lua integer (5.3+) as its decimal digits; a float with an
+--   integral value within +-2^53 likewise (`2.0` -> `2`, as on 5.1/LuaJIT).
+-- * other numbers are refused: a fraction (money must be a decimal string:
+--   `"250.10"` stays a JSON string), NaN, infinities, integral floats beyond
+--   2^53 (their digits are not what was meant).
+-- * `true`, `false`; `merchantapi.null` (= `cjson.null`) -> `null`.
+-- * tables: keys 1..n without holes -> an array; only string keys -> an
+--   object with its keys sorted bytewise; an empty table -> `{}`, or `[]`
+--   when made by `merchantapi.array()` (or `cjson.empty_array`, or a table
+--   with cjson's `array_mt`).  Mixed keys, holes, other key types, cycles and
+--   nesting deeper than 64 are refused.
+-- * anything else (functions, other userdata, threads) is refused.
+--
+-- @param value a string, number, boolean, `merchantapi.null` or table
+--   (whose values follow the same rules).
 -- @return the JSON text, or nil and a `"usage"` error whose `pointer` is
---   the JSON pointer of the refused value (a fraction, NaN, a cycle, mixed
---   keys, invalid UTF-8, a function, ...).
+--   the JSON pointer (RFC 6901) of the refused value, `""` for value itself.
 function M.encode(value)
   local text, msg, pointer = json.encode(value)
   if not text then
@@ -446,39 +500,80 @@ end
 -- one encodes as `[]` rather than `{}`.
 --
 -- syntax: `t = merchantapi.array(t)`
+--
+-- @function array
+-- @tparam[opt] table t the table to mark (its metatable is replaced).
+-- @treturn table t, or the new table.
 M.array = json.array
 
---- Percent-encodes one path segment or query value: every byte but
--- `A-Z a-z 0-9 - . _ ~` becomes `%XX`.
+--- Percent-encodes one path segment or query value.
 --
 -- syntax: `segment = merchantapi.escape(s)`
+--
+-- Every byte but the unreserved ones of RFC 3986 (letters, digits and
+-- `-._~`) becomes `%XX` (upper-case hex), `/` included: an id can never add
+-- a segment.
+--
+-- @function escape
+-- @tparam string s the bytes to encode.
+-- @treturn string the encoded text.
 M.escape = request.escape
 
 --- Blocks the calling thread for `seconds` (nanosleep).  The default
 -- `sleep` of `wait_for_txid` outside OpenResty.
 --
 -- syntax: `merchantapi.sleep(seconds)`
+--
+-- @function sleep
+-- @tparam number seconds how long (fractions allowed, at most a day; 0 or
+--   less returns at once).
 M.sleep = core.sleep
 
 --- Seconds on a monotonic clock (only differences mean anything).  The
 -- default `clock` of `wait_for_txid`.
 --
 -- syntax: `t = merchantapi.monotonic()`
+--
+-- @function monotonic
+-- @treturn number seconds (`CLOCK_MONOTONIC`).
 M.monotonic = core.monotonic
 
---- Builds a pager over any list call (see `merchantapi.pager`).
+--- Builds a pager over any list call.
 --
 -- syntax: `pager = merchantapi.paginate(fetch_page, opts[, fetch_pages])`
 --
--- @tparam function fetch_page `fetch_page(params)` -> list | nil, err, with
---   params `{ page, per_page, order, order_type }`.
--- @tparam[opt] table opts `per_page`, `order`, `order_type`, `start_page`,
---   `max_pages`, `concurrency`.
--- @tparam[opt] function fetch_pages `fetch_pages(params, first_page, count,
---   concurrency)` -> the lists of pages `first_page ..` up to the first
---   failure, and that failure's error (or nil): what `concurrency` uses once a
---   page has told the total; without it pages come one after the other.
+-- The pager's methods (`each`, `pages`, `all`, `next`) and its stop rules
+-- are those of `merchantapi.pager`.
+--
+-- @tparam function fetch_page called as `fetch_page(params)` with a new
+--   table `{ page = n, per_page = n|nil, order = s, order_type = s }`; must
+--   return a list (an array of resources with `list.meta` holding `page`,
+--   `per_page` and `total` when the server sends them), or `nil, err`.
+--   `nil, nil` ends the iteration.  A Lua error raised by `fetch_page`
+--   itself is not caught.
+-- @tparam[opt] table opts
+--   `per_page` (integer, items per page; the server's default when absent),
+--   `order` (string, default `"created_at"`),
+--   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
+--   `start_page` (integer, default 1),
+--   `max_pages` (integer, no limit when absent),
+--   `concurrency` (integer >= 1, default 1: one page after the other.
+--   More: once a page has told `meta.total`, the following pages are
+--   fetched `concurrency` at a time through `fetch_pages`; without
+--   `fetch_pages`, or while no page has told `meta.total`, pages are
+--   fetched one after the other, whatever the value).
+-- @tparam[opt] function fetch_pages called as
+--   `fetch_pages(params, first_page, count, concurrency)` with a new table
+--   `{ per_page = n|nil, order = s, order_type = s }`; must return an array
+--   of the lists of pages `first_page ..` in page order -- every page before
+--   the first that failed -- and that page's error (or nil when all came).
+--   `client:addresses` passes the concurrent fetcher of the C core.  Items
+--   come out exactly as without it: in page order, each once, by the same
+--   stop and duplicate rules; an error on page k ends the iteration with it
+--   after the items of the pages before k.
 -- @treturn table the pager.
+-- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
+--   an unknown option or an option of the wrong type.
 function M.paginate(fetch_page, opts, fetch_pages)
   local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
   if not ok then

@@ -615,20 +615,59 @@ static void push_simple_error(lua_State *L, const char *kind, const char *title,
     mapic_setmetatable(L, ERROR_MT);
 }
 
-static int error_tostring(lua_State *L)
+/* Pushes the one-line message of the error table at idx: its `message`,
+   else one made from its `kind`. */
+static void push_error_message(lua_State *L, int idx)
 {
-    if (lua_type(L, 1) == LUA_TTABLE) {
-        lua_getfield(L, 1, "message");
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "message");
         if (lua_type(L, -1) == LUA_TSTRING)
-            return 1;
+            return;
         lua_pop(L, 1);
-        lua_getfield(L, 1, "kind");
+        lua_getfield(L, idx, "kind");
         if (lua_type(L, -1) == LUA_TSTRING) {
             lua_pushfstring(L, "merchantapi: %s error", lua_tostring(L, -1));
-            return 1;
+            lua_remove(L, -2);
+            return;
         }
+        lua_pop(L, 1);
     }
     lua_pushliteral(L, "merchantapi: error");
+}
+
+/* __tostring: the one-line message (print, tostring, the standalone
+   interpreters of 5.2+ and LuaJIT for an uncaught error, ngx.log). */
+static int error_tostring(lua_State *L)
+{
+    push_error_message(L, 1);
+    return 1;
+}
+
+/* __concat: `"x" .. err` and `err .. "x"` concatenate the message; the
+   other operand is a string, a number or an error table, as Lua's own
+   concatenation would take it (anything else raises as Lua would). */
+static int error_concat(lua_State *L)
+{
+    int i, is_error;
+
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    for (i = 1; i <= 2; i++) {
+        if (lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER) {
+            lua_pushvalue(L, i);
+            continue;
+        }
+        is_error = 0;
+        if (lua_getmetatable(L, i)) {
+            lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
+            is_error = lua_rawequal(L, -1, -2);
+            lua_pop(L, 2);
+        }
+        if (!is_error)
+            return luaL_error(L, "attempt to concatenate a %s value", luaL_typename(L, i));
+        push_error_message(L, i);
+    }
+    lua_concat(L, 2);
     return 1;
 }
 
@@ -1434,9 +1473,13 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 
+    /* the one metatable of every error table, the Lua side's included
+       (merchantapi.request.error sets it from core.error_metatable) */
     new_metatable(L, ERROR_MT);
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, error_concat);
+    lua_setfield(L, -2, "__concat");
     lua_pop(L, 1);
 
     new_metatable(L, CLIENT_MT);

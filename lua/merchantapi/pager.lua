@@ -1,8 +1,9 @@
 --- Iterating the pages of a list call.
 --
--- The pager of docs/contract.md, "Lists and pages": it fetches one page after
--- the other through a `fetch_page` function and hands out the items (or the
--- pages) through `each`, `pages`, `all` and `next`.  All four share one
+-- The pager that `client:addresses` and `merchantapi.paginate` return
+-- (README, "client:addresses / merchantapi.paginate"): it fetches one page
+-- after the other through a `fetch_page` function and hands out the items
+-- (or the pages) through `each`, `pages`, `all` and `next`.  All four share one
 -- cursor, so they can be mixed: `next()` twice, then `each()` goes on with
 -- the third item.
 --
@@ -76,39 +77,15 @@ local function check_options(opts, level)
   return opts
 end
 
---- Builds a pager over any list call.
+--- Builds a pager over any list call: what `merchantapi.paginate` and
+-- `client:addresses` call.
 --
--- syntax: `pager = merchantapi.paginate(fetch_page, opts)`
---
--- @tparam function fetch_page called as `fetch_page(params)` with a new
---   table `{ page = n, per_page = n|nil, order = s, order_type = s }`; must
---   return a list (an array of resources with `list.meta` holding `page`,
---   `per_page` and `total` when the server sends them), or `nil, err`.
---   `nil, nil` ends the iteration.  A Lua error raised by `fetch_page`
---   itself is not caught.
--- @tparam[opt] table opts
---   `per_page` (integer, items per page; the server's default when absent),
---   `order` (string, default `"created_at"`),
---   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
---   `start_page` (integer, default 1),
---   `max_pages` (integer, no limit when absent),
---   `concurrency` (integer >= 1, default 1: one page after the other.
---   More: once a page has told `meta.total`, the following pages are
---   fetched `concurrency` at a time through `fetch_pages`; without
---   `fetch_pages`, or while no page has told `meta.total`, pages are
---   fetched one after the other, whatever the value).
--- @tparam[opt] function fetch_pages called as
---   `fetch_pages(params, first_page, count, concurrency)` with a new table
---   `{ per_page = n|nil, order = s, order_type = s }`; must return an array
---   of the lists of pages `first_page ..` in page order -- every page before
---   the first that failed -- and that page's error (or nil when all came).
---   `client:addresses` passes the concurrent fetcher of the C core.  Items
---   come out exactly as without it: in page order, each once, by the same
---   stop and duplicate rules; an error on page k ends the iteration with it
---   after the items of the pages before k.
+-- @local
+-- @tparam function fetch_page as for `merchantapi.paginate`.
+-- @tparam[opt] table opts as for `merchantapi.paginate`.
+-- @tparam[opt] function fetch_pages as for `merchantapi.paginate`.
 -- @treturn table the pager.
--- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
---   an unknown option or an option of the wrong type.
+-- @raise as `merchantapi.paginate`.
 function M.paginate(fetch_page, opts, fetch_pages)
   local ft = type(fetch_page)
   if ft ~= "function" then

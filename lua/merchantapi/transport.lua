@@ -43,8 +43,8 @@
 -- waits until the call is over).
 --
 -- @module merchantapi.transport
-local core = require "merchantapi.core"
 local wait = require "merchantapi.wait"
+local request = require "merchantapi.request"
 
 local type = type
 local pcall = pcall
@@ -61,6 +61,7 @@ local M = {}
 
 --- The client methods a custom transport carries (every method of the core
 -- that sends through the core's call path).
+-- @local
 M.METHODS = {
   confirm_payout = true, get_channel = true, list_addresses = true,
   get_payout = true, request = true,
@@ -87,10 +88,7 @@ local function report_hook_error(hook_error, v, err, res)
 end
 
 local function usage_error(title)
-  return setmetatable({
-    kind = "usage", title = title, errors = {}, retryable = false,
-    message = "merchantapi: usage: " .. title,
-  }, core.error_metatable)
+  return request.error { kind = "usage", title = title }
 end
 
 -- The attempts of one call over a custom transport.  `...` are the
@@ -247,6 +245,7 @@ end
 -- given) and call `opts.on_request` / `opts.on_response`.  The wrapper has
 -- the core client's methods; merchantapi.lua keeps it as `client._core`.
 --
+-- @local
 -- @param c the core client (`merchantapi.core.new`).
 -- @tparam table opts `transport`, `on_request`, `on_response` (functions or nil).
 -- @treturn table the wrapper.

@@ -142,6 +142,27 @@ function M.keepalive()
           reused = ngx_transport.stats.reused - before.reused }
 end
 
+--- Reads channel ?id= (unknown to the sandbox) and writes the error with
+-- `ngx.log(ngx.ERR, err)` and `ngx.log(ngx.WARN, "failed: " .. err)`;
+-- answers its message.  The suite lets these lines of the error log pass.
+function M.log_error()
+  local c = client { max_retries = 0 }
+  local ch, err = c:get_channel(ngx.var.arg_id)
+  if not ch then
+    ngx.log(ngx.ERR, err)
+    ngx.log(ngx.WARN, "failed: " .. err)
+  end
+  reply { message = err and tostring(err) or cjson.null }
+end
+
+--- Reads channel ?id= with `merchantapi.assert`: an unknown id raises the
+-- error out of the handler (nginx answers 500 and logs it).
+function M.raise()
+  local c = client { max_retries = 0 }
+  local ch = merchantapi.assert(c:get_channel(ngx.var.arg_id))
+  reply { id = ch.id }
+end
+
 --- The example handler with the default (libcurl) transport: it blocks the
 -- worker during each call -- what the cosocket transport avoids.
 function M.blocking()
