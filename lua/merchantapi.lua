@@ -52,6 +52,7 @@ local CLIENT_OPTIONS = {
   max_body = "integer",
   cafile = "string",
   capath = "string",
+  proxy = "string",
   transport = "function",
   on_request = "function",
   on_response = "function",
@@ -129,6 +130,16 @@ Client.__index = Client
 --   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`),
 --   `cafile`, `capath` (trusted CAs for a private CA; the system store
 --   otherwise; libcurl only),
+--   `proxy` (libcurl only; default none: proxy variables of the environment
+--   such as `http_proxy`, `https_proxy`, `ALL_PROXY` are ignored):
+--   `"http://[user:password@]host[:port]"` for that HTTP proxy (an https://
+--   base URL is tunnelled through it with CONNECT), or `"env"` for the
+--   environment's, read when the client is made (`http_proxy` for an http://
+--   base URL, `https_proxy`/`HTTPS_PROXY` for https://, then
+--   `all_proxy`/`ALL_PROXY`; `no_proxy`/`NO_PROXY` honoured).  The proxy
+--   must be http://, and a loopback host when base_url is http:// (the key
+--   never crosses anything else in clear): otherwise a `"usage"` error.  Not
+--   with `transport`, which connects by itself (a `"usage"` error),
 --   `transport` (`function(request) -> res | nil, err`: performs each
 --   request instead of libcurl, e.g. `require "merchantapi.transport.ngx"`
 --   in OpenResty; the core still builds every request and decodes every
@@ -150,6 +161,10 @@ function M.new(opts)
     error("bad argument #1 to 'new' (table expected, got " .. type(opts) .. ")", 2)
   end
   check_options(opts, CLIENT_OPTIONS, "new", 1)
+  if opts.transport and opts.proxy then
+    return nil, request.error { kind = "usage",
+      title = "proxy is libcurl's: a custom transport connects by itself" }
+  end
   local copy = { user_agent = LUA_TOKEN }
   for k, v in pairs(opts) do
     if not WRAPPER_OPTIONS[k] then
@@ -173,9 +188,10 @@ end
 --
 -- syntax: `payout, err, res = client:confirm_payout(payout_id)`
 --
--- The request is never resent by libcurl; it is retried only when it
--- provably never reached the server (`err.outcome == "not_sent"`) or was
--- answered 429.
+-- The request goes over HTTP/1.1 on a connection of its own and is never
+-- resent by libcurl (every request that leaves is one of `err.attempts`);
+-- it is retried only when it provably never reached the server
+-- (`err.outcome == "not_sent"`) or was answered 429.
 --
 -- @tparam string payout_id the draft's id (percent-encoded as one path segment).
 -- @return the payout (status `"processing"`, `amount` a decimal string,

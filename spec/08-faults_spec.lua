@@ -291,15 +291,28 @@ describe("a confirm whose answer never comes", function()
     assert.equal(1, count("fault-no-response"))
   end)
 
-  it("a GET on a warm connection is resent once by libcurl itself (idempotent), then retried", function()
+  it("a GET on a warm connection that dies is one attempt: libcurl is stopped from resending it", function()
     local client = helpers.client({ max_retries = 0 })
     assert.is_table((client:get_channel(helpers.CHANNEL_ID)))
     local ch, err = client:get_channel("fault-no-response")
+    assert.is_nil(ch)
+    assert.equal("transport", err.kind)
+    -- libcurl would send it again on a fresh connection (a reused connection
+    -- that died before any byte came back): every request that leaves is an
+    -- attempt, so it is stopped, and the call's own rules decide
+    assert.equal(42, err.curl_code)
+    assert.equal("libcurl was about to send the request again: stopped", err.title)
+    assert.equal(1, err.attempts)
+    assert.equal(1, count("fault-no-response"))
+    client:close()
+    -- with a retry allowed: two attempts, two requests
+    helpers.reset()
+    client = helpers.client({ max_retries = 1 })
+    assert.is_table((client:get_channel(helpers.CHANNEL_ID)))
+    ch, err = client:get_channel("fault-no-response")
     client:close()
     assert.is_nil(ch)
-    assert.equal(1, err.attempts)
-    -- libcurl retries a request on a reused connection that died before any
-    -- byte came back; the confirm forbids that (fresh connection, above)
+    assert.equal(2, err.attempts)
     assert.equal(2, count("fault-no-response"))
   end)
 end)

@@ -128,7 +128,15 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
             return mapi_error_oom(err), NULL;
         }
     }
-    c->http = mapi_http_new(cfg, c->api_key, err);
+    {
+        char *proxy = NULL;
+        if (mapi_proxy_resolve(cfg->proxy, c->base_url, &proxy, err) < 0) {
+            mapi_client_free(c);
+            return NULL;
+        }
+        c->http = mapi_http_new(cfg, c->api_key, proxy, err);
+        free(proxy); /* libcurl keeps its own copy */
+    }
     if (!c->http) {
         mapi_client_free(c);
         return NULL;
@@ -318,6 +326,7 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
     mapi_error e = MAPI_ERROR_INIT;
     mapi_exchange *x;
     mapi_step step = MAPI_STEP_FAILED;
+    int http1 = 0;
 
     if (c->capture)
         return capture(c, k, err);
@@ -337,6 +346,7 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
             req.body = k->body;
             req.body_len = k->body_len;
             req.fresh_connection = k->confirm;
+            req.http1 = http1;
             observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
@@ -349,6 +359,7 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
                 step = MAPI_STEP_FAILED;
                 break;
             }
+            http1 = mapi_http_resend_refused(&e);
             mapi_error_clear(&e);
         }
         mapi_exchange_free(x);

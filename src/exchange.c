@@ -255,7 +255,9 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
 {
     if (e->kind == MAPI_ERR_NONE)
         mapi_error_set(e, MAPI_ERR_TRANSPORT, "the request failed");
-    if (x->call.confirm && e->kind != MAPI_ERR_TRANSPORT)
+    /* (an outcome already set stays: http.c says UNKNOWN for an answer it
+       refused before its body, whatever its status) */
+    if (x->call.confirm && e->kind != MAPI_ERR_TRANSPORT && e->outcome == MAPI_OUTCOME_NONE)
         e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
                                                          : MAPI_OUTCOME_UNKNOWN;
     if (e->kind == MAPI_ERR_DECODE && e->response)

@@ -46,11 +46,16 @@ typedef struct mapi_http_request {
     const char *url;        /* full URL, already percent-encoded */
     const char *body;       /* NULL for none */
     size_t body_len;
-    int fresh_connection;   /* 1: never reuse a connection, never let libcurl resend */
+    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
+                               its own, never resent by libcurl (any method but GET/HEAD
+                               gets that anyway) */
+    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
 } mapi_http_request;
 
-/* Settings copied from the config (validated by the caller). */
-mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error *err);
+/* Settings copied from the config (validated by the caller); proxy: the
+   proxy URL to use (mapi_proxy_resolve), or NULL for none. */
+mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
+                         mapi_error *err);
 void mapi_http_free(mapi_http *h);
 
 /*
@@ -64,6 +69,11 @@ void mapi_http_free(mapi_http *h);
  */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err);
+/* 1 when e is an attempt libcurl was stopped from sending again by itself
+   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
+   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
+   (mapi_http_request.http1). */
+int mapi_http_resend_refused(const mapi_error *e);
 
 /* Concurrent transfers (multi.c drives them).  The client's libcurl multi
    handle (a CURLM *), made on first use and freed with h; NULL when out of
@@ -216,6 +226,23 @@ int mapi_host_is_loopback(const char *host, size_t len);
  * (caller frees) and 0 is returned; otherwise -1 with err USAGE (or MEMORY).
  */
 int mapi_base_url_check(const char *url, char **out, mapi_error *err);
+/*
+ * The proxy a client uses (mapi_config.proxy; base_url already checked):
+ *   NULL or ""  none; the environment is not read
+ *   "env"       the environment's, read now as libcurl would (http_proxy for
+ *               an http:// base URL; https_proxy or HTTPS_PROXY for https://;
+ *               then all_proxy, ALL_PROXY; none when no_proxy or NO_PROXY
+ *               lists the base URL's host: names match themselves and their
+ *               subdomains, "*" every host, addresses exactly or by CIDR); a
+ *               value without a scheme is taken as http://
+ *   "http://[user:password@]host[:port][/]"  that proxy
+ * The proxy must be http:// (https:// is tunnelled through it with
+ * CONNECT), and a loopback host when base_url is http://: the api key never
+ * crosses anything but loopback in clear.  0 with *out the proxy URL to use
+ * (caller frees) or NULL for none; -1 with err USAGE (the message names the
+ * option or variable, never its value: it may hold credentials) or MEMORY.
+ */
+int mapi_proxy_resolve(const char *option, const char *base_url, char **out, mapi_error *err);
 /* The path and query of an absolute URL ("/api/...?.."), borrowed from url;
    "/" when it has none. */
 const char *mapi_url_path(const char *url);

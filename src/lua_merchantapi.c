@@ -902,7 +902,7 @@ static int l_new(lua_State *L)
 {
     static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
                                         "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", NULL};
+                                        "user_agent", "proxy", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0, len;
     double d;
@@ -917,7 +917,7 @@ static int l_new(lua_State *L)
     mapi_config_init(&cfg);
     cfg.user_agent = LUA_VERSION;
 
-    /* the values stay on the stack (2..10) while the client is made */
+    /* the values stay on the stack (2..11) while the client is made */
     lua_getfield(L, 1, "base_url");
     cfg.base_url = opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
@@ -962,6 +962,10 @@ static int l_new(lua_State *L)
         if (has_nul(cfg.user_agent, len))
             bad = "user_agent contains a NUL byte";
     }
+    lua_getfield(L, 1, "proxy");
+    cfg.proxy = opt_string(L, 11, "proxy", &len);
+    if (has_nul(cfg.proxy, len))
+        bad = "proxy contains a NUL byte";
     if (has_nul(cfg.base_url, url_len))
         bad = "base_url contains a NUL byte";
     if (has_nul(cfg.api_key, key_len))

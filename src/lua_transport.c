@@ -25,8 +25,8 @@
  * with a core observer that calls state.on_request / state.on_response for
  * each attempt, in the middle of the C call.  They run under a protected
  * call (mapic_cpcall) and never unwind through libcurl or the core: an error
- * in a hook is recorded (the first one, as state.hook_error) and the call
- * goes on.  A hook cannot yield (it runs inside a C call).
+ * in a hook is recorded (the first one, as state.hook_raised and
+ * state.hook_error) and the call goes on.  A hook cannot yield (it runs inside a C call).
  *
  * Memory: the exchange, the response being built from a Lua table and the
  * call's result all live in the exchange userdata (freed by __gc) before any
@@ -147,10 +147,14 @@ static int hook_trampoline(lua_State *L)
         return 0;
     push_info(L, hc->info, response);
     if (lua_pcall(L, 1, 0, 0) != 0) {
-        lua_getfield(L, state, "hook_error");
-        if (lua_isnil(L, -1)) {
+        lua_getfield(L, state, "hook_raised");
+        if (!lua_toboolean(L, -1)) {
+            /* the first error raised, whatever its value (nil and false
+               included: transport.lua names those) */
             lua_pop(L, 1);
-            lua_setfield(L, state, "hook_error"); /* the first error raised */
+            lua_setfield(L, state, "hook_error");
+            lua_pushboolean(L, 1);
+            lua_setfield(L, state, "hook_raised");
         }
     }
     return 0;
@@ -174,7 +178,8 @@ static void lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_i
 /*
  * client:observed(state, name, ...) -> the results of client:name(...)
  * state: a table with on_request / on_response (functions or nil); receives
- * hook_error when a hook raised.  A Lua error of the method itself is raised
+ * hook_raised = true and hook_error (the value raised, which may be nil or
+ * false) when a hook raised.  A Lua error of the method itself is raised
  * again after the observer is removed.
  */
 static int l_observed(lua_State *L)

@@ -333,6 +333,17 @@ typedef struct mapi_config {
     const char *capath;     /* directory of trusted CAs, or NULL */
     const char *user_agent; /* product token appended to "merchantapi/<v> libcurl/<v>", or NULL;
                                no control characters */
+    const char *proxy;      /* NULL or "" (default): no proxy, and proxy variables of the
+                               environment are ignored.  "http://[user:password@]host[:port]":
+                               that HTTP proxy (an https:// base URL is tunnelled through it
+                               with CONNECT, end-to-end TLS).  "env": the environment's, read
+                               when the client is made: http_proxy for an http:// base URL,
+                               https_proxy / HTTPS_PROXY for https://, then all_proxy /
+                               ALL_PROXY; none when no_proxy / NO_PROXY lists the base URL's
+                               host ("*", a name and its subdomains, an address or CIDR
+                               block); a value without scheme is http://.  The proxy must be
+                               http://, and a loopback host when base_url is http:// (the key
+                               never crosses anything else in clear): otherwise USAGE */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -347,7 +358,9 @@ MAPI_API int mapi_global_init(mapi_error *err);
  * connection kept alive, for every call.
  * Returns NULL with err filled on failure: MAPI_ERR_USAGE for a missing or
  * invalid base_url (not http(s), http:// to a non-loopback host, CR/LF/NUL),
- * an api_key with CR, LF or NUL, a negative timeout; MAPI_ERR_MEMORY.
+ * an api_key with CR, LF or NUL, a negative timeout, a proxy refused by the
+ * rules of mapi_config.proxy (the message names the option or environment
+ * variable, never its value); MAPI_ERR_MEMORY.
  * Caller frees with mapi_client_free.
  */
 MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
@@ -358,9 +371,11 @@ MAPI_API void mapi_client_free(mapi_client *client);
 /*
  * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
  * (interface, "Endpoints 1. Confirm payout draft").  The id is
- * percent-encoded as one path segment.  Sent on a fresh connection so that
- * libcurl never resends it on its own; retried only when it provably never
- * reached the server (outcome NOT_SENT) or was answered 429.
+ * percent-encoded as one path segment.  Sent over HTTP/1.1 on a fresh
+ * connection that is not kept, and libcurl is stopped should it try to send
+ * it again by itself, so every request that leaves is one of err->attempts;
+ * retried only when it provably never reached the server (outcome
+ * NOT_SENT) or was answered 429.
  * On success *out is the document (data: a payouts resource); caller frees
  * with mapi_doc_free.  On failure err->outcome says whether it may have gone
  * through.  Errors: API (422 codes of the interface, and any other error
@@ -504,8 +519,10 @@ typedef struct mapi_request_opts {
  *                 GET and HEAD take no body (USAGE).  Borrowed for the call.
  *
  * Retries: GET and HEAD retry transport errors, 429 and 502/503/504 (up to
- * max_retries, backoff and Retry-After as the contract says).  Every other
- * method is treated like the confirm: a fresh connection that libcurl never
+ * max_retries, backoff and Retry-After as the contract says; a GET may use
+ * HTTP/2, and every request of it that leaves is one of err->attempts: libcurl
+ * is stopped from resending it by itself).  Every other method is treated
+ * like the confirm: HTTP/1.1 on a fresh connection that libcurl never
  * resends, retried only when the request provably never reached the server
  * or was answered 429, and on failure err->outcome is NOT_SENT, UNKNOWN or
  * REJECTED (4xx).  A USAGE error of such a method is outcome NOT_SENT.

@@ -99,8 +99,9 @@ static void start_job(batch *b, job *j)
     const mapi_call *k = mapi_exchange_call(j->x);
     mapi_http_request req;
 
-    mapi_error_clear(&j->e);
     memset(&req, 0, sizeof req);
+    req.http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
+    mapi_error_clear(&j->e);
     req.method = k->method;
     req.url = k->url;
     mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));

@@ -38,7 +38,8 @@
 -- the next attempt, absent after the last one).  An error raised by a hook
 -- is caught and never changes the call's result: the first one is reported
 -- as `hook_error` on the response object (success) or on the error
--- (failure).  Over libcurl hooks run inside the C call: they cannot yield,
+-- (failure) -- the value raised, or for `error(nil)` / `error(false)` the
+-- string `"merchantapi: a hook raised nil"` (or `false`).  Over libcurl hooks run inside the C call: they cannot yield,
 -- and must not call the client (such a call fails as `"usage"`; `close()`
 -- waits until the call is over).
 --
@@ -67,11 +68,20 @@ M.METHODS = {
   get_payout = true, request = true,
 }
 
+-- What is reported as `hook_error` for a value a hook raised: the value, or
+-- for nil and false (which would read as "no error") a string naming it.
+local function hook_error_value(raised)
+  if raised == nil or raised == false then
+    return "merchantapi: a hook raised " .. tostring(raised)
+  end
+  return raised
+end
+
 -- Calls a hook; returns the first error (kept, or this one).
 local function call_hook(hook, info, first_error)
   local ok, err = pcall(hook, info)
   if not ok and first_error == nil then
-    return err
+    return hook_error_value(err)
   end
   return first_error
 end
@@ -207,7 +217,8 @@ local function observed(proxy, name, ...)
   if not ok then
     error(v, 0)
   end
-  return report_hook_error(state.hook_error, v, err, res)
+  return report_hook_error(state.hook_raised and hook_error_value(state.hook_error) or nil,
+    v, err, res)
 end
 
 local Proxy = {}
