@@ -93,6 +93,11 @@ void mapi_http_transfer_free(mapi_http_transfer *x);
    max_depth <= 0 means 64. */
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
 
+/* For the parser (jsonapi.c), on every number of a new document (a
+   json_object *): stores the texts mapi_value_number and mapi_value_decimal
+   return (value.c).  0, or -1 when out of memory. */
+int mapi_value_prepare_number(void *json_object);
+
 /* Same as mapi_doc_parse with an explicit depth cap. */
 int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
                       mapi_error *err);

@@ -44,8 +44,6 @@
 #define MAX_VALUE_DEPTH 200
 /* 2^53: every integer of this magnitude or less is exact in a double. */
 #define EXACT_INT_MAX INT64_C(9007199254740992)
-/* An exponent this large in a payout amount is left as its source text. */
-#define MAX_AMOUNT_EXPONENT 400
 
 /* How JSON null is pushed. */
 enum null_mode {
@@ -200,103 +198,17 @@ static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, i
     }
 }
 
-/*
- * Pushes a number's source text as plain decimal text: "1.5e2" -> "150",
- * "25e-3" -> "0.025"; text without an exponent as it is.  The digits are
- * moved, never rounded.  A huge exponent keeps the source text.
- */
-static void push_decimal_text(lua_State *L, const char *text)
-{
-    const char *e = strpbrk(text, "eE"), *p;
-    char digits[128];
-    size_t nd = 0, nint = 0, i;
-    long exp10;
-    long point; /* position of the decimal point within digits */
-    int neg = 0;
-    luaL_Buffer b;
-    char *end;
-
-    if (!e) {
-        lua_pushstring(L, text);
-        return;
-    }
-    exp10 = strtol(e + 1, &end, 10);
-    if (*end != '\0' || exp10 > MAX_AMOUNT_EXPONENT || exp10 < -MAX_AMOUNT_EXPONENT) {
-        lua_pushstring(L, text);
-        return;
-    }
-    p = text;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    for (; p < e; p++) {
-        if (*p == '.')
-            continue;
-        if (*p < '0' || *p > '9' || nd == sizeof digits) {
-            lua_pushstring(L, text);
-            return;
-        }
-        digits[nd++] = *p;
-    }
-    for (p = neg ? text + 1 : text; p < e && *p != '.'; p++)
-        nint++;
-    point = (long)nint + exp10;
-
-    luaL_buffinit(L, &b);
-    if (neg)
-        luaL_addchar(&b, '-');
-    if (point <= 0) {
-        luaL_addchar(&b, '0');
-        if (nd > 0)
-            luaL_addchar(&b, '.');
-        for (i = 0; i < (size_t)-point; i++)
-            luaL_addchar(&b, '0');
-        for (i = 0; i < nd; i++)
-            luaL_addchar(&b, digits[i]);
-    } else {
-        int started = 0;
-        for (i = 0; i < (size_t)point; i++) {
-            char c = i < nd ? digits[i] : '0';
-            if (c == '0' && !started && i + 1 < (size_t)point)
-                continue; /* leading zeros of the integer part */
-            started = 1;
-            luaL_addchar(&b, c);
-        }
-        if ((size_t)point < nd) {
-            luaL_addchar(&b, '.');
-            for (i = (size_t)point; i < nd; i++)
-                luaL_addchar(&b, digits[i]);
-        }
-    }
-    luaL_pushresult(&b);
-}
-
-/* A payout's amount: always a decimal string ("250.10", "1200"). */
+/* A payout's amount: always a decimal string ("250.10", "1200", "1.5e2" ->
+   "150"), by the core's rule (mapi_value_decimal); other types as usual. */
 static void push_amount(lua_State *L, const mapi_value *v)
 {
-    int64_t n;
-    char buf[32];
+    size_t len;
+    const char *s = mapi_value_decimal(v, &len);
 
-    switch (mapi_value_type(v)) {
-    case MAPI_INT:
-        if (mapi_value_int64(v, &n) == 0) {
-            snprintf(buf, sizeof buf, "%" PRId64, n);
-            lua_pushstring(L, buf);
-        } else {
-            lua_pushnil(L);
-        }
-        break;
-    case MAPI_NUMBER:
-        if (mapi_value_number_text(v))
-            push_decimal_text(L, mapi_value_number_text(v));
-        else
-            lua_pushnil(L);
-        break;
-    default:
+    if (s)
+        lua_pushlstring(L, s, len);
+    else
         push_value(L, v, NULL_AS_NIL, 1);
-        break;
-    }
 }
 
 /*

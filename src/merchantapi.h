@@ -144,10 +144,31 @@ MAPI_API mapi_type mapi_value_type(const mapi_value *v);
 MAPI_API int mapi_value_bool(const mapi_value *v);                  /* 0 unless BOOL true */
 /* Stores the integer and returns 0 for MAPI_INT; returns -1 otherwise. */
 MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
-/* The number's exact source text ("250.10", "1.5e-7", "123456789012345678901234567890")
-   for MAPI_NUMBER; the decimal text of the integer for MAPI_INT is *not* stored:
-   use mapi_value_int64.  NULL for other types.  Borrowed. */
+/* The exact text of any JSON number, MAPI_INT and MAPI_NUMBER alike, as it
+   came ("1200", "-12", "250.10", "1.5e-7", "123456789012345678901234567890"),
+   with its length in bytes in *len (len may be NULL).  An integer's text is
+   its decimal form, which is its source text (JSON allows no leading zeros
+   and no '+'), except that "-0" reads "0".  NULL (and *len 0) for other
+   types, and for values not made by the parser.  Borrowed: valid while the
+   document lives; never fails. */
+MAPI_API const char *mapi_value_number(const mapi_value *v, size_t *len);
+/* mapi_value_number without the length.  (It used to return NULL for
+   MAPI_INT; it now gives the integer's text too.) */
 MAPI_API const char *mapi_value_number_text(const mapi_value *v);
+/* The value as the plain decimal string a payout amount is in Lua (the
+   binding gives `amount` this text), with its length in bytes in *len (len
+   may be NULL):
+     - a number as written when it has no exponent ("250.10", "1200",
+       "0.123456789012345678", "123456789012345678901234567890");
+     - a number with an exponent in plain decimal form, the digits moved and
+       never rounded ("1.5e2" -> "150", "2.5E-3" -> "0.0025", "1.50e+1" ->
+       "15.0"); an exponent beyond +-400 keeps the source text ("1e999");
+     - a JSON string as it is (the service also sends amounts as strings:
+       "1200"), NUL bytes included (hence the length);
+   NULL (and *len 0) for null, booleans, arrays and objects.  Borrowed:
+   valid while the document lives; never fails (the decimal forms are made
+   when the document is parsed). */
+MAPI_API const char *mapi_value_decimal(const mapi_value *v, size_t *len);
 /* The string's bytes for MAPI_STRING (len may be NULL), else NULL.  Borrowed. */
 MAPI_API const char *mapi_value_string(const mapi_value *v, size_t *len);
 /* Elements of an array or members of an object; 0 for other types. */
