@@ -5,6 +5,8 @@
  * Fixed for every request: Content-Type and Accept application/vnd.api+json,
  * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
  * no redirects, http/https only, TLS peer and host verification, NOSIGNAL.
+ * A request with headers of the caller's own gets a header list of its own:
+ * the fixed lines, then those.
  * The body is capped while it arrives (max_body), so memory stays bounded
  * whatever the server sends.
  */
@@ -340,6 +342,50 @@ static int set_request(CURL *easy, const mapi_http_request *req)
     return (int)rc;
 }
 
+/* The handle's header lines followed by req's own headers ("Name: value";
+   "Name;" for an empty value, libcurl's way to send "Name:"), or NULL when
+   req has none.  *oom is set when an allocation failed.  Wipe and free. */
+static struct curl_slist *request_headers(const mapi_http *h, const mapi_http_request *req,
+                                          int *oom)
+{
+    struct curl_slist *list = NULL, *l;
+    size_t i;
+
+    *oom = 0;
+    if (req->nheaders == 0)
+        return NULL;
+    for (l = h->headers; l; l = l->next)
+        if (append_header(&list, l->data) < 0)
+            goto fail;
+    for (i = 0; i < req->nheaders; i++) {
+        const mapi_header_field *f = &req->headers[i];
+        mapi_buf line;
+        char *s;
+        int rc;
+        mapi_buf_init(&line);
+        mapi_buf_puts(&line, f->name);
+        if (*f->value) {
+            mapi_buf_puts(&line, ": ");
+            mapi_buf_puts(&line, f->value);
+        } else {
+            mapi_buf_puts(&line, ";");
+        }
+        s = mapi_buf_take(&line);
+        if (!s)
+            goto fail;
+        rc = append_header(&list, s);
+        free(s);
+        if (rc < 0)
+            goto fail;
+    }
+    return list;
+fail:
+    wipe_headers(list);
+    curl_slist_free_all(list);
+    *oom = 1;
+    return NULL;
+}
+
 /* The outcome of one finished transfer (rc from curl_easy_perform or the
    multi's CURLMSG_DONE): 0 with *out, or -1 with err (see mapi_http_perform). */
 static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
@@ -425,29 +471,43 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
 {
     transfer t;
     CURLcode rc;
-    int sent = 0;
+    int sent = 0, oom, result;
+    struct curl_slist *own;
 
     *out = NULL;
     memset(&t, 0, sizeof t);
     t.max_body = h->max_body;
-    t.res = mapi_response_new();
-    if (!t.res)
+    own = request_headers(h, req, &oom);
+    t.res = oom ? NULL : mapi_response_new();
+    if (!t.res) {
+        wipe_headers(own);
+        curl_slist_free_all(own);
         return mapi_error_oom(err);
+    }
     h->errbuf[0] = '\0';
     rc = (CURLcode)set_request(h->easy, req);
+    if (rc == CURLE_OK && own)
+        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
     if (rc == CURLE_OK) {
         curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, &t);
         curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, &t);
         rc = curl_easy_perform(h->easy);
         sent = 1;
     }
-    return finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+    result = finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+    if (own) {
+        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
+        wipe_headers(own);
+        curl_slist_free_all(own);
+    }
+    return result;
 }
 
 /* ---- transfers for a multi handle (multi.c) ---- */
 
 struct mapi_http_transfer {
     CURL *easy;
+    struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
     size_t max_body;
     char errbuf[CURL_ERROR_SIZE];
@@ -465,12 +525,14 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
     CURLcode rc = CURLE_OK;
+    int oom;
 
     if (!x)
         return mapi_error_oom(err), NULL;
     x->max_body = h->max_body;
     x->t.max_body = h->max_body;
-    x->t.res = mapi_response_new();
+    x->headers = request_headers(h, req, &oom);
+    x->t.res = oom ? NULL : mapi_response_new();
     /* every option of the client's handle: headers, TLS, timeouts, callbacks */
     x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
     if (!x->easy) {
@@ -486,6 +548,8 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, private_data);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
+    if (x->headers)
+        SET(CURLOPT_HTTPHEADER, x->headers);
 #undef SET
     if (rc == CURLE_OK)
         rc = (CURLcode)set_request(x->easy, req);
@@ -528,6 +592,8 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
         return;
     if (x->easy)
         curl_easy_cleanup(x->easy);
+    wipe_headers(x->headers);
+    curl_slist_free_all(x->headers);
     mapi_response_free(x->t.res);
     free(x);
 }
