@@ -38,7 +38,7 @@ CFLAGS_ALL := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC -fvisibil
 CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/numscan.c src/value.c \
               src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
               src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
-              src/multi.c src/version.c
+              src/multi.c src/version.c src/headers.c
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so

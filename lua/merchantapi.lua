@@ -56,6 +56,7 @@ local CLIENT_OPTIONS = {
   transport = "function",
   on_request = "function",
   on_response = "function",
+  headers = "table",
 }
 
 -- Options handled here (merchantapi.transport), not by the core.
@@ -66,7 +67,11 @@ local LIST_OPTIONS = {
   order_type = "string",
   page = "integer",
   per_page = "integer",
+  headers = "table",
 }
+
+-- The options of the calls that take one id.
+local CALL_OPTIONS = { headers = "table" }
 
 local function is_integer(v)
   return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
@@ -96,6 +101,15 @@ local function check_options(opts, allowed, fname, argn)
       -- a number's value helps ("got 1.5"), except where it may be a secret
       error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
         (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), 3)
+    end
+    if k == "headers" then
+      -- the values are checked by the core (merchantapi.h, mapi_header_check)
+      for name, value in pairs(v) do
+        if type(name) ~= "string" or type(value) ~= "string" then
+          error(("bad option 'headers' to '%s' (string names and values expected, got %s = %s)"
+            ):format(fname, type(name), type(value)), 3)
+        end
+      end
     end
   end
 end
@@ -148,12 +162,23 @@ Client.__index = Client
 --   retries included, with `info.method`, `url`, `attempt`, and for
 --   on_response `status`, `elapsed` (seconds), `request_id`, `error`,
 --   `retry_in`; errors they raise are caught and reported as `hook_error`
---   on the result.  See `merchantapi.transport`).
+--   on the result.  See `merchantapi.transport`),
+--   `headers` (table name -> value, both strings: headers of one's own sent
+--   on every request, after the client's, over libcurl and any transport;
+--   a call's own `headers` option replaces one of the same name, in any
+--   case.  Names are HTTP tokens; `Authorization`, `Content-Type`,
+--   `Accept`, `User-Agent`, `Host`, `Content-Length` and the headers that
+--   frame the connection (`Transfer-Encoding`, `Connection`, `Keep-Alive`,
+--   `Upgrade`, `TE`, `Trailer`, `Expect`, `Proxy-Connection`,
+--   `Proxy-Authorization`) cannot be set; values hold no CR, LF, NUL or
+--   other control byte (tab allowed) and no space at either end.  Hooks
+--   and `MERCHANTAPI_DEBUG` never show them).
 --   With the environment variable `MERCHANTAPI_DEBUG=1` every attempt is
 --   also logged as one line on stderr (never the key nor a header).
 -- @return the client, or `nil, err` with `err.kind == "usage"` (missing or
---   invalid base_url, api_key with CR/LF/NUL, a negative timeout, ...) or
---   `"memory"`.  The api key never appears in `err` nor in `tostring(client)`.
+--   invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
+--   header or a name given twice in different cases, ...) or `"memory"`.
+--   The api key never appears in `err` nor in `tostring(client)`.
 -- @raise when opts is not a table, on an unknown option or an option of the
 --   wrong type.
 function M.new(opts)
@@ -186,7 +211,7 @@ end
 -- The service interface's endpoint "Confirm payout draft" (the first of
 -- its "Endpoints").
 --
--- syntax: `payout, err, res = client:confirm_payout(payout_id)`
+-- syntax: `payout, err, res = client:confirm_payout(payout_id, opts)`
 --
 -- The request goes over HTTP/1.1 on a connection of its own and is never
 -- resent by libcurl (every request that leaves is one of `err.attempts`);
@@ -194,17 +219,23 @@ end
 -- (`err.outcome == "not_sent"`) or was answered 429.
 --
 -- @tparam string payout_id the draft's id (percent-encoded as one path segment).
+-- @tparam[opt] table opts `headers` (table name -> value: added to the
+--   client's `headers` for this call, replacing one of the same name; the
+--   rules of `merchantapi.new`'s `headers`; a refused one is a `"usage"`
+--   error with `outcome = "not_sent"`: nothing was sent).
 -- @return the payout (status `"processing"`, `amount` a decimal string,
 --   `accountCharged` and `author` resolved), nil, res; or `nil, err[, res]`:
 --   `kind = "api"` with the 422 `code` of the interface (`amount`,
 --   `minimum`, `maximum` filled for the limit codes), `"http"`,
---   `"transport"`, `"decode"`, `"usage"` (empty id, closed client).
---   `err.outcome` tells whether the payout may have been confirmed
---   (`"not_sent"`, `"unknown"`, `"rejected"`).
--- @raise when payout_id is not a string.
-function Client:confirm_payout(payout_id)
+--   `"transport"`, `"decode"`, `"usage"` (empty id, closed client, a
+--   refused header).  `err.outcome` tells whether the payout may have been
+--   confirmed (`"not_sent"`, `"unknown"`, `"rejected"`).
+-- @raise when payout_id is not a string, on an unknown option or an option
+--   of the wrong type.
+function Client:confirm_payout(payout_id, opts)
   check_id(payout_id, "confirm_payout")
-  return self._core:confirm_payout(payout_id)
+  check_options(opts, CALL_OPTIONS, "confirm_payout", 2)
+  return self._core:confirm_payout(payout_id, opts)
 end
 
 --- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
@@ -212,18 +243,21 @@ end
 -- The service interface's endpoint "Read channel" (the second of its
 -- "Endpoints").
 --
--- syntax: `channel, err, res = client:get_channel(channel_id)`
+-- syntax: `channel, err, res = client:get_channel(channel_id, opts)`
 --
 -- Retried on transport errors, 429 and 502/503/504 (up to `max_retries`).
 --
 -- @tparam string channel_id the channel's id.
+-- @tparam[opt] table opts `headers` (as for `confirm_payout`).
 -- @return the channel (`targetAccount` resolved), nil, res; or
 --   `nil, err[, res]` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`,
 --   `"usage"`).
--- @raise when channel_id is not a string.
-function Client:get_channel(channel_id)
+-- @raise when channel_id is not a string, on an unknown option or an
+--   option of the wrong type.
+function Client:get_channel(channel_id, opts)
   check_id(channel_id, "get_channel")
-  return self._core:get_channel(channel_id)
+  check_options(opts, CALL_OPTIONS, "get_channel", 2)
+  return self._core:get_channel(channel_id, opts)
 end
 
 --- Lists one page of an account's receiving addresses:
@@ -237,7 +271,8 @@ end
 -- @tparam string account_id the account's id.
 -- @tparam[opt] table opts query parameters, each sent only when given:
 --   `order` (string, e.g. `"created_at"`), `order_type` (`"asc"` or
---   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1).
+--   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1); and
+--   `headers` (as for `confirm_payout`).
 -- @return an array of addresses (`network` resolved, `value` nil while
 --   generated) with `list.meta` (`page`, `per_page`, `total` as integers,
 --   also when the service writes them as strings of digits; a member the
@@ -261,17 +296,42 @@ end
 -- @tparam string account_id the account's id.
 -- @tparam[opt] table opts `per_page`, `order` (default `"created_at"`),
 --   `order_type` (default `"asc"`), `start_page` (default 1), `max_pages`,
---   `concurrency` (see `merchantapi.paginate`).
+--   `concurrency` (see `merchantapi.paginate`), `headers` (as for
+--   `confirm_payout`: sent with every page's request).
 -- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`.
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
   check_id(account_id, "addresses")
+  local headers
+  if type(opts) == "table" and opts.headers ~= nil then
+    check_options({ headers = opts.headers }, CALL_OPTIONS, "addresses", 2)
+    headers = opts.headers
+    local rest = {}
+    for k, v in pairs(opts) do
+      if k ~= "headers" then
+        rest[k] = v
+      end
+    end
+    opts = rest
+  end
+  -- the pager's params, with the headers when there are some
+  local function with_headers(params)
+    if headers == nil then
+      return params
+    end
+    local copy = { headers = headers }
+    for k, v in pairs(params or {}) do
+      copy[k] = v
+    end
+    return copy
+  end
   local c = self._core
   local ok, p = pcall(pager.paginate, function(params)
-    return c:list_addresses(account_id, params)
+    return c:list_addresses(account_id, with_headers(params))
   end, opts, function(params, first_page, count, concurrency)
-    return c:list_addresses_pages(account_id, params, first_page, count, concurrency)
+    return c:list_addresses_pages(account_id, with_headers(params), first_page, count,
+      concurrency)
   end)
   if not ok then
     error(p, 2)
@@ -302,6 +362,7 @@ end
 --   stay integers, sorted keys, `merchantapi.null` as null, and fractions,
 --   NaN, cycles refused).  The body goes out with `Content-Type:
 --   application/vnd.api+json`.  GET and HEAD take no body.
+--   `headers` (as for `confirm_payout`).
 -- @return on any 2xx: the primary data as the endpoints return it (a
 --   resource, or a list with `.meta`, any `type`), or `merchantapi.null`
 --   when the document has none (`data: null`, a meta-only document, a 2xx
@@ -310,8 +371,8 @@ end
 --   res (`res.status`, `res.headers`, `res.meta`, `res.body`, ...).
 --   On failure `nil, err[, res]` with `err.kind` `"api"` (an error
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
---   `"usage"` (bad method, path, query or body: nothing was sent; a refused
---   body value is named by `err.pointer`, a JSON pointer into the body).
+--   `"usage"` (bad method, path, query, body or header: nothing was sent; a
+--   refused body value is named by `err.pointer`, a JSON pointer into the body).
 -- Retries: GET and HEAD are retried like `get_channel`.  POST, PUT, PATCH
 --   and DELETE are treated like `confirm_payout`: never resent by libcurl,
 --   retried only when provably not sent or answered 429, and a failure
@@ -331,7 +392,7 @@ function Client:request(method, path, opts)
       error("bad argument #3 to 'request' (table expected, got " .. type(opts) .. ")", 2)
     end
     for k, v in pairs(opts) do
-      if k ~= "query" and k ~= "body" then
+      if k ~= "query" and k ~= "body" and k ~= "headers" then
         error(("unknown option '%s' to 'request'"):format(tostring(k)), 2)
       end
       if k == "query" and type(v) ~= "table" then
@@ -341,31 +402,35 @@ function Client:request(method, path, opts)
         error("bad option 'body' to 'request' (table or string expected, got " .. type(v) .. ")", 2)
       end
     end
+    check_options({ headers = opts.headers }, CALL_OPTIONS, "request", 3)
   end
   local full, body, err = request.build(method, path, opts)
   if err then
     return nil, err
   end
-  return self._core:request(method, full, body)
+  return self._core:request(method, full, body, nil, nil, opts and opts.headers)
 end
 
 --- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"
 -- and "States and transitions": follow a confirmed payout by reading it).
 --
--- syntax: `payout, err, res = client:get_payout(payout_id)`
+-- syntax: `payout, err, res = client:get_payout(payout_id, opts)`
 --
 -- Retried like `get_channel`.
 --
 -- @tparam string payout_id the payout's id (percent-encoded as one path segment).
+-- @tparam[opt] table opts `headers` (as for `confirm_payout`).
 -- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
 --   decimal string, `accountCharged` and `author` resolved; `txid` nil until
 --   broadcast), nil, res; or `nil, err[, res]` (kinds as `get_channel`; an
 --   unknown id is `kind = "api"` with `status = 404` on the sandbox;
 --   `"decode"` when data is not a payouts resource).
--- @raise when payout_id is not a string.
-function Client:get_payout(payout_id)
+-- @raise when payout_id is not a string, on an unknown option or an option
+--   of the wrong type.
+function Client:get_payout(payout_id, opts)
   check_id(payout_id, "get_payout")
-  return self._core:get_payout(payout_id)
+  check_options(opts, CALL_OPTIONS, "get_payout", 2)
+  return self._core:get_payout(payout_id, opts)
 end
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed

@@ -26,6 +26,8 @@ struct mapi_client {
     void *random_ctx;
     uint64_t rng;         /* state of the default random hook */
     char *user_agent;     /* the whole User-Agent value, for transports other than libcurl */
+    mapi_header_field *headers; /* mapi_config.headers: copies */
+    size_t nheaders;
     size_t max_body;      /* copied for exchanges (the limits a transport is handed) */
     double timeout, connect_timeout;
     int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
@@ -113,6 +115,8 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         return mapi_error_set(err, MAPI_ERR_USAGE, "max_retries must be >= 0"), NULL;
     if (cfg->max_depth < 0)
         return mapi_error_set(err, MAPI_ERR_USAGE, "max_depth must be >= 0"), NULL;
+    if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)
+        return NULL;
 
     c = calloc(1, sizeof *c);
     if (!c)
@@ -127,6 +131,11 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
             mapi_client_free(c);
             return mapi_error_oom(err), NULL;
         }
+    }
+    if (mapi_headers_merge(cfg->headers, cfg->nheaders, NULL, 0, &c->headers,
+                           &c->nheaders) < 0) {
+        mapi_client_free(c);
+        return mapi_error_oom(err), NULL;
     }
     {
         char *proxy = NULL;
@@ -170,6 +179,7 @@ void mapi_client_free(mapi_client *c)
     free(c->base_url);
     wipe_free(c->api_key);
     free(c->user_agent);
+    mapi_headers_free(c->headers, c->nheaders);
     free(c);
 }
 
@@ -264,6 +274,8 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     s.timeout = c->timeout;
     s.connect_timeout = c->connect_timeout;
     s.debug = c->debug;
+    s.headers = c->headers;
+    s.nheaders = c->nheaders;
     return mapi_exchange_new(k, &s, err);
 }
 
@@ -328,6 +340,11 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
     mapi_step step = MAPI_STEP_FAILED;
     int http1 = 0;
 
+    if (mapi_headers_check(k->headers, k->nheaders, err) < 0) {
+        if (err && k->confirm)
+            err->outcome = MAPI_OUTCOME_NOT_SENT;
+        return -1;
+    }
     if (c->capture)
         return capture(c, k, err);
     if (c->replay)
@@ -347,6 +364,7 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
             req.body_len = k->body_len;
             req.fresh_connection = k->confirm;
             req.http1 = http1;
+            mapi_exchange_own_headers(x, &req.headers, &req.nheaders);
             observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
@@ -428,6 +446,21 @@ static int run_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_doc **out,
 int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
                         mapi_error *err)
 {
+    return mapi_confirm_payout_ex(c, payout_id, NULL, out, err);
+}
+
+/* The call's own headers from opts (NULL: none). */
+static void call_headers(mapi_call *k, const mapi_call_opts *opts)
+{
+    if (opts) {
+        k->headers = opts->headers;
+        k->nheaders = opts->nheaders;
+    }
+}
+
+int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
+                           mapi_doc **out, mapi_error *err)
+{
     mapi_call k;
     mapi_buf url;
 
@@ -442,11 +475,18 @@ int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
     k.method = "PUT";
     k.confirm = 1;
     k.type = "payouts";
+    call_headers(&k, opts);
     endpoint_url(&url, c, "payouts", payout_id, "");
     return run_url(c, &k, &url, out, err);
 }
 
 int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, mapi_error *err)
+{
+    return mapi_get_channel_ex(c, channel_id, NULL, out, err);
+}
+
+int mapi_get_channel_ex(mapi_client *c, const char *channel_id, const mapi_call_opts *opts,
+                        mapi_doc **out, mapi_error *err)
 {
     mapi_call k;
     mapi_buf url;
@@ -456,13 +496,14 @@ int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, map
     memset(&k, 0, sizeof k);
     k.method = "GET";
     k.type = "channels";
+    call_headers(&k, opts);
     endpoint_url(&url, c, "channels", channel_id, "");
     return run_url(c, &k, &url, out, err);
 }
 
 int mapi_list_addresses_call(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, mapi_call *k, char **url,
-                             mapi_error *err)
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, char **url, mapi_error *err)
 {
     mapi_buf b;
     char sep = '?';
@@ -473,10 +514,13 @@ int mapi_list_addresses_call(mapi_client *c, const char *account_id,
         return -1;
     if (p && (p->page < 0 || p->per_page < 0))
         return mapi_error_set(err, MAPI_ERR_USAGE, "page and per_page must be >= 0");
+    if (opts && mapi_headers_check(opts->headers, opts->nheaders, err) < 0)
+        return -1;
     memset(k, 0, sizeof *k);
     k->method = "GET";
     k->type = "addresses";
     k->list = 1;
+    call_headers(k, opts);
     endpoint_url(&b, c, "accounts", account_id, "/addresses");
     if (p) {
         query_string(&b, &sep, "order", p->order);
@@ -516,12 +560,18 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
 int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
                         mapi_doc **out, mapi_error *err)
 {
+    return mapi_list_addresses_ex(c, account_id, p, NULL, out, err);
+}
+
+int mapi_list_addresses_ex(mapi_client *c, const char *account_id, const mapi_page_params *p,
+                           const mapi_call_opts *opts, mapi_doc **out, mapi_error *err)
+{
     mapi_call k;
     char *url;
     int rc;
 
     if (check_call(c, out, err) < 0 ||
-        mapi_list_addresses_call(c, account_id, p, &k, &url, err) < 0)
+        mapi_list_addresses_call(c, account_id, p, opts, &k, &url, err) < 0)
         return -1;
     rc = run(c, &k, out, err);
     free(url);

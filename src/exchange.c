@@ -25,6 +25,8 @@ struct mapi_exchange {
     char *api_key;        /* NULL when none; wiped when freed */
     char *authorization;  /* "Bearer <key>", or NULL; wiped when freed */
     char *user_agent;
+    mapi_header_field *headers; /* the client's own and the call's own, merged: copies */
+    size_t nheaders;
     int max_retries, max_depth, debug;
     size_t max_body;
     double timeout, connect_timeout;
@@ -118,6 +120,11 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     }
     if (x->url)
         x->redacted_url = redacted_copy(x->url, x->api_key);
+    if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
+                           &x->nheaders) < 0) {
+        mapi_exchange_free(x);
+        return mapi_error_oom(err), NULL;
+    }
     if (!x->method || !x->url || (k->type && !x->type) || (k->body && !x->body) ||
         !x->user_agent ||
         (s->api_key && *s->api_key && (!x->api_key || !x->authorization)) ||
@@ -130,6 +137,8 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->call.url = x->url;
     x->call.type = x->type;
     x->call.body = x->body;
+    x->call.headers = x->headers; /* never k's, which the caller frees: the merged copies */
+    x->call.nheaders = x->nheaders;
     x->max_retries = s->max_retries < 0 ? 0 : s->max_retries;
     x->max_depth = s->max_depth;
     x->max_body = s->max_body ? s->max_body : (size_t)16 * 1024 * 1024;
@@ -155,6 +164,7 @@ void mapi_exchange_free(mapi_exchange *x)
     wipe_free(x->api_key);
     wipe_free(x->authorization);
     free(x->user_agent);
+    mapi_headers_free(x->headers, x->nheaders);
     free(x->redacted_url);
     free(x);
 }
@@ -189,11 +199,22 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
     if (x->authorization)
         names[n] = "Authorization", values[n++] = x->authorization;
     names[n] = "User-Agent", values[n++] = x->user_agent;
-    if (i >= n)
+    if (i >= n + x->nheaders)
         return 0;
+    if (i >= n) {
+        *name = x->headers[i - n].name;
+        *value = x->headers[i - n].value;
+        return 1;
+    }
     *name = names[i];
     *value = values[i];
     return 1;
+}
+
+void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n)
+{
+    *h = x->headers;
+    *n = x->nheaders;
 }
 
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)

@@ -7,6 +7,8 @@
  * no redirects, http/https only, TLS peer and host verification, NOSIGNAL,
  * no proxy unless the client was given one (never one from the environment
  * by libcurl's own reading: see mapi_proxy_resolve).
+ * A request with headers of the caller's own gets a header list of its own:
+ * the fixed lines, then those.
  * The body is capped while it arrives (max_body), so memory stays bounded
  * whatever the server sends; a response head whose framing is ambiguous
  * (Content-Length headers that disagree) is refused.
@@ -494,6 +496,50 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
     return -1;
 }
 
+/* The handle's header lines followed by req's own headers ("Name: value";
+   "Name;" for an empty value, libcurl's way to send "Name:"), or NULL when
+   req has none.  *oom is set when an allocation failed.  Wipe and free. */
+static struct curl_slist *request_headers(const mapi_http *h, const mapi_http_request *req,
+                                          int *oom)
+{
+    struct curl_slist *list = NULL, *l;
+    size_t i;
+
+    *oom = 0;
+    if (req->nheaders == 0)
+        return NULL;
+    for (l = h->headers; l; l = l->next)
+        if (append_header(&list, l->data) < 0)
+            goto fail;
+    for (i = 0; i < req->nheaders; i++) {
+        const mapi_header_field *f = &req->headers[i];
+        mapi_buf line;
+        char *s;
+        int rc;
+        mapi_buf_init(&line);
+        mapi_buf_puts(&line, f->name);
+        if (*f->value) {
+            mapi_buf_puts(&line, ": ");
+            mapi_buf_puts(&line, f->value);
+        } else {
+            mapi_buf_puts(&line, ";");
+        }
+        s = mapi_buf_take(&line);
+        if (!s)
+            goto fail;
+        rc = append_header(&list, s);
+        free(s);
+        if (rc < 0)
+            goto fail;
+    }
+    return list;
+fail:
+    wipe_headers(list);
+    curl_slist_free_all(list);
+    *oom = 1;
+    return NULL;
+}
+
 /* The outcome of one finished transfer (rc from curl_easy_perform or the
    multi's CURLMSG_DONE): 0 with *out, or -1 with err (see mapi_http_perform). */
 static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
@@ -618,16 +664,23 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
 {
     transfer t;
     CURLcode rc;
-    int sent = 0;
+    int sent = 0, oom, result;
+    struct curl_slist *own;
 
     *out = NULL;
     memset(&t, 0, sizeof t);
     t.max_body = h->max_body;
-    t.res = mapi_response_new();
-    if (!t.res)
+    own = request_headers(h, req, &oom);
+    t.res = oom ? NULL : mapi_response_new();
+    if (!t.res) {
+        wipe_headers(own);
+        curl_slist_free_all(own);
         return mapi_error_oom(err);
+    }
     h->errbuf[0] = '\0';
     rc = (CURLcode)set_request(h->easy, req);
+    if (rc == CURLE_OK && own)
+        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
     if (rc == CURLE_OK) {
         rc = set_transfer(h->easy, &t);
         if (rc == CURLE_OK) {
@@ -635,7 +688,13 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
             sent = 1;
         }
     }
-    return finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+    result = finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+    if (own) {
+        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
+        wipe_headers(own);
+        curl_slist_free_all(own);
+    }
+    return result;
 }
 
 int mapi_http_resend_refused(const mapi_error *e)
@@ -647,6 +706,7 @@ int mapi_http_resend_refused(const mapi_error *e)
 
 struct mapi_http_transfer {
     CURL *easy;
+    struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
     size_t max_body;
     char errbuf[CURL_ERROR_SIZE];
@@ -664,12 +724,14 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
     CURLcode rc = CURLE_OK;
+    int oom;
 
     if (!x)
         return mapi_error_oom(err), NULL;
     x->max_body = h->max_body;
     x->t.max_body = h->max_body;
-    x->t.res = mapi_response_new();
+    x->headers = request_headers(h, req, &oom);
+    x->t.res = oom ? NULL : mapi_response_new();
     /* every option of the client's handle: headers, TLS, timeouts, callbacks */
     x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
     if (!x->easy) {
@@ -685,6 +747,8 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, private_data);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
+    if (x->headers)
+        SET(CURLOPT_HTTPHEADER, x->headers);
 #undef SET
     if (rc == CURLE_OK)
         rc = (CURLcode)set_request(x->easy, req);
@@ -725,6 +789,8 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
         return;
     if (x->easy)
         curl_easy_cleanup(x->easy);
+    wipe_headers(x->headers);
+    curl_slist_free_all(x->headers);
     mapi_response_free(x->t.res);
     free(x);
 }

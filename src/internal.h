@@ -11,6 +11,7 @@
  *   client.c    the service's endpoints, URL building, retries (mapping.c: responses)
  *   request.c   the generic call (mapi_request) and mapi_get_payout
  *   error.c     mapi_error filling, messages (error_doc.c: error documents)
+ *   headers.c   request headers of the caller's own: the rule, merging
  */
 #ifndef MAPI_INTERNAL_H
 #define MAPI_INTERNAL_H
@@ -50,6 +51,8 @@ typedef struct mapi_http_request {
                                its own, never resent by libcurl (any method but GET/HEAD
                                gets that anyway) */
     int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
+    const mapi_header_field *headers; /* the caller's own, sent after the client's */
+    size_t nheaders;
 } mapi_http_request;
 
 /* Settings copied from the config (validated by the caller); proxy: the
@@ -102,6 +105,11 @@ void mapi_http_transfer_free(mapi_http_transfer *x);
    Only parses: the caller decides what the status and errors[] mean.
    max_depth <= 0 means 64. */
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
+
+/* For the parser (jsonapi.c), on every number of a new document (a
+   json_object *): stores the texts mapi_value_number and mapi_value_decimal
+   return (value.c).  0, or -1 when out of memory. */
+int mapi_value_prepare_number(void *json_object);
 
 /* Same as mapi_doc_parse with an explicit depth cap. */
 int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
@@ -326,6 +334,9 @@ typedef struct mapi_call {
     int generic;          /* 1: mapi_request: a 2xx without a body is a document without data */
     int has_max_retries;  /* 1: max_retries below replaces the client's for this call */
     int max_retries;
+    const mapi_header_field *headers; /* the call's own headers (checked by the client's
+                                         call path before anything is built), or NULL */
+    size_t nheaders;
 } mapi_call;
 
 /* 1 when a Content-Type is application/vnd.api+json or application/json
@@ -360,12 +371,28 @@ typedef struct mapi_client_parts {
     void *sleep_ctx;
 } mapi_client_parts;
 void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
-/* The checks and the call of mapi_list_addresses without sending it: 0 with
-   *k filled and k->url = *url (caller frees *url), or -1 with err (USAGE,
-   MEMORY). */
+/* The checks and the call of mapi_list_addresses_ex without sending it: 0
+   with *k filled (k->headers borrowed from opts, which may be NULL) and
+   k->url = *url (caller frees *url), or -1 with err (USAGE, MEMORY). */
 int mapi_list_addresses_call(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, mapi_call *k, char **url,
-                             mapi_error *err);
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, char **url, mapi_error *err);
+
+/* ---- request headers of one's own (headers.c) ---- */
+
+/* 1 when two header names are equal, ASCII case-insensitively. */
+int mapi_header_name_equal(const char *a, const char *b);
+/* Checks a list of n headers (h may be NULL when n is 0): each by
+   mapi_header_check, and no name twice.  0, or -1 with err USAGE. */
+int mapi_headers_check(const mapi_header_field *h, size_t n, mapi_error *err);
+/* A new list: copies of base's headers whose names own does not hold, then
+   copies of own's (free with mapi_headers_free; NULL and 0 when both are
+   empty).  0, or -1 when out of memory. */
+int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
+                       const mapi_header_field *own, size_t nown, mapi_header_field **out,
+                       size_t *nout);
+/* Frees a list made by mapi_headers_merge (its strings too).  NULL ignored. */
+void mapi_headers_free(mapi_header_field *h, size_t n);
 
 /* ---- one call across its attempts, without I/O (exchange.c) ---- */
 
@@ -378,6 +405,8 @@ typedef struct mapi_exchange_settings {
     size_t max_body;        /* bytes; 0 means 16 MiB */
     double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
+    const mapi_header_field *headers; /* the client's own headers (mapi_config.headers) */
+    size_t nheaders;
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;
@@ -404,10 +433,15 @@ const mapi_call *mapi_exchange_call(const mapi_exchange *x);
 void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
                           size_t *max_body);
 /* Request header i (0-based): Content-Type, Accept, Authorization (with a
-   key), User-Agent -- what libcurl sends.  1, or 0 past the end.  Borrowed;
-   the Authorization value holds the key: never log it. */
+   key), User-Agent, then the headers of one's own (the client's, and the
+   call's, which replace the client's of the same name) -- what libcurl
+   sends.  1, or 0 past the end.  Borrowed; the Authorization value holds
+   the key: never log it. */
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
                             const char **value);
+/* The headers of one's own alone (the tail of mapi_exchange_header_at), for
+   a mapi_http_request.  Borrowed. */
+void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n);
 /* Begins the next attempt: counts it and stamps the time.  Returns the
    attempt's facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);

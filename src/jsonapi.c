@@ -243,14 +243,22 @@ static int add_resource(mapi_doc *d, struct json_object *obj, int stub, size_t *
 
 /* ---- parsing ---- */
 
+/* 1 for the types walk() visits: containers and numbers. */
+#define WALKED(t) ((t) == json_type_array || (t) == json_type_object || \
+                   (t) == json_type_double || (t) == json_type_int)
+
 /* Walks every value once: strips the '.' numscan appended to big integers,
-   checks every number kept its text, and counts object members.  Values
-   are read through json-c's public structures (lh_table entries,
-   array_list) and only containers and numbers are visited: this pass runs
-   over every value of every document. */
+   checks every number kept its text, gives every number the texts
+   mapi_value_number / mapi_value_decimal return (value.c), and counts
+   object members.  Values are read through json-c's public structures
+   (lh_table entries, array_list) and only containers and numbers are
+   visited: this pass runs over every value of every document.  0; -1 when
+   a number lost its text; -2 when out of memory. */
 static int walk(struct json_object *v, size_t *members)
 {
     switch (json_object_get_type(v)) {
+    case json_type_int:
+        return mapi_value_prepare_number(v) == 0 ? 0 : -2;
     case json_type_double: {
         char *text = (char *)json_object_get_userdata(v);
         size_t n;
@@ -259,17 +267,16 @@ static int walk(struct json_object *v, size_t *members)
         n = strlen(text);
         if (n > 0 && text[n - 1] == '.')
             text[n - 1] = '\0'; /* ours: numscan rejects a source "1." */
-        return 0;
+        return mapi_value_prepare_number(v) == 0 ? 0 : -2;
     }
     case json_type_array: {
         struct array_list *al = json_object_get_array(v);
         size_t i, n = al ? al->length : 0;
         for (i = 0; i < n; i++) {
             struct json_object *e = (struct json_object *)al->array[i];
-            json_type t = json_object_get_type(e);
-            if ((t == json_type_array || t == json_type_object || t == json_type_double) &&
-                walk(e, members) != 0)
-                return -1;
+            int rc = WALKED(json_object_get_type(e)) ? walk(e, members) : 0;
+            if (rc != 0)
+                return rc;
         }
         return 0;
     }
@@ -278,10 +285,9 @@ static int walk(struct json_object *v, size_t *members)
         *members += (size_t)json_object_object_length(v);
         for (e = lh_table_head(json_object_get_object(v)); e; e = lh_entry_next(e)) {
             struct json_object *m = (struct json_object *)lh_entry_v(e);
-            json_type t = json_object_get_type(m);
-            if ((t == json_type_array || t == json_type_object || t == json_type_double) &&
-                walk(m, members) != 0)
-                return -1;
+            int rc = WALKED(json_object_get_type(m)) ? walk(m, members) : 0;
+            if (rc != 0)
+                return rc;
         }
         return 0;
     }
@@ -299,6 +305,7 @@ static int parse_json(const char *body, size_t len, int max_depth, struct json_o
     char *marked = NULL;
     size_t members = 0;
     enum json_tokener_error jerr;
+    int rc;
 
     if (len > (size_t)INT_MAX - 1)
         return mapi_error_set(err, MAPI_ERR_DECODE, "document too large (%zu bytes)", len);
@@ -342,8 +349,11 @@ static int parse_json(const char *body, size_t len, int max_depth, struct json_o
         return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: %s",
                               json_tokener_error_desc(jerr));
     }
-    if (walk(root, &members) != 0) {
+    rc = walk(root, &members);
+    if (rc != 0) {
         json_object_put(root);
+        if (rc == -2)
+            return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
         return mapi_error_set(err, MAPI_ERR_DECODE, "invalid JSON: a number lost its text");
     }
     if (members != scan.members) {

@@ -44,8 +44,6 @@
 #define MAX_VALUE_DEPTH 200
 /* 2^53: every integer of this magnitude or less is exact in a double. */
 #define EXACT_INT_MAX INT64_C(9007199254740992)
-/* An exponent this large in a payout amount is left as its source text. */
-#define MAX_AMOUNT_EXPONENT 400
 
 /* How JSON null is pushed. */
 enum null_mode {
@@ -200,103 +198,17 @@ static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, i
     }
 }
 
-/*
- * Pushes a number's source text as plain decimal text: "1.5e2" -> "150",
- * "25e-3" -> "0.025"; text without an exponent as it is.  The digits are
- * moved, never rounded.  A huge exponent keeps the source text.
- */
-static void push_decimal_text(lua_State *L, const char *text)
-{
-    const char *e = strpbrk(text, "eE"), *p;
-    char digits[128];
-    size_t nd = 0, nint = 0, i;
-    long exp10;
-    long point; /* position of the decimal point within digits */
-    int neg = 0;
-    luaL_Buffer b;
-    char *end;
-
-    if (!e) {
-        lua_pushstring(L, text);
-        return;
-    }
-    exp10 = strtol(e + 1, &end, 10);
-    if (*end != '\0' || exp10 > MAX_AMOUNT_EXPONENT || exp10 < -MAX_AMOUNT_EXPONENT) {
-        lua_pushstring(L, text);
-        return;
-    }
-    p = text;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    for (; p < e; p++) {
-        if (*p == '.')
-            continue;
-        if (*p < '0' || *p > '9' || nd == sizeof digits) {
-            lua_pushstring(L, text);
-            return;
-        }
-        digits[nd++] = *p;
-    }
-    for (p = neg ? text + 1 : text; p < e && *p != '.'; p++)
-        nint++;
-    point = (long)nint + exp10;
-
-    luaL_buffinit(L, &b);
-    if (neg)
-        luaL_addchar(&b, '-');
-    if (point <= 0) {
-        luaL_addchar(&b, '0');
-        if (nd > 0)
-            luaL_addchar(&b, '.');
-        for (i = 0; i < (size_t)-point; i++)
-            luaL_addchar(&b, '0');
-        for (i = 0; i < nd; i++)
-            luaL_addchar(&b, digits[i]);
-    } else {
-        int started = 0;
-        for (i = 0; i < (size_t)point; i++) {
-            char c = i < nd ? digits[i] : '0';
-            if (c == '0' && !started && i + 1 < (size_t)point)
-                continue; /* leading zeros of the integer part */
-            started = 1;
-            luaL_addchar(&b, c);
-        }
-        if ((size_t)point < nd) {
-            luaL_addchar(&b, '.');
-            for (i = (size_t)point; i < nd; i++)
-                luaL_addchar(&b, digits[i]);
-        }
-    }
-    luaL_pushresult(&b);
-}
-
-/* A payout's amount: always a decimal string ("250.10", "1200"). */
+/* A payout's amount: always a decimal string ("250.10", "1200", "1.5e2" ->
+   "150"), by the core's rule (mapi_value_decimal); other types as usual. */
 static void push_amount(lua_State *L, const mapi_value *v)
 {
-    int64_t n;
-    char buf[32];
+    size_t len;
+    const char *s = mapi_value_decimal(v, &len);
 
-    switch (mapi_value_type(v)) {
-    case MAPI_INT:
-        if (mapi_value_int64(v, &n) == 0) {
-            snprintf(buf, sizeof buf, "%" PRId64, n);
-            lua_pushstring(L, buf);
-        } else {
-            lua_pushnil(L);
-        }
-        break;
-    case MAPI_NUMBER:
-        if (mapi_value_number_text(v))
-            push_decimal_text(L, mapi_value_number_text(v));
-        else
-            lua_pushnil(L);
-        break;
-    default:
+    if (s)
+        lua_pushlstring(L, s, len);
+    else
         push_value(L, v, NULL_AS_NIL, 1);
-        break;
-    }
 }
 
 /*
@@ -892,17 +804,91 @@ static int has_nul(const char *s, size_t len)
     return s && strlen(s) != len;
 }
 
+static int compare_headers(const void *a, const void *b)
+{
+    return strcmp(((const mapi_header_field *)a)->name, ((const mapi_header_field *)b)->name);
+}
+
+/*
+ * Reads the headers table at idx (name -> value, both strings; nil: none)
+ * into an array of mapi_header_field, sorted by name, anchored in a
+ * userdata pushed on the stack (the strings stay anchored by the table,
+ * which must stay on the stack too).  Every header passes the core's rule
+ * (mapi_header_check, on the whole Lua string: NUL bytes included).
+ * Returns 0; or -1 with an err_box pushed above the array, holding the
+ * USAGE error of the first refused header.  Raises when the table holds a
+ * name or a value that is not a string.
+ */
+static int read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n)
+{
+    mapi_header_field *h;
+    size_t count = 0, i;
+
+    *out = NULL;
+    *n = 0;
+    if (lua_isnil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return luaL_error(L, "bad option 'headers' (table expected, got %s)",
+                          luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "bad option 'headers' (string names and values expected, "
+                                 "got %s = %s)",
+                              luaL_typename(L, -2), luaL_typename(L, -1));
+        count++;
+        lua_pop(L, 1);
+    }
+    h = (mapi_header_field *)mapic_newuserdata(L, (count ? count : 1) * sizeof *h);
+    lua_pushnil(L);
+    for (i = 0; i < count && lua_next(L, idx); i++) {
+        size_t nlen, vlen;
+        const char *name = lua_tolstring(L, -2, &nlen);
+        const char *value = lua_tolstring(L, -1, &vlen);
+        lua_pop(L, 1);
+        if (mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
+            err_box *eb = push_err_box(L); /* above the key: lua_next is over */
+            mapi_header_check(name, nlen, value, vlen, &eb->err);
+            lua_replace(L, -2);
+            return -1;
+        }
+        h[i].name = name;
+        h[i].value = value;
+    }
+    if (i == count)
+        lua_pop(L, 1); /* the last key (the first nil when count is 0) */
+    count = i;
+    qsort(h, count, sizeof *h, compare_headers);
+    *out = h;
+    *n = count;
+    return 0;
+}
+
+/* Pushes nil, err for a usage error held in eb (outcome "not_sent" for a
+   method that may move money: nothing was sent) and clears it.  Returns 2. */
+static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
+{
+    if (method && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        eb->err.outcome = MAPI_OUTCOME_NOT_SENT;
+    lua_pushnil(L);
+    push_error(L, &eb->err);
+    mapi_error_clear(&eb->err);
+    return 2;
+}
+
 /*
  * core.new(opts) -> client | nil, err
  * opts: base_url, api_key, timeout, connect_timeout (seconds), max_retries,
  * max_body (bytes), cafile, capath, user_agent (a product token appended
- * to the User-Agent; merchantapi.lua passes the Lua version).
+ * to the User-Agent; merchantapi.lua passes the Lua version), headers
+ * (name -> value: sent on every request; see read_headers).
  */
 static int l_new(lua_State *L)
 {
     static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
                                         "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", "proxy", NULL};
+                                        "user_agent", "proxy", "headers", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0, len;
     double d;
@@ -975,6 +961,9 @@ static int l_new(lua_State *L)
         push_simple_error(L, "usage", bad, NULL);
         return 2;
     }
+    lua_getfield(L, 1, "headers"); /* 11, and the array above it */
+    if (read_headers(L, 11, &cfg.headers, &cfg.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
 
     if (cfg.base_url) {
         while (url_len > 0 && cfg.base_url[url_len - 1] == '/')
@@ -1049,38 +1038,50 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* The calls that take one id: client:<call>(id) -> resource, nil, res |
-   nil, err[, res]. */
-typedef int (*by_id_fn)(mapi_client *, const char *, mapi_doc **, mapi_error *);
+/* The calls that take one id: client:<call>(id[, {headers = {...}}]) ->
+   resource, nil, res | nil, err[, res]. */
+typedef int (*by_id_fn)(mapi_client *, const char *, const mapi_call_opts *, mapi_doc **,
+                        mapi_error *);
 
 static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
 {
+    static const char *const names[] = {"headers", NULL};
     const char *id;
     int nret = 0;
-    mapi_client *c = call_prelude(L, method, &id, &nret);
+    mapi_client *c;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     doc_box *db;
     err_box *eb;
 
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    c = call_prelude(L, method, &id, &nret);
     if (!c)
         return nret;
-    lua_settop(L, 2);
+    if (!lua_isnil(L, 3)) {
+        check_option_names(L, 3, names);
+        lua_getfield(L, 3, "headers"); /* 4, and the array above it */
+        if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
+            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
+    }
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (fn(c, id, &db->doc, &eb->err) != 0)
+    if (fn(c, id, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
 }
 
-/* client:confirm_payout(id) -> payout, nil, res | nil, err[, res] */
+/* client:confirm_payout(id[, opts]) -> payout, nil, res | nil, err[, res] */
 static int l_confirm_payout(lua_State *L)
 {
-    return call_by_id(L, "PUT", mapi_confirm_payout);
+    return call_by_id(L, "PUT", mapi_confirm_payout_ex);
 }
 
-/* client:get_channel(id) -> channel, nil, res | nil, err[, res] */
+/* client:get_channel(id[, opts]) -> channel, nil, res | nil, err[, res] */
 static int l_get_channel(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_channel);
+    return call_by_id(L, "GET", mapi_get_channel_ex);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -1122,15 +1123,17 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
     return bad;
 }
 
-/* client:list_addresses(id, {order=, order_type=, page=, per_page=})
+/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=})
    -> list, nil, res | nil, err[, res] */
 static int l_list_addresses(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "page", "per_page", NULL};
+    static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
+                                        NULL};
     const char *id, *bad = NULL;
     int nret = 0;
     mapi_client *c;
     mapi_page_params p;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     doc_box *db;
     err_box *eb;
 
@@ -1153,9 +1156,12 @@ static int l_list_addresses(lua_State *L)
         push_simple_error(L, "usage", bad, "GET");
         return 2;
     }
+    lua_getfield(L, 3, "headers");
+    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (mapi_list_addresses(c, id, &p, &db->doc, &eb->err) != 0)
+    if (mapi_list_addresses_ex(c, id, &p, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
 }
@@ -1186,8 +1192,8 @@ static int pages_box_gc(lua_State *L)
 }
 
 /*
- * client:list_addresses_pages(id, {order=, order_type=, per_page=}, first_page, count,
- *                             concurrency) -> lists, err
+ * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
+ *                             count, concurrency) -> lists, err
  * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
  * up to `concurrency` requests in flight (mapi_list_addresses_pages).
  * lists: the pages before the first failed one, each in the list_addresses
@@ -1196,11 +1202,12 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "per_page", NULL};
+    static const char *const names[] = {"order", "order_type", "per_page", "headers", NULL};
     const char *id, *bad = NULL;
     int nret = 0, lists;
     mapi_client *c;
     mapi_page_params p;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     int64_t first = 0, count = 0, conc = 0;
     size_t i, k;
     pages_box *b;
@@ -1237,8 +1244,16 @@ static int l_list_addresses_pages(lua_State *L)
         push_simple_error(L, "usage", bad, "GET");
         return 2;
     }
+    lua_getfield(L, 3, "headers");
+    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
+        err_box *hb = (err_box *)lua_touserdata(L, -1);
+        lua_newtable(L);
+        push_error(L, &hb->err);
+        mapi_error_clear(&hb->err);
+        return 2;
+    }
 
-    /* 10: the anchor, with room for count documents and errors */
+    /* the anchor, with room for count documents and errors */
     b = (pages_box *)mapic_newuserdata(
         L, sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error)));
     b->count = 0;
@@ -1250,11 +1265,11 @@ static int l_list_addresses_pages(lua_State *L)
     }
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
-    mapi_list_addresses_pages(c, id, &p, (long)first, (size_t)count,
-                              conc > 64 ? 64 : (size_t)conc, b->docs, b->errs);
+    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
+                                 conc > 64 ? 64 : (size_t)conc, &opts, b->docs, b->errs);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
-    lua_createtable(L, (int)count, 0); /* 11 */
+    lua_createtable(L, (int)count, 0);
     lists = lua_gettop(L);
     for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
         int meta;
@@ -1331,11 +1346,12 @@ static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
 }
 
 /*
- * client:request(method, path_and_query[, body[, type[, max_retries]]])
+ * client:request(method, path_and_query[, body[, type[, max_retries[, headers]]]])
  *   -> value, nil, res | nil, err[, res]
  * method and path_and_query are strings (sent as mapi_request_ex checks
  * them), body a string or nil (sent as is), type the expected primary type
- * or nil (any), max_retries an integer or nil (the client's).
+ * or nil (any), max_retries an integer or nil (the client's), headers a
+ * table name -> value or nil (see read_headers).
  * lua/merchantapi.lua builds path_and_query and the body from a table.
  */
 static int l_request(lua_State *L)
@@ -1348,11 +1364,13 @@ static int l_request(lua_State *L)
     doc_box *db;
     err_box *eb;
 
-    lua_settop(L, 6);
+    lua_settop(L, 7);
     if (lua_type(L, 2) != LUA_TSTRING)
         return mapic_typeerror(L, 2, "string");
     if (lua_type(L, 3) != LUA_TSTRING)
         return mapic_typeerror(L, 3, "string");
+    if (!lua_isnil(L, 7) && lua_type(L, 7) != LUA_TTABLE)
+        return mapic_typeerror(L, 7, "table or nil");
     method = lua_tolstring(L, 2, &method_len);
     path = lua_tolstring(L, 3, &path_len);
     body = arg_opt_string(L, 4, &body_len);
@@ -1376,6 +1394,8 @@ static int l_request(lua_State *L)
         return 2;
     }
     opts.type = type;
+    if (read_headers(L, 7, &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
     db = push_doc_box(L);
     eb = push_err_box(L);
     if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
@@ -1384,10 +1404,10 @@ static int l_request(lua_State *L)
     return push_request_results(L, db, eb);
 }
 
-/* client:get_payout(id) -> payout, nil, res | nil, err[, res] */
+/* client:get_payout(id[, opts]) -> payout, nil, res | nil, err[, res] */
 static int l_get_payout(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_payout);
+    return call_by_id(L, "GET", mapi_get_payout_ex);
 }
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps

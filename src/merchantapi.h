@@ -154,10 +154,31 @@ MAPI_API mapi_type mapi_value_type(const mapi_value *v);
 MAPI_API int mapi_value_bool(const mapi_value *v);                  /* 0 unless BOOL true */
 /* Stores the integer and returns 0 for MAPI_INT; returns -1 otherwise. */
 MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
-/* The number's exact source text ("250.10", "1.5e-7", "123456789012345678901234567890")
-   for MAPI_NUMBER; the decimal text of the integer for MAPI_INT is *not* stored:
-   use mapi_value_int64.  NULL for other types.  Borrowed. */
+/* The exact text of any JSON number, MAPI_INT and MAPI_NUMBER alike, as it
+   came ("1200", "-12", "250.10", "1.5e-7", "123456789012345678901234567890"),
+   with its length in bytes in *len (len may be NULL).  An integer's text is
+   its decimal form, which is its source text (JSON allows no leading zeros
+   and no '+'), except that "-0" reads "0".  NULL (and *len 0) for other
+   types, and for values not made by the parser.  Borrowed: valid while the
+   document lives; never fails. */
+MAPI_API const char *mapi_value_number(const mapi_value *v, size_t *len);
+/* mapi_value_number without the length.  (It used to return NULL for
+   MAPI_INT; it now gives the integer's text too.) */
 MAPI_API const char *mapi_value_number_text(const mapi_value *v);
+/* The value as the plain decimal string a payout amount is in Lua (the
+   binding gives `amount` this text), with its length in bytes in *len (len
+   may be NULL):
+     - a number as written when it has no exponent ("250.10", "1200",
+       "0.123456789012345678", "123456789012345678901234567890");
+     - a number with an exponent in plain decimal form, the digits moved and
+       never rounded ("1.5e2" -> "150", "2.5E-3" -> "0.0025", "1.50e+1" ->
+       "15.0"); an exponent beyond +-400 keeps the source text ("1e999");
+     - a JSON string as it is (the service also sends amounts as strings:
+       "1200"), NUL bytes included (hence the length);
+   NULL (and *len 0) for null, booleans, arrays and objects.  Borrowed:
+   valid while the document lives; never fails (the decimal forms are made
+   when the document is parsed). */
+MAPI_API const char *mapi_value_decimal(const mapi_value *v, size_t *len);
 /* The string's bytes for MAPI_STRING (len may be NULL), else NULL.  Borrowed. */
 MAPI_API const char *mapi_value_string(const mapi_value *v, size_t *len);
 /* Elements of an array or members of an object; 0 for other types. */
@@ -312,6 +333,41 @@ MAPI_API double mapi_response_elapsed(const mapi_response *res);
 MAPI_API const char *mapi_response_request_id(const mapi_response *res);
 
 /* ------------------------------------------------------------------------ */
+/* Request headers of one's own                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A request header the caller adds (a tracing id, an idempotency key):
+ * mapi_config.headers for every request of a client, mapi_call_opts /
+ * mapi_request_opts for one call.  Both strings are borrowed for the call
+ * that takes them (mapi_client_new and every call copy what they keep).
+ */
+typedef struct mapi_header_field {
+    const char *name;  /* an HTTP token (RFC 9110): letters, digits and !#$%&'*+-.^_`|~ */
+    const char *value; /* may be ""; see mapi_header_check */
+} mapi_header_field;
+
+/*
+ * The rule every header of one's own must pass (the Lua `headers` options
+ * too), on name[0..name_len) and value[0..value_len):
+ *   - name: non-empty, an HTTP token (so no CR, LF, NUL, space or ':');
+ *   - name, case-insensitively, none of the headers the client writes or
+ *     that frame the message or the connection: Authorization,
+ *     Content-Type, Accept, User-Agent, Host, Content-Length,
+ *     Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer,
+ *     Expect, Proxy-Connection, Proxy-Authorization;
+ *   - value: not NULL; no CR, LF, NUL nor other control byte (tab allowed),
+ *     and no space or tab at either end (a receiver would drop them).
+ * 0 when it passes; -1 with err USAGE otherwise (its title names the header
+ * when the name is a token, never the value).  The calls make this check,
+ * and refuse a name given twice in one list (case-insensitively), before
+ * anything is sent: a confirm or another unsafe call refused so is outcome
+ * NOT_SENT.
+ */
+MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *value,
+                               size_t value_len, mapi_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Client                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -344,6 +400,11 @@ typedef struct mapi_config {
                                block); a value without scheme is http://.  The proxy must be
                                http://, and a loopback host when base_url is http:// (the key
                                never crosses anything else in clear): otherwise USAGE */
+    const mapi_header_field *headers; /* nheaders headers of one's own, sent on every request
+                               after the client's (Content-Type, Accept, Authorization,
+                               User-Agent); copied.  Rules: mapi_header_check.  A call's own
+                               header of the same name (any case) replaces one of these */
+    size_t nheaders;
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -360,7 +421,8 @@ MAPI_API int mapi_global_init(mapi_error *err);
  * invalid base_url (not http(s), http:// to a non-loopback host, CR/LF/NUL),
  * an api_key with CR, LF or NUL, a negative timeout, a proxy refused by the
  * rules of mapi_config.proxy (the message names the option or environment
- * variable, never its value); MAPI_ERR_MEMORY.
+ * variable, never its value), a header that fails mapi_header_check or is
+ * given twice; MAPI_ERR_MEMORY.
  * Caller frees with mapi_client_free.
  */
 MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
@@ -484,6 +546,43 @@ MAPI_API int mapi_list_addresses_pages(mapi_client *client, const char *account_
 MAPI_API int mapi_get_payout(mapi_client *client, const char *payout_id,
                              mapi_doc **out, mapi_error *err);
 
+/* Options of one call of the _ex variants below.  Start from
+   MAPI_CALL_OPTS_INIT (or zero it); NULL opts means no options. */
+typedef struct mapi_call_opts {
+    const mapi_header_field *headers; /* nheaders headers of one's own for this call: added
+                                         to the client's (mapi_config.headers), replacing
+                                         a client header of the same name (any case).
+                                         Rules: mapi_header_check.  Borrowed for the call */
+    size_t nheaders;
+} mapi_call_opts;
+
+#define MAPI_CALL_OPTS_INIT {NULL, 0}
+
+/*
+ * The calls above with options: exactly mapi_confirm_payout,
+ * mapi_get_channel, mapi_get_payout, mapi_list_addresses and
+ * mapi_list_addresses_pages (same requests, retries, results and errors),
+ * each request also carrying opts->headers (every page's request, for
+ * mapi_list_addresses_pages_ex).  An opts header that fails
+ * mapi_header_check, or a name given twice, is a USAGE error with nothing
+ * sent (outcome NOT_SENT for the confirm; errs[0] for the pages).
+ */
+MAPI_API int mapi_confirm_payout_ex(mapi_client *client, const char *payout_id,
+                                    const mapi_call_opts *opts, mapi_doc **out,
+                                    mapi_error *err);
+MAPI_API int mapi_get_channel_ex(mapi_client *client, const char *channel_id,
+                                 const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
+MAPI_API int mapi_get_payout_ex(mapi_client *client, const char *payout_id,
+                                const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
+MAPI_API int mapi_list_addresses_ex(mapi_client *client, const char *account_id,
+                                    const mapi_page_params *p, const mapi_call_opts *opts,
+                                    mapi_doc **out, mapi_error *err);
+MAPI_API int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
+                                          const mapi_page_params *base, long first_page,
+                                          size_t count, size_t concurrency,
+                                          const mapi_call_opts *opts, mapi_doc **docs,
+                                          mapi_error *errs);
+
 /* ------------------------------------------------------------------------ */
 /* Any endpoint: the generic call                                           */
 /* ------------------------------------------------------------------------ */
@@ -494,9 +593,12 @@ typedef struct mapi_request_opts {
                          max_retries.  Which failures are retried never changes (below) */
     const char *type; /* NULL: any primary data, or none.  Else data must be one resource of
                          this type (a list or no data fails as DECODE) */
+    const mapi_header_field *headers; /* headers of one's own for this call, as in
+                                         mapi_call_opts */
+    size_t nheaders;
 } mapi_request_opts;
 
-#define MAPI_REQUEST_OPTS_INIT {-1, NULL}
+#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0}
 
 /*
  * Any endpoint of the service: method path_and_query under base_url, with
@@ -539,7 +641,8 @@ MAPI_API int mapi_request(mapi_client *client, const char *method, const char *p
                           const char *body, size_t body_len, mapi_doc **out, mapi_error *err);
 
 /* mapi_request with options (opts NULL: MAPI_REQUEST_OPTS_INIT).  USAGE also
-   for opts->max_retries < -1 or > 100, or an empty opts->type. */
+   for opts->max_retries < -1 or > 100, an empty opts->type, or an
+   opts->headers entry that fails mapi_header_check or repeats a name. */
 MAPI_API int mapi_request_ex(mapi_client *client, const char *method,
                              const char *path_and_query, const char *body, size_t body_len,
                              const mapi_request_opts *opts, mapi_doc **out, mapi_error *err);

@@ -104,6 +104,7 @@ static void start_job(batch *b, job *j)
     mapi_error_clear(&j->e);
     req.method = k->method;
     req.url = k->url;
+    mapi_exchange_own_headers(j->x, &req.headers, &req.nheaders);
     mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));
     j->t = mapi_http_transfer_new(b->parts.http, &req, j, &j->e);
     if (j->t && curl_multi_add_handle(b->multi, mapi_http_transfer_easy(j->t)) != CURLM_OK) {
@@ -275,6 +276,15 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
                               const mapi_page_params *base, long first_page, size_t count,
                               size_t concurrency, mapi_doc **docs, mapi_error *errs)
 {
+    return mapi_list_addresses_pages_ex(client, account_id, base, first_page, count,
+                                        concurrency, NULL, docs, errs);
+}
+
+int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
+                                 const mapi_page_params *base, long first_page, size_t count,
+                                 size_t concurrency, const mapi_call_opts *opts,
+                                 mapi_doc **docs, mapi_error *errs)
+{
     batch b;
     mapi_page_params p;
     size_t i;
@@ -300,7 +310,7 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
     {
         mapi_call k;
         char *url = NULL;
-        if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &errs[0]) < 0)
+        if (mapi_list_addresses_call(client, account_id, &p, opts, &k, &url, &errs[0]) < 0)
             return -1;
         free(url);
     }
@@ -328,7 +338,7 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
         mapi_call k;
         char *url = NULL;
         p.page = first_page + (long)i;
-        if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &j->e) == 0)
+        if (mapi_list_addresses_call(client, account_id, &p, opts, &k, &url, &j->e) == 0)
             j->x = mapi_client_exchange(client, &k, &j->e); /* copies the call */
         free(url);
         if (!j->x) {

@@ -162,6 +162,8 @@ int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_que
     k.body = body;
     k.body_len = body ? body_len : 0;
     k.generic = 1;
+    k.headers = opts->headers; /* checked by the client's call path */
+    k.nheaders = opts->nheaders;
     if (opts->max_retries >= 0) {
         k.has_max_retries = 1;
         k.max_retries = opts->max_retries;
@@ -188,6 +190,12 @@ int mapi_request(mapi_client *c, const char *method, const char *path_and_query,
 
 int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_error *err)
 {
+    return mapi_get_payout_ex(c, payout_id, NULL, out, err);
+}
+
+int mapi_get_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *call,
+                       mapi_doc **out, mapi_error *err)
+{
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
     mapi_buf path;
     char *p;
@@ -208,6 +216,10 @@ int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_
     if (!p)
         return mapi_error_oom(err);
     opts.type = "payouts";
+    if (call) {
+        opts.headers = call->headers;
+        opts.nheaders = call->nheaders;
+    }
     rc = mapi_request_ex(c, "GET", p, NULL, 0, &opts, out, err);
     free(p);
     return rc;

@@ -6,6 +6,7 @@
  * which caches into the object, is never called).
  */
 #include <json-c/json.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,14 +42,163 @@ int mapi_value_int64(const mapi_value *v, int64_t *out)
     return 0;
 }
 
+/*
+ * Where a number's texts live.  json-c's tokener keeps the source text of a
+ * parsed double as the object's userdata (json_object_new_double_s); for an
+ * integer, and for the plain decimal form of a number written with an
+ * exponent, mapi_value_prepare_number adds them at parse time (jsonapi.c's
+ * walk, before the document is returned: values are never written to
+ * afterwards).  The userdata is then:
+ *   integer               "<decimal>"
+ *   number, no exponent   "<source>"
+ *   number with exponent  "<source>\0<decimal>"
+ * Objects that did not come from the parser have no userdata: NULL.
+ */
+static const char *number_userdata(const mapi_value *v)
+{
+    if (!json_object_is_type(JO(v), json_type_double) &&
+        !json_object_is_type(JO(v), json_type_int))
+        return NULL;
+    return (const char *)json_object_get_userdata(JO(v));
+}
+
+const char *mapi_value_number(const mapi_value *v, size_t *len)
+{
+    const char *text = number_userdata(v);
+
+    if (len)
+        *len = text ? strlen(text) : 0;
+    return text;
+}
+
 const char *mapi_value_number_text(const mapi_value *v)
 {
-    if (!json_object_is_type(JO(v), json_type_double))
-        return NULL;
-    /* json-c's tokener keeps the source text of a parsed double as the
-       object's userdata (json_object_new_double_s); jsonapi.c checks at
-       parse time that every number has it. */
-    return (const char *)json_object_get_userdata(JO(v));
+    return mapi_value_number(v, NULL);
+}
+
+const char *mapi_value_decimal(const mapi_value *v, size_t *len)
+{
+    const char *text;
+
+    if (json_object_is_type(JO(v), json_type_string))
+        return mapi_value_string(v, len);
+    text = number_userdata(v);
+    if (text && json_object_is_type(JO(v), json_type_double) && strpbrk(text, "eE"))
+        text += strlen(text) + 1; /* the decimal form stored after the source */
+    if (len)
+        *len = text ? strlen(text) : 0;
+    return text;
+}
+
+/*
+ * Appends the plain decimal form of the JSON number `text` written with an
+ * exponent: the digits moved by the exponent, never rounded ("1.5e2" ->
+ * "150", "2.5E-3" -> "0.0025", "1.50e+1" -> "15.0", "0e5" -> "0").  An
+ * exponent beyond +-MAPI_DECIMAL_MAX_EXPONENT, or text that is not a JSON
+ * number, is appended as it is.
+ */
+#define MAPI_DECIMAL_MAX_EXPONENT 400
+
+static void decimal_form(mapi_buf *b, const char *text)
+{
+    const char *e = strpbrk(text, "eE"), *mant = text, *p;
+    long exp10 = 0, point, nint = 0, nd = 0, i;
+    int neg = 0, started = 0, seen_point = 0;
+
+    if (!e)
+        goto as_is;
+    p = e + 1;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!*p)
+        goto as_is;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            goto as_is;
+        exp10 = exp10 * 10 + (*p - '0');
+        if (exp10 > MAPI_DECIMAL_MAX_EXPONENT)
+            goto as_is;
+    }
+    if (e[1] == '-')
+        exp10 = -exp10;
+    if (*mant == '-') {
+        neg = 1;
+        mant++;
+    }
+    for (p = mant; p < e; p++) {
+        if (*p == '.') {
+            if (seen_point++)
+                goto as_is;
+            continue;
+        }
+        if (*p < '0' || *p > '9')
+            goto as_is;
+        nd++;
+        if (!seen_point)
+            nint++;
+    }
+    if (nd == 0 || nint == 0)
+        goto as_is;
+    point = nint + exp10; /* where the decimal point falls among the digits */
+
+    if (neg)
+        mapi_buf_puts(b, "-");
+    if (point <= 0) {
+        mapi_buf_puts(b, "0.");
+        for (i = 0; i < -point; i++)
+            mapi_buf_puts(b, "0");
+        for (p = mant; p < e; p++)
+            if (*p != '.')
+                mapi_buf_append(b, p, 1);
+        return;
+    }
+    for (i = 0, p = mant; i < point; i++) {
+        char c = '0';
+        while (p < e && *p == '.')
+            p++;
+        if (p < e)
+            c = *p++;
+        if (c == '0' && !started && i + 1 < point)
+            continue; /* leading zeros of the integer part */
+        started = 1;
+        mapi_buf_append(b, &c, 1);
+    }
+    if (point < nd) {
+        mapi_buf_puts(b, ".");
+        for (; p < e; p++)
+            if (*p != '.')
+                mapi_buf_append(b, p, 1);
+    }
+    return;
+as_is:
+    mapi_buf_puts(b, text);
+}
+
+int mapi_value_prepare_number(void *json_object)
+{
+    struct json_object *v = (struct json_object *)json_object;
+    mapi_buf b;
+    char *text;
+
+    mapi_buf_init(&b);
+    if (json_object_is_type(v, json_type_int)) {
+        mapi_buf_printf(&b, "%" PRId64, json_object_get_int64(v));
+    } else if (json_object_is_type(v, json_type_double)) {
+        const char *src = (const char *)json_object_get_userdata(v);
+        if (!src || !strpbrk(src, "eE"))
+            return 0; /* the source text is the decimal form */
+        mapi_buf_puts(&b, src);
+        mapi_buf_append(&b, "", 1); /* the NUL between the two texts */
+        decimal_form(&b, src);
+    } else {
+        return 0;
+    }
+    text = mapi_buf_take(&b);
+    if (!text)
+        return -1;
+    /* frees the tokener's copy of the source, if any */
+    json_object_set_userdata(v, text, json_object_free_userdata);
+    return 0;
 }
 
 const char *mapi_value_string(const mapi_value *v, size_t *len)

@@ -7,8 +7,10 @@
 --
 -- `request` holds `method`, `url` (the full URL, already percent-encoded),
 -- `headers` (a table name -> value: `Content-Type`, `Accept`,
--- `Authorization` when the client has a key, `User-Agent` -- exactly what
--- libcurl would send; never log `Authorization`), `body` (a string, or nil
+-- `Authorization` when the client has a key, `User-Agent`, then the
+-- headers of one's own (`merchantapi.new`'s `headers`, and the call's,
+-- checked by the core) -- exactly what libcurl would send; never log
+-- `Authorization`), `body` (a string, or nil
 -- for none: a PUT without body is sent with `Content-Length: 0`), `timeout`
 -- and `connect_timeout` (seconds), `max_body` (bytes: a transport may stop
 -- reading after `max_body + 1` bytes; a longer body fails as `decode`),
@@ -164,7 +166,7 @@ local function list_pages(proxy, account_id, params, first_page, count, concurre
   local function fetch(page)
     return run(proxy, "list_addresses", account_id, {
       page = page, per_page = params.per_page, order = params.order,
-      order_type = params.order_type,
+      order_type = params.order_type, headers = params.headers,
     })
   end
   local lists = {}

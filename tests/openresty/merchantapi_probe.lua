@@ -82,6 +82,20 @@ function M.confirm()
   }
 end
 
+--- Confirms ?id= with headers of one's own (the client's and the call's,
+-- which replaces the client's X-Trace), after a call refused for a header
+-- that is the client's own.
+function M.headers()
+  local c = client { max_retries = 0, headers = { ["X-Trace"] = "or-client", ["X-Client"] = "c" } }
+  local bad, bad_err = c:confirm_payout(ngx.var.arg_id, { headers = { Host = "evil.example" } })
+  local p, err = c:confirm_payout(ngx.var.arg_id, { headers = { ["x-trace"] = "or-call" } })
+  reply {
+    refused = bad and "sent" or error_fields(bad_err),
+    status = p and p.status or cjson.null,
+    err = error_fields(err) or cjson.null,
+  }
+end
+
 --- Confirms ?id= over https://localhost:?port= (verification on).
 function M.tls()
   local c = client { base_url = "https://localhost:" .. ngx.var.arg_port, max_retries = 0 }

@@ -133,6 +133,21 @@ describe("merchantapi in OpenResty", function()
     assert.equal("rejected", v.second.outcome)
   end)
 
+  it("sends headers of one's own over cosockets, and refuses the client's own", function()
+    local v = get_json("/probe/headers?id=" .. PAYOUT_ID)
+    assert.equal("usage", v.refused.kind)
+    assert.equal("not_sent", v.refused.outcome)
+    assert.equal("processing", v.status)
+    local status, body = request("GET", SANDBOX .. "/__sandbox/count?id=" .. PAYOUT_ID)
+    assert.equal(200, status)
+    assert.equal(1, cjson.decode(body).count) -- the refused call sent nothing
+    local _, seen = request("GET", SANDBOX .. "/__sandbox/headers?id=" .. PAYOUT_ID)
+    local h = cjson.decode(seen).headers
+    assert.equal("or-call", h["x-trace"])
+    assert.equal("c", h["x-client"])
+    assert.equal("127.0.0.1:" .. SANDBOX:match(":(%d+)$"), h["host"])
+  end)
+
   it("confirms over TLS with verification, and refuses an untrusted peer as not_sent", function()
     local v = get_json("/probe/tls?id=" .. PARTNER_PAY_ID .. "&port=" .. os.getenv("SANDBOX_TLS_PORT"))
     assert.equal(cjson.null, v.err)

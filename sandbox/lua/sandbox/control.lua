@@ -35,6 +35,14 @@ ROUTES["count"] = { GET = function()
   return respond.control(200, format('{"count":%d}', state.count(id)))
 end }
 
+ROUTES["headers"] = { GET = function()
+  local id = ngx.req.get_uri_args().id
+  if type(id) ~= "string" then
+    return bad_request("give the resource id as ?id=")
+  end
+  return respond.control(200, '{"headers":' .. (state.headers(id) or "null") .. "}")
+end }
+
 -- An integer number in [low, high], or nil.
 local function integer_in(value, low, high)
   if type(value) == "number" and value >= low and value <= high and value == floor(value) then

@@ -87,6 +87,7 @@ function _M.handle()
   end
 
   state.hit(id)
+  state.set_headers(id, ngx.req.get_headers(200))
   local header_ms = delay_header_ms()
   ngx.ctx.delay_header_ms = header_ms
   local delay_ms = header_ms or state.latency(id)

@@ -5,6 +5,9 @@
 --   c:<id>  when payout <id> was confirmed, ms since the epoch
 --   l:<id>  latency in ms for requests about <id>; "latency": for all requests
 --   x:<id>  ms from confirm to txid for payout <id>; "txid_after": for all payouts
+--   h:<id>  the headers of the last request counted for <id>, as JSON
+local cjson = require "cjson.safe"
+
 local dict = ngx.shared.sandbox
 
 local _M = {}
@@ -12,6 +15,25 @@ local _M = {}
 --- Count one request for resource `id`; returns the new count.
 function _M.hit(id)
   return assert(dict:incr("n:" .. id, 1, 0))
+end
+
+--- Remember `headers` (ngx.req.get_headers(): lower-case names, a table of
+-- values for a repeated header) as those of the last request for resource
+-- `id`; the api key is left out.
+function _M.set_headers(id, headers)
+  local copy = {}
+  for name, value in pairs(headers) do
+    if name ~= "authorization" then
+      copy[name] = value
+    end
+  end
+  dict:set("h:" .. id, cjson.encode(copy) or "{}")
+end
+
+--- The headers of the last request counted for resource `id`, as a JSON
+-- object, or nil when none came since the last reset.
+function _M.headers(id)
+  return dict:get("h:" .. id)
 end
 
 --- Requests counted for resource `id` since the last reset.
