@@ -903,7 +903,7 @@ static int l_new(lua_State *L)
     mapi_config_init(&cfg);
     cfg.user_agent = LUA_VERSION;
 
-    /* the values stay on the stack (2..11) while the client is made */
+    /* the values stay on the stack (2..12) while the client is made */
     lua_getfield(L, 1, "base_url");
     cfg.base_url = opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
@@ -961,8 +961,8 @@ static int l_new(lua_State *L)
         push_simple_error(L, "usage", bad, NULL);
         return 2;
     }
-    lua_getfield(L, 1, "headers"); /* 11, and the array above it */
-    if (read_headers(L, 11, &cfg.headers, &cfg.nheaders) < 0)
+    lua_getfield(L, 1, "headers"); /* 12, and the array above it */
+    if (read_headers(L, 12, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
 
     if (cfg.base_url) {
