@@ -602,6 +602,20 @@ static void push_error(lua_State *L, const mapi_error *e)
         set_int(L, "attempts", e->attempts);
     if (e->curl_code != 0)
         set_int(L, "curl_code", e->curl_code);
+    if (e->deadline_exceeded) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "deadline_exceeded");
+    }
+    if (e->payout) { /* a settled confirm's read: the payout, still a draft */
+        push_meta(L, e->payout);
+        if (push_flattened(L, e->payout, lua_gettop(L)))
+            lua_setfield(L, -3, "payout");
+        lua_pop(L, 1);
+    }
+    if (e->settle_error) { /* the read that tried to settle a confirm failed */
+        push_error(L, e->settle_error);
+        lua_setfield(L, -2, "settle_error");
+    }
     if (e->message) {
         set_string(L, "message", e->message);
     } else {
@@ -763,6 +777,7 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
         push_simple_error(L, "decode", "the document has no primary data", NULL);
     }
     push_response(L, mapi_doc_response(doc), body, len, meta, jsonapi);
+    set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
     doc_box_release(db);
     return 3;
 }
@@ -879,7 +894,7 @@ static int l_new(lua_State *L)
 {
     static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
                                         "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", NULL};
+                                        "user_agent", "deadline", "settle", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0, len;
     double d;
@@ -938,6 +953,19 @@ static int l_new(lua_State *L)
         cfg.user_agent = opt_string(L, 10, "user_agent", &len);
         if (has_nul(cfg.user_agent, len))
             bad = "user_agent contains a NUL byte";
+    }
+    lua_getfield(L, 1, "deadline");
+    if (opt_number(L, 11, "deadline", &d)) {
+        cfg.deadline = d;
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+    }
+    lua_getfield(L, 1, "settle");
+    if (!lua_isnil(L, 12)) {
+        if (lua_type(L, 12) != LUA_TBOOLEAN)
+            return luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                              luaL_typename(L, 12));
+        cfg.no_settle = !lua_toboolean(L, 12);
     }
     if (has_nul(cfg.base_url, url_len))
         bad = "base_url contains a NUL byte";
@@ -1022,38 +1050,87 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* The calls that take one id: client:<call>(id) -> resource, nil, res |
-   nil, err[, res]. */
-typedef int (*by_id_fn)(mapi_client *, const char *, mapi_doc **, mapi_error *);
-
-static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
+/* Reads a call's options from the table at index opts (or nil): deadline
+   (seconds > 0), and settle (a boolean) when with_settle.  Returns the usage
+   message of an invalid value, or NULL; a wrong type raises. */
+static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                     int with_settle)
 {
-    const char *id;
+    const char *bad = NULL;
+    double d;
+
+    o->deadline = 0;
+    o->settle = MAPI_SETTLE_CLIENT;
+    if (lua_isnil(L, opts))
+        return NULL;
+    lua_getfield(L, opts, "deadline");
+    if (opt_number(L, lua_gettop(L), "deadline", &d)) {
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+        else
+            o->deadline = d;
+    }
+    lua_pop(L, 1);
+    if (with_settle) {
+        lua_getfield(L, opts, "settle");
+        if (!lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                           luaL_typename(L, -1));
+            o->settle = lua_toboolean(L, -1) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
+        }
+        lua_pop(L, 1);
+    }
+    return bad;
+}
+
+/* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
+   res | nil, err[, res].  opts: deadline, and settle for the confirm. */
+typedef int (*by_id_fn)(mapi_client *, const char *, const mapi_call_opts *, mapi_doc **,
+                        mapi_error *);
+
+static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_settle)
+{
+    static const char *const names[] = {"deadline", "settle", NULL};
+    static const char *const names_no_settle[] = {"deadline", NULL};
+    const char *id, *bad;
     int nret = 0;
-    mapi_client *c = call_prelude(L, method, &id, &nret);
+    mapi_client *c;
+    mapi_call_opts opts;
     doc_box *db;
     err_box *eb;
 
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    c = call_prelude(L, method, &id, &nret);
     if (!c)
         return nret;
-    lua_settop(L, 2);
+    if (!lua_isnil(L, 3))
+        check_option_names(L, 3, with_settle ? names : names_no_settle);
+    bad = read_call_options(L, 3, &opts, with_settle);
+    if (bad) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", bad, method);
+        return 2;
+    }
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (fn(c, id, &db->doc, &eb->err) != 0)
+    if (fn(c, id, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
 }
 
-/* client:confirm_payout(id) -> payout, nil, res | nil, err[, res] */
+/* client:confirm_payout(id[, {deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
 static int l_confirm_payout(lua_State *L)
 {
-    return call_by_id(L, "PUT", mapi_confirm_payout);
+    return call_by_id(L, "PUT", mapi_confirm_payout_ex, 1);
 }
 
-/* client:get_channel(id) -> channel, nil, res | nil, err[, res] */
+/* client:get_channel(id[, {deadline=}]) -> channel, nil, res | nil, err[, res] */
 static int l_get_channel(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_channel);
+    return call_by_id(L, "GET", mapi_get_channel_ex, 0);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -1095,15 +1172,17 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
     return bad;
 }
 
-/* client:list_addresses(id, {order=, order_type=, page=, per_page=})
+/* client:list_addresses(id, {order=, order_type=, page=, per_page=, deadline=})
    -> list, nil, res | nil, err[, res] */
 static int l_list_addresses(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "page", "per_page", NULL};
-    const char *id, *bad = NULL;
+    static const char *const names[] = {"order", "order_type", "page", "per_page", "deadline",
+                                        NULL};
+    const char *id, *bad = NULL, *bad_call;
     int nret = 0;
     mapi_client *c;
     mapi_page_params p;
+    mapi_call_opts opts;
     doc_box *db;
     err_box *eb;
 
@@ -1121,14 +1200,15 @@ static int l_list_addresses(lua_State *L)
         lua_pop(L, 1);
     check_option_names(L, 3, names);
     bad = read_page_options(L, 3, &p, 1);
-    if (bad) {
+    bad_call = read_call_options(L, 3, &opts, 0);
+    if (bad || bad_call) {
         lua_pushnil(L);
-        push_simple_error(L, "usage", bad, "GET");
+        push_simple_error(L, "usage", bad ? bad : bad_call, "GET");
         return 2;
     }
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (mapi_list_addresses(c, id, &p, &db->doc, &eb->err) != 0)
+    if (mapi_list_addresses_ex(c, id, &p, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
 }
@@ -1304,24 +1384,26 @@ static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
 }
 
 /*
- * client:request(method, path_and_query[, body[, type[, max_retries]]])
+ * client:request(method, path_and_query[, body[, type[, max_retries[, id[, deadline]]]]])
  *   -> value, nil, res | nil, err[, res]
  * method and path_and_query are strings (sent as mapi_request_ex checks
  * them), body a string or nil (sent as is), type the expected primary type
- * or nil (any), max_retries an integer or nil (the client's).
+ * or nil (any), max_retries an integer or nil (the client's), id the
+ * expected primary id or nil (any; needs type), deadline seconds > 0 or nil
+ * (the client's).
  * lua/merchantapi.lua builds path_and_query and the body from a table.
  */
 static int l_request(lua_State *L)
 {
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
-    const char *method, *path, *body, *type;
-    size_t method_len, path_len, body_len, type_len;
+    const char *method, *path, *body, *type, *id;
+    size_t method_len, path_len, body_len, type_len, id_len;
     int64_t n;
     doc_box *db;
     err_box *eb;
 
-    lua_settop(L, 6);
+    lua_settop(L, 8);
     if (lua_type(L, 2) != LUA_TSTRING)
         return mapic_typeerror(L, 2, "string");
     if (lua_type(L, 3) != LUA_TSTRING)
@@ -1335,12 +1417,20 @@ static int l_request(lua_State *L)
             return mapic_typeerror(L, 6, "integer or nil");
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
     }
+    id = arg_opt_string(L, 7, &id_len);
+    if (!lua_isnil(L, 8)) {
+        if (lua_type(L, 8) != LUA_TNUMBER)
+            return mapic_typeerror(L, 8, "number or nil");
+        opts.deadline = (double)lua_tonumber(L, 8);
+        if (!(opts.deadline > 0 && opts.deadline <= 1e9))
+            opts.deadline = -1; /* refused by the core */
+    }
     if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
-        has_nul(type, type_len)) {
+        has_nul(type, type_len) || has_nul(id, id_len)) {
         lua_pushnil(L);
         push_simple_error(L, "usage",
                           cb->client == NULL ? "the client is closed"
-                                             : "method, path or type contains a NUL byte",
+                                             : "method, path, type or id contains a NUL byte",
                           method);
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
             lua_pushliteral(L, "not_sent"); /* like the confirm: nothing was sent */
@@ -1349,6 +1439,7 @@ static int l_request(lua_State *L)
         return 2;
     }
     opts.type = type;
+    opts.id = id;
     db = push_doc_box(L);
     eb = push_err_box(L);
     if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
@@ -1357,10 +1448,10 @@ static int l_request(lua_State *L)
     return push_request_results(L, db, eb);
 }
 
-/* client:get_payout(id) -> payout, nil, res | nil, err[, res] */
+/* client:get_payout(id[, {deadline=}]) -> payout, nil, res | nil, err[, res] */
 static int l_get_payout(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_payout);
+    return call_by_id(L, "GET", mapi_get_payout_ex, 0);
 }
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps
