@@ -57,6 +57,8 @@ local CLIENT_OPTIONS = {
   on_request = "function",
   on_response = "function",
   headers = "table",
+  deadline = "number",
+  settle = "boolean",
 }
 
 -- Options handled here (merchantapi.transport), not by the core.
@@ -68,10 +70,12 @@ local LIST_OPTIONS = {
   page = "integer",
   per_page = "integer",
   headers = "table",
+  deadline = "number",
 }
 
--- The options of the calls that take one id.
-local CALL_OPTIONS = { headers = "table" }
+-- Options of one call (confirm_payout also takes settle).
+local CALL_OPTIONS = { headers = "table", deadline = "number" }
+local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
 
 local function is_integer(v)
   return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
@@ -142,6 +146,15 @@ Client.__index = Client
 --   `max_retries` (integer, retries after the first attempt, default 2; see
 --   docs/contract.md "Retries"),
 --   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`),
+--   `deadline` (seconds for one whole call: every attempt, retry and wait;
+--   default `(max_retries + 1) * timeout` plus the longest backoff of
+--   `max_retries` retries (0.5 + 1 + 2 + 4 + 8 + 8 ... s), 91.5 s with the
+--   other defaults.  Each attempt's timeout is cut to what is left, and a
+--   retry whose wait (backoff or Retry-After) would outlast the deadline is
+--   not made: the call ends at once with the last attempt's error and
+--   `err.deadline_exceeded = true`.  Each call may set its own),
+--   `settle` (boolean, default true: a confirm whose outcome is unknown is
+--   settled by reading the payout, see `confirm_payout`),
 --   `cafile`, `capath` (trusted CAs for a private CA; the system store
 --   otherwise; libcurl only),
 --   `proxy` (libcurl only; default none: proxy variables of the environment
@@ -218,23 +231,39 @@ end
 -- it is retried only when it provably never reached the server
 -- (`err.outcome == "not_sent"`) or was answered 429.
 --
+-- Settling: when the confirm ends with `err.outcome == "unknown"` (it may
+-- have gone through), the client reads the payout (`GET`, retried like
+-- `get_payout`, over the same transport, seen by the hooks): if its `status`
+-- is no longer `"draft"` the call returns it as confirmed, with
+-- `res.settled_by = "read"` (res is then the read's response); if it is
+-- still a draft the error stays `outcome = "unknown"` and `err.payout` holds
+-- the payout read -- confirming again is then safe: the interface's only
+-- transition out of draft is this confirm (draft -> processing), so a payout
+-- confirmed meanwhile is no longer a draft and a second confirm is refused
+-- by the service (the sandbox answers 422), never carried out twice; if the read fails, the
+-- error is the confirm's, with the read's error as `err.settle_error`.  The
+-- read has a deadline of its own, as long as the confirm's.
+--
 -- @tparam string payout_id the draft's id (percent-encoded as one path segment).
 -- @tparam[opt] table opts `headers` (table name -> value: added to the
 --   client's `headers` for this call, replacing one of the same name; the
 --   rules of `merchantapi.new`'s `headers`; a refused one is a `"usage"`
---   error with `outcome = "not_sent"`: nothing was sent).
+--   error with `outcome = "not_sent"`: nothing was sent), `deadline`
+--   (seconds > 0, this call's; see `new`), `settle` (boolean; default: the
+--   client's `settle`).
 -- @return the payout (status `"processing"`, `amount` a decimal string,
 --   `accountCharged` and `author` resolved), nil, res; or `nil, err[, res]`:
 --   `kind = "api"` with the 422 `code` of the interface (`amount`,
 --   `minimum`, `maximum` filled for the limit codes), `"http"`,
---   `"transport"`, `"decode"`, `"usage"` (empty id, closed client, a
---   refused header).  `err.outcome` tells whether the payout may have been
---   confirmed (`"not_sent"`, `"unknown"`, `"rejected"`).
--- @raise when payout_id is not a string, on an unknown option or an option
---   of the wrong type.
+--   `"transport"`, `"decode"` (also for a payout of another id: "expected
+--   payouts <id>, got payouts <other>"), `"usage"` (empty id, a deadline
+--   <= 0, closed client, a refused header).  `err.outcome` tells whether the payout may have
+--   been confirmed (`"not_sent"`, `"unknown"`, `"rejected"`).
+-- @raise when payout_id is not a string, opts not a table, on an unknown
+--   option or an option of the wrong type.
 function Client:confirm_payout(payout_id, opts)
   check_id(payout_id, "confirm_payout")
-  check_options(opts, CALL_OPTIONS, "confirm_payout", 2)
+  check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
   return self._core:confirm_payout(payout_id, opts)
 end
 
@@ -248,12 +277,14 @@ end
 -- Retried on transport errors, 429 and 502/503/504 (up to `max_retries`).
 --
 -- @tparam string channel_id the channel's id.
--- @tparam[opt] table opts `headers` (as for `confirm_payout`).
+-- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
+--   (seconds > 0, this call's; see `new`).
 -- @return the channel (`targetAccount` resolved), nil, res; or
---   `nil, err[, res]` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`,
---   `"usage"`).
--- @raise when channel_id is not a string, on an unknown option or an
---   option of the wrong type.
+--   `nil, err[, res]` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`
+--   (also for a channel of another id: "expected channels <id>, got
+--   channels <other>"), `"usage"`).
+-- @raise when channel_id is not a string, opts not a table, on an unknown
+--   option or an option of the wrong type.
 function Client:get_channel(channel_id, opts)
   check_id(channel_id, "get_channel")
   check_options(opts, CALL_OPTIONS, "get_channel", 2)
@@ -272,7 +303,8 @@ end
 -- @tparam[opt] table opts query parameters, each sent only when given:
 --   `order` (string, e.g. `"created_at"`), `order_type` (`"asc"` or
 --   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1); and
---   `headers` (as for `confirm_payout`).
+--   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
+--   call's; see `new`), not sent.
 -- @return an array of addresses (`network` resolved, `value` nil while
 --   generated) with `list.meta` (`page`, `per_page`, `total` as integers,
 --   also when the service writes them as strings of digits; a member the
@@ -362,7 +394,8 @@ end
 --   stay integers, sorted keys, `merchantapi.null` as null, and fractions,
 --   NaN, cycles refused).  The body goes out with `Content-Type:
 --   application/vnd.api+json`.  GET and HEAD take no body.
---   `headers` (as for `confirm_payout`).
+--   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
+--   call's; see `new`).
 -- @return on any 2xx: the primary data as the endpoints return it (a
 --   resource, or a list with `.meta`, any `type`), or `merchantapi.null`
 --   when the document has none (`data: null`, a meta-only document, a 2xx
@@ -392,8 +425,11 @@ function Client:request(method, path, opts)
       error("bad argument #3 to 'request' (table expected, got " .. type(opts) .. ")", 2)
     end
     for k, v in pairs(opts) do
-      if k ~= "query" and k ~= "body" and k ~= "headers" then
+      if k ~= "query" and k ~= "body" and k ~= "headers" and k ~= "deadline" then
         error(("unknown option '%s' to 'request'"):format(tostring(k)), 2)
+      end
+      if k == "deadline" and type(v) ~= "number" then
+        error("bad option 'deadline' to 'request' (number expected, got " .. type(v) .. ")", 2)
       end
       if k == "query" and type(v) ~= "table" then
         error("bad option 'query' to 'request' (table expected, got " .. type(v) .. ")", 2)
@@ -408,7 +444,8 @@ function Client:request(method, path, opts)
   if err then
     return nil, err
   end
-  return self._core:request(method, full, body, nil, nil, opts and opts.headers)
+  return self._core:request(method, full, body, nil, nil, nil, opts and opts.deadline,
+    opts and opts.headers)
 end
 
 --- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"
@@ -419,14 +456,15 @@ end
 -- Retried like `get_channel`.
 --
 -- @tparam string payout_id the payout's id (percent-encoded as one path segment).
--- @tparam[opt] table opts `headers` (as for `confirm_payout`).
+-- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
+--   (seconds > 0, this call's; see `new`).
 -- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
 --   decimal string, `accountCharged` and `author` resolved; `txid` nil until
 --   broadcast), nil, res; or `nil, err[, res]` (kinds as `get_channel`; an
 --   unknown id is `kind = "api"` with `status = 404` on the sandbox;
---   `"decode"` when data is not a payouts resource).
--- @raise when payout_id is not a string, on an unknown option or an option
---   of the wrong type.
+--   `"decode"` when data is not a payouts resource, or another payout's).
+-- @raise when payout_id is not a string, opts not a table, on an unknown
+--   option or an option of the wrong type.
 function Client:get_payout(payout_id, opts)
   check_id(payout_id, "get_payout")
   check_options(opts, CALL_OPTIONS, "get_payout", 2)
@@ -462,7 +500,8 @@ end
 --   `kind = "timeout"` when the deadline passed (`err.payout` the last payout
 --   read, or nil; `err.last_error` the last read's error when it failed;
 --   `err.attempts` reads made; `err.elapsed` seconds), or at once the error
---   of a read that waiting cannot fix (not retryable: 404, 401, decode, ...),
+--   of a read that waiting cannot fix (not retryable: 404, 401, decode --
+--   also for a payout of another id --, ...),
 --   or `"usage"` (empty id, a negative timeout, interval <= 0).
 -- @raise when payout_id is not a string, on an unknown option or an option
 --   of the wrong type.

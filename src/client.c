@@ -30,6 +30,8 @@ struct mapi_client {
     size_t nheaders;
     size_t max_body;      /* copied for exchanges (the limits a transport is handed) */
     double timeout, connect_timeout;
+    double deadline;      /* seconds for a whole call; 0: mapi_default_deadline */
+    int no_settle;        /* 1: an unknown confirm is not settled by a read */
     int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
@@ -111,6 +113,8 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     if (!(cfg->timeout >= 0) || !(cfg->connect_timeout >= 0))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "timeout and connect_timeout must be >= 0 seconds"), NULL;
+    if (!(cfg->deadline >= 0))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds"), NULL;
     if (cfg->max_retries < 0)
         return mapi_error_set(err, MAPI_ERR_USAGE, "max_retries must be >= 0"), NULL;
     if (cfg->max_depth < 0)
@@ -163,6 +167,8 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     c->max_body = cfg->max_body;
     c->timeout = cfg->timeout;
     c->connect_timeout = cfg->connect_timeout;
+    c->deadline = cfg->deadline;
+    c->no_settle = cfg->no_settle != 0;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
     c->rng = mapi_rng_seed((uintptr_t)c);
@@ -273,6 +279,7 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     s.max_body = c->max_body;
     s.timeout = c->timeout;
     s.connect_timeout = c->connect_timeout;
+    s.deadline = k->deadline > 0 ? k->deadline : c->deadline;
     s.debug = c->debug;
     s.headers = c->headers;
     s.nheaders = c->nheaders;
@@ -355,21 +362,27 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
         for (;;) {
             mapi_http_request req;
             mapi_response *res = NULL;
-            double wait;
+            const mapi_call *r;
+            double wait, connect_timeout;
+            size_t max_body;
 
+            observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
+            r = mapi_exchange_request(x); /* the call, or the read settling it */
             memset(&req, 0, sizeof req);
-            req.method = k->method;
-            req.url = k->url;
-            req.body = k->body;
-            req.body_len = k->body_len;
-            req.fresh_connection = k->confirm;
+            req.method = r->method;
+            req.url = r->url;
+            req.body = r->body;
+            req.body_len = r->body_len;
+            req.fresh_connection = r->confirm;
             req.http1 = http1;
             mapi_exchange_own_headers(x, &req.headers, &req.nheaders);
-            observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
+            mapi_exchange_limits(x, &req.timeout, &connect_timeout, &max_body);
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
             step = mapi_exchange_end(x, res, &e, out, &wait);
             observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
+            if (step == MAPI_STEP_SETTLE)
+                continue; /* the read of the payout, at once */
             if (step != MAPI_STEP_RETRY)
                 break;
             if (c->sleep(c->sleep_ctx, wait) != 0) {
@@ -443,10 +456,17 @@ static int run_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_doc **out,
 
 /* ---- endpoints ---- */
 
-int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
-                        mapi_error *err)
+/* Checks a call's options (NULL: the defaults); 0, or -1 with USAGE. */
+static int check_opts(const mapi_call_opts *opts, mapi_error *err)
 {
-    return mapi_confirm_payout_ex(c, payout_id, NULL, out, err);
+    if (!opts)
+        return 0;
+    if (!(opts->deadline >= 0))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds");
+    if (opts->settle != MAPI_SETTLE_CLIENT && opts->settle != MAPI_SETTLE_ON &&
+        opts->settle != MAPI_SETTLE_OFF)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
+    return 0;
 }
 
 /* The call's own headers from opts (NULL: none). */
@@ -464,10 +484,9 @@ int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_cal
     mapi_call k;
     mapi_buf url;
 
-    if (check_call(c, out, err) < 0 || check_id("payout_id", payout_id, err) < 0)
-        return -1;
-    if (require_key(c, "confirm a payout", err) < 0) {
-        if (err)
+    if (check_call(c, out, err) < 0 || check_id("payout_id", payout_id, err) < 0 ||
+        check_opts(opts, err) < 0 || require_key(c, "confirm a payout", err) < 0) {
+        if (err && err->kind == MAPI_ERR_USAGE)
             err->outcome = MAPI_OUTCOME_NOT_SENT;
         return -1;
     }
@@ -476,13 +495,18 @@ int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_cal
     k.confirm = 1;
     k.type = "payouts";
     call_headers(&k, opts);
+    k.id = payout_id;
+    k.deadline = opts ? opts->deadline : 0;
+    k.settle = opts && opts->settle != MAPI_SETTLE_CLIENT ? opts->settle == MAPI_SETTLE_ON
+                                                          : !c->no_settle;
     endpoint_url(&url, c, "payouts", payout_id, "");
     return run_url(c, &k, &url, out, err);
 }
 
-int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, mapi_error *err)
+int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
+                        mapi_error *err)
 {
-    return mapi_get_channel_ex(c, channel_id, NULL, out, err);
+    return mapi_confirm_payout_ex(c, payout_id, NULL, out, err);
 }
 
 int mapi_get_channel_ex(mapi_client *c, const char *channel_id, const mapi_call_opts *opts,
@@ -491,14 +515,22 @@ int mapi_get_channel_ex(mapi_client *c, const char *channel_id, const mapi_call_
     mapi_call k;
     mapi_buf url;
 
-    if (check_call(c, out, err) < 0 || check_id("channel_id", channel_id, err) < 0)
+    if (check_call(c, out, err) < 0 || check_id("channel_id", channel_id, err) < 0 ||
+        check_opts(opts, err) < 0)
         return -1;
     memset(&k, 0, sizeof k);
     k.method = "GET";
     k.type = "channels";
     call_headers(&k, opts);
+    k.id = channel_id;
+    k.deadline = opts ? opts->deadline : 0;
     endpoint_url(&url, c, "channels", channel_id, "");
     return run_url(c, &k, &url, out, err);
+}
+
+int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, mapi_error *err)
+{
+    return mapi_get_channel_ex(c, channel_id, NULL, out, err);
 }
 
 int mapi_list_addresses_call(mapi_client *c, const char *account_id,
@@ -557,12 +589,6 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
     observe(c, ev, info);
 }
 
-int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
-                        mapi_doc **out, mapi_error *err)
-{
-    return mapi_list_addresses_ex(c, account_id, p, NULL, out, err);
-}
-
 int mapi_list_addresses_ex(mapi_client *c, const char *account_id, const mapi_page_params *p,
                            const mapi_call_opts *opts, mapi_doc **out, mapi_error *err)
 {
@@ -570,10 +596,17 @@ int mapi_list_addresses_ex(mapi_client *c, const char *account_id, const mapi_pa
     char *url;
     int rc;
 
-    if (check_call(c, out, err) < 0 ||
+    if (check_call(c, out, err) < 0 || check_opts(opts, err) < 0 ||
         mapi_list_addresses_call(c, account_id, p, opts, &k, &url, err) < 0)
         return -1;
+    k.deadline = opts ? opts->deadline : 0;
     rc = run(c, &k, out, err);
     free(url);
     return rc;
+}
+
+int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
+                        mapi_doc **out, mapi_error *err)
+{
+    return mapi_list_addresses_ex(c, account_id, p, NULL, out, err);
 }

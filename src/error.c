@@ -37,6 +37,11 @@ void mapi_error_clear(mapi_error *err)
     free(err->request_id);
     free(err->message);
     mapi_response_free(err->response);
+    mapi_doc_free(err->payout);
+    if (err->settle_error) {
+        mapi_error_clear(err->settle_error);
+        free(err->settle_error);
+    }
     memset(err, 0, sizeof *err);
     err->retry_after = -1.0; /* as MAPI_ERROR_INIT: "absent" */
 }
@@ -254,6 +259,7 @@ void mapi_error_redact(mapi_error *err, const char *secret)
         redact_field(&err->errors[i].detail, secret, slen);
         redact_field(&err->errors[i].pointer, secret, slen);
     }
+    mapi_error_redact(err->settle_error, secret);
     if (mapi_error_message(err) < 0) {
         mapi_error_oom(err); /* no message: report what happened */
         return;

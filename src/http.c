@@ -54,6 +54,7 @@ struct mapi_http {
     CURLM *multi;               /* concurrent transfers (multi.c); made on first use */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
+    long timeout_ms;            /* the client's timeout: a request's own replaces it */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -334,7 +335,8 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
         SET(CURLOPT_CAINFO, cfg->cafile);
     if (cfg->capath)
         SET(CURLOPT_CAPATH, cfg->capath);
-    SET(CURLOPT_TIMEOUT_MS, seconds_to_ms(cfg->timeout, 30000L));
+    h->timeout_ms = seconds_to_ms(cfg->timeout, 30000L);
+    SET(CURLOPT_TIMEOUT_MS, h->timeout_ms);
     SET(CURLOPT_CONNECTTIMEOUT_MS, seconds_to_ms(cfg->connect_timeout, 10000L));
     SET(CURLOPT_HTTPHEADER, h->headers);
     SET(CURLOPT_USERAGENT, ua_line);
@@ -428,12 +430,16 @@ static mapi_outcome transport_outcome(CURLcode rc, long request_size, curl_off_t
     }
 }
 
-static int set_request(CURL *easy, const mapi_http_request *req)
+static int set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
 {
     CURLcode rc;
     int once;
 
     rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
+    if (rc == CURLE_OK) /* the deadline may cut this request's timeout */
+        rc = curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                              req->timeout > 0 ? seconds_to_ms(req->timeout, timeout_ms)
+                                               : timeout_ms);
     if (rc == CURLE_OK && strcmp(req->method, "GET") == 0) {
         rc = curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
         if (rc == CURLE_OK)
@@ -678,7 +684,7 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
         return mapi_error_oom(err);
     }
     h->errbuf[0] = '\0';
-    rc = (CURLcode)set_request(h->easy, req);
+    rc = (CURLcode)set_request(h->easy, req, h->timeout_ms);
     if (rc == CURLE_OK && own)
         rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
     if (rc == CURLE_OK) {
@@ -751,7 +757,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
         SET(CURLOPT_HTTPHEADER, x->headers);
 #undef SET
     if (rc == CURLE_OK)
-        rc = (CURLcode)set_request(x->easy, req);
+        rc = (CURLcode)set_request(x->easy, req, h->timeout_ms);
     if (rc == CURLE_OK)
         rc = set_transfer(x->easy, &x->t);
     if (rc != CURLE_OK) {

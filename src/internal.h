@@ -53,6 +53,8 @@ typedef struct mapi_http_request {
     int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
     const mapi_header_field *headers; /* the caller's own, sent after the client's */
     size_t nheaders;
+    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
+                               client's timeout */
 } mapi_http_request;
 
 /* Settings copied from the config (validated by the caller); proxy: the
@@ -284,6 +286,10 @@ double mapi_backoff_delay(int retry, double u);
 double mapi_retry_after_parse(const char *value, time_t now);
 /* 1 for the statuses a call may retry: 429, 502, 503, 504. */
 int mapi_status_retryable(int status);
+/* The default deadline of a call (merchantapi.h, mapi_config.deadline): what
+   max_retries + 1 attempts of `timeout` seconds and the longest backoff
+   before each retry can take together. */
+double mapi_default_deadline(double timeout, int max_retries);
 
 /* ---- errors (error.c) ---- */
 
@@ -337,6 +343,9 @@ typedef struct mapi_call {
     const mapi_header_field *headers; /* the call's own headers (checked by the client's
                                          call path before anything is built), or NULL */
     size_t nheaders;
+    const char *id;       /* with type: the primary resource's id must be this one; or NULL */
+    double deadline;      /* seconds for the whole call; 0: the client's */
+    int settle;           /* the confirm: settle an unknown outcome by reading the payout */
 } mapi_call;
 
 /* 1 when a Content-Type is application/vnd.api+json or application/json
@@ -361,6 +370,11 @@ const char *mapi_client_base_url(const mapi_client *c);
 /* A document without root or data that takes ownership of res (a 2xx
    response without a body: HEAD, 204).  0, or -1 (MEMORY; res freed). */
 int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err);
+/* Marks doc as a settled confirm's read (mapi_doc_settled_by: "read"). */
+void mapi_doc_set_settled(mapi_doc *doc);
+/* 1 when r's id is exactly the string id (byte for byte: an id holding a
+   \u0000 is not equal to its part before it). */
+int mapi_resource_id_is(const mapi_resource *r, const char *id);
 
 /* ---- the concurrent page fetcher (multi.c) and what it uses of client.c ---- */
 
@@ -404,6 +418,7 @@ typedef struct mapi_exchange_settings {
     int max_depth;          /* JSON nesting cap; <= 0 means 64 */
     size_t max_body;        /* bytes; 0 means 16 MiB */
     double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
+    double deadline;        /* seconds for the whole call; <= 0: mapi_default_deadline */
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
     const mapi_header_field *headers; /* the client's own headers (mapi_config.headers) */
     size_t nheaders;
@@ -415,8 +430,10 @@ typedef struct mapi_exchange mapi_exchange;
 typedef enum mapi_step {
     MAPI_STEP_DONE = 0, /* *out holds the document */
     MAPI_STEP_FAILED,   /* *e is the call's final error (finished: mapi_exchange_fail) */
-    MAPI_STEP_RETRY     /* wait *wait seconds, then begin the next attempt; *e holds this
+    MAPI_STEP_RETRY,    /* wait *wait seconds, then begin the next attempt; *e holds this
                            attempt's error (clear it, or finish it with mapi_exchange_fail) */
+    MAPI_STEP_SETTLE    /* the confirm failed with outcome UNKNOWN and is settled: begin
+                           the read of its payout now (mapi_exchange_request); *e is empty */
 } mapi_step;
 
 /* A new exchange for the built call k (every string and the body copied);
@@ -426,10 +443,16 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
 void mapi_exchange_free(mapi_exchange *x);
 /* The jitter source; fn NULL: the exchange's own generator. */
 void mapi_exchange_set_random(mapi_exchange *x, mapi_random_fn fn, void *ctx);
-/* The call (method, url, body, confirm, ...), owned by the exchange. */
+/* The call (method, url, body, confirm, ...) as it was built, owned by the
+   exchange. */
 const mapi_call *mapi_exchange_call(const mapi_exchange *x);
-/* The limits a transport should apply: seconds, seconds, bytes (a transport
-   may stop reading after max_body + 1 bytes of body). */
+/* What the attempt begun last (or the next one) sends: the call, or once a
+   confirm is being settled, the read of its payout (GET, same URL).  Owned
+   by the exchange; read it after mapi_exchange_begin. */
+const mapi_call *mapi_exchange_request(const mapi_exchange *x);
+/* The limits a transport should apply to the attempt begun last: seconds
+   (the timeout, cut to what is left of the deadline), seconds, bytes (a
+   transport may stop reading after max_body + 1 bytes of body). */
 void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
                           size_t *max_body);
 /* Request header i (0-based): Content-Type, Accept, Authorization (with a
@@ -442,18 +465,31 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
 /* The headers of one's own alone (the tail of mapi_exchange_header_at), for
    a mapi_http_request.  Borrowed. */
 void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n);
-/* Begins the next attempt: counts it and stamps the time.  Returns the
-   attempt's facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
+/* Begins the next attempt: counts it, stamps the time (the first attempt
+   also starts the deadline) and sets its timeout.  Returns the attempt's
+   facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
 /* Ends the attempt begun last.  res: the response (taken in every case), or
    NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
    TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
-   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line. */
+   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line.
+   A retry is decided only when its wait ends before the deadline (else the
+   call fails, deadline_exceeded).  A confirm that failed with outcome
+   UNKNOWN and settles goes on with the read of its payout: SETTLE, and
+   mapi_exchange_request() is then that GET; the read's end gives the
+   confirm's result (merchantapi.h, mapi_confirm_payout). */
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait);
 /* Finishes *e as the call's final error: attempts, method, url, message,
-   outcome only for the confirm, the api key redacted. */
+   outcome only for the confirm, the api key redacted (and while settling,
+   the confirm's error with *e as its settle_error). */
 void mapi_exchange_fail(mapi_exchange *x, mapi_error *e);
+/* 1 when a retry after `wait` seconds from now begins before the call's
+   deadline (the rule mapi_exchange_end applies); 0 otherwise. */
+int mapi_exchange_fits(const mapi_exchange *x, double wait);
+/* Finishes *e (an attempt's error whose retry did not fit) as the call's
+   final error, deadline_exceeded 1. */
+void mapi_exchange_expire(mapi_exchange *x, mapi_error *e);
 /* The facts of the attempt ended last, for a MAPI_ATTEMPT_RESPONSE observer:
    borrowed, valid until the next begin and while *out / *e live. */
 const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);

@@ -49,6 +49,7 @@ struct mapi_doc {
     size_t nlinks, caplinks;
     size_t *targets;           /* resource indexes the links point to */
     size_t ntargets, captargets;
+    int settled;               /* mapi_doc_set_settled: a settled confirm's read */
 };
 
 #define RES_BLOCK 256 /* resources per block (about 20 KiB) */
@@ -565,6 +566,9 @@ size_t mapi_doc_data_count(const mapi_doc *d) { return d->ndata; }
 size_t mapi_doc_resource_count(const mapi_doc *d) { return d->nres; }
 const mapi_response *mapi_doc_response(const mapi_doc *d) { return d->response; }
 
+void mapi_doc_set_settled(mapi_doc *d) { d->settled = 1; }
+const char *mapi_doc_settled_by(const mapi_doc *d) { return d && d->settled ? "read" : NULL; }
+
 const mapi_resource *mapi_doc_data(const mapi_doc *d, size_t i)
 {
     return i < d->ndata ? RES(d, d->data_map[i]) : NULL;
@@ -594,6 +598,16 @@ const mapi_resource *mapi_doc_resolve(const mapi_doc *d, const mapi_value *linka
 
 const char *mapi_resource_type(const mapi_resource *r) { return r->type; }
 const char *mapi_resource_id(const mapi_resource *r) { return r->id; }
+
+int mapi_resource_id_is(const mapi_resource *r, const char *id)
+{
+    struct json_object *v = member(r->obj, "id");
+    size_t n = strlen(id);
+
+    return json_object_is_type(v, json_type_string) &&
+           (size_t)json_object_get_string_len(v) == n &&
+           memcmp(json_object_get_string(v), id, n) == 0;
+}
 size_t mapi_resource_index(const mapi_resource *r) { return r->index; }
 int mapi_resource_is_stub(const mapi_resource *r) { return r->stub; }
 size_t mapi_resource_link_count(const mapi_resource *r) { return r->link_count; }

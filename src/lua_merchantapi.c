@@ -498,6 +498,20 @@ static void push_error(lua_State *L, const mapi_error *e)
         set_int(L, "attempts", e->attempts);
     if (e->curl_code != 0)
         set_int(L, "curl_code", e->curl_code);
+    if (e->deadline_exceeded) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "deadline_exceeded");
+    }
+    if (e->payout) { /* a settled confirm's read: the payout, still a draft */
+        push_meta(L, e->payout);
+        if (push_flattened(L, e->payout, lua_gettop(L)))
+            lua_setfield(L, -3, "payout");
+        lua_pop(L, 1);
+    }
+    if (e->settle_error) { /* the read that tried to settle a confirm failed */
+        push_error(L, e->settle_error);
+        lua_setfield(L, -2, "settle_error");
+    }
     if (e->message) {
         set_string(L, "message", e->message);
     } else {
@@ -698,6 +712,7 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
         push_simple_error(L, "decode", "the document has no primary data", NULL);
     }
     push_response(L, mapi_doc_response(doc), body, len, meta, jsonapi);
+    set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
     doc_box_release(db);
     return 3;
 }
@@ -888,7 +903,8 @@ static int l_new(lua_State *L)
 {
     static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
                                         "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", "proxy", "headers", NULL};
+                                        "user_agent", "proxy", "headers", "deadline",
+                                        "settle", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0, len;
     double d;
@@ -903,7 +919,7 @@ static int l_new(lua_State *L)
     mapi_config_init(&cfg);
     cfg.user_agent = LUA_VERSION;
 
-    /* the values stay on the stack (2..12) while the client is made */
+    /* the values stay on the stack (2..14) while the client is made */
     lua_getfield(L, 1, "base_url");
     cfg.base_url = opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
@@ -952,6 +968,19 @@ static int l_new(lua_State *L)
     cfg.proxy = opt_string(L, 11, "proxy", &len);
     if (has_nul(cfg.proxy, len))
         bad = "proxy contains a NUL byte";
+    lua_getfield(L, 1, "deadline");
+    if (opt_number(L, 12, "deadline", &d)) {
+        cfg.deadline = d;
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+    }
+    lua_getfield(L, 1, "settle");
+    if (!lua_isnil(L, 13)) {
+        if (lua_type(L, 13) != LUA_TBOOLEAN)
+            return luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                              luaL_typename(L, 13));
+        cfg.no_settle = !lua_toboolean(L, 13);
+    }
     if (has_nul(cfg.base_url, url_len))
         bad = "base_url contains a NUL byte";
     if (has_nul(cfg.api_key, key_len))
@@ -961,8 +990,8 @@ static int l_new(lua_State *L)
         push_simple_error(L, "usage", bad, NULL);
         return 2;
     }
-    lua_getfield(L, 1, "headers"); /* 12, and the array above it */
-    if (read_headers(L, 12, &cfg.headers, &cfg.nheaders) < 0)
+    lua_getfield(L, 1, "headers"); /* 14, and the array above it */
+    if (read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
 
     if (cfg.base_url) {
@@ -1038,15 +1067,50 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* The calls that take one id: client:<call>(id[, {headers = {...}}]) ->
-   resource, nil, res | nil, err[, res]. */
+/* Reads a call's options from the table at index opts (or nil): deadline
+   (seconds > 0), and settle (a boolean) when with_settle.  Returns the usage
+   message of an invalid value, or NULL; a wrong type raises. */
+static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                     int with_settle)
+{
+    const char *bad = NULL;
+    double d;
+
+    o->deadline = 0;
+    o->settle = MAPI_SETTLE_CLIENT;
+    if (lua_isnil(L, opts))
+        return NULL;
+    lua_getfield(L, opts, "deadline");
+    if (opt_number(L, lua_gettop(L), "deadline", &d)) {
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+        else
+            o->deadline = d;
+    }
+    lua_pop(L, 1);
+    if (with_settle) {
+        lua_getfield(L, opts, "settle");
+        if (!lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                           luaL_typename(L, -1));
+            o->settle = lua_toboolean(L, -1) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
+        }
+        lua_pop(L, 1);
+    }
+    return bad;
+}
+
+/* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
+   res | nil, err[, res].  opts: headers, deadline, and settle for the confirm. */
 typedef int (*by_id_fn)(mapi_client *, const char *, const mapi_call_opts *, mapi_doc **,
                         mapi_error *);
 
-static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
+static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_settle)
 {
-    static const char *const names[] = {"headers", NULL};
-    const char *id;
+    static const char *const names[] = {"headers", "deadline", "settle", NULL};
+    static const char *const names_no_settle[] = {"headers", "deadline", NULL};
+    const char *id, *bad;
     int nret = 0;
     mapi_client *c;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
@@ -1059,8 +1123,15 @@ static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
     c = call_prelude(L, method, &id, &nret);
     if (!c)
         return nret;
+    if (!lua_isnil(L, 3))
+        check_option_names(L, 3, with_settle ? names : names_no_settle);
+    bad = read_call_options(L, 3, &opts, with_settle);
+    if (bad) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", bad, method);
+        return 2;
+    }
     if (!lua_isnil(L, 3)) {
-        check_option_names(L, 3, names);
         lua_getfield(L, 3, "headers"); /* 4, and the array above it */
         if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
             return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
@@ -1072,16 +1143,16 @@ static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
     return push_doc_results(L, db, eb, NULL, 0);
 }
 
-/* client:confirm_payout(id[, opts]) -> payout, nil, res | nil, err[, res] */
+/* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
 static int l_confirm_payout(lua_State *L)
 {
-    return call_by_id(L, "PUT", mapi_confirm_payout_ex);
+    return call_by_id(L, "PUT", mapi_confirm_payout_ex, 1);
 }
 
-/* client:get_channel(id[, opts]) -> channel, nil, res | nil, err[, res] */
+/* client:get_channel(id[, {headers=, deadline=}]) -> channel, nil, res | nil, err[, res] */
 static int l_get_channel(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_channel_ex);
+    return call_by_id(L, "GET", mapi_get_channel_ex, 0);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -1123,13 +1194,14 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
     return bad;
 }
 
-/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=})
+/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=,
+   deadline=})
    -> list, nil, res | nil, err[, res] */
 static int l_list_addresses(lua_State *L)
 {
     static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
-                                        NULL};
-    const char *id, *bad = NULL;
+                                        "deadline", NULL};
+    const char *id, *bad = NULL, *bad_call;
     int nret = 0;
     mapi_client *c;
     mapi_page_params p;
@@ -1151,9 +1223,10 @@ static int l_list_addresses(lua_State *L)
         lua_pop(L, 1);
     check_option_names(L, 3, names);
     bad = read_page_options(L, 3, &p, 1);
-    if (bad) {
+    bad_call = read_call_options(L, 3, &opts, 0);
+    if (bad || bad_call) {
         lua_pushnil(L);
-        push_simple_error(L, "usage", bad, "GET");
+        push_simple_error(L, "usage", bad ? bad : bad_call, "GET");
         return 2;
     }
     lua_getfield(L, 3, "headers");
@@ -1346,31 +1419,32 @@ static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
 }
 
 /*
- * client:request(method, path_and_query[, body[, type[, max_retries[, headers]]]])
- *   -> value, nil, res | nil, err[, res]
+ * client:request(method, path_and_query[, body[, type[, max_retries[, id[, deadline[,
+ *                headers]]]]]]) -> value, nil, res | nil, err[, res]
  * method and path_and_query are strings (sent as mapi_request_ex checks
  * them), body a string or nil (sent as is), type the expected primary type
- * or nil (any), max_retries an integer or nil (the client's), headers a
- * table name -> value or nil (see read_headers).
+ * or nil (any), max_retries an integer or nil (the client's), id the
+ * expected primary id or nil (any; needs type), deadline seconds > 0 or nil
+ * (the client's), headers a table name -> value or nil (see read_headers).
  * lua/merchantapi.lua builds path_and_query and the body from a table.
  */
 static int l_request(lua_State *L)
 {
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
-    const char *method, *path, *body, *type;
-    size_t method_len, path_len, body_len, type_len;
+    const char *method, *path, *body, *type, *id;
+    size_t method_len, path_len, body_len, type_len, id_len;
     int64_t n;
     doc_box *db;
     err_box *eb;
 
-    lua_settop(L, 7);
+    lua_settop(L, 9);
     if (lua_type(L, 2) != LUA_TSTRING)
         return mapic_typeerror(L, 2, "string");
     if (lua_type(L, 3) != LUA_TSTRING)
         return mapic_typeerror(L, 3, "string");
-    if (!lua_isnil(L, 7) && lua_type(L, 7) != LUA_TTABLE)
-        return mapic_typeerror(L, 7, "table or nil");
+    if (!lua_isnil(L, 9) && lua_type(L, 9) != LUA_TTABLE)
+        return mapic_typeerror(L, 9, "table or nil");
     method = lua_tolstring(L, 2, &method_len);
     path = lua_tolstring(L, 3, &path_len);
     body = arg_opt_string(L, 4, &body_len);
@@ -1380,12 +1454,20 @@ static int l_request(lua_State *L)
             return mapic_typeerror(L, 6, "integer or nil");
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
     }
+    id = arg_opt_string(L, 7, &id_len);
+    if (!lua_isnil(L, 8)) {
+        if (lua_type(L, 8) != LUA_TNUMBER)
+            return mapic_typeerror(L, 8, "number or nil");
+        opts.deadline = (double)lua_tonumber(L, 8);
+        if (!(opts.deadline > 0 && opts.deadline <= 1e9))
+            opts.deadline = -1; /* refused by the core */
+    }
     if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
-        has_nul(type, type_len)) {
+        has_nul(type, type_len) || has_nul(id, id_len)) {
         lua_pushnil(L);
         push_simple_error(L, "usage",
                           cb->client == NULL ? "the client is closed"
-                                             : "method, path or type contains a NUL byte",
+                                             : "method, path, type or id contains a NUL byte",
                           method);
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
             lua_pushliteral(L, "not_sent"); /* like the confirm: nothing was sent */
@@ -1394,7 +1476,8 @@ static int l_request(lua_State *L)
         return 2;
     }
     opts.type = type;
-    if (read_headers(L, 7, &opts.headers, &opts.nheaders) < 0)
+    opts.id = id;
+    if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
     db = push_doc_box(L);
     eb = push_err_box(L);
@@ -1404,10 +1487,10 @@ static int l_request(lua_State *L)
     return push_request_results(L, db, eb);
 }
 
-/* client:get_payout(id[, opts]) -> payout, nil, res | nil, err[, res] */
+/* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
 static int l_get_payout(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_payout_ex);
+    return call_by_id(L, "GET", mapi_get_payout_ex, 0);
 }
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps

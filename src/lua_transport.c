@@ -15,8 +15,9 @@
  *       (method, url, headers, body, limits) and the facts for on_request.
  *   action, info, wait = x:response(res) | x:failure(err)
  *       ends the attempt with the transport's answer, or its failure.
- *       action is "retry" (wait seconds first) or "done"; info holds the
- *       facts for on_response.
+ *       action is "retry" (wait seconds first; 0 when a confirm whose
+ *       outcome is unknown goes on with the read of its payout) or "done";
+ *       info holds the facts for on_response.
  *   ... = x:finish(client, name, ...)   runs the method once more with the
  *       core told to replay the result the attempts ended with, so the values
  *       come back in exactly the method's own shape.
@@ -288,7 +289,7 @@ static int l_request(lua_State *L)
 
     info = mapi_exchange_begin(xb->x);
     xb->state = X_SENDING;
-    k = mapi_exchange_call(xb->x);
+    k = mapi_exchange_request(xb->x); /* the call, or the read settling a confirm */
     mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
 
     lua_createtable(L, 0, 10);
@@ -327,11 +328,11 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res)
     double wait = -1;
     mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
 
-    if (step == MAPI_STEP_RETRY) {
+    if (step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE) {
         xb->state = X_IDLE;
         lua_pushliteral(L, "retry");
         push_info(L, mapi_exchange_info(xb->x), 1);
-        lua_pushnumber(L, (lua_Number)wait);
+        lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));
         mapi_error_clear(&xb->err); /* the info above borrowed from it */
         return 3;
     }

@@ -91,10 +91,15 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
         return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s", k->type,
                               mapi_doc_is_list(doc) ? "a list" : "no data");
     {
-        const char *t = mapi_resource_type(mapi_doc_data(doc, 0));
+        const mapi_resource *r = mapi_doc_data(doc, 0);
+        const char *t = mapi_resource_type(r);
         if (!t || strcmp(t, k->type) != 0)
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s",
                                   k->type, t ? t : "an untyped resource");
+        /* the resource asked for, not another one (an id with a NUL shows cut there) */
+        if (k->id && !mapi_resource_id_is(r, k->id))
+            return mapi_error_set(e, MAPI_ERR_DECODE, "expected %s %s, got %s %s", k->type,
+                                  k->id, t, mapi_resource_id(r));
     }
     return 0;
 }

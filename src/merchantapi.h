@@ -73,7 +73,8 @@ typedef enum mapi_error_kind {
 typedef enum mapi_outcome {
     MAPI_OUTCOME_NONE = 0,   /* not a confirm, or the call succeeded */
     MAPI_OUTCOME_NOT_SENT,   /* "not_sent": provably never reached the server; safe to retry */
-    MAPI_OUTCOME_UNKNOWN,    /* "unknown": may have been processed; read the payout first */
+    MAPI_OUTCOME_UNKNOWN,    /* "unknown": may have been processed (mapi_confirm_payout's
+                                "Settling": err->payout, err->settle_error) */
     MAPI_OUTCOME_REJECTED    /* "rejected": the server answered 4xx: not confirmed by this request */
 } mapi_outcome;
 
@@ -87,6 +88,7 @@ typedef struct mapi_error_entry {
 } mapi_error_entry;
 
 typedef struct mapi_response mapi_response;
+typedef struct mapi_doc mapi_doc;
 
 /*
  * Filled by a failing call.  Start from MAPI_ERROR_INIT (a zeroed struct
@@ -118,10 +120,21 @@ typedef struct mapi_error {
     int attempts;          /* requests made for this call (1 + retries) */
     char *message;         /* one line: "merchantapi: 422 amount_below_minimum: ..." */
     mapi_response *response; /* the response that carried the error, or NULL; owned */
+    int deadline_exceeded; /* 1 when the call's deadline ended it: a retry was due but its
+                              wait (backoff or Retry-After) did not end before the deadline,
+                              or the attempt's timeout had been cut to what was left of the
+                              deadline and it failed as TRANSPORT.  The error is the last
+                              attempt's (a 429 keeps its status and retry_after) */
+    mapi_doc *payout;      /* confirm, outcome UNKNOWN, settled by a read that found the payout
+                              still a draft: that read (data: the payouts resource, status
+                              "draft"); else NULL.  Owned (freed by mapi_error_clear) */
+    struct mapi_error *settle_error; /* confirm, outcome UNKNOWN: the error of the read that
+                              tried to settle it, when that read failed; else NULL.  Owned */
 } mapi_error;
 
 #define MAPI_ERROR_INIT {MAPI_ERR_NONE, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
-                         NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL}
+                         NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL, \
+                         0, NULL, NULL}
 
 /* Frees every field of *err and resets it to MAPI_ERROR_INIT.  NULL is ignored;
    safe to call twice. */
@@ -203,7 +216,6 @@ MAPI_API int mapi_members_next(mapi_members *it, const char **key, const mapi_va
 /* JSON:API documents (the interface's "Document envelope")                 */
 /* ------------------------------------------------------------------------ */
 
-typedef struct mapi_doc mapi_doc;
 typedef struct mapi_resource mapi_resource;
 
 /*
@@ -259,6 +271,13 @@ MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 /* The HTTP response a client call got the document from; NULL for
    documents from mapi_doc_parse.  Borrowed. */
 MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
+
+/* "read" when the document is the result of a confirm whose own answer left
+   the outcome unknown and which was settled by reading the payout: the read
+   found it no longer a draft, so it was confirmed (mapi_confirm_payout,
+   "Settling").  The document and its response are then the read's (GET,
+   200).  NULL for every other document.  Static string. */
+MAPI_API const char *mapi_doc_settled_by(const mapi_doc *doc);
 
 /* ------------------------------------------------------------------------ */
 /* Resources                                                                */
@@ -405,6 +424,12 @@ typedef struct mapi_config {
                                User-Agent); copied.  Rules: mapi_header_check.  A call's own
                                header of the same name (any case) replaces one of these */
     size_t nheaders;
+    double deadline;        /* seconds for one whole call: every attempt, retry and wait
+                               (default 0: (max_retries + 1) x timeout plus the backoff caps of
+                               max_retries retries, 0.5 + 1 + 2 + 4 + 8 + 8 ... s; with the other
+                               defaults 91.5 s).  See "Deadline" below */
+    int no_settle;          /* 1: a confirm whose outcome is unknown is not settled by reading
+                               the payout (default 0: it is).  See mapi_confirm_payout */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -414,21 +439,60 @@ MAPI_API void mapi_config_init(mapi_config *cfg);
 MAPI_API int mapi_global_init(mapi_error *err);
 
 /*
+ * Deadline.  A call -- its attempts, the retries and the waits between them
+ * -- ends within its deadline (mapi_config.deadline, or a call's own): each
+ * attempt's timeout is the smaller of `timeout` and what is left of the
+ * deadline, and a retry whose wait (backoff or Retry-After) would not end
+ * before the deadline is not made: the call ends at once with the last
+ * attempt's error (a 429 with its retry_after) and deadline_exceeded 1.  The
+ * deadline starts with the call's first attempt (for
+ * mapi_list_addresses_pages: with each page's first attempt).  The read that
+ * settles a confirm (mapi_confirm_payout) is a call of its own with a
+ * deadline of the same length: a settled confirm takes at most twice the
+ * deadline.
+ */
+
+/*
  * Creates a client: copies everything from cfg (which the caller may free
  * afterwards) and opens one libcurl easy handle that is reused, with its
  * connection kept alive, for every call.
  * Returns NULL with err filled on failure: MAPI_ERR_USAGE for a missing or
  * invalid base_url (not http(s), http:// to a non-loopback host, CR/LF/NUL),
- * an api_key with CR, LF or NUL, a negative timeout, a proxy refused by the
- * rules of mapi_config.proxy (the message names the option or environment
- * variable, never its value), a header that fails mapi_header_check or is
- * given twice; MAPI_ERR_MEMORY.
+ * an api_key with CR, LF or NUL, a negative timeout or deadline, a proxy
+ * refused by the rules of mapi_config.proxy (the message names the option or
+ * environment variable, never its value), a header that fails
+ * mapi_header_check or is given twice; MAPI_ERR_MEMORY.
  * Caller frees with mapi_client_free.
  */
 MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
 
 /* Frees the client and closes its connection.  NULL is ignored. */
 MAPI_API void mapi_client_free(mapi_client *client);
+
+/* Whether a confirm whose outcome is unknown is settled by a read. */
+typedef enum mapi_settle {
+    MAPI_SETTLE_CLIENT = 0, /* as the client says (mapi_config.no_settle) */
+    MAPI_SETTLE_ON,
+    MAPI_SETTLE_OFF
+} mapi_settle;
+
+/* Options of one call of an endpoint (the mapi_*_ex functions).  Start
+   from MAPI_CALL_OPTS_INIT; a zeroed struct is the same. */
+typedef struct mapi_call_opts {
+    const mapi_header_field *headers; /* nheaders headers of one's own for this call: added
+                                         to the client's (mapi_config.headers), replacing
+                                         a client header of the same name (any case).
+                                         Rules: mapi_header_check (a failing one, or a
+                                         name given twice, is USAGE with nothing sent:
+                                         outcome NOT_SENT for the confirm, errs[0] for
+                                         the pages).  Borrowed for the call */
+    size_t nheaders;
+    double deadline;    /* seconds for this whole call (see "Deadline"); 0: the client's.
+                           Negative or NaN: USAGE */
+    mapi_settle settle; /* mapi_confirm_payout_ex only */
+} mapi_call_opts;
+
+#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_CLIENT}
 
 /*
  * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
@@ -438,26 +502,53 @@ MAPI_API void mapi_client_free(mapi_client *client);
  * it again by itself, so every request that leaves is one of err->attempts;
  * retried only when it provably never reached the server (outcome
  * NOT_SENT) or was answered 429.
- * On success *out is the document (data: a payouts resource); caller frees
- * with mapi_doc_free.  On failure err->outcome says whether it may have gone
- * through.  Errors: API (422 codes of the interface, and any other error
- * document), HTTP, TRANSPORT, DECODE (also when data is not a payouts
- * resource), USAGE (NULL/empty id, "." or "..", no api_key: outcome NOT_SENT),
- * MEMORY.  A 2xx whose body cannot be decoded is outcome UNKNOWN: it was
- * probably confirmed.
+ * On success *out is the document (data: the payouts resource of this id);
+ * caller frees with mapi_doc_free.  On failure err->outcome says whether it
+ * may have gone through.  Errors: API (422 codes of the interface, and any
+ * other error document), HTTP, TRANSPORT, DECODE (also when data is not a
+ * payouts resource, or another payout than payout_id: "expected payouts <id>,
+ * got payouts <other>"), USAGE (NULL/empty id, "." or "..", no api_key:
+ * outcome NOT_SENT), MEMORY.  A 2xx whose body cannot be decoded is outcome
+ * UNKNOWN: it was probably confirmed.
+ *
+ * Settling (unless the client has no_settle, or opts->settle is MAPI_SETTLE_OFF).  When
+ * the confirm ends with outcome UNKNOWN (kind MEMORY aside), the client
+ * reads the payout -- GET {base_url}/api/public/v1/payouts/:id, retried as
+ * mapi_get_payout is, observed and logged like any attempt -- and:
+ *   - status is a string other than "draft": the confirm went through.  The
+ *     call succeeds with the read's document; mapi_doc_settled_by() gives
+ *     "read".
+ *   - status is "draft": it did not.  The call fails with the confirm's
+ *     error (outcome UNKNOWN, its attempts) and err->payout holds the read.
+ *     Confirming again is then safe: the interface's only transition out of
+ *     draft is the confirm itself (draft -> processing, "States and
+ *     transitions"), so a payout that was confirmed meanwhile is no longer a
+ *     draft and a second confirm is refused by the service, never carried
+ *     out twice.
+ *   - the read failed (or showed no status): the call fails with the
+ *     confirm's error, and err->settle_error holds the read's.
+ * The read has a deadline of its own, as long as the confirm's.
  */
 MAPI_API int mapi_confirm_payout(mapi_client *client, const char *payout_id,
                                  mapi_doc **out, mapi_error *err);
+/* mapi_confirm_payout with options (opts NULL: MAPI_CALL_OPTS_INIT). */
+MAPI_API int mapi_confirm_payout_ex(mapi_client *client, const char *payout_id,
+                                    const mapi_call_opts *opts, mapi_doc **out,
+                                    mapi_error *err);
 
 /*
  * Reads a deposit channel: GET {base_url}/api/public/v1/channels/:id
  * (interface, "Endpoints 2. Read channel").  Retried on transport errors,
  * 429 and 502/503/504.  Sent without Authorization when the client has no
  * api_key (whether the service needs it here is not shown).
- * *out: data is a channels resource.  Errors as above.
+ * *out: data is the channels resource of this id.  Errors as above (DECODE
+ * also for another channel's id: "expected channels <id>, got channels <other>").
  */
 MAPI_API int mapi_get_channel(mapi_client *client, const char *channel_id,
                               mapi_doc **out, mapi_error *err);
+/* mapi_get_channel with options (opts NULL: MAPI_CALL_OPTS_INIT; settle ignored). */
+MAPI_API int mapi_get_channel_ex(mapi_client *client, const char *channel_id,
+                                 const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
 
 /* Query parameters of the address list; zero/NULL members are not sent. */
 typedef struct mapi_page_params {
@@ -499,6 +590,10 @@ MAPI_API int mapi_value_count(const mapi_value *v, int64_t *out);
  */
 MAPI_API int mapi_list_addresses(mapi_client *client, const char *account_id,
                                  const mapi_page_params *p, mapi_doc **out, mapi_error *err);
+/* mapi_list_addresses with options (opts NULL: MAPI_CALL_OPTS_INIT; settle ignored). */
+MAPI_API int mapi_list_addresses_ex(mapi_client *client, const char *account_id,
+                                    const mapi_page_params *p, const mapi_call_opts *opts,
+                                    mapi_doc **out, mapi_error *err);
 
 /*
  * Lists `count` consecutive pages of an account's addresses at once: pages
@@ -538,45 +633,21 @@ MAPI_API int mapi_list_addresses_pages(mapi_client *client, const char *account_
  * "States and transitions": status and txid).  The id is percent-encoded as
  * one path segment.  Retried like mapi_get_channel.  Sent without
  * Authorization when the client has no api_key.
- * *out: data is a payouts resource (attribute txid null until broadcast);
- * caller frees with mapi_doc_free.  Errors as mapi_get_channel (an unknown
- * id is API with status 404 on the sandbox); DECODE when data is not a
- * payouts resource.
+ * *out: data is the payouts resource of this id (attribute txid null until
+ * broadcast); caller frees with mapi_doc_free.  Errors as mapi_get_channel
+ * (an unknown id is API with status 404 on the sandbox); DECODE when data
+ * is not a payouts resource, or another payout's ("expected payouts <id>,
+ * got payouts <other>").
  */
 MAPI_API int mapi_get_payout(mapi_client *client, const char *payout_id,
                              mapi_doc **out, mapi_error *err);
-
-/* Options of one call of the _ex variants below.  Start from
-   MAPI_CALL_OPTS_INIT (or zero it); NULL opts means no options. */
-typedef struct mapi_call_opts {
-    const mapi_header_field *headers; /* nheaders headers of one's own for this call: added
-                                         to the client's (mapi_config.headers), replacing
-                                         a client header of the same name (any case).
-                                         Rules: mapi_header_check.  Borrowed for the call */
-    size_t nheaders;
-} mapi_call_opts;
-
-#define MAPI_CALL_OPTS_INIT {NULL, 0}
-
-/*
- * The calls above with options: exactly mapi_confirm_payout,
- * mapi_get_channel, mapi_get_payout, mapi_list_addresses and
- * mapi_list_addresses_pages (same requests, retries, results and errors),
- * each request also carrying opts->headers (every page's request, for
- * mapi_list_addresses_pages_ex).  An opts header that fails
- * mapi_header_check, or a name given twice, is a USAGE error with nothing
- * sent (outcome NOT_SENT for the confirm; errs[0] for the pages).
- */
-MAPI_API int mapi_confirm_payout_ex(mapi_client *client, const char *payout_id,
-                                    const mapi_call_opts *opts, mapi_doc **out,
-                                    mapi_error *err);
-MAPI_API int mapi_get_channel_ex(mapi_client *client, const char *channel_id,
-                                 const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
+/* mapi_get_payout with options (opts NULL: MAPI_CALL_OPTS_INIT; settle ignored). */
 MAPI_API int mapi_get_payout_ex(mapi_client *client, const char *payout_id,
                                 const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
-MAPI_API int mapi_list_addresses_ex(mapi_client *client, const char *account_id,
-                                    const mapi_page_params *p, const mapi_call_opts *opts,
-                                    mapi_doc **out, mapi_error *err);
+
+/* mapi_list_addresses_pages with options (opts NULL: MAPI_CALL_OPTS_INIT; settle
+   ignored): every page's request carries opts->headers, and each page has
+   opts->deadline (or the client's). */
 MAPI_API int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
                                           const mapi_page_params *base, long first_page,
                                           size_t count, size_t concurrency,
@@ -596,9 +667,12 @@ typedef struct mapi_request_opts {
     const mapi_header_field *headers; /* headers of one's own for this call, as in
                                          mapi_call_opts */
     size_t nheaders;
+    const char *id;   /* NULL: any id.  Else (type required) data's id must be this one, byte
+                         for byte: "expected <type> <id>, got <type> <other>" fails as DECODE */
+    double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's */
 } mapi_request_opts;
 
-#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0}
+#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0}
 
 /*
  * Any endpoint of the service: method path_and_query under base_url, with
@@ -641,7 +715,8 @@ MAPI_API int mapi_request(mapi_client *client, const char *method, const char *p
                           const char *body, size_t body_len, mapi_doc **out, mapi_error *err);
 
 /* mapi_request with options (opts NULL: MAPI_REQUEST_OPTS_INIT).  USAGE also
-   for opts->max_retries < -1 or > 100, an empty opts->type, or an
+   for opts->max_retries < -1 or > 100, an empty opts->type, an opts->id
+   without a type or empty, a negative or NaN opts->deadline, or an
    opts->headers entry that fails mapi_header_check or repeats a name. */
 MAPI_API int mapi_request_ex(mapi_client *client, const char *method,
                              const char *path_and_query, const char *body, size_t body_len,

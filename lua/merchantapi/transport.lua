@@ -12,7 +12,8 @@
 -- checked by the core) -- exactly what libcurl would send; never log
 -- `Authorization`), `body` (a string, or nil
 -- for none: a PUT without body is sent with `Content-Length: 0`), `timeout`
--- and `connect_timeout` (seconds), `max_body` (bytes: a transport may stop
+-- (seconds: the client's, cut to what is left of the call's deadline) and
+-- `connect_timeout` (seconds, never more than `timeout`), `max_body` (bytes: a transport may stop
 -- reading after `max_body + 1` bytes; a longer body fails as `decode`),
 -- `fresh_connection` (true for the confirm: open a new connection, and do
 -- not keep it, so that a failure to connect provably sent nothing) and
@@ -26,8 +27,10 @@
 -- failed confirm `outcome = "not_sent"` and retryable; anything else is
 -- `"unknown"`.  A transport may yield (cosockets): the attempts of a call
 -- run in the Lua loop below, which takes every decision -- what the answer
--- means, whether to retry and after how long, the error -- from the C core,
--- so a call behaves the same over any transport.  Between attempts it
+-- means, whether to retry and after how long, the deadline, the error, the
+-- read that settles a confirm whose outcome is unknown (a GET handed to the
+-- same transport) -- from the C core, so a call behaves the same over any
+-- transport.  Between attempts it
 -- sleeps with `ngx.sleep` in an OpenResty phase that can yield, else with
 -- the blocking `merchantapi.sleep`.  A Lua error raised by the transport is
 -- not caught: it ends the call.
@@ -146,7 +149,9 @@ local function run(proxy, name, ...)
     if action == "done" then
       break
     end
-    wait.default_sleep()(delay)
+    if delay > 0 then -- 0: a confirm's settling read follows at once
+      wait.default_sleep()(delay)
+    end
   end
   proxy._inflight = proxy._inflight - 1
   local v, err, res = x:finish(c, name, ...)

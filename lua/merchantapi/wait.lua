@@ -128,7 +128,7 @@ function wait.for_txid(client, payout_id, opts)
   local reads, failures = 0, 0
   local last_payout, last_err, last_res
   while true do
-    local payout, err, res = c:request("GET", path, nil, "payouts", 0)
+    local payout, err, res = c:request("GET", path, nil, "payouts", 0, payout_id)
     reads = reads + 1
     last_res = res
     if on_read then
