@@ -264,6 +264,21 @@ int mapi_error_message(mapi_error *err);
    from the first amount_below_minimum / amount_above_maximum entry whose
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
+/* The one rule for "is this an error document" (JSON:API 1.0, "Top Level":
+   a document MUST NOT hold both data and errors), used by the client's
+   mapping of every response (mapping.c), by mapi_doc_error and by the Lua
+   binding.  status: the HTTP status the document came with, 0 for none.
+     - errors absent, null or []: not an error document: 0, err cleared (a
+       2xx with data and "errors": [] is a success);
+     - errors non-empty and no primary data (data absent or null): 1, err
+       kind API (every entry, status from errors[0].status, message);
+     - errors non-empty and primary data (a resource or an array, even
+       empty): under a non-2xx status 1, API as above (status and errors agree
+       on a failure); under a 2xx or no status 1, DECODE "not JSON:API: the
+       document holds both data and errors", errors[] kept, code/title/
+       detail/pointer of the first entry not copied.
+   -1 when out of memory (err MEMORY). */
+int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
 /* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
    each out pointer (may be NULL) gets a new string with the exact decimal
    text of that member, or NULL when the member is absent.  0, or -1 when

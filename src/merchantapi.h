@@ -219,10 +219,19 @@ MAPI_API const mapi_resource *mapi_doc_find(const mapi_doc *doc, const char *typ
    its resource (or stub); NULL if v is not a linkage.  Borrowed. */
 MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_value *linkage);
 
-/* When the document holds errors[] (an error document), fills err from it as
-   kind API (status from errors[0].status, every entry, amount/minimum/maximum,
-   message) and returns 1; returns 0 when it has none (err cleared); -1 when
-   out of memory (err is then a MEMORY error).  Caller clears err. */
+/* The library's one rule for "is this an error document" (JSON:API 1.0,
+   "Top Level"; the client maps every response by the same rule):
+     - errors absent, null or [] (empty): not an error document; returns 0
+       (err cleared).  A 2xx with data and "errors": [] is a success.
+     - errors non-empty, no primary data (data absent or null): an error
+       document; fills err as kind API (status from errors[0].status, every
+       entry, amount/minimum/maximum, message) and returns 1.
+     - errors non-empty AND primary data (a resource or an array, even
+       empty): JSON:API forbids both; returns 1 with err kind DECODE ("the
+       document holds both data and errors", the entries in errors[]).  A
+       client call gets this DECODE under a 2xx status; under any other
+       status the status and the errors agree, and the call fails as API.
+   -1 when out of memory (err is then a MEMORY error).  Caller clears err. */
 MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 
 /* The HTTP response a client call got the document from; NULL for
