@@ -191,6 +191,10 @@ int mapi_response_fold_header(mapi_response *res, const char *value, size_t valu
 void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *res);
+/* mapi_redact over every header name (without case) and value: what hooks,
+   res.headers, res.request_id and err.request_id are made from.  The body is
+   left as received.  res NULL ignored. */
+void mapi_response_redact(mapi_response *res, const char *secret);
 
 /* ---- URLs (url.c) ---- */
 
@@ -285,11 +289,18 @@ int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
    out of memory (all outputs NULL then). */
 int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
                             char **maximum);
-/* Replaces every occurrence of secret in every string field of err (entries
-   included) with "[REDACTED]" and rebuilds the message.  Secrets shorter
-   than 4 bytes are left alone (they would mangle ordinary text).  Out of
-   memory drops a field rather than leave the secret in it; when the message
-   cannot be rebuilt, err becomes a MEMORY error. */
+/* The one redaction of the library: replaces every occurrence of secret
+   (the api key) in the string *field with "[REDACTED]" (a new string; the
+   old one freed).  Secrets shorter than 4 bytes are left alone (they would
+   mangle ordinary text).  Out of memory masks each occurrence with '*' in
+   place instead: the secret never stays.  icase: ASCII letters compared
+   without case (header names, which arrive lower-cased).  Returns 1 when
+   the secret was found, else 0.  field or *field NULL: 0. */
+int mapi_redact_ex(char **field, const char *secret, int icase);
+int mapi_redact(char **field, const char *secret); /* icase 0 */
+/* mapi_redact over every string field of err (entries included) and the
+   header names and values of err->response, then rebuilds the message.
+   When the message cannot be rebuilt, err becomes a MEMORY error. */
 void mapi_error_redact(mapi_error *err, const char *secret);
 
 /* ---- mapping responses to results (mapping.c) ---- */

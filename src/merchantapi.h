@@ -83,8 +83,10 @@ typedef struct mapi_response mapi_response;
  * works too); release its contents with mapi_error_clear(), which leaves it
  * in the MAPI_ERROR_INIT state, ready for reuse.  A failing call clears it
  * first.  No field ever contains the api key (it is redacted even when a
- * server echoes it); only `response`, the raw response, keeps the server's
- * bytes unchanged.  message is set on every failure except kind MEMORY.
+ * server echoes it: every occurrence reads "[REDACTED]"); `response` has its
+ * header names and values redacted the same way and only its body keeps the
+ * server's bytes unchanged.  message is set on every failure except kind
+ * MEMORY.
  */
 typedef struct mapi_error {
     mapi_error_kind kind;
@@ -294,6 +296,12 @@ MAPI_API int mapi_resource_link(const mapi_doc *doc, const mapi_resource *r, siz
 
 /* ------------------------------------------------------------------------ */
 /* HTTP responses                                                           */
+/*                                                                          */
+/* A response a call hands out (mapi_doc_response, mapi_error.response) has */
+/* the api key redacted from every header name and value ("[REDACTED]"      */
+/* where a server echoed it: X-Request-Id included), by the same one        */
+/* redaction as errors, observers and MERCHANTAPI_DEBUG.  The body is the   */
+/* bytes as received.                                                       */
 /* ------------------------------------------------------------------------ */
 
 MAPI_API int mapi_response_status(const mapi_response *res);
@@ -307,7 +315,7 @@ MAPI_API int mapi_response_header_at(const mapi_response *res, size_t i,
 MAPI_API const char *mapi_response_body(const mapi_response *res, size_t *len);
 /* Seconds from sending the request to the end of the body (last attempt). */
 MAPI_API double mapi_response_elapsed(const mapi_response *res);
-/* X-Request-Id, or NULL.  Borrowed. */
+/* X-Request-Id (the api key redacted), or NULL.  Borrowed. */
 MAPI_API const char *mapi_response_request_id(const mapi_response *res);
 
 /* ------------------------------------------------------------------------ */
@@ -526,7 +534,8 @@ typedef struct mapi_attempt_info {
                                in REQUEST) */
     double elapsed;         /* RESPONSE: seconds from sending to the end of the answer or
                                the failure; 0 in REQUEST */
-    const char *request_id; /* RESPONSE: the response's X-Request-Id, or NULL */
+    const char *request_id; /* RESPONSE: the response's X-Request-Id (the api key
+                               redacted, as in every value handed out), or NULL */
     mapi_error_kind error;  /* RESPONSE: what this attempt's failure is (MAPI_ERR_NONE when
                                the call succeeded with it) */
     double retry_in;        /* RESPONSE: seconds until the next attempt, or -1 when this
