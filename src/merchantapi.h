@@ -14,6 +14,15 @@
  *     used from different threads at once.
  *   - A mapi_doc is immutable once returned: it, and every mapi_value and
  *     mapi_resource borrowed from it, may be read from several threads at once.
+ *   - fork(): a client made before fork() may go on being used in the parent
+ *     and in the child.  At each call (and in mapi_client_free) the client
+ *     compares getpid() with the process that made its connections; in a
+ *     child it never reuses them: it gives up the inherited kept-alive
+ *     connections without a byte on them (no request, no TLS close_notify,
+ *     no HTTP/2 GOAWAY: its copies of their sockets are pointed at /dev/null
+ *     before libcurl lets them go) and opens its own, while the parent's
+ *     stay open and in use in the parent.  Fork while no call of the client
+ *     is under way in any thread (as for any fork in a threaded program).
  *
  * Conventions
  *   - Functions returning int return 0 on success and -1 on failure; on
