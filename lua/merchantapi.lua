@@ -235,7 +235,10 @@ end
 -- @tparam[opt] table opts `per_page`, `order` (default `"created_at"`),
 --   `order_type` (default `"asc"`), `start_page` (default 1), `max_pages`,
 --   `concurrency` (see `merchantapi.paginate`).
--- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`.
+-- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`, and the
+--   fields `announced`, `received`, `total_changed`.  A page that repeats an
+--   id of the walk or contradicts `meta.total` ends the walk with a
+--   `"decode"` error naming it (`err.page`); see `merchantapi.pager`.
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
@@ -469,7 +472,8 @@ M.monotonic = core.monotonic
 --   concurrency)` -> the lists of pages `first_page ..` up to the first
 --   failure, and that failure's error (or nil): what `concurrency` uses once a
 --   page has told the total; without it pages come one after the other.
--- @treturn table the pager.
+-- @treturn table the pager, checking every page as `client:addresses` does
+--   (ids repeated in the walk, `meta.total`; see `merchantapi.pager`).
 function M.paginate(fetch_page, opts, fetch_pages)
   local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
   if not ok then
