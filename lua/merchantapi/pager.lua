@@ -114,7 +114,7 @@ end
 --   the first that failed -- and that page's error (or nil when all came).
 --   `client:addresses` passes the concurrent fetcher of the C core.  Items
 --   come out exactly as without it: in page order, each once, by the same
---   stop and duplicate rules; an error on page k ends the iteration with it
+--   stop rules and checks; an error on page k ends the iteration with it
 --   after the items of the pages before k.
 -- @treturn table the pager, with the fields (read them, never set them)
 --   `announced` (integer or nil: `meta.total` of the last page fetched that
