@@ -330,7 +330,10 @@ end
 --   `order_type` (default `"asc"`), `start_page` (default 1), `max_pages`,
 --   `concurrency` (see `merchantapi.paginate`), `headers` (as for
 --   `confirm_payout`: sent with every page's request).
--- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`.
+-- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`, and the
+--   fields `announced`, `received`, `total_changed`.  A page that repeats an
+--   id of the walk or contradicts `meta.total` ends the walk with a
+--   `"decode"` error naming it (`err.page`); see `merchantapi.pager`.
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
@@ -691,7 +694,8 @@ M.monotonic = core.monotonic
 --   come out exactly as without it: in page order, each once, by the same
 --   stop and duplicate rules; an error on page k ends the iteration with it
 --   after the items of the pages before k.
--- @treturn table the pager.
+-- @treturn table the pager, checking every page as `client:addresses` does
+--   (ids repeated in the walk, `meta.total`; see `merchantapi.pager`).
 -- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
 --   an unknown option or an option of the wrong type.
 function M.paginate(fetch_page, opts, fetch_pages)

@@ -71,24 +71,14 @@ static void wipe_free(char *s)
     free(s);
 }
 
-/* A copy of s with every occurrence of secret (4 bytes or more) replaced by
-   "[REDACTED]"; NULL when out of memory. */
+/* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
 static char *redacted_copy(const char *s, const char *secret)
 {
-    const char *p = s, *hit;
-    size_t slen = secret ? strlen(secret) : 0;
-    mapi_buf b;
+    char *copy = mapi_strdup(s);
 
-    if (slen < 4 || !strstr(s, secret))
-        return mapi_strdup(s);
-    mapi_buf_init(&b);
-    while ((hit = strstr(p, secret)) != NULL) {
-        mapi_buf_append(&b, p, (size_t)(hit - p));
-        mapi_buf_puts(&b, "[REDACTED]");
-        p = hit + slen;
-    }
-    mapi_buf_puts(&b, p);
-    return mapi_buf_take(&b);
+    if (copy)
+        mapi_redact(&copy, secret);
+    return copy;
 }
 
 char *mapi_user_agent(const char *product, const char *curl_version)
@@ -478,17 +468,14 @@ static void debug_line(const mapi_exchange *x, const mapi_error *e)
     if (!line)
         return;
     {
-        /* the server's text (request id, error title) could hold the key too */
-        char *safe = redacted_copy(line, x->api_key);
+        /* the server's text (an error title) could hold the key too */
         size_t i;
+        mapi_redact(&line, x->api_key);
+        for (i = 0; line[i]; i++)
+            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+                line[i] = ' ';
+        fprintf(stderr, "%s\n", line);
         free(line);
-        if (!safe)
-            return;
-        for (i = 0; safe[i]; i++)
-            if ((unsigned char)safe[i] < 0x20 || safe[i] == 0x7f)
-                safe[i] = ' ';
-        fprintf(stderr, "%s\n", safe);
-        free(safe);
     }
 }
 
@@ -510,6 +497,9 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
         else
             res->elapsed = elapsed;
         x->info.status = res->status;
+        /* whatever the server echoed of the key in its headers: before the
+           request id reaches the hooks, the document's response or an error */
+        mapi_response_redact(res, x->api_key);
         if (res->len > x->max_body)
             rc = over_body(x, res, e);
         else
@@ -527,6 +517,7 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
             debug_line(x, NULL);
         return x->settling ? read_done(x, out, e) : MAPI_STEP_DONE;
     }
+    mapi_error_redact(e, x->api_key); /* a transport's text, a request id, an attached response */
     x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
     x->info.request_id = e->request_id;
     if (x->attempts <= x->max_retries && should_retry(k, e)) {

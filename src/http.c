@@ -31,12 +31,27 @@
  *     and the call's own retry rules decide, counted, observed and logged
  *     like any attempt.  A GET retried after that goes over HTTP/1.1
  *     (mapi_http_resend_refused), which settles all three cases.
+ *
+ * fork(): every socket libcurl opens for the client is opened and closed by
+ * callbacks here, which keep the list of them.  At each request (and when
+ * freed) the handle compares getpid() with the process that made its
+ * libcurl handles; in a child it gives up the inherited connections without
+ * touching them -- each inherited socket is first replaced by /dev/null
+ * (dup2), so whatever libcurl does while closing them (OpenSSL's read and
+ * close_notify, an HTTP/2 GOAWAY) goes nowhere instead of into the parent's
+ * connection -- and makes a fresh easy handle and share: the child opens
+ * connections of its own, and the parent's stay as they were.
  */
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -48,6 +63,14 @@
 /* The largest max_body honoured: a quarter of the address space. */
 #define MAX_BODY_LIMIT ((size_t)-1 / 4)
 
+/* A socket libcurl opened, and the identity of what the fd number named
+   then (a socket's inode is unique while it lives). */
+struct open_sock {
+    curl_socket_t fd;
+    dev_t dev;
+    ino_t ino;
+};
+
 struct mapi_http {
     CURL *easy;
     CURLSH *share;              /* connections, DNS, TLS sessions: easy + multi transfers */
@@ -55,6 +78,9 @@ struct mapi_http {
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     long timeout_ms;            /* the client's timeout: a request's own replaces it */
+    pid_t pid;                  /* the process that made easy, share and multi */
+    struct open_sock *socks;    /* the sockets libcurl opened for them and has not closed */
+    size_t nsocks, capsocks;
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -225,6 +251,133 @@ static CURLcode set_transfer(CURL *easy, transfer *t)
     return rc;
 }
 
+/* ---- sockets, and fork() ---- */
+
+/* CURLOPT_OPENSOCKETFUNCTION: opens the socket as libcurl would, and keeps
+   it in the list.  CURL_SOCKET_BAD (libcurl: could not connect, nothing
+   sent) when the list cannot grow. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    mapi_http *h = clientp;
+    curl_socket_t s;
+    struct stat st;
+    size_t i;
+
+    (void)purpose;
+    if (h->nsocks == h->capsocks) {
+        size_t cap = h->capsocks ? h->capsocks * 2 : 8;
+        struct open_sock *p = realloc(h->socks, cap * sizeof *p);
+        if (!p)
+            return CURL_SOCKET_BAD;
+        h->socks = p;
+        h->capsocks = cap;
+    }
+    s = socket(a->family, a->socktype, a->protocol);
+    if (s == CURL_SOCKET_BAD)
+        return s;
+    if (fstat(s, &st) != 0) {
+        close(s);
+        return CURL_SOCKET_BAD;
+    }
+    for (i = 0; i < h->nsocks && h->socks[i].fd != s; i++)
+        ;
+    if (i == h->nsocks)
+        h->nsocks++; /* else: an entry closed behind our back, reused */
+    h->socks[i].fd = s;
+    h->socks[i].dev = st.st_dev;
+    h->socks[i].ino = st.st_ino;
+    return s;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: out of the list, then closed. */
+static int close_socket(void *clientp, curl_socket_t s)
+{
+    mapi_http *h = clientp;
+    size_t i;
+
+    for (i = 0; i < h->nsocks; i++)
+        if (h->socks[i].fd == s) {
+            h->socks[i] = h->socks[--h->nsocks];
+            break;
+        }
+    return close(s);
+}
+
+/* In a child after fork(): points every socket inherited from the parent at
+   /dev/null (dup2 closes the child's copy of the connection, which the
+   parent keeps), so that libcurl can then free its handles without writing
+   to, or reading from, the parent's connections.  Returns 0, or -1 when
+   /dev/null could not be opened: the sockets are then closed outright and
+   the handles must be left unfreed (their fd numbers may be reused). */
+static int release_inherited(mapi_http *h)
+{
+    int null = open("/dev/null", O_RDWR);
+    struct stat st;
+    size_t i;
+
+    for (i = 0; i < h->nsocks; i++) {
+        const struct open_sock *o = &h->socks[i];
+        if (fstat(o->fd, &st) != 0 || st.st_dev != o->dev || st.st_ino != o->ino)
+            continue; /* no longer the socket libcurl opened: not ours to touch */
+        if (null >= 0)
+            (void)dup2(null, o->fd);
+        else
+            (void)close(o->fd);
+    }
+    h->nsocks = 0; /* libcurl's closes of them now close the /dev/null copies */
+    if (null < 0)
+        return -1;
+    (void)close(null);
+    return 0;
+}
+
+static CURLSH *new_share(void)
+{
+    CURLSH *share = curl_share_init();
+
+    if (!share)
+        return NULL;
+    /* One pool for the easy handle and the concurrent transfers of multi.c.
+       CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    return share;
+}
+
+/* 0 when h's handles belong to this process (made here, or renewed after a
+   fork()); else renews them (see the top of this file).  -1 with err
+   (MEMORY, nothing sent) when a new handle could not be made: the next
+   request tries again, the inherited ones are never used. */
+static int own_process(mapi_http *h, mapi_error *err)
+{
+    CURL *easy;
+    CURLSH *share;
+
+    if (h->pid == getpid())
+        return 0;
+    share = new_share();
+    easy = share ? curl_easy_duphandle(h->easy) : NULL; /* every option, no connection */
+    if (!easy || curl_easy_setopt(easy, CURLOPT_SHARE, share) != CURLE_OK) {
+        if (easy)
+            curl_easy_cleanup(easy);
+        if (share)
+            curl_share_cleanup(share);
+        return mapi_error_oom(err);
+    }
+    if (release_inherited(h) == 0) {
+        if (h->multi)
+            curl_multi_cleanup(h->multi);
+        curl_easy_cleanup(h->easy);
+        curl_share_cleanup(h->share);
+    } /* else left unfreed: a child short of file descriptors leaks them */
+    h->multi = NULL;
+    h->easy = easy;
+    h->share = share;
+    h->pid = getpid();
+    return 0;
+}
+
 /* ---- handle ---- */
 
 static int append_header(struct curl_slist **list, const char *line)
@@ -289,16 +442,12 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
         mapi_error_set(err, MAPI_ERR_MEMORY, "curl_easy_init failed");
         return NULL;
     }
-    h->share = curl_share_init();
+    h->pid = getpid();
+    h->share = new_share();
     if (!h->share) {
         mapi_http_free(h);
         return mapi_error_oom(err), NULL;
     }
-    /* One pool for the easy handle and the concurrent transfers of multi.c.
-       CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
-    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     if (append_header(&h->headers, "Content-Type: application/vnd.api+json") < 0 ||
         append_header(&h->headers, "Accept: application/vnd.api+json") < 0 ||
         append_header(&h->headers, "Expect:") < 0 ||
@@ -354,6 +503,10 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     SET(CURLOPT_PATH_AS_IS, 1L); /* send the percent-encoded path exactly as built */
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_SHARE, h->share);
+    SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    SET(CURLOPT_OPENSOCKETDATA, h);
+    SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    SET(CURLOPT_CLOSESOCKETDATA, h);
 #undef SET
     free(ua_line); /* libcurl keeps its own copy */
     if (rc != CURLE_OK) {
@@ -381,16 +534,24 @@ static void wipe_headers(struct curl_slist *l)
 
 void mapi_http_free(mapi_http *h)
 {
+    int inherited_left = 0;
+
     if (!h)
         return;
-    if (h->multi)
-        curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
-    if (h->easy)
-        curl_easy_cleanup(h->easy);
-    if (h->share)
-        curl_share_cleanup(h->share); /* last: every handle using it is gone */
+    if (h->pid != getpid()) /* freed in a child: the parent's connections stay untouched */
+        inherited_left = release_inherited(h) < 0;
+    if (!inherited_left) {
+        if (h->multi)
+            curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
+        if (h->easy)
+            curl_easy_cleanup(h->easy);
+        if (h->share)
+            curl_share_cleanup(h->share); /* last: every handle using it is gone */
+    }
     wipe_headers(h->headers); /* the Authorization line holds the key */
-    curl_slist_free_all(h->headers);
+    if (!inherited_left)
+        curl_slist_free_all(h->headers); /* (else the leaked easy handle still points at it) */
+    free(h->socks);
     free(h);
 }
 
@@ -674,6 +835,8 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
     struct curl_slist *own;
 
     *out = NULL;
+    if (own_process(h, err) < 0)
+        return -1;
     memset(&t, 0, sizeof t);
     t.max_body = h->max_body;
     own = request_headers(h, req, &oom);
@@ -720,6 +883,8 @@ struct mapi_http_transfer {
 
 void *mapi_http_multi(mapi_http *h)
 {
+    if (own_process(h, NULL) < 0)
+        return NULL;
     if (!h->multi)
         h->multi = curl_multi_init();
     return h->multi;

@@ -218,6 +218,10 @@ int mapi_response_fold_header(mapi_response *res, const char *value, size_t valu
 void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *res);
+/* mapi_redact over every header name (without case) and value: what hooks,
+   res.headers, res.request_id and err.request_id are made from.  The body is
+   left as received.  res NULL ignored. */
+void mapi_response_redact(mapi_response *res, const char *secret);
 
 /* ---- URLs (url.c) ---- */
 
@@ -312,17 +316,39 @@ int mapi_error_message(mapi_error *err);
    from the first amount_below_minimum / amount_above_maximum entry whose
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
+/* The one rule for "is this an error document" (JSON:API 1.0, "Top Level":
+   a document MUST NOT hold both data and errors), used by the client's
+   mapping of every response (mapping.c), by mapi_doc_error and by the Lua
+   binding.  status: the HTTP status the document came with, 0 for none.
+     - errors absent, null or []: not an error document: 0, err cleared (a
+       2xx with data and "errors": [] is a success);
+     - errors non-empty and no primary data (data absent or null): 1, err
+       kind API (every entry, status from errors[0].status, message);
+     - errors non-empty and primary data (a resource or an array, even
+       empty): under a non-2xx status 1, API as above (status and errors agree
+       on a failure); under a 2xx or no status 1, DECODE "not JSON:API: the
+       document holds both data and errors", errors[] kept, code/title/
+       detail/pointer of the first entry not copied.
+   -1 when out of memory (err MEMORY). */
+int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
 /* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
    each out pointer (may be NULL) gets a new string with the exact decimal
    text of that member, or NULL when the member is absent.  0, or -1 when
    out of memory (all outputs NULL then). */
 int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
                             char **maximum);
-/* Replaces every occurrence of secret in every string field of err (entries
-   included) with "[REDACTED]" and rebuilds the message.  Secrets shorter
-   than 4 bytes are left alone (they would mangle ordinary text).  Out of
-   memory drops a field rather than leave the secret in it; when the message
-   cannot be rebuilt, err becomes a MEMORY error. */
+/* The one redaction of the library: replaces every occurrence of secret
+   (the api key) in the string *field with "[REDACTED]" (a new string; the
+   old one freed).  Secrets shorter than 4 bytes are left alone (they would
+   mangle ordinary text).  Out of memory masks each occurrence with '*' in
+   place instead: the secret never stays.  icase: ASCII letters compared
+   without case (header names, which arrive lower-cased).  Returns 1 when
+   the secret was found, else 0.  field or *field NULL: 0. */
+int mapi_redact_ex(char **field, const char *secret, int icase);
+int mapi_redact(char **field, const char *secret); /* icase 0 */
+/* mapi_redact over every string field of err (entries included) and the
+   header names and values of err->response, then rebuilds the message.
+   When the message cannot be rebuilt, err becomes a MEMORY error. */
 void mapi_error_redact(mapi_error *err, const char *secret);
 
 /* ---- mapping responses to results (mapping.c) ---- */

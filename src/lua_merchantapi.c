@@ -698,13 +698,13 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
         lua_pushnil(L);
     jsonapi = lua_gettop(L);
 
-    if (mapi_doc_errors(doc) != NULL) {
-        /* an error document (decode only: the client maps those itself) */
-        mapi_error *e = &eb->err;
-        mapi_doc_error(doc, e); /* kind API, or MEMORY */
+    if (mapi_doc_error(doc, &eb->err) != 0) {
+        /* an error document by the core's one rule (mapi_doc_error_rule): API,
+           DECODE (data and errors together) or MEMORY.  Only decode meets one:
+           the client's calls were mapped by the same rule. */
         lua_pushnil(L);
-        push_error(L, e);
-        mapi_error_clear(e);
+        push_error(L, &eb->err);
+        mapi_error_clear(&eb->err);
     } else if (push_flattened(L, doc, meta)) {
         lua_pushnil(L);
     } else {
@@ -1387,7 +1387,8 @@ static int push_request_results(lua_State *L, doc_box *db, err_box *eb)
     const mapi_doc *doc = db->doc;
     int meta, jsonapi;
 
-    if (mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0 || mapi_doc_errors(doc) != NULL)
+    /* (a document here is a success by mapi_doc_error_rule: no error document) */
+    if (mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0)
         return push_doc_results(L, db, eb, NULL, 0);
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     push_meta(L, doc);

@@ -14,6 +14,15 @@
  *     used from different threads at once.
  *   - A mapi_doc is immutable once returned: it, and every mapi_value and
  *     mapi_resource borrowed from it, may be read from several threads at once.
+ *   - fork(): a client made before fork() may go on being used in the parent
+ *     and in the child.  At each call (and in mapi_client_free) the client
+ *     compares getpid() with the process that made its connections; in a
+ *     child it never reuses them: it gives up the inherited kept-alive
+ *     connections without a byte on them (no request, no TLS close_notify,
+ *     no HTTP/2 GOAWAY: its copies of their sockets are pointed at /dev/null
+ *     before libcurl lets them go) and opens its own, while the parent's
+ *     stay open and in use in the parent.  Fork while no call of the client
+ *     is under way in any thread (as for any fork in a threaded program).
  *
  * Conventions
  *   - Functions returning int return 0 on success and -1 on failure; on
@@ -95,8 +104,10 @@ typedef struct mapi_doc mapi_doc;
  * works too); release its contents with mapi_error_clear(), which leaves it
  * in the MAPI_ERROR_INIT state, ready for reuse.  A failing call clears it
  * first.  No field ever contains the api key (it is redacted even when a
- * server echoes it); only `response`, the raw response, keeps the server's
- * bytes unchanged.  message is set on every failure except kind MEMORY.
+ * server echoes it: every occurrence reads "[REDACTED]"); `response` has its
+ * header names and values redacted the same way and only its body keeps the
+ * server's bytes unchanged.  message is set on every failure except kind
+ * MEMORY.
  */
 typedef struct mapi_error {
     mapi_error_kind kind;
@@ -262,10 +273,19 @@ MAPI_API const mapi_resource *mapi_doc_find(const mapi_doc *doc, const char *typ
    its resource (or stub); NULL if v is not a linkage.  Borrowed. */
 MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_value *linkage);
 
-/* When the document holds errors[] (an error document), fills err from it as
-   kind API (status from errors[0].status, every entry, amount/minimum/maximum,
-   message) and returns 1; returns 0 when it has none (err cleared); -1 when
-   out of memory (err is then a MEMORY error).  Caller clears err. */
+/* The library's one rule for "is this an error document" (JSON:API 1.0,
+   "Top Level"; the client maps every response by the same rule):
+     - errors absent, null or [] (empty): not an error document; returns 0
+       (err cleared).  A 2xx with data and "errors": [] is a success.
+     - errors non-empty, no primary data (data absent or null): an error
+       document; fills err as kind API (status from errors[0].status, every
+       entry, amount/minimum/maximum, message) and returns 1.
+     - errors non-empty AND primary data (a resource or an array, even
+       empty): JSON:API forbids both; returns 1 with err kind DECODE ("the
+       document holds both data and errors", the entries in errors[]).  A
+       client call gets this DECODE under a 2xx status; under any other
+       status the status and the errors agree, and the call fails as API.
+   -1 when out of memory (err is then a MEMORY error).  Caller clears err. */
 MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 
 /* The HTTP response a client call got the document from; NULL for
@@ -335,6 +355,12 @@ MAPI_API int mapi_resource_link(const mapi_doc *doc, const mapi_resource *r, siz
 
 /* ------------------------------------------------------------------------ */
 /* HTTP responses                                                           */
+/*                                                                          */
+/* A response a call hands out (mapi_doc_response, mapi_error.response) has */
+/* the api key redacted from every header name and value ("[REDACTED]"      */
+/* where a server echoed it: X-Request-Id included), by the same one        */
+/* redaction as errors, observers and MERCHANTAPI_DEBUG.  The body is the   */
+/* bytes as received.                                                       */
 /* ------------------------------------------------------------------------ */
 
 MAPI_API int mapi_response_status(const mapi_response *res);
@@ -348,7 +374,7 @@ MAPI_API int mapi_response_header_at(const mapi_response *res, size_t i,
 MAPI_API const char *mapi_response_body(const mapi_response *res, size_t *len);
 /* Seconds from sending the request to the end of the body (last attempt). */
 MAPI_API double mapi_response_elapsed(const mapi_response *res);
-/* X-Request-Id, or NULL.  Borrowed. */
+/* X-Request-Id (the api key redacted), or NULL.  Borrowed. */
 MAPI_API const char *mapi_response_request_id(const mapi_response *res);
 
 /* ------------------------------------------------------------------------ */
@@ -743,7 +769,8 @@ typedef struct mapi_attempt_info {
                                in REQUEST) */
     double elapsed;         /* RESPONSE: seconds from sending to the end of the answer or
                                the failure; 0 in REQUEST */
-    const char *request_id; /* RESPONSE: the response's X-Request-Id, or NULL */
+    const char *request_id; /* RESPONSE: the response's X-Request-Id (the api key
+                               redacted, as in every value handed out), or NULL */
     mapi_error_kind error;  /* RESPONSE: what this attempt's failure is (MAPI_ERR_NONE when
                                the call succeeded with it) */
     double retry_in;        /* RESPONSE: seconds until the next attempt, or -1 when this

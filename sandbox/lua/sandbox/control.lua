@@ -4,7 +4,7 @@ local payouts = require "sandbox.payouts"
 local respond = require "sandbox.respond"
 local state = require "sandbox.state"
 
-local format, type = string.format, type
+local format, tostring, type = string.format, tostring, type
 local floor = math.floor
 
 local _M = {}
@@ -54,15 +54,21 @@ ROUTES["config"] = {
   GET = function()
     local txid_after = state.txid_after(nil) or payouts.DEFAULT_TXID_AFTER_MS
     return respond.control(200,
-      format('{"latency_ms":%d,"txid_after_ms":%d}', state.latency(nil), txid_after))
+      format('{"latency_ms":%d,"txid_after_ms":%d,"echo_key":%s}', state.latency(nil), txid_after,
+        tostring(state.echo_key())))
   end,
-  -- {"latency_ms":N} and/or {"txid_after_ms":N}, with "id" for one resource only
+  -- {"latency_ms":N} and/or {"txid_after_ms":N}, with "id" for one resource only;
+  -- {"echo_key":true|false} for every API answer
   POST = function()
     ngx.req.read_body()
     local config = cjson.decode(ngx.req.get_body_data() or "")
-    if type(config) ~= "table" or (config.latency_ms == nil and config.txid_after_ms == nil) then
+    if type(config) ~= "table" or (config.latency_ms == nil and config.txid_after_ms == nil
+        and config.echo_key == nil) then
       return bad_request('send a JSON object such as {"latency_ms":200}'
-        .. ' or {"id":"<payout id>","txid_after_ms":500}')
+        .. ' or {"id":"<payout id>","txid_after_ms":500} or {"echo_key":true}')
+    end
+    if config.echo_key ~= nil and type(config.echo_key) ~= "boolean" then
+      return bad_request("echo_key must be true or false")
     end
     local id, latency, txid_after = config.id, nil, nil
     if id ~= nil and type(id) ~= "string" then
@@ -81,6 +87,10 @@ ROUTES["config"] = {
       end
     end
     local answer = {}
+    if config.echo_key ~= nil then
+      state.set_echo_key(config.echo_key)
+      answer[#answer + 1] = format('"echo_key":%s', tostring(config.echo_key))
+    end
     if latency then
       state.set_latency(latency, id)
       answer[#answer + 1] = format('"latency_ms":%d', latency)

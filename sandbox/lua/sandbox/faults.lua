@@ -113,6 +113,22 @@ FAULTS["fault-wrong-type"] = function(ctx)
   return send(ctx.status, body)
 end
 
+-- The document with a top-level "errors" member put first: empty (JSON:API
+-- reads no error document there), or one entry next to the data (a document
+-- JSON:API forbids: data and errors together).
+local function with_errors(body, entries)
+  return (gsub(body, "^%s*{", '{"errors":[' .. entries .. '],', 1))
+end
+
+FAULTS["fault-empty-errors"] = function(ctx)
+  return send(ctx.status, with_errors(ctx.body, ""))
+end
+
+FAULTS["fault-data-and-errors"] = function(ctx)
+  return send(ctx.status, with_errors(ctx.body, '{"status":"422","code":"sandbox_conflict",'
+    .. '"title":"Sandbox conflict","detail":"data and errors in one document"}'))
+end
+
 FAULTS["fault-not-jsonapi"] = function(ctx)
   return send(ctx.status, '{"hello":"world"}')
 end

@@ -6,6 +6,7 @@
 --   l:<id>  latency in ms for requests about <id>; "latency": for all requests
 --   x:<id>  ms from confirm to txid for payout <id>; "txid_after": for all payouts
 --   h:<id>  the headers of the last request counted for <id>, as JSON
+--   echo_key  true while API answers echo the Authorization value
 local cjson = require "cjson.safe"
 
 local dict = ngx.shared.sandbox
@@ -85,6 +86,16 @@ end
 --- The added latency in ms for a request about resource `id` (may be nil).
 function _M.latency(id)
   return id and dict:get("l:" .. id) or dict:get("latency") or 0
+end
+
+--- Turn the echo_key mode on or off (see sandbox.routes).
+function _M.set_echo_key(on)
+  dict:set("echo_key", on and true or false)
+end
+
+--- Whether API answers echo the Authorization value (echo_key mode).
+function _M.echo_key()
+  return dict:get("echo_key") == true
 end
 
 --- Forget everything: drafts back to draft, counters and settings cleared.
