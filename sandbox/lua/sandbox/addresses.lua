@@ -224,6 +224,12 @@ local function page_fault(k, status)
     return respond.send(status, respond.error_doc(status, "sandbox_page_fault",
       "Sandbox page fault", format("page %d answers %d", k, status)))
   end
+  if page > k then
+    -- the pages after the failing one answer 50 ms late, so that a client
+    -- fetching pages concurrently learns of the failure before they come:
+    -- what it starts after that is then its own doing, not the race's
+    ngx.sleep(0.05)
+  end
   return respond.send(200, render(books["acct-25000"], page, per_page, args.order_type == "desc"))
 end
 
