@@ -18,6 +18,7 @@ safe with money; a pager over address lists.]],
 }
 dependencies = {
   "lua >= 5.1",
+  "argparse", -- the command-line tool's option parser (bin/merchantapi)
 }
 external_dependencies = {
   CURL = { library = "curl" },
@@ -44,5 +45,9 @@ build = {
   install_variables = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
+  },
+  -- the command-line tool; luarocks wraps it so that it finds the tree's modules
+  install = {
+    bin = { merchantapi = "bin/merchantapi" },
   },
 }

@@ -34,4 +34,4 @@ test: deps
 	  CTEST_BIN="$(CTEST_BIN)" ./scripts/test
 
 lint:
-	luacheck lua spec examples sandbox tests/openresty bench
+	luacheck lua spec examples sandbox tests/openresty bench bin/merchantapi
