@@ -51,6 +51,15 @@ static int has_errors(const mapi_doc *doc)
     return mapi_value_type(errors) == MAPI_ARRAY && mapi_value_len(errors) > 0;
 }
 
+/* 1 when r's type is exactly type (bytes and length: "payouts\0x" is not
+   "payouts"). */
+static int type_is(const mapi_resource *r, const char *type)
+{
+    size_t len;
+    const char *t = mapi_resource_type_n(r, &len);
+    return t && len == strlen(type) && memcmp(t, type, len) == 0;
+}
+
 /* Checks the primary data of a 2xx document against the call. */
 static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
 {
@@ -65,7 +74,7 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s", k->type);
         for (i = 0; i < n; i++) {
             const char *t = mapi_resource_type(mapi_doc_data(doc, i));
-            if (!t || strcmp(t, k->type) != 0)
+            if (!type_is(mapi_doc_data(doc, i), k->type))
                 return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s, got %s",
                                       k->type, t ? t : "an untyped resource");
         }
@@ -92,7 +101,7 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
                               mapi_doc_is_list(doc) ? "a list" : "no data");
     {
         const char *t = mapi_resource_type(mapi_doc_data(doc, 0));
-        if (!t || strcmp(t, k->type) != 0)
+        if (!type_is(mapi_doc_data(doc, 0), k->type))
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s",
                                   k->type, t ? t : "an untyped resource");
     }
