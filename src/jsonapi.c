@@ -1073,10 +1073,11 @@ const mapi_value *mapi_resource_attr_n(const mapi_resource *r, const char *name,
 static const rel_rec *nth_link(const mapi_doc *d, const mapi_resource *r, size_t i)
 {
     size_t k;
-    const rel_rec *rec = d->rels + r->rel_first;
+    const rel_rec *rec;
 
     if (i >= r->link_count)
         return NULL;
+    rec = d->rels + r->rel_first;
     if (r->link_count == r->rel_count)
         return rec + i;
     for (k = 0; k < r->rel_count; k++)
@@ -1126,10 +1127,11 @@ static const rel_rec *find_rel(const mapi_doc *d, const mapi_resource *r, const 
                                size_t len)
 {
     size_t k;
-    const rel_rec *rec = d->rels + r->rel_first;
+    const rel_rec *rec;
 
-    if (!name)
+    if (!name || r->rel_count == 0)
         return NULL;
+    rec = d->rels + r->rel_first;
     for (k = 0; k < r->rel_count; k++)
         if (rec[k].name->len == len && memcmp(rec[k].name->s, name, len) == 0)
             return rec + k;

@@ -192,7 +192,7 @@ MAPI_API int mapi_value_has_n(const mapi_value *v, const char *key, size_t key_l
  * The iterator is a plain struct the caller owns; nothing to free.  Any
  * output pointer may be NULL.  mapi_members_next gives the key without its
  * length (a key with a NUL byte then reads short: prefer the _n form). */
-typedef struct mapi_members { const void *pos, *end; } mapi_members;
+typedef struct mapi_members { const void *pos, *end, *last; } mapi_members;
 MAPI_API void mapi_members_begin(const mapi_value *obj, mapi_members *it);
 MAPI_API int mapi_members_next(mapi_members *it, const char **key, const mapi_value **value);
 MAPI_API int mapi_members_next_n(mapi_members *it, const char **key, size_t *key_len,

@@ -198,8 +198,8 @@ int mapi_value_has_n(const mapi_value *v, const char *key, size_t key_len)
 
 void mapi_members_begin(const mapi_value *obj, mapi_members *it)
 {
-    it->pos = it->end = NULL;
-    if (obj && mapi_tl_type(obj) == MAPI_OBJECT) {
+    it->pos = it->end = it->last = NULL;
+    if (obj && mapi_tl_type(obj) == MAPI_OBJECT && mapi_tl_len(obj) > 0) {
         it->pos = obj->p;
         it->end = (const mapi_member *)obj->p + mapi_tl_len(obj);
     }
@@ -218,6 +218,7 @@ int mapi_members_next_n(mapi_members *it, const char **key, size_t *key_len,
         *key_len = m->name->len;
     if (value)
         *value = pub(&m->value);
+    it->last = m;
     it->pos = m + 1;
     return 1;
 }
@@ -229,8 +230,8 @@ int mapi_members_next(mapi_members *it, const char **key, const mapi_value **val
 
 size_t mapi_members_name_id(const mapi_members *it)
 {
-    const mapi_member *m = (const mapi_member *)it->pos;
-    return m ? m[-1].name->id : 0;
+    const mapi_member *m = (const mapi_member *)it->last;
+    return m ? m->name->id : 0;
 }
 
 /* ---- JSON text ---- */
