@@ -40,6 +40,10 @@ const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", 
 
 struct builder {
     mapi_arena *arena;
+    /* where string and number texts go, one after the other: a block of
+       the body's size (a text and its NUL never take more room than its
+       token and the byte after it) */
+    char *text, *text_end;
     const char *buf;
     size_t len;
     int max_depth;
@@ -90,12 +94,44 @@ template <typename T> bool reserve(T *&arr, size_t &cap, size_t need)
 
 /* ---- names ---- */
 
-size_t hash_bytes(const char *s, size_t n)
+/* A hash of a byte string, eight bytes at a time: names are short, so up
+   to 16 bytes it is two loads. */
+inline uint64_t mix(uint64_t h, uint64_t w)
 {
-    uint64_t h = UINT64_C(14695981039346656037);
+    h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);
+    return h ^ (h >> 29);
+}
+
+inline uint64_t load8(const char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+/* The first n < 8 bytes of s as a zero-extended word. */
+inline uint64_t load_short(const char *s, size_t n, bool padded)
+{
+    uint64_t w = 0;
+    if (padded) /* 8 bytes may be read: keep n of them */
+        return n ? load8(s) & (~UINT64_C(0) >> (64 - 8 * n)) : 0;
     for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
-    return (size_t)(h ^ (h >> 29));
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
+/* padded: s[0..n + 8) may be read (a body or simdjson's string buffer,
+   both padded); the hash is the same either way. */
+inline size_t hash_bytes(const char *s, size_t n, bool padded = false)
+{
+    uint64_t h = (uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F);
+    if (n <= 8)
+        return (size_t)mix(h, load_short(s, n, padded));
+    if (n <= 16)
+        return (size_t)mix(mix(h, load8(s)), load8(s + n - 8));
+    for (; n >= 8; s += 8, n -= 8)
+        h = mix(h, load8(s));
+    return (size_t)mix(h, load_short(s, n, false));
 }
 
 bool grow_names(builder &b)
@@ -121,12 +157,13 @@ bool grow_names(builder &b)
     return true;
 }
 
-/* The interned name of s[0..n), made on first sight; NULL when out of memory. */
-const mapi_name *intern(builder &b, const char *s, size_t n)
+/* The interned name of s[0..n), made on first sight; NULL when out of
+   memory.  padded: s is in a padded buffer (see hash_bytes). */
+const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
 {
     if ((b.nnames + 1) * 2 > b.nslots && !grow_names(b))
         return NULL;
-    size_t mask = b.nslots - 1, j = hash_bytes(s, n) & mask;
+    size_t mask = b.nslots - 1, j = hash_bytes(s, n, padded) & mask;
     for (;;) {
         mapi_name *nm = b.slots[j];
         if (!nm)
@@ -223,14 +260,20 @@ mapi_type number_class(const char *s, size_t n)
     return digits < 19 ? MAPI_INT : MAPI_NUMBER;
 }
 
-/* A copy of s[0..n) with a NUL after it, in the arena. */
-const char *copy_text(builder &b, const char *s, size_t n)
+/* A copy of s[0..n) with a NUL after it, in the text block. */
+inline const char *copy_text(builder &b, const char *s, size_t n)
 {
-    if (n >= MAX_LEN)
-        return NULL;
-    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 1));
-    if (!p)
-        return NULL;
+    char *p;
+    if ((size_t)(b.text_end - b.text) > n) {
+        p = b.text;
+        b.text += n + 1;
+    } else { /* never for a body's own texts; kept safe */
+        if (n >= MAX_LEN)
+            return NULL;
+        p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 1));
+        if (!p)
+            return NULL;
+    }
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
@@ -269,7 +312,21 @@ inline const char *quote_or_backslash(const char *s)
 #endif
 }
 
-mapi_json_status read_value(builder &b, ondemand::value &v, struct mapi_value *out, int depth,
+/* Where a value goes: a member or an element of the containers being read
+   (their scratch arrays may move while a nested container is read: the
+   place is an index), or a fixed node. */
+struct dest {
+    struct mapi_value *fixed; /* the root */
+    bool member;              /* else b.val */
+    size_t i;
+};
+
+inline struct mapi_value *place(builder &b, const dest &d)
+{
+    return d.fixed ? d.fixed : d.member ? &b.mem[d.i].value : &b.val[d.i];
+}
+
+mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
                             bool type_member);
 
 /* Where a value that simdjson could not type starts: a word ("NaN",
@@ -296,7 +353,7 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
         return fail(b, MAPI_JSON_STRING, tok.data());
     }
     if (as_name) {
-        const mapi_name *nm = intern(b, text.data(), text.size());
+        const mapi_name *nm = intern(b, text.data(), text.size(), true);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
@@ -396,18 +453,16 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
         } else if (f.unescaped_key().get(key) != SUCCESS) {
             return fail(b, MAPI_JSON_STRING, k - 1);
         }
-        const mapi_name *nm = intern(b, key.data(), key.size());
+        const mapi_name *nm = intern(b, key.data(), key.size(), true);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         if (!reserve(b.mem, b.capmem, b.nmem + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        size_t i = b.nmem++;
-        b.mem[i].name = nm;
-        struct mapi_value m;
-        mapi_json_status st = read_value(b, f.value(), &m, depth, nm->id == MAPI_N_TYPE);
+        dest d = {NULL, true, b.nmem++};
+        b.mem[d.i].name = nm;
+        mapi_json_status st = read_value(b, f.value(), d, depth, nm->id == MAPI_N_TYPE);
         if (st != MAPI_JSON_OK)
             return st;
-        b.mem[i].value = m; /* b.mem may have moved while reading m */
     }
     if (check_duplicates(b, base) != MAPI_JSON_OK)
         return b.status;
@@ -436,13 +491,12 @@ mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *o
         ondemand::value x;
         if ((e = std::move(er).get(x)) != SUCCESS)
             return structure(b, e);
-        struct mapi_value m;
-        mapi_json_status st = read_value(b, x, &m, depth, false);
-        if (st != MAPI_JSON_OK)
-            return st;
         if (!reserve(b.val, b.capval, b.nval + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        b.val[b.nval++] = m;
+        dest d = {NULL, false, b.nval++};
+        mapi_json_status st = read_value(b, x, d, depth, false);
+        if (st != MAPI_JSON_OK)
+            return st;
     }
     size_t n = b.nval - base;
     struct mapi_value *items = NULL;
@@ -459,7 +513,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *o
 
 /* One value at nesting `depth` (its container's); type_member: the value of
    a member named "type" (a string one is interned). */
-mapi_json_status read_value(builder &b, ondemand::value &v, struct mapi_value *out, int depth,
+mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
                             bool type_member)
 {
     std::string_view raw = v.raw_json_token();
@@ -470,14 +524,22 @@ mapi_json_status read_value(builder &b, ondemand::value &v, struct mapi_value *o
     switch (t) {
     case ondemand::json_type::object:
     case ondemand::json_type::array:
+    {
+        struct mapi_value node;
+        mapi_json_status st;
         if (depth + 1 > b.max_depth)
             return fail(b, MAPI_JSON_DEPTH, raw.data());
-        return t == ondemand::json_type::object ? read_object(b, v, out, depth + 1)
-                                                : read_array(b, v, out, depth + 1);
+        st = t == ondemand::json_type::object ? read_object(b, v, &node, depth + 1)
+                                              : read_array(b, v, &node, depth + 1);
+        if (st == MAPI_JSON_OK)
+            *place(b, d) = node; /* the scratch arrays may have moved meanwhile */
+        return st;
+    }
     case ondemand::json_type::string:
-        return read_string(b, v, raw, out, type_member);
+        /* scalars: nothing moves while they are read */
+        return read_string(b, v, raw, place(b, d), type_member);
     default:
-        return read_scalar(b, t, raw, out);
+        return read_scalar(b, t, raw, place(b, d));
     }
 }
 
@@ -576,7 +638,8 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     ondemand::value v;
     if ((e = doc.get_value().get(v)) != SUCCESS)
         return structure(b, e);
-    if (read_value(b, v, root, 0, false) != MAPI_JSON_OK) {
+    dest d = {root, false, 0};
+    if (read_value(b, v, d, 0, false) != MAPI_JSON_OK) {
         if (b.status == MAPI_JSON_SYNTAX)
             return diagnose(b);
         return b.status;
@@ -616,7 +679,9 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth
         }
     if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
         st = fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    } else if (len <= KEEP_CAPACITY) {
+    } else if (!(b.text = static_cast<char *>(mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
+        st = fail(b, MAPI_JSON_MEMORY, NULL);
+    } else if ((b.text_end = b.text + len + MAPI_JSON_PADDING), len <= KEEP_CAPACITY) {
         st = read_document(b, kept, buf, &out->root);
     } else {
         /* buffers for this body only: a large one is not kept per thread */

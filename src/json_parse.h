@@ -34,15 +34,19 @@ typedef struct mapi_arena {
     char *pos, *end;          /* free room in the current chunk */
     mapi_arena_chunk *chunks; /* newest first */
     size_t bytes;             /* bytes taken from malloc, chunk headers included */
-    size_t next;              /* size of the next chunk */
+    size_t next;              /* size of a chunk */
 } mapi_arena;
 
-/* An empty arena whose first chunk will hold about first_chunk bytes. */
-void mapi_arena_init(mapi_arena *a, size_t first_chunk);
+/* An empty arena whose chunks will hold about chunk bytes each (at least
+   4 KiB; a larger allocation gets a chunk of its size). */
+void mapi_arena_init(mapi_arena *a, size_t chunk);
 /* Frees every chunk; the arena is empty again (init state, same next size). */
 void mapi_arena_free(mapi_arena *a);
 /* The slow path of mapi_arena_alloc: a new chunk.  NULL when out of memory. */
 void *mapi_arena_grow(mapi_arena *a, size_t n);
+/* n bytes in a chunk of their own (the current chunk stays current), freed
+   with the arena; NULL when out of memory. */
+void *mapi_arena_block(mapi_arena *a, size_t n);
 
 /* n bytes aligned to 8, or NULL when out of memory.  Freed with the arena. */
 static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)

@@ -22,6 +22,7 @@
 #include "internal.h"
 
 #define DEFAULT_DEPTH 64
+#define ARENA_CHUNK_MAX ((size_t)64 << 10)
 
 /* A relationship of a resource, resolved once while parsing. */
 typedef struct rel_rec {
@@ -182,20 +183,36 @@ static void label_of(label *l, const mapi_value *type, const mapi_value *id, con
 
 /* ---- the (type, id) / (type, lid) index ---- */
 
-static size_t hash_bytes(size_t h, const char *s, size_t n)
+static uint64_t mix(uint64_t h, uint64_t w)
 {
+    h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);
+    return h ^ (h >> 29);
+}
+
+/* Eight bytes at a time (ids are often 36-byte UUIDs). */
+static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+{
+    uint64_t w;
     size_t i;
-    for (i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * (size_t)1099511628211u;
+
+    h = mix(h, (uint64_t)n);
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = mix(h, w);
+    }
+    if (n) {
+        w = 0;
+        for (i = 0; i < n; i++)
+            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        h = mix(h, w);
+    }
     return h;
 }
 
 static size_t hash_key(const char *type, size_t tlen, unsigned kind, const char *v, size_t vlen)
 {
-    size_t h = hash_bytes((size_t)14695981039346656037u, type, tlen);
-    h = (h ^ (0xf0u + kind)) * (size_t)1099511628211u;
-    h = hash_bytes(h, v, vlen);
-    return h ^ (h >> 31);
+    uint64_t h = hash_bytes(UINT64_C(0xC2B2AE3D27D4EB4F) + kind, type, tlen);
+    return (size_t)hash_bytes(h, v, vlen);
 }
 
 static const mapi_value *key_value(const mapi_resource *r, unsigned kind)
@@ -585,7 +602,7 @@ static int take_resource(mapi_doc *d, const mapi_value *obj, const place *p, uin
 
 /* The resource a linkage names (type and id, or type and lid), a stub made
    for it when the document does not hold it.  0 with *index, or -1 with err. */
-static int resolve_linkage(mapi_doc *d, const mapi_value *link, size_t *index, const label *owner,
+static int resolve_linkage(mapi_doc *d, const mapi_value *link, size_t *index, size_t owner,
                            const mapi_name *rel, mapi_error *err)
 {
     const mapi_value *type, *id, *lid;
@@ -594,10 +611,12 @@ static int resolve_linkage(mapi_doc *d, const mapi_value *link, size_t *index, c
 
     if (read_identity(link, &type, &id, &lid) != 0) {
         char q[QUOTED_MAX];
+        label l;
+        label_of(&l, d->res[owner].type, d->res[owner].id, d->res[owner].lid);
         return mapi_error_set(err, MAPI_ERR_DECODE,
                               "not JSON:API: relationship %s of " LABEL_FMT
                               " has a linkage without string type and id",
-                              quoted(rel->s, rel->len, q), LABEL_ARGS(*owner));
+                              quoted(rel->s, rel->len, q), LABEL_ARGS(l));
     }
     slot = id ? slot_for(d, type, KEY_ID, id) : slot_for(d, type, KEY_LID, lid);
     if (!slot)
@@ -638,12 +657,11 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
         return 0;
     m = (const mapi_member *)rels->p;
     n = mapi_tl_len(rels);
-    label_of(&owner, d->res[i].type, d->res[i].id, d->res[i].lid);
     for (k = 0; k < n; k++) {
         const mapi_value *rel = &m[k].value, *data;
         rel_rec *rec;
         char q[QUOTED_MAX];
-        if (!is_object(rel))
+        if (!is_object(rel) && (label_of(&owner, d->res[i].type, d->res[i].id, d->res[i].lid), 1))
             return mapi_error_set(err, MAPI_ERR_DECODE,
                                   "not JSON:API: relationship %s of " LABEL_FMT
                                   " is not an object",
@@ -668,7 +686,7 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
             for (j = 0; j < count; j++) {
                 const mapi_value *link = many ? (const mapi_value *)data->p + j : data;
                 size_t idx = 0;
-                if (resolve_linkage(d, link, &idx, &owner, m[k].name, err) != 0)
+                if (resolve_linkage(d, link, &idx, i, m[k].name, err) != 0)
                     return -1;
                 if (grow((void **)&d->targets, &d->captargets, d->ntargets,
                          sizeof *d->targets) != 0)
@@ -678,6 +696,7 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
             rec->count = count;
             d->res[i].link_count++;
         } else {
+            label_of(&owner, d->res[i].type, d->res[i].id, d->res[i].lid);
             return mapi_error_set(err, MAPI_ERR_DECODE,
                                   "not JSON:API: relationship %s of " LABEL_FMT
                                   " has data that is not a linkage, an array of linkages or null",
@@ -841,8 +860,10 @@ static int read_document(mapi_doc *d, char *buf, size_t len, int max_depth, mapi
         max_depth = DEFAULT_DEPTH;
     if (max_depth > MAPI_JSON_MAX_DEPTH)
         max_depth = MAPI_JSON_MAX_DEPTH;
-    /* the tree takes about twice the body: one chunk for most documents */
-    mapi_arena_init(&d->arena, len < ((size_t)-1) / 4 ? 2 * len + 2048 : len);
+    /* the texts have a block of the body's size; the values take about as
+       much again, in chunks of a quarter of the body, at most 64 KiB (what
+       the last one leaves unused is what is lost) */
+    mapi_arena_init(&d->arena, len / 4 < ARENA_CHUNK_MAX ? len / 4 : ARENA_CHUNK_MAX);
     st = mapi_json_parse(buf, len, max_depth, &d->arena, &jr);
     if (st != MAPI_JSON_OK)
         return json_error(st, &jr, buf, len, max_depth, err);

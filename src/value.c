@@ -20,15 +20,36 @@ struct mapi_arena_chunk {
 };
 
 #define ARENA_MIN_CHUNK ((size_t)4096)
-#define ARENA_MAX_CHUNK ((size_t)16 << 20)
 #define CHUNK_HEADER ((sizeof(mapi_arena_chunk) + 7) & ~(size_t)7)
 
-void mapi_arena_init(mapi_arena *a, size_t first_chunk)
+void mapi_arena_init(mapi_arena *a, size_t chunk)
 {
     a->pos = a->end = NULL;
     a->chunks = NULL;
     a->bytes = 0;
-    a->next = first_chunk < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : first_chunk;
+    a->next = chunk < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : chunk;
+}
+
+/* A chunk of size bytes linked in; its memory, or NULL. */
+static char *new_chunk(mapi_arena *a, size_t size)
+{
+    mapi_arena_chunk *c;
+
+    if (size > ((size_t)-1) / 2 - CHUNK_HEADER)
+        return NULL;
+    c = malloc(CHUNK_HEADER + size);
+    if (!c)
+        return NULL;
+    c->prev = a->chunks;
+    c->size = size;
+    a->chunks = c;
+    a->bytes += CHUNK_HEADER + size;
+    return (char *)c + CHUNK_HEADER;
+}
+
+void *mapi_arena_block(mapi_arena *a, size_t n)
+{
+    return new_chunk(a, n);
 }
 
 void mapi_arena_free(mapi_arena *a)
@@ -46,25 +67,12 @@ void mapi_arena_free(mapi_arena *a)
 
 void *mapi_arena_grow(mapi_arena *a, size_t n)
 {
-    size_t size = a->next;
-    mapi_arena_chunk *c;
-    char *p;
+    /* chunks of one size: what is left unused is less than one of them */
+    size_t size = n > a->next ? n : a->next;
+    char *p = new_chunk(a, size);
 
-    if (n > ((size_t)-1) / 2 - CHUNK_HEADER)
+    if (!p)
         return NULL;
-    while (size < n)
-        size *= 2;
-    c = malloc(CHUNK_HEADER + size);
-    if (!c)
-        return NULL;
-    c->prev = a->chunks;
-    c->size = size;
-    a->chunks = c;
-    a->bytes += CHUNK_HEADER + size;
-    /* each chunk twice the last, up to 16 MiB: few chunks for any body */
-    if (a->next < ARENA_MAX_CHUNK)
-        a->next *= 2;
-    p = (char *)c + CHUNK_HEADER;
     a->pos = p + n;
     a->end = p + size;
     return p;
