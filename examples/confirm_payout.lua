@@ -4,7 +4,7 @@
 local merchantapi = require "merchantapi"
 
 local payout_id = assert(arg[1], "usage: confirm_payout.lua <payout_id>")
-local client = assert(merchantapi.new {
+local client = merchantapi.assert(merchantapi.new {
   base_url = assert(os.getenv("MERCHANTAPI_BASE_URL"), "set MERCHANTAPI_BASE_URL"),
   api_key = assert(os.getenv("MERCHANTAPI_API_KEY"), "set MERCHANTAPI_API_KEY"),
 })
@@ -12,8 +12,12 @@ local client = assert(merchantapi.new {
 local payout, err = client:confirm_payout(payout_id)
 if not payout then
   io.stderr:write(tostring(err), "\n")
-  if err.outcome == "unknown" then
-    io.stderr:write("the confirm may have gone through: read the payout before trying again\n")
+  if err.outcome == "unknown" and err.payout then
+    -- the client read the payout after the failed confirm: still a draft
+    io.stderr:write("not confirmed, the payout is still a draft: trying again is safe\n")
+  elseif err.outcome == "unknown" then
+    io.stderr:write("the confirm may have gone through, and reading the payout failed too: "
+      .. "read it before trying again\n")
   end
   os.exit(1)
 end

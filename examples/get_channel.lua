@@ -4,7 +4,7 @@
 local merchantapi = require "merchantapi"
 
 local channel_id = assert(arg[1], "usage: get_channel.lua <channel_id>")
-local client = assert(merchantapi.new {
+local client = merchantapi.assert(merchantapi.new {
   base_url = assert(os.getenv("MERCHANTAPI_BASE_URL"), "set MERCHANTAPI_BASE_URL"),
   api_key = os.getenv("MERCHANTAPI_API_KEY"),
 })

@@ -5,7 +5,7 @@ local merchantapi = require "merchantapi"
 
 local account_id = assert(arg[1], "usage: list_addresses.lua <account_id> [per_page]")
 local per_page = tonumber(arg[2] or "5")
-local client = assert(merchantapi.new {
+local client = merchantapi.assert(merchantapi.new {
   base_url = assert(os.getenv("MERCHANTAPI_BASE_URL"), "set MERCHANTAPI_BASE_URL"),
   api_key = assert(os.getenv("MERCHANTAPI_API_KEY"), "set MERCHANTAPI_API_KEY"),
 })

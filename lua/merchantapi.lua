@@ -8,13 +8,14 @@
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
 -- Every call returns `value, nil, res` on success and `nil, err[, res]` on
--- failure, where `err` is the error table of docs/contract.md ("Errors":
--- `kind`, `status`, `code`, `title`, `detail`, `pointer`, `errors`,
--- `amount`, `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
--- `request_id`, `message`; `tostring(err)` gives `err.message`) and `res` is
--- the response object ("The response object": `status`, `headers`,
--- `request_id`, `elapsed`, `meta`, `jsonapi`, `body`, `res:document()`).
--- Only argument *type* mistakes raise.
+-- failure, where `err` is the error table (README, "Errors": `kind`,
+-- `status`, `code`, `title`, `detail`, `pointer`, `errors`, `amount`,
+-- `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
+-- `request_id`, `message`; `tostring(err)`, `"failed: " .. err` and
+-- `err .. "!"` give the one-line `err.message`; `merchantapi.assert` raises
+-- it on every Lua) and `res` is the response object ("The response
+-- object": `status`, `headers`, `request_id`, `elapsed`, `meta`, `jsonapi`,
+-- `body`, `res:document()`).  Only argument *type* mistakes raise.
 --
 -- @module merchantapi
 local core = require "merchantapi.core"
@@ -51,9 +52,13 @@ local CLIENT_OPTIONS = {
   max_body = "integer",
   cafile = "string",
   capath = "string",
+  proxy = "string",
   transport = "function",
   on_request = "function",
   on_response = "function",
+  headers = "table",
+  deadline = "number",
+  settle = "boolean",
 }
 
 -- Options handled here (merchantapi.transport), not by the core.
@@ -64,7 +69,13 @@ local LIST_OPTIONS = {
   order_type = "string",
   page = "integer",
   per_page = "integer",
+  headers = "table",
+  deadline = "number",
 }
+
+-- Options of one call (confirm_payout also takes settle).
+local CALL_OPTIONS = { headers = "table", deadline = "number" }
+local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
 
 local function is_integer(v)
   return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
@@ -94,6 +105,15 @@ local function check_options(opts, allowed, fname, argn)
       -- a number's value helps ("got 1.5"), except where it may be a secret
       error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
         (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), 3)
+    end
+    if k == "headers" then
+      -- the values are checked by the core (merchantapi.h, mapi_header_check)
+      for name, value in pairs(v) do
+        if type(name) ~= "string" or type(value) ~= "string" then
+          error(("bad option 'headers' to '%s' (string names and values expected, got %s = %s)"
+            ):format(fname, type(name), type(value)), 3)
+        end
+      end
     end
   end
 end
@@ -126,8 +146,27 @@ Client.__index = Client
 --   `max_retries` (integer, retries after the first attempt, default 2; see
 --   docs/contract.md "Retries"),
 --   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`),
+--   `deadline` (seconds for one whole call: every attempt, retry and wait;
+--   default `(max_retries + 1) * timeout` plus the longest backoff of
+--   `max_retries` retries (0.5 + 1 + 2 + 4 + 8 + 8 ... s), 91.5 s with the
+--   other defaults.  Each attempt's timeout is cut to what is left, and a
+--   retry whose wait (backoff or Retry-After) would outlast the deadline is
+--   not made: the call ends at once with the last attempt's error and
+--   `err.deadline_exceeded = true`.  Each call may set its own),
+--   `settle` (boolean, default true: a confirm whose outcome is unknown is
+--   settled by reading the payout, see `confirm_payout`),
 --   `cafile`, `capath` (trusted CAs for a private CA; the system store
 --   otherwise; libcurl only),
+--   `proxy` (libcurl only; default none: proxy variables of the environment
+--   such as `http_proxy`, `https_proxy`, `ALL_PROXY` are ignored):
+--   `"http://[user:password@]host[:port]"` for that HTTP proxy (an https://
+--   base URL is tunnelled through it with CONNECT), or `"env"` for the
+--   environment's, read when the client is made (`http_proxy` for an http://
+--   base URL, `https_proxy`/`HTTPS_PROXY` for https://, then
+--   `all_proxy`/`ALL_PROXY`; `no_proxy`/`NO_PROXY` honoured).  The proxy
+--   must be http://, and a loopback host when base_url is http:// (the key
+--   never crosses anything else in clear): otherwise a `"usage"` error.  Not
+--   with `transport`, which connects by itself (a `"usage"` error),
 --   `transport` (`function(request) -> res | nil, err`: performs each
 --   request instead of libcurl, e.g. `require "merchantapi.transport.ngx"`
 --   in OpenResty; the core still builds every request and decodes every
@@ -136,12 +175,23 @@ Client.__index = Client
 --   retries included, with `info.method`, `url`, `attempt`, and for
 --   on_response `status`, `elapsed` (seconds), `request_id`, `error`,
 --   `retry_in`; errors they raise are caught and reported as `hook_error`
---   on the result.  See `merchantapi.transport`).
+--   on the result.  See `merchantapi.transport`),
+--   `headers` (table name -> value, both strings: headers of one's own sent
+--   on every request, after the client's, over libcurl and any transport;
+--   a call's own `headers` option replaces one of the same name, in any
+--   case.  Names are HTTP tokens; `Authorization`, `Content-Type`,
+--   `Accept`, `User-Agent`, `Host`, `Content-Length` and the headers that
+--   frame the connection (`Transfer-Encoding`, `Connection`, `Keep-Alive`,
+--   `Upgrade`, `TE`, `Trailer`, `Expect`, `Proxy-Connection`,
+--   `Proxy-Authorization`) cannot be set; values hold no CR, LF, NUL or
+--   other control byte (tab allowed) and no space at either end.  Hooks
+--   and `MERCHANTAPI_DEBUG` never show them).
 --   With the environment variable `MERCHANTAPI_DEBUG=1` every attempt is
 --   also logged as one line on stderr (never the key nor a header).
 -- @return the client, or `nil, err` with `err.kind == "usage"` (missing or
---   invalid base_url, api_key with CR/LF/NUL, a negative timeout, ...) or
---   `"memory"`.  The api key never appears in `err` nor in `tostring(client)`.
+--   invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
+--   header or a name given twice in different cases, ...) or `"memory"`.
+--   The api key never appears in `err` nor in `tostring(client)`.
 -- @raise when opts is not a table, on an unknown option or an option of the
 --   wrong type.
 function M.new(opts)
@@ -149,6 +199,10 @@ function M.new(opts)
     error("bad argument #1 to 'new' (table expected, got " .. type(opts) .. ")", 2)
   end
   check_options(opts, CLIENT_OPTIONS, "new", 1)
+  if opts.transport and opts.proxy then
+    return nil, request.error { kind = "usage",
+      title = "proxy is libcurl's: a custom transport connects by itself" }
+  end
   local copy = { user_agent = LUA_TOKEN }
   for k, v in pairs(opts) do
     if not WRAPPER_OPTIONS[k] then
@@ -165,56 +219,92 @@ function M.new(opts)
   return setmetatable({ _core = c, base_url = display_url(opts.base_url) }, Client)
 end
 
---- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`
--- (interface, "Endpoints 1. Confirm payout draft").
+--- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`.
 --
--- syntax: `payout, err, res = client:confirm_payout(payout_id)`
+-- The service interface's endpoint "Confirm payout draft" (the first of
+-- its "Endpoints").
 --
--- The request is never resent by libcurl; it is retried only when it
--- provably never reached the server (`err.outcome == "not_sent"`) or was
--- answered 429.
+-- syntax: `payout, err, res = client:confirm_payout(payout_id, opts)`
+--
+-- The request goes over HTTP/1.1 on a connection of its own and is never
+-- resent by libcurl (every request that leaves is one of `err.attempts`);
+-- it is retried only when it provably never reached the server
+-- (`err.outcome == "not_sent"`) or was answered 429.
+--
+-- Settling: when the confirm ends with `err.outcome == "unknown"` (it may
+-- have gone through), the client reads the payout (`GET`, retried like
+-- `get_payout`, over the same transport, seen by the hooks): if its `status`
+-- is no longer `"draft"` the call returns it as confirmed, with
+-- `res.settled_by = "read"` (res is then the read's response); if it is
+-- still a draft the error stays `outcome = "unknown"` and `err.payout` holds
+-- the payout read -- confirming again is then safe: the interface's only
+-- transition out of draft is this confirm (draft -> processing), so a payout
+-- confirmed meanwhile is no longer a draft and a second confirm is refused
+-- by the service (the sandbox answers 422), never carried out twice; if the read fails, the
+-- error is the confirm's, with the read's error as `err.settle_error`.  The
+-- read has a deadline of its own, as long as the confirm's.
 --
 -- @tparam string payout_id the draft's id (percent-encoded as one path segment).
+-- @tparam[opt] table opts `headers` (table name -> value: added to the
+--   client's `headers` for this call, replacing one of the same name; the
+--   rules of `merchantapi.new`'s `headers`; a refused one is a `"usage"`
+--   error with `outcome = "not_sent"`: nothing was sent), `deadline`
+--   (seconds > 0, this call's; see `new`), `settle` (boolean; default: the
+--   client's `settle`).
 -- @return the payout (status `"processing"`, `amount` a decimal string,
 --   `accountCharged` and `author` resolved), nil, res; or `nil, err[, res]`:
 --   `kind = "api"` with the 422 `code` of the interface (`amount`,
 --   `minimum`, `maximum` filled for the limit codes), `"http"`,
---   `"transport"`, `"decode"`, `"usage"` (empty id, closed client).
---   `err.outcome` tells whether the payout may have been confirmed
---   (`"not_sent"`, `"unknown"`, `"rejected"`).
--- @raise when payout_id is not a string.
-function Client:confirm_payout(payout_id)
+--   `"transport"`, `"decode"` (also for a payout of another id: "expected
+--   payouts <id>, got payouts <other>"), `"usage"` (empty id, a deadline
+--   <= 0, closed client, a refused header).  `err.outcome` tells whether the payout may have
+--   been confirmed (`"not_sent"`, `"unknown"`, `"rejected"`).
+-- @raise when payout_id is not a string, opts not a table, on an unknown
+--   option or an option of the wrong type.
+function Client:confirm_payout(payout_id, opts)
   check_id(payout_id, "confirm_payout")
-  return self._core:confirm_payout(payout_id)
+  check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
+  return self._core:confirm_payout(payout_id, opts)
 end
 
---- Reads a deposit channel: `GET /api/public/v1/channels/:id`
--- (interface, "Endpoints 2. Read channel").
+--- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
 --
--- syntax: `channel, err, res = client:get_channel(channel_id)`
+-- The service interface's endpoint "Read channel" (the second of its
+-- "Endpoints").
+--
+-- syntax: `channel, err, res = client:get_channel(channel_id, opts)`
 --
 -- Retried on transport errors, 429 and 502/503/504 (up to `max_retries`).
 --
 -- @tparam string channel_id the channel's id.
+-- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
+--   (seconds > 0, this call's; see `new`).
 -- @return the channel (`targetAccount` resolved), nil, res; or
---   `nil, err[, res]` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`,
---   `"usage"`).
--- @raise when channel_id is not a string.
-function Client:get_channel(channel_id)
+--   `nil, err[, res]` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`
+--   (also for a channel of another id: "expected channels <id>, got
+--   channels <other>"), `"usage"`).
+-- @raise when channel_id is not a string, opts not a table, on an unknown
+--   option or an option of the wrong type.
+function Client:get_channel(channel_id, opts)
   check_id(channel_id, "get_channel")
-  return self._core:get_channel(channel_id)
+  check_options(opts, CALL_OPTIONS, "get_channel", 2)
+  return self._core:get_channel(channel_id, opts)
 end
 
 --- Lists one page of an account's receiving addresses:
--- `GET /api/public/v1/accounts/:id/addresses`
--- (interface, "Endpoints 3. List account addresses").
+-- `GET /api/public/v1/accounts/:id/addresses`.
+--
+-- The service interface's endpoint "List account addresses" (the third of
+-- its "Endpoints").
 --
 -- syntax: `list, err, res = client:list_addresses(account_id, opts)`
 --
 -- @tparam string account_id the account's id.
 -- @tparam[opt] table opts query parameters, each sent only when given:
 --   `order` (string, e.g. `"created_at"`), `order_type` (`"asc"` or
---   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1).
+--   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1); and
+--   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
+--   call's; see `new`), not sent.
 -- @return an array of addresses (`network` resolved, `value` nil while
 --   generated) with `list.meta` (`page`, `per_page`, `total` as integers,
 --   also when the service writes them as strings of digits; a member the
@@ -238,17 +328,45 @@ end
 -- @tparam string account_id the account's id.
 -- @tparam[opt] table opts `per_page`, `order` (default `"created_at"`),
 --   `order_type` (default `"asc"`), `start_page` (default 1), `max_pages`,
---   `concurrency` (see `merchantapi.paginate`).
--- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`.
+--   `concurrency` (see `merchantapi.paginate`), `headers` (as for
+--   `confirm_payout`: sent with every page's request).
+-- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`, and the
+--   fields `announced`, `received`, `total_changed`.  A page that repeats an
+--   id of the walk or contradicts `meta.total` ends the walk with a
+--   `"decode"` error naming it (`err.page`); see `merchantapi.pager`.
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
   check_id(account_id, "addresses")
+  local headers
+  if type(opts) == "table" and opts.headers ~= nil then
+    check_options({ headers = opts.headers }, CALL_OPTIONS, "addresses", 2)
+    headers = opts.headers
+    local rest = {}
+    for k, v in pairs(opts) do
+      if k ~= "headers" then
+        rest[k] = v
+      end
+    end
+    opts = rest
+  end
+  -- the pager's params, with the headers when there are some
+  local function with_headers(params)
+    if headers == nil then
+      return params
+    end
+    local copy = { headers = headers }
+    for k, v in pairs(params or {}) do
+      copy[k] = v
+    end
+    return copy
+  end
   local c = self._core
   local ok, p = pcall(pager.paginate, function(params)
-    return c:list_addresses(account_id, params)
+    return c:list_addresses(account_id, with_headers(params))
   end, opts, function(params, first_page, count, concurrency)
-    return c:list_addresses_pages(account_id, params, first_page, count, concurrency)
+    return c:list_addresses_pages(account_id, with_headers(params), first_page, count,
+      concurrency)
   end)
   if not ok then
     error(p, 2)
@@ -279,6 +397,8 @@ end
 --   stay integers, sorted keys, `merchantapi.null` as null, and fractions,
 --   NaN, cycles refused).  The body goes out with `Content-Type:
 --   application/vnd.api+json`.  GET and HEAD take no body.
+--   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
+--   call's; see `new`).
 -- @return on any 2xx: the primary data as the endpoints return it (a
 --   resource, or a list with `.meta`, any `type`), or `merchantapi.null`
 --   when the document has none (`data: null`, a meta-only document, a 2xx
@@ -287,8 +407,8 @@ end
 --   res (`res.status`, `res.headers`, `res.meta`, `res.body`, ...).
 --   On failure `nil, err[, res]` with `err.kind` `"api"` (an error
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
---   `"usage"` (bad method, path, query or body: nothing was sent; a refused
---   body value is named by `err.pointer`, a JSON pointer into the body).
+--   `"usage"` (bad method, path, query, body or header: nothing was sent; a
+--   refused body value is named by `err.pointer`, a JSON pointer into the body).
 -- Retries: GET and HEAD are retried like `get_channel`.  POST, PUT, PATCH
 --   and DELETE are treated like `confirm_payout`: never resent by libcurl,
 --   retried only when provably not sent or answered 429, and a failure
@@ -308,8 +428,11 @@ function Client:request(method, path, opts)
       error("bad argument #3 to 'request' (table expected, got " .. type(opts) .. ")", 2)
     end
     for k, v in pairs(opts) do
-      if k ~= "query" and k ~= "body" then
+      if k ~= "query" and k ~= "body" and k ~= "headers" and k ~= "deadline" then
         error(("unknown option '%s' to 'request'"):format(tostring(k)), 2)
+      end
+      if k == "deadline" and type(v) ~= "number" then
+        error("bad option 'deadline' to 'request' (number expected, got " .. type(v) .. ")", 2)
       end
       if k == "query" and type(v) ~= "table" then
         error("bad option 'query' to 'request' (table expected, got " .. type(v) .. ")", 2)
@@ -318,31 +441,37 @@ function Client:request(method, path, opts)
         error("bad option 'body' to 'request' (table or string expected, got " .. type(v) .. ")", 2)
       end
     end
+    check_options({ headers = opts.headers }, CALL_OPTIONS, "request", 3)
   end
   local full, body, err = request.build(method, path, opts)
   if err then
     return nil, err
   end
-  return self._core:request(method, full, body)
+  return self._core:request(method, full, body, nil, nil, nil, opts and opts.deadline,
+    opts and opts.headers)
 end
 
 --- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"
 -- and "States and transitions": follow a confirmed payout by reading it).
 --
--- syntax: `payout, err, res = client:get_payout(payout_id)`
+-- syntax: `payout, err, res = client:get_payout(payout_id, opts)`
 --
 -- Retried like `get_channel`.
 --
 -- @tparam string payout_id the payout's id (percent-encoded as one path segment).
+-- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
+--   (seconds > 0, this call's; see `new`).
 -- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
 --   decimal string, `accountCharged` and `author` resolved; `txid` nil until
 --   broadcast), nil, res; or `nil, err[, res]` (kinds as `get_channel`; an
 --   unknown id is `kind = "api"` with `status = 404` on the sandbox;
---   `"decode"` when data is not a payouts resource).
--- @raise when payout_id is not a string.
-function Client:get_payout(payout_id)
+--   `"decode"` when data is not a payouts resource, or another payout's).
+-- @raise when payout_id is not a string, opts not a table, on an unknown
+--   option or an option of the wrong type.
+function Client:get_payout(payout_id, opts)
   check_id(payout_id, "get_payout")
-  return self._core:get_payout(payout_id)
+  check_options(opts, CALL_OPTIONS, "get_payout", 2)
+  return self._core:get_payout(payout_id, opts)
 end
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed
@@ -374,7 +503,8 @@ end
 --   `kind = "timeout"` when the deadline passed (`err.payout` the last payout
 --   read, or nil; `err.last_error` the last read's error when it failed;
 --   `err.attempts` reads made; `err.elapsed` seconds), or at once the error
---   of a read that waiting cannot fix (not retryable: 404, 401, decode, ...),
+--   of a read that waiting cannot fix (not retryable: 404, 401, decode --
+--   also for a payout of another id --, ...),
 --   or `"usage"` (empty id, a negative timeout, interval <= 0).
 -- @raise when payout_id is not a string, on an unknown option or an option
 --   of the wrong type.
@@ -403,6 +533,36 @@ function Client:__tostring()
   return "merchantapi.client (" .. self.base_url .. ")"
 end
 
+--- `assert` for the results of a call: raises the error's one-line
+-- message on every Lua and in OpenResty.
+--
+-- syntax: `value, ... = merchantapi.assert(client:get_channel(id))`
+--
+-- For code that stops on a failure.  The standard `assert(call())` does not
+-- show the message everywhere: Lua 5.1's and 5.2's `assert` refuse a table
+-- message ("bad argument #2 to 'assert' (string expected, got table)"),
+-- LuaJIT's raises its last argument (the response object when the failure
+-- has one), and Lua 5.1's interpreter and OpenResty print an uncaught table
+-- as "(error object is not a string)" and "unknown reason".  This one
+-- raises a string, which every host prints.  To act on the error's fields
+-- (`err.outcome` of a confirm, `err.retryable`), test the results instead:
+-- `local v, err = call()`.
+--
+-- @param v the first result of the call: the value, or nil (or false) on failure.
+-- @param ... the other results: `err[, res]` on failure, passed through on
+--   success.
+-- @return every argument, when v is neither nil nor false.
+-- @raise when v is nil or false: `tostring(err)` (for an error table its
+--   `message`) with the caller's position (`script.lua:7: merchantapi: 404
+--   not_found: ...`), or "assertion failed!" when there is no err.
+function M.assert(v, ...)
+  if v then
+    return v, ...
+  end
+  local err = ...
+  error(err == nil and "assertion failed!" or tostring(err), 2)
+end
+
 --- Turns a JSON:API document fetched some other way into the shapes the
 -- client returns.
 --
@@ -424,15 +584,32 @@ function M.decode(body)
 end
 
 --- Encodes a Lua value as JSON the way `client:request` encodes a table
--- body (see `merchantapi.json`): sorted keys, exact integers, decimal
--- strings as strings, `merchantapi.null` as null, `merchantapi.array()` for
--- an empty array.
+-- body, with money kept exact.
 --
 -- syntax: `text, err = merchantapi.encode(value)`
 --
+-- Compact JSON by fixed rules, so the same table always gives the same bytes:
+--
+-- * strings: valid UTF-8, written as their bytes (unicode passes through),
+--   with `"`, `\` and the control bytes 0x00-0x1f escaped (`\n`, `\t`,
+--   `\r`, `\b`, `\f`, else `\u00XX`); invalid UTF-8 is refused.
+-- * integers: a Lua integer (5.3+) as its decimal digits; a float with an
+--   integral value within +-2^53 likewise (`2.0` -> `2`, as on 5.1/LuaJIT).
+-- * other numbers are refused: a fraction (money must be a decimal string:
+--   `"250.10"` stays a JSON string), NaN, infinities, integral floats beyond
+--   2^53 (their digits are not what was meant).
+-- * `true`, `false`; `merchantapi.null` (= `cjson.null`) -> `null`.
+-- * tables: keys 1..n without holes -> an array; only string keys -> an
+--   object with its keys sorted bytewise; an empty table -> `{}`, or `[]`
+--   when made by `merchantapi.array()` (or `cjson.empty_array`, or a table
+--   with cjson's `array_mt`).  Mixed keys, holes, other key types, cycles and
+--   nesting deeper than 64 are refused.
+-- * anything else (functions, other userdata, threads) is refused.
+--
+-- @param value a string, number, boolean, `merchantapi.null` or table
+--   (whose values follow the same rules).
 -- @return the JSON text, or nil and a `"usage"` error whose `pointer` is
---   the JSON pointer of the refused value (a fraction, NaN, a cycle, mixed
---   keys, invalid UTF-8, a function, ...).
+--   the JSON pointer (RFC 6901) of the refused value, `""` for value itself.
 function M.encode(value)
   local text, msg, pointer = json.encode(value)
   if not text then
@@ -446,39 +623,81 @@ end
 -- one encodes as `[]` rather than `{}`.
 --
 -- syntax: `t = merchantapi.array(t)`
+--
+-- @function array
+-- @tparam[opt] table t the table to mark (its metatable is replaced).
+-- @treturn table t, or the new table.
 M.array = json.array
 
---- Percent-encodes one path segment or query value: every byte but
--- `A-Z a-z 0-9 - . _ ~` becomes `%XX`.
+--- Percent-encodes one path segment or query value.
 --
 -- syntax: `segment = merchantapi.escape(s)`
+--
+-- Every byte but the unreserved ones of RFC 3986 (letters, digits and
+-- `-._~`) becomes `%XX` (upper-case hex), `/` included: an id can never add
+-- a segment.
+--
+-- @function escape
+-- @tparam string s the bytes to encode.
+-- @treturn string the encoded text.
 M.escape = request.escape
 
 --- Blocks the calling thread for `seconds` (nanosleep).  The default
 -- `sleep` of `wait_for_txid` outside OpenResty.
 --
 -- syntax: `merchantapi.sleep(seconds)`
+--
+-- @function sleep
+-- @tparam number seconds how long (fractions allowed, at most a day; 0 or
+--   less returns at once).
 M.sleep = core.sleep
 
 --- Seconds on a monotonic clock (only differences mean anything).  The
 -- default `clock` of `wait_for_txid`.
 --
 -- syntax: `t = merchantapi.monotonic()`
+--
+-- @function monotonic
+-- @treturn number seconds (`CLOCK_MONOTONIC`).
 M.monotonic = core.monotonic
 
---- Builds a pager over any list call (see `merchantapi.pager`).
+--- Builds a pager over any list call.
 --
 -- syntax: `pager = merchantapi.paginate(fetch_page, opts[, fetch_pages])`
 --
--- @tparam function fetch_page `fetch_page(params)` -> list | nil, err, with
---   params `{ page, per_page, order, order_type }`.
--- @tparam[opt] table opts `per_page`, `order`, `order_type`, `start_page`,
---   `max_pages`, `concurrency`.
--- @tparam[opt] function fetch_pages `fetch_pages(params, first_page, count,
---   concurrency)` -> the lists of pages `first_page ..` up to the first
---   failure, and that failure's error (or nil): what `concurrency` uses once a
---   page has told the total; without it pages come one after the other.
--- @treturn table the pager.
+-- The pager's methods (`each`, `pages`, `all`, `next`) and its stop rules
+-- are those of `merchantapi.pager`.
+--
+-- @tparam function fetch_page called as `fetch_page(params)` with a new
+--   table `{ page = n, per_page = n|nil, order = s, order_type = s }`; must
+--   return a list (an array of resources with `list.meta` holding `page`,
+--   `per_page` and `total` when the server sends them), or `nil, err`.
+--   `nil, nil` ends the iteration.  A Lua error raised by `fetch_page`
+--   itself is not caught.
+-- @tparam[opt] table opts
+--   `per_page` (integer, items per page; the server's default when absent),
+--   `order` (string, default `"created_at"`),
+--   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
+--   `start_page` (integer, default 1),
+--   `max_pages` (integer, no limit when absent),
+--   `concurrency` (integer >= 1, default 1: one page after the other.
+--   More: once a page has told `meta.total`, the following pages are
+--   fetched `concurrency` at a time through `fetch_pages`; without
+--   `fetch_pages`, or while no page has told `meta.total`, pages are
+--   fetched one after the other, whatever the value).
+-- @tparam[opt] function fetch_pages called as
+--   `fetch_pages(params, first_page, count, concurrency)` with a new table
+--   `{ per_page = n|nil, order = s, order_type = s }`; must return an array
+--   of the lists of pages `first_page ..` in page order -- every page before
+--   the first that failed -- and that page's error (or nil when all came).
+--   `client:addresses` passes the concurrent fetcher of the C core.  Items
+--   come out exactly as without it: in page order, each once, by the same
+--   stop and duplicate rules; an error on page k ends the iteration with it
+--   after the items of the pages before k.
+-- @treturn table the pager, checking every page as `client:addresses` does
+--   (ids repeated in the walk, `meta.total`; see `merchantapi.pager`).
+-- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
+--   an unknown option or an option of the wrong type.
 function M.paginate(fetch_page, opts, fetch_pages)
   local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
   if not ok then

@@ -8,7 +8,24 @@ $(BUILD)/tests$(if $(filter 1,$(SANITIZE)),-san)/%: tests/%.c tests/testutil.h $
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(CORE_OBJ) $(DEP_LIBS) -lcmocka $(SAN)
 
-check-c: $(CTEST_BIN)
+# The README's "C quick start" as written: the first ```c block under that
+# heading, extracted from README.md, built as its users build it (only
+# <merchantapi.h>, strict C99) and run against the sandbox by
+# tests/test_readme.c, which finds it beside itself.
+QUICKSTART := $(BUILD)/tests$(if $(filter 1,$(SANITIZE)),-san)/readme_quick_start
+
+$(QUICKSTART).c: README.md
+	@mkdir -p $(@D)
+	@awk '/^## /{s=($$0=="## C quick start")} s&&/^```c$$/{c=1;next} c&&/^```$$/{exit} c' \
+	  README.md >$@.tmp
+	@if [ -s $@.tmp ]; then mv $@.tmp $@; \
+	 else rm -f $@.tmp; echo 'README.md: no ```c block under "## C quick start"' >&2; exit 1; fi
+
+$(QUICKSTART): $(QUICKSTART).c $(CORE_OBJ)
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Isrc $(DEP_CFLAGS) $(SAN) -o $@ $< \
+	  $(CORE_OBJ) $(DEP_LIBS) $(SAN)
+
+check-c: $(CTEST_BIN) $(QUICKSTART)
 check-lua: $(LUAMOD)
 
 test: deps

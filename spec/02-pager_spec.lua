@@ -118,21 +118,35 @@ describe("paginate", function()
     assert.is_nil(s.calls[1].per_page)
   end)
 
-  it("never loops on a server that ignores page (with a total)", function()
+  it("ends with decode on page 2 of a server that ignores page (with a total)", function()
     local s = server(100, { ignore_page = true })
-    local items = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
-    assert.same(range(1, 5), ids(items))
+    local items, err, partial = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
+    assert.is_nil(items)
+    assert.equal("decode", err.kind)
+    assert.equal(2, err.page)
+    assert.equal("page 2: id 1 again, already yielded on page 1", err.title)
+    assert.same(range(1, 5), ids(partial))
+    assert.equal(100, partial.announced)
+    assert.equal(5, partial.received)
     assert.equal(2, #s.calls)
   end)
 
-  it("never loops on a server that ignores page (no meta at all)", function()
+  it("ends with decode on page 2 of a server that ignores page (no meta at all)", function()
     local s = server(100, { ignore_page = true, no_meta = true })
-    local got = collect_each(merchantapi.paginate(s.fetch, { per_page = 5 }))
+    local got = {}
+    local ok, err = pcall(function()
+      for item in merchantapi.paginate(s.fetch, { per_page = 5 }):each() do
+        got[#got + 1] = item.id
+      end
+    end)
+    assert.is_false(ok)
+    assert.equal("decode", err.kind)
+    assert.equal(2, err.page)
     assert.same(range(1, 5), got)
     assert.equal(2, #s.calls)
   end)
 
-  it("drops ids the page before yielded when an insert shifts offsets", function()
+  it("ends with decode when an insert shifts offsets and a page repeats an id", function()
     -- newest first: 10..1; a new address 11 arrives after page 1 was read
     local s = server(0)
     for i = 10, 1, -1 do
@@ -145,12 +159,17 @@ describe("paginate", function()
       return s.fetch(params)
     end, { per_page = 4, order_type = "desc" })
     local pages = {}
-    for list in pager:pages() do
-      pages[#pages + 1] = ids(list)
-      assert.is_table(list.meta)
-    end
-    assert.same({ { "10", "9", "8", "7" }, { "6", "5", "4" }, { "3", "2", "1" } }, pages)
-    assert.equal(3, #s.calls)
+    local ok, err = pcall(function()
+      for list in pager:pages() do
+        pages[#pages + 1] = ids(list)
+      end
+    end)
+    assert.is_false(ok)
+    assert.same({ { "10", "9", "8", "7" } }, pages)
+    assert.equal("decode", err.kind)
+    assert.equal(2, err.page)
+    assert.equal("page 2: id 7 again, already yielded on page 1", err.title)
+    assert.equal(2, #s.calls)
   end)
 
   it("stops after max_pages", function()
@@ -177,7 +196,9 @@ describe("paginate", function()
     local s = server(0)
     local items, err = merchantapi.paginate(s.fetch, { per_page = 5 }):all()
     assert.is_nil(err)
-    assert.same({}, items)
+    assert.equal(0, #items)
+    assert.equal(0, items.announced)
+    assert.equal(0, items.received)
     assert.equal(1, #s.calls)
   end)
 
@@ -192,6 +213,116 @@ describe("paginate", function()
     end)
     assert.same({ "a", "b" }, ids(pager:all()))
     assert.equal(2, n)
+  end)
+end)
+
+describe("pages that contradict themselves", function()
+  -- A scripted list: pages[p] = { ids = {...}, total = T|nil, per_page = N|nil }.
+  local function scripted(pages)
+    local s = { calls = 0 }
+    function s.fetch(params)
+      s.calls = s.calls + 1
+      local spec = pages[params.page] or { ids = {} }
+      local list = {}
+      for i, id in ipairs(spec.ids) do
+        list[i] = type(id) == "table" and id or { id = id, type = "addresses" }
+      end
+      list.meta = { page = params.page, per_page = spec.per_page, total = spec.total }
+      return list
+    end
+    return s
+  end
+
+  local function walk(pages, opts)
+    local s = scripted(pages)
+    local items, err, partial = merchantapi.paginate(s.fetch, opts or { per_page = 2 }):all()
+    return items, err, partial, s.calls
+  end
+
+  it("ends on a negative meta.total", function()
+    local items, err, partial, calls = walk({ { ids = { "a" }, total = -1 } })
+    assert.is_nil(items)
+    assert.equal("decode", err.kind)
+    assert.equal(1, err.page)
+    assert.equal("page 1: meta.total is -1", err.title)
+    assert.equal(0, #partial)
+    assert.equal(1, calls)
+  end)
+
+  it("ends on items under meta.total 0", function()
+    local _, err, _, calls = walk({ { ids = { "a", "b" }, total = 0 } })
+    assert.equal("page 1: 2 items, but meta.total 0 and 2 per page leave 0 for it", err.title)
+    assert.equal(1, calls)
+  end)
+
+  it("ends on a last page shorter than the total says", function()
+    local _, err, partial, calls = walk({
+      { ids = { "a", "b" }, total = 4 }, { ids = { "c" }, total = 4 } })
+    assert.equal(2, err.page)
+    assert.equal("page 2: 1 items, but meta.total 4 and 2 per page announce 2: "
+      .. "a short page before the last", err.title)
+    assert.equal(2, #partial)
+    assert.equal(4, partial.announced)
+    assert.equal(2, partial.received)
+    assert.equal(2, calls)
+  end)
+
+  it("ends on an empty page before the last", function()
+    local _, err, _, calls = walk({ { ids = { "a", "b" }, total = 6 }, { ids = {}, total = 6 } })
+    assert.equal(2, err.page)
+    assert.matches("0 items, but meta.total 6", err.title)
+    assert.equal(2, calls)
+  end)
+
+  it("ends on an id a page before the one before yielded", function()
+    local _, err, partial, calls = walk({
+      { ids = { "a", "b" } }, { ids = { "c", "d" } }, { ids = { "e", "a" } } })
+    assert.equal(3, err.page)
+    assert.equal("page 3: id a again, already yielded on page 1", err.title)
+    assert.equal(4, #partial)
+    assert.is_nil(partial.announced) -- no total: the id rule still holds
+    assert.equal(3, calls)
+  end)
+
+  it("ends on an id twice on one page", function()
+    local _, err = walk({ { ids = { "a", "a" }, total = 2 } })
+    assert.equal("page 1: id a again, already yielded on page 1", err.title)
+  end)
+
+  it("takes one id under two types as two items, and items without id as they come", function()
+    local items = assert(walk({
+      { ids = { "a", { id = "a", type = "network" } } }, { ids = { { label = "x" } } } }))
+    assert.equal(3, #items)
+    assert.equal(3, items.received)
+  end)
+
+  it("goes on when the total grows (items created while walking), and says so", function()
+    local items, err, _, calls = walk({
+      { ids = { "a", "b" }, total = 4 }, { ids = { "c", "d" }, total = 5 }, { ids = { "e" }, total = 5 } })
+    assert.is_nil(err)
+    assert.same({ "a", "b", "c", "d", "e" }, ids(items))
+    assert.equal(5, items.announced)
+    assert.equal(5, items.received)
+    assert.is_true(items.total_changed)
+    assert.equal(3, calls)
+  end)
+
+  it("says nothing changed on a steady walk", function()
+    local items = assert(walk({ { ids = { "a", "b" }, total = 3 }, { ids = { "c" }, total = 3 } }))
+    assert.equal(3, items.announced)
+    assert.equal(3, items.received)
+    assert.is_false(items.total_changed)
+  end)
+
+  it("sets the same fields on the pager", function()
+    local s = scripted({ { ids = { "a", "b" }, total = 3 }, { ids = { "c" }, total = 3 } })
+    local pager = merchantapi.paginate(s.fetch, { per_page = 2 })
+    assert.equal(0, pager.received)
+    assert.equal("a", pager:next().id)
+    assert.equal(3, pager.announced)
+    assert.equal(2, pager.received) -- the first page was accepted whole
+    assert.same({ "b", "c" }, ids(pager:all()))
+    assert.equal(3, pager.received)
   end)
 end)
 
@@ -268,8 +399,10 @@ describe("pager cursor", function()
     local rest_of_page = pager:pages()()
     assert.same({ "4", "5" }, ids(rest_of_page))
     assert.same({ page = 1, per_page = 5, total = 12 }, rest_of_page.meta)
-    assert.same(range(6, 12), ids(pager:all()))
-    assert.same({}, pager:all())
+    local rest = pager:all()
+    assert.same(range(6, 12), ids(rest))
+    assert.equal(12, rest.received) -- the whole walk's, next() and each() included
+    assert.equal(0, #pager:all())
   end)
 end)
 

@@ -88,7 +88,9 @@ describe("the address pager", function()
   it("gives nothing for acct-empty after one request", function()
     local items, err = client:addresses("acct-empty", { per_page = 10 }):all()
     assert.is_nil(err)
-    assert.same({}, items)
+    assert.equal(0, #items)
+    assert.equal(0, items.announced)
+    assert.equal(0, items.received)
     assert.equal(1, count("acct-empty"))
     local n = 0
     for _ in client:addresses("acct-empty"):each() do

@@ -11,14 +11,16 @@ local helpers = require "helpers"
 local count = helpers.count
 local DEAD = "http://127.0.0.1:9" -- the discard port: nobody listens on loopback
 
--- The three calls, by name.
+-- The three calls, by name.  The confirm is made without settling (no read
+-- of the payout after an unknown outcome: spec/24-settle_deadline_spec.lua),
+-- so that what is counted here is the confirm's own requests.
 local OPS = {
   { name = "get_channel", method = "GET", ok_status = 200,
     call = function(c, id) return c:get_channel(id) end },
   { name = "list_addresses", method = "GET", ok_status = 200,
     call = function(c, id) return c:list_addresses(id) end },
   { name = "confirm_payout", method = "PUT", ok_status = 201,
-    call = function(c, id) return c:confirm_payout(id) end },
+    call = function(c, id) return c:confirm_payout(id, { settle = false }) end },
 }
 
 -- Calls op on a fresh client (a fresh connection: libcurl's own resend of
@@ -236,7 +238,7 @@ describe("fail N times, then succeed (fault-flaky-<N>-<code>)", function()
   end)
 
   it("a confirm answered 503 is not retried: outcome unknown after 1 request", function()
-    local client = helpers.client({ max_retries = 5 })
+    local client = helpers.client({ max_retries = 5, settle = false })
     local p, err = client:confirm_payout("fault-flaky-1-503")
     assert.is_nil(p)
     assert.equal(503, err.status)
@@ -276,7 +278,7 @@ describe("a confirm whose answer never comes", function()
   before_each(helpers.reset)
 
   it("returns outcome unknown after exactly 1 request, on a warm keep-alive client", function()
-    local client = helpers.client({ max_retries = 5 })
+    local client = helpers.client({ max_retries = 5, settle = false })
     assert.is_table((client:get_channel(helpers.CHANNEL_ID))) -- a live reused connection
     local p, err, res = client:confirm_payout("fault-no-response")
     client:close()
@@ -291,15 +293,28 @@ describe("a confirm whose answer never comes", function()
     assert.equal(1, count("fault-no-response"))
   end)
 
-  it("a GET on a warm connection is resent once by libcurl itself (idempotent), then retried", function()
+  it("a GET on a warm connection that dies is one attempt: libcurl is stopped from resending it", function()
     local client = helpers.client({ max_retries = 0 })
     assert.is_table((client:get_channel(helpers.CHANNEL_ID)))
     local ch, err = client:get_channel("fault-no-response")
+    assert.is_nil(ch)
+    assert.equal("transport", err.kind)
+    -- libcurl would send it again on a fresh connection (a reused connection
+    -- that died before any byte came back): every request that leaves is an
+    -- attempt, so it is stopped, and the call's own rules decide
+    assert.equal(42, err.curl_code)
+    assert.equal("libcurl was about to send the request again: stopped", err.title)
+    assert.equal(1, err.attempts)
+    assert.equal(1, count("fault-no-response"))
+    client:close()
+    -- with a retry allowed: two attempts, two requests
+    helpers.reset()
+    client = helpers.client({ max_retries = 1 })
+    assert.is_table((client:get_channel(helpers.CHANNEL_ID)))
+    ch, err = client:get_channel("fault-no-response")
     client:close()
     assert.is_nil(ch)
-    assert.equal(1, err.attempts)
-    -- libcurl retries a request on a reused connection that died before any
-    -- byte came back; the confirm forbids that (fresh connection, above)
+    assert.equal(2, err.attempts)
     assert.equal(2, count("fault-no-response"))
   end)
 end)

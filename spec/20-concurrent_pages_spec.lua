@@ -230,16 +230,23 @@ describe("paginate with fetch_pages (no server)", function()
     assert.same({}, s.batches)
   end)
 
-  it("drops the items the page before yielded, as without concurrency", function()
+  it("ends on a repeated id as without concurrency, after the pages before it", function()
     local s = server(30, { shift = 2 })
-    local got = ids(pager.paginate(s.fetch, { per_page = 10, concurrency = 3 }, s.fetch_pages))
-    local want = ids(pager.paginate(server(30, { shift = 2 }).fetch, { per_page = 10 }))
-    assert.same(want, got)
-    local seen = {}
-    for _, id in ipairs(got) do
-      assert.is_nil(seen[id], "duplicate " .. id)
-      seen[id] = true
-    end
+    local items, err, partial = pager.paginate(s.fetch, { per_page = 10, concurrency = 3 },
+      s.fetch_pages):all()
+    local s1 = server(30, { shift = 2 })
+    local items1, err1, partial1 = pager.paginate(s1.fetch, { per_page = 10 }):all()
+    assert.is_nil(items)
+    assert.is_nil(items1)
+    assert.equal("decode", err.kind)
+    assert.equal(2, err.page)
+    assert.equal("page 2: id 9 again, already yielded on page 1", err.title)
+    assert.equal(err1.title, err.title)
+    assert.equal(10, #partial)
+    assert.same(helpers.ids(partial1), helpers.ids(partial))
+    assert.same({ 1 }, s.calls) -- page 1 alone, then pages 2..3 (the last) in one batch
+    assert.same({ { 2, 2, 3 } }, s.batches)
+    assert.same({ 1, 2 }, s1.calls)
   end)
 
   it("ends with page k's error after pages 1..k-1", function()

@@ -106,6 +106,23 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       c:close()
     end)
 
+    it("report a hook raising nil or false too (a hook_error that reads as true)", function()
+      local c = helpers.client({ transport = transport,
+        on_request = function() error(nil) end,
+        on_response = function() error(false) end })
+      local ch, err, res = c:get_channel(helpers.CHANNEL_ID)
+      assert.is_nil(err)
+      assert.equal(helpers.CHANNEL_ID, ch.id)
+      assert.equal("merchantapi: a hook raised nil", res.hook_error) -- the first one
+      local f = helpers.client({ transport = transport,
+        on_response = function() error(false) end })
+      local _, err2 = f:get_channel("no-such-channel")
+      assert.equal("api", err2.kind)
+      assert.equal("merchantapi: a hook raised false", err2.hook_error)
+      c:close()
+      f:close()
+    end)
+
     it("may close the client: it closes once the call is over", function()
       local c
       c = helpers.client({ transport = transport, on_response = function() c:close() end })

@@ -189,6 +189,21 @@ function helpers.count(id)
   return math.floor(cjson.decode(body).count) -- an integer on 5.3+
 end
 
+--- The headers of the last request the sandbox received for resource id
+-- `id` (lower-case names; a repeated header's values as an array; never
+-- `authorization`), or nil when none came since the last reset.
+function helpers.headers(id)
+  local status, body = http("GET", "/__sandbox/headers?id=" .. id:gsub("[^%w%-._~]", function(c)
+    return format("%%%02X", c:byte())
+  end))
+  assert(status == 200, "headers failed: " .. tostring(status) .. " " .. tostring(body))
+  local h = cjson.decode(body).headers
+  if h == cjson.null then
+    return nil
+  end
+  return h
+end
+
 -- ---------------------------------------------------------------------------
 -- The sandbox's HTTPS ports and test CA (sandbox/README.md, "HTTPS")
 -- ---------------------------------------------------------------------------

@@ -26,8 +26,12 @@ struct mapi_client {
     void *random_ctx;
     uint64_t rng;         /* state of the default random hook */
     char *user_agent;     /* the whole User-Agent value, for transports other than libcurl */
+    mapi_header_field *headers; /* mapi_config.headers: copies */
+    size_t nheaders;
     size_t max_body;      /* copied for exchanges (the limits a transport is handed) */
     double timeout, connect_timeout;
+    double deadline;      /* seconds for a whole call; 0: mapi_default_deadline */
+    int no_settle;        /* 1: an unknown confirm is not settled by a read */
     int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
@@ -109,10 +113,14 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     if (!(cfg->timeout >= 0) || !(cfg->connect_timeout >= 0))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "timeout and connect_timeout must be >= 0 seconds"), NULL;
+    if (!(cfg->deadline >= 0))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds"), NULL;
     if (cfg->max_retries < 0)
         return mapi_error_set(err, MAPI_ERR_USAGE, "max_retries must be >= 0"), NULL;
     if (cfg->max_depth < 0)
         return mapi_error_set(err, MAPI_ERR_USAGE, "max_depth must be >= 0"), NULL;
+    if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)
+        return NULL;
 
     c = calloc(1, sizeof *c);
     if (!c)
@@ -128,7 +136,20 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
             return mapi_error_oom(err), NULL;
         }
     }
-    c->http = mapi_http_new(cfg, c->api_key, err);
+    if (mapi_headers_merge(cfg->headers, cfg->nheaders, NULL, 0, &c->headers,
+                           &c->nheaders) < 0) {
+        mapi_client_free(c);
+        return mapi_error_oom(err), NULL;
+    }
+    {
+        char *proxy = NULL;
+        if (mapi_proxy_resolve(cfg->proxy, c->base_url, &proxy, err) < 0) {
+            mapi_client_free(c);
+            return NULL;
+        }
+        c->http = mapi_http_new(cfg, c->api_key, proxy, err);
+        free(proxy); /* libcurl keeps its own copy */
+    }
     if (!c->http) {
         mapi_client_free(c);
         return NULL;
@@ -146,6 +167,8 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     c->max_body = cfg->max_body;
     c->timeout = cfg->timeout;
     c->connect_timeout = cfg->connect_timeout;
+    c->deadline = cfg->deadline;
+    c->no_settle = cfg->no_settle != 0;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
     c->rng = mapi_rng_seed((uintptr_t)c);
@@ -162,6 +185,7 @@ void mapi_client_free(mapi_client *c)
     free(c->base_url);
     wipe_free(c->api_key);
     free(c->user_agent);
+    mapi_headers_free(c->headers, c->nheaders);
     free(c);
 }
 
@@ -255,7 +279,10 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     s.max_body = c->max_body;
     s.timeout = c->timeout;
     s.connect_timeout = c->connect_timeout;
+    s.deadline = k->deadline > 0 ? k->deadline : c->deadline;
     s.debug = c->debug;
+    s.headers = c->headers;
+    s.nheaders = c->nheaders;
     return mapi_exchange_new(k, &s, err);
 }
 
@@ -318,7 +345,13 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
     mapi_error e = MAPI_ERROR_INIT;
     mapi_exchange *x;
     mapi_step step = MAPI_STEP_FAILED;
+    int http1 = 0;
 
+    if (mapi_headers_check(k->headers, k->nheaders, err) < 0) {
+        if (err && k->confirm)
+            err->outcome = MAPI_OUTCOME_NOT_SENT;
+        return -1;
+    }
     if (c->capture)
         return capture(c, k, err);
     if (c->replay)
@@ -329,19 +362,27 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
         for (;;) {
             mapi_http_request req;
             mapi_response *res = NULL;
-            double wait;
+            const mapi_call *r;
+            double wait, connect_timeout;
+            size_t max_body;
 
-            memset(&req, 0, sizeof req);
-            req.method = k->method;
-            req.url = k->url;
-            req.body = k->body;
-            req.body_len = k->body_len;
-            req.fresh_connection = k->confirm;
             observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
+            r = mapi_exchange_request(x); /* the call, or the read settling it */
+            memset(&req, 0, sizeof req);
+            req.method = r->method;
+            req.url = r->url;
+            req.body = r->body;
+            req.body_len = r->body_len;
+            req.fresh_connection = r->confirm;
+            req.http1 = http1;
+            mapi_exchange_own_headers(x, &req.headers, &req.nheaders);
+            mapi_exchange_limits(x, &req.timeout, &connect_timeout, &max_body);
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
             step = mapi_exchange_end(x, res, &e, out, &wait);
             observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
+            if (step == MAPI_STEP_SETTLE)
+                continue; /* the read of the payout, at once */
             if (step != MAPI_STEP_RETRY)
                 break;
             if (c->sleep(c->sleep_ctx, wait) != 0) {
@@ -349,6 +390,7 @@ static int run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *e
                 step = MAPI_STEP_FAILED;
                 break;
             }
+            http1 = mapi_http_resend_refused(&e);
             mapi_error_clear(&e);
         }
         mapi_exchange_free(x);
@@ -414,16 +456,37 @@ static int run_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_doc **out,
 
 /* ---- endpoints ---- */
 
-int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
-                        mapi_error *err)
+/* Checks a call's options (NULL: the defaults); 0, or -1 with USAGE. */
+static int check_opts(const mapi_call_opts *opts, mapi_error *err)
+{
+    if (!opts)
+        return 0;
+    if (!(opts->deadline >= 0))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds");
+    if (opts->settle != MAPI_SETTLE_CLIENT && opts->settle != MAPI_SETTLE_ON &&
+        opts->settle != MAPI_SETTLE_OFF)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
+    return 0;
+}
+
+/* The call's own headers from opts (NULL: none). */
+static void call_headers(mapi_call *k, const mapi_call_opts *opts)
+{
+    if (opts) {
+        k->headers = opts->headers;
+        k->nheaders = opts->nheaders;
+    }
+}
+
+int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
+                           mapi_doc **out, mapi_error *err)
 {
     mapi_call k;
     mapi_buf url;
 
-    if (check_call(c, out, err) < 0 || check_id("payout_id", payout_id, err) < 0)
-        return -1;
-    if (require_key(c, "confirm a payout", err) < 0) {
-        if (err)
+    if (check_call(c, out, err) < 0 || check_id("payout_id", payout_id, err) < 0 ||
+        check_opts(opts, err) < 0 || require_key(c, "confirm a payout", err) < 0) {
+        if (err && err->kind == MAPI_ERR_USAGE)
             err->outcome = MAPI_OUTCOME_NOT_SENT;
         return -1;
     }
@@ -431,27 +494,48 @@ int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
     k.method = "PUT";
     k.confirm = 1;
     k.type = "payouts";
+    call_headers(&k, opts);
+    k.id = payout_id;
+    k.deadline = opts ? opts->deadline : 0;
+    k.settle = opts && opts->settle != MAPI_SETTLE_CLIENT ? opts->settle == MAPI_SETTLE_ON
+                                                          : !c->no_settle;
     endpoint_url(&url, c, "payouts", payout_id, "");
+    return run_url(c, &k, &url, out, err);
+}
+
+int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
+                        mapi_error *err)
+{
+    return mapi_confirm_payout_ex(c, payout_id, NULL, out, err);
+}
+
+int mapi_get_channel_ex(mapi_client *c, const char *channel_id, const mapi_call_opts *opts,
+                        mapi_doc **out, mapi_error *err)
+{
+    mapi_call k;
+    mapi_buf url;
+
+    if (check_call(c, out, err) < 0 || check_id("channel_id", channel_id, err) < 0 ||
+        check_opts(opts, err) < 0)
+        return -1;
+    memset(&k, 0, sizeof k);
+    k.method = "GET";
+    k.type = "channels";
+    call_headers(&k, opts);
+    k.id = channel_id;
+    k.deadline = opts ? opts->deadline : 0;
+    endpoint_url(&url, c, "channels", channel_id, "");
     return run_url(c, &k, &url, out, err);
 }
 
 int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, mapi_error *err)
 {
-    mapi_call k;
-    mapi_buf url;
-
-    if (check_call(c, out, err) < 0 || check_id("channel_id", channel_id, err) < 0)
-        return -1;
-    memset(&k, 0, sizeof k);
-    k.method = "GET";
-    k.type = "channels";
-    endpoint_url(&url, c, "channels", channel_id, "");
-    return run_url(c, &k, &url, out, err);
+    return mapi_get_channel_ex(c, channel_id, NULL, out, err);
 }
 
 int mapi_list_addresses_call(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, mapi_call *k, char **url,
-                             mapi_error *err)
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, char **url, mapi_error *err)
 {
     mapi_buf b;
     char sep = '?';
@@ -462,10 +546,13 @@ int mapi_list_addresses_call(mapi_client *c, const char *account_id,
         return -1;
     if (p && (p->page < 0 || p->per_page < 0))
         return mapi_error_set(err, MAPI_ERR_USAGE, "page and per_page must be >= 0");
+    if (opts && mapi_headers_check(opts->headers, opts->nheaders, err) < 0)
+        return -1;
     memset(k, 0, sizeof *k);
     k->method = "GET";
     k->type = "addresses";
     k->list = 1;
+    call_headers(k, opts);
     endpoint_url(&b, c, "accounts", account_id, "/addresses");
     if (p) {
         query_string(&b, &sep, "order", p->order);
@@ -502,17 +589,24 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
     observe(c, ev, info);
 }
 
-int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
-                        mapi_doc **out, mapi_error *err)
+int mapi_list_addresses_ex(mapi_client *c, const char *account_id, const mapi_page_params *p,
+                           const mapi_call_opts *opts, mapi_doc **out, mapi_error *err)
 {
     mapi_call k;
     char *url;
     int rc;
 
-    if (check_call(c, out, err) < 0 ||
-        mapi_list_addresses_call(c, account_id, p, &k, &url, err) < 0)
+    if (check_call(c, out, err) < 0 || check_opts(opts, err) < 0 ||
+        mapi_list_addresses_call(c, account_id, p, opts, &k, &url, err) < 0)
         return -1;
+    k.deadline = opts ? opts->deadline : 0;
     rc = run(c, &k, out, err);
     free(url);
     return rc;
+}
+
+int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
+                        mapi_doc **out, mapi_error *err)
+{
+    return mapi_list_addresses_ex(c, account_id, p, NULL, out, err);
 }

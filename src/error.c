@@ -37,6 +37,11 @@ void mapi_error_clear(mapi_error *err)
     free(err->request_id);
     free(err->message);
     mapi_response_free(err->response);
+    mapi_doc_free(err->payout);
+    if (err->settle_error) {
+        mapi_error_clear(err->settle_error);
+        free(err->settle_error);
+    }
     memset(err, 0, sizeof *err);
     err->retry_after = -1.0; /* as MAPI_ERROR_INIT: "absent" */
 }
@@ -206,59 +211,91 @@ int mapi_error_message(mapi_error *err)
     return err->message ? 0 : -1;
 }
 
-/* ---- keeping the api key out ---- */
+/* ---- keeping the api key out: the one redaction ---- */
 
-/* Replaces secret in *field; on out of memory the field is dropped rather
-   than left holding the secret. */
-static void redact_field(char **field, const char *secret, size_t slen)
+/* The first occurrence of secret (slen bytes) in s, or NULL; ASCII letters
+   compared without case when icase is set. */
+static char *find_secret(char *s, const char *secret, size_t slen, int icase)
 {
-    const char *p, *hit;
+    size_t i;
+
+    if (!icase)
+        return strstr(s, secret);
+    for (; *s; s++) {
+        for (i = 0; i < slen && s[i]; i++) {
+            char a = s[i], b = secret[i];
+            if (a >= 'A' && a <= 'Z')
+                a = (char)(a - 'A' + 'a');
+            if (b >= 'A' && b <= 'Z')
+                b = (char)(b - 'A' + 'a');
+            if (a != b)
+                break;
+        }
+        if (i == slen)
+            return s;
+    }
+    return NULL;
+}
+
+int mapi_redact_ex(char **field, const char *secret, int icase)
+{
+    size_t slen = secret ? strlen(secret) : 0;
+    char *p, *hit;
     mapi_buf b;
 
-    if (!*field || !strstr(*field, secret))
-        return;
+    if (!field || !*field || slen < 4 || !find_secret(*field, secret, slen, icase))
+        return 0;
     mapi_buf_init(&b);
     p = *field;
-    while ((hit = strstr(p, secret)) != NULL) {
+    while ((hit = find_secret(p, secret, slen, icase)) != NULL) {
         mapi_buf_append(&b, p, (size_t)(hit - p));
         mapi_buf_puts(&b, "[REDACTED]");
         p = hit + slen;
     }
     mapi_buf_puts(&b, p);
-    free(*field);
-    *field = mapi_buf_take(&b);
+    p = mapi_buf_take(&b);
+    if (p) {
+        free(*field);
+        *field = p;
+        return 1;
+    }
+    /* out of memory: mask the secret where it stands rather than keep it */
+    for (p = *field; (hit = find_secret(p, secret, slen, icase)) != NULL; p = hit + slen)
+        memset(hit, '*', slen);
+    return 1;
+}
+
+int mapi_redact(char **field, const char *secret)
+{
+    return mapi_redact_ex(field, secret, 0);
 }
 
 void mapi_error_redact(mapi_error *err, const char *secret)
 {
-    size_t slen, i;
+    char **fields[10];
+    size_t i, j;
 
-    if (!err || !secret)
+    if (!err || !secret || strlen(secret) < 4)
         return;
-    slen = strlen(secret);
-    if (slen < 4)
-        return;
-    redact_field(&err->code, secret, slen);
-    redact_field(&err->title, secret, slen);
-    redact_field(&err->detail, secret, slen);
-    redact_field(&err->pointer, secret, slen);
-    redact_field(&err->amount, secret, slen);
-    redact_field(&err->minimum, secret, slen);
-    redact_field(&err->maximum, secret, slen);
-    redact_field(&err->method, secret, slen);
-    redact_field(&err->url, secret, slen);
-    redact_field(&err->request_id, secret, slen);
+    fields[0] = &err->code, fields[1] = &err->title, fields[2] = &err->detail;
+    fields[3] = &err->pointer, fields[4] = &err->amount, fields[5] = &err->minimum;
+    fields[6] = &err->maximum, fields[7] = &err->method, fields[8] = &err->url;
+    fields[9] = &err->request_id;
+    for (j = 0; j < sizeof fields / sizeof fields[0]; j++)
+        mapi_redact(fields[j], secret);
     for (i = 0; i < err->nerrors; i++) {
-        redact_field(&err->errors[i].code, secret, slen);
-        redact_field(&err->errors[i].title, secret, slen);
-        redact_field(&err->errors[i].detail, secret, slen);
-        redact_field(&err->errors[i].pointer, secret, slen);
+        mapi_redact(&err->errors[i].code, secret);
+        mapi_redact(&err->errors[i].title, secret);
+        mapi_redact(&err->errors[i].detail, secret);
+        mapi_redact(&err->errors[i].pointer, secret);
     }
+    mapi_error_redact(err->settle_error, secret);
+    mapi_response_redact(err->response, secret); /* its headers (the body stays as received) */
+    if (err->kind == MAPI_ERR_MEMORY)
+        return; /* its title and message are ours */
     if (mapi_error_message(err) < 0) {
         mapi_error_oom(err); /* no message: report what happened */
         return;
     }
-    redact_field(&err->message, secret, slen);
-    if (!err->message)
-        mapi_error_oom(err);
+    mapi_redact(&err->message, secret);
 }

@@ -214,20 +214,53 @@ oom:
     return -1;
 }
 
-int mapi_doc_error(const mapi_doc *doc, mapi_error *err)
+/* ---- the one rule: is this an error document? ---- */
+
+/* 1 when the document has primary data: a resource, or an array (even
+   empty).  data null or absent is no primary data. */
+static int has_primary_data(const mapi_doc *doc)
+{
+    return mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0;
+}
+
+int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err)
 {
     const mapi_value *errors = doc ? mapi_doc_errors(doc) : NULL;
+    int failure_status = status != 0 && (status < 200 || status > 299);
 
-    if (!err)
-        return -1;
     mapi_error_clear(err);
-    if (mapi_value_type(errors) != MAPI_ARRAY)
+    /* errors absent, null or []: not an error document, whatever the status */
+    if (mapi_value_type(errors) != MAPI_ARRAY || mapi_value_len(errors) == 0)
         return 0;
     if (mapi_error_from_errors(err, errors) != 0)
         return mapi_error_oom(err);
     if (err->nerrors > 0)
         err->status = err->errors[0].status; /* the document's own status */
+    if (has_primary_data(doc) && !failure_status) {
+        /* JSON:API: data and errors MUST NOT coexist.  Under a 2xx (or no
+           status) neither can be believed: refused, with the entries kept. */
+        free(err->code);
+        free(err->title);
+        free(err->detail);
+        free(err->pointer);
+        free(err->amount);
+        free(err->minimum);
+        free(err->maximum);
+        err->code = err->detail = err->pointer = NULL;
+        err->amount = err->minimum = err->maximum = NULL;
+        err->kind = MAPI_ERR_DECODE;
+        err->title = mapi_strdup("not JSON:API: the document holds both data and errors");
+        if (!err->title)
+            return mapi_error_oom(err);
+    }
     if (mapi_error_message(err) != 0)
         return mapi_error_oom(err);
     return 1;
+}
+
+int mapi_doc_error(const mapi_doc *doc, mapi_error *err)
+{
+    if (!err)
+        return -1;
+    return mapi_doc_error_rule(doc, 0, err);
 }

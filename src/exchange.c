@@ -5,11 +5,15 @@
  * and takes every decision between attempts: what an answer (or a failed
  * attempt) means, whether to try again and after how long (the contract's
  * "Retries": backoff with full jitter, Retry-After, the confirm's caution),
- * the error the call fails with (outcome, attempts, method, url, message,
- * the api key redacted), the per-attempt facts for observers, and the
- * MERCHANTAPI_DEBUG line.  Whoever moves the bytes -- libcurl in client.c,
- * or a Lua transport through the binding -- only begins an attempt, sends,
- * and hands the answer back, so every transport behaves the same.
+ * the call's deadline (each attempt's timeout cut to what is left, no retry
+ * whose wait outlasts it), the settling of a confirm whose outcome is
+ * unknown (the read of its payout, then the verdict), the error the call
+ * fails with (outcome, attempts, method, url, message, the api key
+ * redacted), the per-attempt facts for observers, and the MERCHANTAPI_DEBUG
+ * line.  Whoever moves the bytes -- libcurl in client.c and multi.c, or a
+ * Lua transport through the binding -- only begins an attempt, sends what
+ * mapi_exchange_request says, and hands the answer back, so every transport
+ * behaves the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +23,14 @@
 #include "internal.h"
 
 struct mapi_exchange {
-    mapi_call call;       /* call.method/url/type point at the copies below */
-    char *method, *url, *type;
+    mapi_call call;       /* call.method/url/type/id point at the copies below */
+    char *method, *url, *type, *id;
     char *body;           /* a copy of the call's body (NUL added), or NULL */
     char *api_key;        /* NULL when none; wiped when freed */
     char *authorization;  /* "Bearer <key>", or NULL; wiped when freed */
     char *user_agent;
+    mapi_header_field *headers; /* the client's own and the call's own, merged: copies */
+    size_t nheaders;
     int max_retries, max_depth, debug;
     size_t max_body;
     double timeout, connect_timeout;
@@ -35,6 +41,13 @@ struct mapi_exchange {
     uint64_t rng;         /* state of the default random hook */
     mapi_attempt_info info;
     char *redacted_url;   /* info.url: the URL with the key (if ever in it) redacted */
+    double deadline;      /* seconds for the call, and again for the read settling it */
+    double deadline_at;   /* monotonic seconds; 0 until the first attempt (of the read) */
+    double attempt_timeout; /* the timeout of the attempt begun last */
+    int capped;           /* 1: the deadline cut that timeout */
+    int settling;         /* 1: the confirm failed UNKNOWN; its payout is being read */
+    mapi_call read;       /* that read: GET of the confirm's URL, a payouts resource */
+    mapi_error unknown;   /* the confirm's final error while the read runs */
 };
 
 double mapi_monotonic_seconds(void)
@@ -58,24 +71,14 @@ static void wipe_free(char *s)
     free(s);
 }
 
-/* A copy of s with every occurrence of secret (4 bytes or more) replaced by
-   "[REDACTED]"; NULL when out of memory. */
+/* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
 static char *redacted_copy(const char *s, const char *secret)
 {
-    const char *p = s, *hit;
-    size_t slen = secret ? strlen(secret) : 0;
-    mapi_buf b;
+    char *copy = mapi_strdup(s);
 
-    if (slen < 4 || !strstr(s, secret))
-        return mapi_strdup(s);
-    mapi_buf_init(&b);
-    while ((hit = strstr(p, secret)) != NULL) {
-        mapi_buf_append(&b, p, (size_t)(hit - p));
-        mapi_buf_puts(&b, "[REDACTED]");
-        p = hit + slen;
-    }
-    mapi_buf_puts(&b, p);
-    return mapi_buf_take(&b);
+    if (copy)
+        mapi_redact(&copy, secret);
+    return copy;
 }
 
 char *mapi_user_agent(const char *product, const char *curl_version)
@@ -100,6 +103,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->method = mapi_strdup(k->method);
     x->url = mapi_strdup(k->url);
     x->type = mapi_strdup(k->type);
+    x->id = mapi_strdup(k->id);
     if (k->body) {
         x->body = malloc(k->body_len + 1);
         if (x->body) {
@@ -118,7 +122,13 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     }
     if (x->url)
         x->redacted_url = redacted_copy(x->url, x->api_key);
-    if (!x->method || !x->url || (k->type && !x->type) || (k->body && !x->body) ||
+    if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
+                           &x->nheaders) < 0) {
+        mapi_exchange_free(x);
+        return mapi_error_oom(err), NULL;
+    }
+    if (!x->method || !x->url || (k->type && !x->type) || (k->id && !x->id) ||
+        (k->body && !x->body) ||
         !x->user_agent ||
         (s->api_key && *s->api_key && (!x->api_key || !x->authorization)) ||
         !x->redacted_url) {
@@ -129,13 +139,25 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->call.method = x->method;
     x->call.url = x->url;
     x->call.type = x->type;
+    x->call.id = x->id;
     x->call.body = x->body;
+    x->call.headers = x->headers; /* never k's, which the caller frees: the merged copies */
+    x->call.nheaders = x->nheaders;
     x->max_retries = s->max_retries < 0 ? 0 : s->max_retries;
     x->max_depth = s->max_depth;
     x->max_body = s->max_body ? s->max_body : (size_t)16 * 1024 * 1024;
-    x->timeout = s->timeout;
-    x->connect_timeout = s->connect_timeout;
+    x->timeout = s->timeout > 0 ? s->timeout : 30.0;
+    x->connect_timeout = s->connect_timeout > 0 ? s->connect_timeout : 10.0;
+    x->deadline = s->deadline > 0 ? s->deadline
+                                   : mapi_default_deadline(x->timeout, x->max_retries);
     x->debug = s->debug;
+    x->unknown = (mapi_error)MAPI_ERROR_INIT;
+    /* the read that settles a confirm: GET of the same URL (interface,
+       "Events": a confirmed payout is followed by reading it) */
+    x->read.method = "GET";
+    x->read.url = x->url;
+    x->read.type = "payouts";
+    x->read.id = x->id;
     x->rng = mapi_rng_seed((uintptr_t)x);
     mapi_exchange_set_random(x, NULL, NULL);
     x->info.method = x->method;
@@ -151,10 +173,13 @@ void mapi_exchange_free(mapi_exchange *x)
     free(x->method);
     free(x->url);
     free(x->type);
+    free(x->id);
     free(x->body);
+    mapi_error_clear(&x->unknown);
     wipe_free(x->api_key);
     wipe_free(x->authorization);
     free(x->user_agent);
+    mapi_headers_free(x->headers, x->nheaders);
     free(x->redacted_url);
     free(x);
 }
@@ -170,12 +195,26 @@ const mapi_call *mapi_exchange_call(const mapi_exchange *x)
     return &x->call;
 }
 
+const mapi_call *mapi_exchange_request(const mapi_exchange *x)
+{
+    return x->settling ? &x->read : &x->call;
+}
+
 void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
                           size_t *max_body)
 {
-    *timeout = x->timeout > 0 ? x->timeout : 30.0;
-    *connect_timeout = x->connect_timeout > 0 ? x->connect_timeout : 10.0;
+    *timeout = x->attempts > 0 ? x->attempt_timeout : x->timeout;
+    *connect_timeout = x->connect_timeout < *timeout ? x->connect_timeout : *timeout;
     *max_body = x->max_body;
+}
+
+/* The deadline's rule, in one place: an attempt may begin only before the
+   deadline, so a retry is made only when its wait ends before it. */
+int mapi_exchange_fits(const mapi_exchange *x, double wait)
+{
+    if (x->deadline_at <= 0)
+        return 1; /* not begun: the whole deadline is ahead */
+    return mapi_monotonic_seconds() + (wait > 0 ? wait : 0) < x->deadline_at;
 }
 
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
@@ -189,17 +228,40 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
     if (x->authorization)
         names[n] = "Authorization", values[n++] = x->authorization;
     names[n] = "User-Agent", values[n++] = x->user_agent;
-    if (i >= n)
+    if (i >= n + x->nheaders)
         return 0;
+    if (i >= n) {
+        *name = x->headers[i - n].name;
+        *value = x->headers[i - n].value;
+        return 1;
+    }
     *name = names[i];
     *value = values[i];
     return 1;
 }
 
+void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n)
+{
+    *h = x->headers;
+    *n = x->nheaders;
+}
+
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
 {
+    double left;
+
     x->attempts++;
     x->started = mapi_monotonic_seconds();
+    if (x->deadline_at <= 0)
+        x->deadline_at = x->started + x->deadline;
+    left = x->deadline_at - x->started;
+    x->attempt_timeout = x->timeout;
+    x->capped = 0;
+    if (left < x->attempt_timeout) {
+        x->attempt_timeout = left > 0.001 ? left : 0.001; /* libcurl's unit: 1 ms */
+        x->capped = 1;
+    }
+    x->info.method = mapi_exchange_request(x)->method;
     x->info.attempt = x->attempts;
     x->info.status = 0;
     x->info.elapsed = 0.0;
@@ -255,7 +317,10 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
 {
     if (e->kind == MAPI_ERR_NONE)
         mapi_error_set(e, MAPI_ERR_TRANSPORT, "the request failed");
-    if (x->call.confirm && e->kind != MAPI_ERR_TRANSPORT)
+    /* (an outcome already set stays: http.c says UNKNOWN for an answer it
+       refused before its body, whatever its status) */
+    if (mapi_exchange_request(x)->confirm && e->kind != MAPI_ERR_TRANSPORT &&
+        e->outcome == MAPI_OUTCOME_NONE)
         e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
                                                          : MAPI_OUTCOME_UNKNOWN;
     if (e->kind == MAPI_ERR_DECODE && e->response)
@@ -263,16 +328,20 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
             mapi_response_header(e->response, "retry-after"), time(NULL));
 }
 
-void mapi_exchange_fail(mapi_exchange *x, mapi_error *e)
+/* Finishes *e as the error of the request under way (the call, or the
+   read settling it). */
+static void finish_error(mapi_exchange *x, mapi_error *e)
 {
+    const mapi_call *k = mapi_exchange_request(x);
+
     e->attempts = x->attempts;
-    if (!x->call.confirm)
+    if (!k->confirm)
         e->outcome = MAPI_OUTCOME_NONE; /* outcome is the confirm's question only */
     if (e->kind != MAPI_ERR_MEMORY) {
         free(e->method);
         free(e->url);
-        e->method = mapi_strdup(x->method);
-        e->url = mapi_strdup(x->url);
+        e->method = mapi_strdup(k->method);
+        e->url = mapi_strdup(k->url);
         if (!e->method || !e->url)
             mapi_error_oom(e);
     }
@@ -284,6 +353,88 @@ void mapi_exchange_fail(mapi_exchange *x, mapi_error *e)
     }
     x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
     x->info.request_id = e->request_id;
+}
+
+/* ---- settling a confirm whose outcome is unknown (merchantapi.h) ---- */
+
+/* 1 when the confirm that just failed with *e (finished) is to be settled. */
+static int settle_wanted(const mapi_exchange *x, const mapi_error *e)
+{
+    return x->call.settle && !x->settling && e->outcome == MAPI_OUTCOME_UNKNOWN &&
+           e->kind != MAPI_ERR_MEMORY;
+}
+
+/* Keeps the confirm's error and turns the exchange to the read. */
+static void start_read(mapi_exchange *x, mapi_error *e)
+{
+    mapi_error_clear(&x->unknown);
+    x->unknown = *e;
+    *e = (mapi_error)MAPI_ERROR_INIT;
+    x->settling = 1;
+    x->attempts = 0;
+    x->deadline_at = 0; /* the read has a deadline of its own */
+}
+
+/* The read failed with *e (finished): the call's error is the confirm's,
+   with the read's as its settle_error. */
+static void read_failed(mapi_exchange *x, mapi_error *e)
+{
+    mapi_error *read = malloc(sizeof *read);
+
+    if (read) {
+        *read = *e; /* the strings x->info borrows move with it */
+    } else {
+        mapi_error_clear(e); /* out of memory: the confirm's error alone */
+        x->info.request_id = NULL;
+    }
+    *e = x->unknown;
+    x->unknown = (mapi_error)MAPI_ERROR_INIT;
+    e->settle_error = read;
+}
+
+/* The read got the payout (*out): settled when its status is a string
+   other than "draft" (the only state a confirm leaves is draft), else the
+   confirm's error with the payout, or the read's "no status" error. */
+static mapi_step read_done(mapi_exchange *x, mapi_doc **out, mapi_error *e)
+{
+    const mapi_value *status = mapi_resource_attr(mapi_doc_data(*out, 0), "status");
+    size_t len = 0;
+    const char *s = mapi_value_string(status, &len);
+
+    if (s && len > 0 && !(len == 5 && memcmp(s, "draft", 5) == 0)) {
+        mapi_doc_set_settled(*out);
+        return MAPI_STEP_DONE;
+    }
+    mapi_error_clear(e);
+    if (s && len > 0) { /* still a draft: the confirm did not go through */
+        *e = x->unknown;
+        x->unknown = (mapi_error)MAPI_ERROR_INIT;
+        e->payout = *out;
+    } else {
+        const mapi_response *res = mapi_doc_response(*out);
+        mapi_error_set(e, MAPI_ERR_DECODE, "the payout read has no status");
+        e->status = mapi_response_status(res);
+        e->request_id = mapi_strdup(mapi_response_request_id(res)); /* NULL: out of memory */
+        e->response = mapi_response_copy(res);                      /* (both optional) */
+        finish_error(x, e); /* x->info now borrows from e, not from the document */
+        mapi_doc_free(*out);
+        read_failed(x, e);
+    }
+    *out = NULL;
+    return MAPI_STEP_FAILED;
+}
+
+void mapi_exchange_fail(mapi_exchange *x, mapi_error *e)
+{
+    finish_error(x, e);
+    if (x->settling)
+        read_failed(x, e);
+}
+
+void mapi_exchange_expire(mapi_exchange *x, mapi_error *e)
+{
+    e->deadline_exceeded = 1;
+    mapi_exchange_fail(x, e);
 }
 
 /* MERCHANTAPI_DEBUG: one line per attempt, never the key nor a header. */
@@ -317,24 +468,21 @@ static void debug_line(const mapi_exchange *x, const mapi_error *e)
     if (!line)
         return;
     {
-        /* the server's text (request id, error title) could hold the key too */
-        char *safe = redacted_copy(line, x->api_key);
+        /* the server's text (an error title) could hold the key too */
         size_t i;
+        mapi_redact(&line, x->api_key);
+        for (i = 0; line[i]; i++)
+            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+                line[i] = ' ';
+        fprintf(stderr, "%s\n", line);
         free(line);
-        if (!safe)
-            return;
-        for (i = 0; safe[i]; i++)
-            if ((unsigned char)safe[i] < 0x20 || safe[i] == 0x7f)
-                safe[i] = ' ';
-        fprintf(stderr, "%s\n", safe);
-        free(safe);
     }
 }
 
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait)
 {
-    const mapi_call *k = &x->call;
+    const mapi_call *k = mapi_exchange_request(x);
     double elapsed = mapi_monotonic_seconds() - x->started;
     int rc;
 
@@ -349,6 +497,9 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
         else
             res->elapsed = elapsed;
         x->info.status = res->status;
+        /* whatever the server echoed of the key in its headers: before the
+           request id reaches the hooks, the document's response or an error */
+        mapi_response_redact(res, x->api_key);
         if (res->len > x->max_body)
             rc = over_body(x, res, e);
         else
@@ -364,21 +515,35 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
         x->info.request_id = mapi_response_request_id(mapi_doc_response(*out));
         if (x->debug)
             debug_line(x, NULL);
-        return MAPI_STEP_DONE;
+        return x->settling ? read_done(x, out, e) : MAPI_STEP_DONE;
     }
+    mapi_error_redact(e, x->api_key); /* a transport's text, a request id, an attached response */
     x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
     x->info.request_id = e->request_id;
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
-        *wait = e->retry_after >= 0 ? e->retry_after
-                                    : mapi_backoff_delay(x->attempts - 1,
-                                                         x->random(x->random_ctx));
-        x->info.retry_in = *wait;
-        if (x->debug)
-            debug_line(x, e);
-        return MAPI_STEP_RETRY;
+        double w = e->retry_after >= 0 ? e->retry_after
+                                       : mapi_backoff_delay(x->attempts - 1,
+                                                            x->random(x->random_ctx));
+        if (mapi_exchange_fits(x, w)) {
+            *wait = w;
+            x->info.retry_in = w;
+            if (x->debug)
+                debug_line(x, e);
+            return MAPI_STEP_RETRY;
+        }
+        e->deadline_exceeded = 1; /* ends now, with this attempt's error */
+    } else if (x->capped && e->kind == MAPI_ERR_TRANSPORT && !mapi_exchange_fits(x, 0)) {
+        e->deadline_exceeded = 1; /* its timeout was what was left of the deadline */
     }
-    mapi_exchange_fail(x, e);
+    finish_error(x, e);
     if (x->debug)
         debug_line(x, e);
+    if (settle_wanted(x, e)) {
+        start_read(x, e);
+        *wait = 0;
+        return MAPI_STEP_SETTLE;
+    }
+    if (x->settling)
+        read_failed(x, e);
     return MAPI_STEP_FAILED;
 }

@@ -4,21 +4,72 @@
  *
  * Fixed for every request: Content-Type and Accept application/vnd.api+json,
  * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
- * no redirects, http/https only, TLS peer and host verification, NOSIGNAL.
+ * no redirects, http/https only, TLS peer and host verification, NOSIGNAL,
+ * no proxy unless the client was given one (never one from the environment
+ * by libcurl's own reading: see mapi_proxy_resolve).
+ * A request with headers of the caller's own gets a header list of its own:
+ * the fixed lines, then those.
  * The body is capped while it arrives (max_body), so memory stays bounded
- * whatever the server sends.
+ * whatever the server sends; a response head whose framing is ambiguous
+ * (Content-Length headers that disagree) is refused.
+ *
+ * No hidden resends: every request that leaves is one attempt of the call.
+ * libcurl sends a request again by itself in a few cases (libcurl 7.88,
+ * lib/transfer.c Curl_retry_request and lib/multi.c): a reused connection
+ * found dead with nothing received, an HTTP/2 stream refused
+ * (REFUSED_STREAM, up to 5 times), an HTTP/2 stream reset with
+ * HTTP_1_1_REQUIRED (sent again over HTTP/1.1, even after a :status came).
+ * Two rules stop them:
+ *   - a method other than GET and HEAD (it may move money) goes over
+ *     HTTP/1.1 on a fresh connection that is not kept: none of those cases
+ *     can arise (the HTTP/2 ones need HTTP/2, the dead-connection one a
+ *     reused connection; redirects, Expect and HTTP auth are off);
+ *   - whatever the method, the pre-request callback (CURLOPT_PREREQFUNCTION,
+ *     called by libcurl before each request it sends, its own resends
+ *     included) lets one request through per transfer and aborts the next:
+ *     the attempt then fails as TRANSPORT (curl_code 42, outcome UNKNOWN)
+ *     and the call's own retry rules decide, counted, observed and logged
+ *     like any attempt.  A GET retried after that goes over HTTP/1.1
+ *     (mapi_http_resend_refused), which settles all three cases.
+ *
+ * fork(): every socket libcurl opens for the client is opened and closed by
+ * callbacks here, which keep the list of them.  At each request (and when
+ * freed) the handle compares getpid() with the process that made its
+ * libcurl handles; in a child it gives up the inherited connections without
+ * touching them -- each inherited socket is first replaced by /dev/null
+ * (dup2), so whatever libcurl does while closing them (OpenSSL's read and
+ * close_notify, an HTTP/2 GOAWAY) goes nowhere instead of into the parent's
+ * connection -- and makes a fresh easy handle and share: the child opens
+ * connections of its own, and the parent's stay as they were.
  */
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 /* Every header line of one response together, interim ones included. */
 #define MAX_HEADER_BYTES (256 * 1024)
+/* CURLOPT_PREREQFUNCTION: libcurl 7.80.0 */
+#define HAVE_PREREQ (LIBCURL_VERSION_NUM >= 0x075000)
 #define BODY_FIRST_CAP 16384
 /* The largest max_body honoured: a quarter of the address space. */
 #define MAX_BODY_LIMIT ((size_t)-1 / 4)
+
+/* A socket libcurl opened, and the identity of what the fd number named
+   then (a socket's inode is unique while it lives). */
+struct open_sock {
+    curl_socket_t fd;
+    dev_t dev;
+    ino_t ino;
+};
 
 struct mapi_http {
     CURL *easy;
@@ -26,6 +77,10 @@ struct mapi_http {
     CURLM *multi;               /* concurrent transfers (multi.c); made on first use */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
+    long timeout_ms;            /* the client's timeout: a request's own replaces it */
+    pid_t pid;                  /* the process that made easy, share and multi */
+    struct open_sock *socks;    /* the sockets libcurl opened for them and has not closed */
+    size_t nsocks, capsocks;
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -37,6 +92,12 @@ typedef struct transfer {
     int over_body;    /* the body grew past max_body: aborted */
     int over_headers; /* the headers grew past MAX_HEADER_BYTES: aborted */
     int oom;          /* an allocation failed in a callback: aborted */
+    int requests;     /* requests libcurl began to send in this transfer */
+    int resend;       /* libcurl was about to send the request again: aborted */
+    int in_body;      /* the final response's header block ended */
+    int bad_length;   /* 1: Content-Length headers disagree, 2: one is not a number */
+    size_t clen_len;  /* Content-Length of this header block, digits without leading */
+    char clen[24];    /*   zeros (clen_len 0: none seen yet) */
 } transfer;
 
 /* ---- callbacks ---- */
@@ -74,6 +135,46 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* Checks one Content-Length value (a comma-separated list, RFC 9110 8.6)
+   against the ones seen before in this header block: every element must
+   be digits, and all must be the same number.  0, or -1 with t->bad_length. */
+static int check_content_length(transfer *t, const char *v, size_t len)
+{
+    size_t i = 0;
+
+    for (;;) {
+        size_t start, end;
+        while (i < len && (v[i] == ' ' || v[i] == '\t'))
+            i++;
+        start = i;
+        while (i < len && v[i] >= '0' && v[i] <= '9')
+            i++;
+        end = i;
+        while (i < len && (v[i] == ' ' || v[i] == '\t'))
+            i++;
+        if (end == start || (i < len && v[i] != ',')) {
+            t->bad_length = 2;
+            return -1;
+        }
+        while (end - start > 1 && v[start] == '0')
+            start++;
+        if (end - start >= sizeof t->clen) { /* far beyond any body we would read */
+            t->bad_length = 2;
+            return -1;
+        }
+        if (t->clen_len == 0) {
+            memcpy(t->clen, v + start, end - start);
+            t->clen_len = end - start;
+        } else if (t->clen_len != end - start || memcmp(t->clen, v + start, end - start) != 0) {
+            t->bad_length = 1;
+            return -1;
+        }
+        if (i >= len)
+            return 0;
+        i++; /* the comma */
+    }
+}
+
 static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 {
     transfer *t = userdata;
@@ -87,11 +188,15 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     }
     while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
         len--;
-    if (len == 0)
-        return n; /* the blank line ending a header block */
+    if (len == 0) {
+        t->in_body = 1; /* the blank line ending a header block (a 1xx one: reset below) */
+        return n;
+    }
     if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
         /* A new status line: headers of an interim (1xx) response are dropped. */
         mapi_response_clear_headers(t->res);
+        t->in_body = 0;
+        t->clen_len = 0;
         return n;
     }
     if (line[0] == ' ' || line[0] == '\t') {
@@ -104,12 +209,175 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     colon = memchr(line, ':', len);
     if (!colon)
         return n; /* not a header line: ignored */
+    if (colon - line == 14 && strncasecmp(line, "content-length", 14) == 0 &&
+        check_content_length(t, colon + 1, len - 15) < 0)
+        return 0; /* aborts the transfer: the body's length is ambiguous */
     if (mapi_response_add_header(t->res, line, (size_t)(colon - line), colon + 1,
                                  len - (size_t)(colon - line) - 1) < 0) {
         t->oom = 1;
         return 0;
     }
     return n;
+}
+
+#if HAVE_PREREQ
+/* Called by libcurl right before it sends a request: the first one of the
+   transfer goes, any other (libcurl's own resend) is stopped. */
+static int on_prerequest(void *userdata, char *conn_primary_ip, char *conn_local_ip,
+                         int conn_primary_port, int conn_local_port)
+{
+    transfer *t = userdata;
+
+    (void)conn_primary_ip, (void)conn_local_ip, (void)conn_primary_port, (void)conn_local_port;
+    if (!t)
+        return CURL_PREREQFUNC_ABORT; /* a transfer without our state: never expected */
+    if (++t->requests > 1) {
+        t->resend = 1;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+#endif
+
+/* Points the callbacks of easy at t (NULL: detaches them). */
+static CURLcode set_transfer(CURL *easy, transfer *t)
+{
+    CURLcode rc = curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)t);
+
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)t);
+#if HAVE_PREREQ
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_PREREQDATA, (void *)t);
+#endif
+    return rc;
+}
+
+/* ---- sockets, and fork() ---- */
+
+/* CURLOPT_OPENSOCKETFUNCTION: opens the socket as libcurl would, and keeps
+   it in the list.  CURL_SOCKET_BAD (libcurl: could not connect, nothing
+   sent) when the list cannot grow. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    mapi_http *h = clientp;
+    curl_socket_t s;
+    struct stat st;
+    size_t i;
+
+    (void)purpose;
+    if (h->nsocks == h->capsocks) {
+        size_t cap = h->capsocks ? h->capsocks * 2 : 8;
+        struct open_sock *p = realloc(h->socks, cap * sizeof *p);
+        if (!p)
+            return CURL_SOCKET_BAD;
+        h->socks = p;
+        h->capsocks = cap;
+    }
+    s = socket(a->family, a->socktype, a->protocol);
+    if (s == CURL_SOCKET_BAD)
+        return s;
+    if (fstat(s, &st) != 0) {
+        close(s);
+        return CURL_SOCKET_BAD;
+    }
+    for (i = 0; i < h->nsocks && h->socks[i].fd != s; i++)
+        ;
+    if (i == h->nsocks)
+        h->nsocks++; /* else: an entry closed behind our back, reused */
+    h->socks[i].fd = s;
+    h->socks[i].dev = st.st_dev;
+    h->socks[i].ino = st.st_ino;
+    return s;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: out of the list, then closed. */
+static int close_socket(void *clientp, curl_socket_t s)
+{
+    mapi_http *h = clientp;
+    size_t i;
+
+    for (i = 0; i < h->nsocks; i++)
+        if (h->socks[i].fd == s) {
+            h->socks[i] = h->socks[--h->nsocks];
+            break;
+        }
+    return close(s);
+}
+
+/* In a child after fork(): points every socket inherited from the parent at
+   /dev/null (dup2 closes the child's copy of the connection, which the
+   parent keeps), so that libcurl can then free its handles without writing
+   to, or reading from, the parent's connections.  Returns 0, or -1 when
+   /dev/null could not be opened: the sockets are then closed outright and
+   the handles must be left unfreed (their fd numbers may be reused). */
+static int release_inherited(mapi_http *h)
+{
+    int null = open("/dev/null", O_RDWR);
+    struct stat st;
+    size_t i;
+
+    for (i = 0; i < h->nsocks; i++) {
+        const struct open_sock *o = &h->socks[i];
+        if (fstat(o->fd, &st) != 0 || st.st_dev != o->dev || st.st_ino != o->ino)
+            continue; /* no longer the socket libcurl opened: not ours to touch */
+        if (null >= 0)
+            (void)dup2(null, o->fd);
+        else
+            (void)close(o->fd);
+    }
+    h->nsocks = 0; /* libcurl's closes of them now close the /dev/null copies */
+    if (null < 0)
+        return -1;
+    (void)close(null);
+    return 0;
+}
+
+static CURLSH *new_share(void)
+{
+    CURLSH *share = curl_share_init();
+
+    if (!share)
+        return NULL;
+    /* One pool for the easy handle and the concurrent transfers of multi.c.
+       CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    return share;
+}
+
+/* 0 when h's handles belong to this process (made here, or renewed after a
+   fork()); else renews them (see the top of this file).  -1 with err
+   (MEMORY, nothing sent) when a new handle could not be made: the next
+   request tries again, the inherited ones are never used. */
+static int own_process(mapi_http *h, mapi_error *err)
+{
+    CURL *easy;
+    CURLSH *share;
+
+    if (h->pid == getpid())
+        return 0;
+    share = new_share();
+    easy = share ? curl_easy_duphandle(h->easy) : NULL; /* every option, no connection */
+    if (!easy || curl_easy_setopt(easy, CURLOPT_SHARE, share) != CURLE_OK) {
+        if (easy)
+            curl_easy_cleanup(easy);
+        if (share)
+            curl_share_cleanup(share);
+        return mapi_error_oom(err);
+    }
+    if (release_inherited(h) == 0) {
+        if (h->multi)
+            curl_multi_cleanup(h->multi);
+        curl_easy_cleanup(h->easy);
+        curl_share_cleanup(h->share);
+    } /* else left unfreed: a child short of file descriptors leaks them */
+    h->multi = NULL;
+    h->easy = easy;
+    h->share = share;
+    h->pid = getpid();
+    return 0;
 }
 
 /* ---- handle ---- */
@@ -155,7 +423,8 @@ static int append_authorization(struct curl_slist **list, const char *api_key)
     return rc;
 }
 
-mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error *err)
+mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
+                         mapi_error *err)
 {
     mapi_http *h;
     mapi_buf ua;
@@ -175,16 +444,12 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error
         mapi_error_set(err, MAPI_ERR_MEMORY, "curl_easy_init failed");
         return NULL;
     }
-    h->share = curl_share_init();
+    h->pid = getpid();
+    h->share = new_share();
     if (!h->share) {
         mapi_http_free(h);
         return mapi_error_oom(err), NULL;
     }
-    /* One pool for the easy handle and the concurrent transfers of multi.c.
-       CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
-    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     if (append_header(&h->headers, "Content-Type: application/vnd.api+json") < 0 ||
         append_header(&h->headers, "Accept: application/vnd.api+json") < 0 ||
         append_header(&h->headers, "Expect:") < 0 ||
@@ -221,17 +486,29 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error
         SET(CURLOPT_CAINFO, cfg->cafile);
     if (cfg->capath)
         SET(CURLOPT_CAPATH, cfg->capath);
-    SET(CURLOPT_TIMEOUT_MS, seconds_to_ms(cfg->timeout, 30000L));
+    h->timeout_ms = seconds_to_ms(cfg->timeout, 30000L);
+    SET(CURLOPT_TIMEOUT_MS, h->timeout_ms);
     SET(CURLOPT_CONNECTTIMEOUT_MS, seconds_to_ms(cfg->connect_timeout, 10000L));
     SET(CURLOPT_HTTPHEADER, h->headers);
     SET(CURLOPT_USERAGENT, ua_line);
     SET(CURLOPT_ERRORBUFFER, h->errbuf);
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_WRITEFUNCTION, on_body);
+#if HAVE_PREREQ
+    SET(CURLOPT_PREREQFUNCTION, on_prerequest);
+#endif
+    /* Never a proxy from the environment: the one resolved from cfg->proxy
+       (mapi_proxy_resolve), or none ("" turns libcurl's reading off). */
+    SET(CURLOPT_PROXY, proxy ? proxy : "");
+    SET(CURLOPT_NOPROXY, ""); /* the choice is made: no_proxy is not read again */
     SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_body);
     SET(CURLOPT_PATH_AS_IS, 1L); /* send the percent-encoded path exactly as built */
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_SHARE, h->share);
+    SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    SET(CURLOPT_OPENSOCKETDATA, h);
+    SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    SET(CURLOPT_CLOSESOCKETDATA, h);
 #undef SET
     free(ua_line); /* libcurl keeps its own copy */
     if (rc != CURLE_OK) {
@@ -259,16 +536,24 @@ static void wipe_headers(struct curl_slist *l)
 
 void mapi_http_free(mapi_http *h)
 {
+    int inherited_left = 0;
+
     if (!h)
         return;
-    if (h->multi)
-        curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
-    if (h->easy)
-        curl_easy_cleanup(h->easy);
-    if (h->share)
-        curl_share_cleanup(h->share); /* last: every handle using it is gone */
+    if (h->pid != getpid()) /* freed in a child: the parent's connections stay untouched */
+        inherited_left = release_inherited(h) < 0;
+    if (!inherited_left) {
+        if (h->multi)
+            curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
+        if (h->easy)
+            curl_easy_cleanup(h->easy);
+        if (h->share)
+            curl_share_cleanup(h->share); /* last: every handle using it is gone */
+    }
     wipe_headers(h->headers); /* the Authorization line holds the key */
-    curl_slist_free_all(h->headers);
+    if (!inherited_left)
+        curl_slist_free_all(h->headers); /* (else the leaked easy handle still points at it) */
+    free(h->socks);
     free(h);
 }
 
@@ -308,11 +593,16 @@ static mapi_outcome transport_outcome(CURLcode rc, long request_size, curl_off_t
     }
 }
 
-static int set_request(CURL *easy, const mapi_http_request *req)
+static int set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
 {
     CURLcode rc;
+    int once;
 
     rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
+    if (rc == CURLE_OK) /* the deadline may cut this request's timeout */
+        rc = curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                              req->timeout > 0 ? seconds_to_ms(req->timeout, timeout_ms)
+                                               : timeout_ms);
     if (rc == CURLE_OK && strcmp(req->method, "GET") == 0) {
         rc = curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
         if (rc == CURLE_OK)
@@ -335,11 +625,88 @@ static int set_request(CURL *easy, const mapi_http_request *req)
             rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
                                   strcmp(req->method, "POST") == 0 ? NULL : req->method);
     }
+    /* A method that may move money: HTTP/1.1 on a connection of its own
+       (see the top of this file); a GET retried after libcurl wanted to resend it:
+       HTTP/1.1; other GETs and HEADs: libcurl's default (HTTP/2 over TLS when offered). */
+    once = req->fresh_connection || (strcmp(req->method, "GET") != 0 &&
+                                     strcmp(req->method, "HEAD") != 0);
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, req->fresh_connection ? 1L : 0L);
+        rc = curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+                              once || req->http1 ? (long)CURL_HTTP_VERSION_1_1
+                                                 : (long)CURL_HTTP_VERSION_NONE);
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, req->fresh_connection ? 1L : 0L);
+        rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, once ? 1L : 0L);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, once ? 1L : 0L);
     return (int)rc;
+}
+
+/* A response refused before its body: DECODE with title, the status and
+   request id, the response (its head) attached; for a confirm, outcome
+   UNKNOWN (the request was sent, and an answer whose head could not be
+   taken whole is not taken at its word).  Always -1. */
+static int refuse_response(transfer *t, long status, mapi_error *err, const char *title,
+                           const char *detail)
+{
+    const char *rid = mapi_response_header(t->res, "x-request-id");
+
+    mapi_error_set(err, MAPI_ERR_DECODE, "%s", title);
+    if (!err || err->kind != MAPI_ERR_DECODE) {
+        mapi_response_free(t->res);
+        return -1;
+    }
+    err->status = (int)status;
+    err->outcome = MAPI_OUTCOME_UNKNOWN;
+    err->request_id = mapi_strdup(rid);
+    err->detail = mapi_strdup(detail);
+    err->response = t->res;
+    if ((rid && !err->request_id) || (detail && !err->detail))
+        return mapi_error_oom(err);
+    return -1;
+}
+
+/* The handle's header lines followed by req's own headers ("Name: value";
+   "Name;" for an empty value, libcurl's way to send "Name:"), or NULL when
+   req has none.  *oom is set when an allocation failed.  Wipe and free. */
+static struct curl_slist *request_headers(const mapi_http *h, const mapi_http_request *req,
+                                          int *oom)
+{
+    struct curl_slist *list = NULL, *l;
+    size_t i;
+
+    *oom = 0;
+    if (req->nheaders == 0)
+        return NULL;
+    for (l = h->headers; l; l = l->next)
+        if (append_header(&list, l->data) < 0)
+            goto fail;
+    for (i = 0; i < req->nheaders; i++) {
+        const mapi_header_field *f = &req->headers[i];
+        mapi_buf line;
+        char *s;
+        int rc;
+        mapi_buf_init(&line);
+        mapi_buf_puts(&line, f->name);
+        if (*f->value) {
+            mapi_buf_puts(&line, ": ");
+            mapi_buf_puts(&line, f->value);
+        } else {
+            mapi_buf_puts(&line, ";");
+        }
+        s = mapi_buf_take(&line);
+        if (!s)
+            goto fail;
+        rc = append_header(&list, s);
+        free(s);
+        if (rc < 0)
+            goto fail;
+    }
+    return list;
+fail:
+    wipe_headers(list);
+    curl_slist_free_all(list);
+    *oom = 1;
+    return NULL;
 }
 
 /* The outcome of one finished transfer (rc from curl_easy_perform or the
@@ -358,22 +725,61 @@ static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *er
         curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
     } /* else nothing was sent: the zeros above say so */
     /* The callbacks' pointers must not outlive the transfer state. */
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)NULL);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)NULL);
+    set_transfer(easy, NULL);
     t->res->status = (int)status;
     t->res->elapsed = (double)total / 1e6;
 
+    if (t->resend) {
+        /* one request went; libcurl was stopped before sending it again */
+        mapi_response_free(t->res);
+        mapi_error_set(err, MAPI_ERR_TRANSPORT,
+                       "libcurl was about to send the request again: stopped");
+        if (err && err->kind == MAPI_ERR_TRANSPORT) {
+            err->curl_code = (int)CURLE_ABORTED_BY_CALLBACK;
+            err->retryable = 1;
+            err->outcome = MAPI_OUTCOME_UNKNOWN;
+            err->detail = mapi_strdup("the connection died, or an HTTP/2 stream was refused "
+                                      "or reset with HTTP_1_1_REQUIRED, after the request "
+                                      "was sent");
+            if (!err->detail || mapi_error_message(err) < 0)
+                return mapi_error_oom(err);
+        }
+        return -1;
+    }
+    if (t->bad_length)
+        return refuse_response(t, status, err,
+                               t->bad_length == 1 ? "conflicting Content-Length headers"
+                                                  : "invalid Content-Length header",
+                               NULL);
+    if (!t->oom && !t->in_body && request_size > 0 &&
+#if LIBCURL_VERSION_NUM >= 0x080600 /* 8.6.0: CURLE_TOO_LARGE */
+        (rc == CURLE_OUT_OF_MEMORY || rc == CURLE_TOO_LARGE)
+#else
+        rc == CURLE_OUT_OF_MEMORY
+#endif
+    ) {
+        /* While reading a response head, libcurl fails a header line longer
+           than CURL_MAX_HTTP_HEADER as out of memory (before 8.6.0: its code
+           cannot tell that from a failed allocation there; the detail says
+           what libcurl reported) */
+        char detail[128];
+        snprintf(detail, sizeof detail,
+                 "libcurl reported out of memory reading the head: a line over its "
+                 "%d-byte limit", (int)CURL_MAX_HTTP_HEADER);
+        return refuse_response(t, status, err, "response header line too long", detail);
+    }
     if (t->oom || rc == CURLE_OUT_OF_MEMORY) {
         mapi_response_free(t->res);
         return mapi_error_oom(err);
     }
-    if (t->over_body || t->over_headers || rc == CURLE_FILESIZE_EXCEEDED) {
-        if (t->over_headers)
-            mapi_error_set(err, MAPI_ERR_DECODE, "response headers over %d bytes",
-                           MAX_HEADER_BYTES);
-        else
-            mapi_error_set(err, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
-                           (unsigned long)max_body);
+    if (t->over_headers) {
+        char title[64];
+        snprintf(title, sizeof title, "response headers over %d bytes", MAX_HEADER_BYTES);
+        return refuse_response(t, status, err, title, NULL);
+    }
+    if (t->over_body || rc == CURLE_FILESIZE_EXCEEDED) {
+        mapi_error_set(err, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
+                       (unsigned long)max_body);
         if (err && err->kind == MAPI_ERR_DECODE) {
             err->status = (int)status;
             rid = mapi_response_header(t->res, "x-request-id");
@@ -427,29 +833,51 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
 {
     transfer t;
     CURLcode rc;
-    int sent = 0;
+    int sent = 0, oom, result;
+    struct curl_slist *own;
 
     *out = NULL;
+    if (own_process(h, err) < 0)
+        return -1;
     memset(&t, 0, sizeof t);
     t.max_body = h->max_body;
-    t.res = mapi_response_new();
-    if (!t.res)
+    own = request_headers(h, req, &oom);
+    t.res = oom ? NULL : mapi_response_new();
+    if (!t.res) {
+        wipe_headers(own);
+        curl_slist_free_all(own);
         return mapi_error_oom(err);
-    h->errbuf[0] = '\0';
-    rc = (CURLcode)set_request(h->easy, req);
-    if (rc == CURLE_OK) {
-        curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, &t);
-        curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, &t);
-        rc = curl_easy_perform(h->easy);
-        sent = 1;
     }
-    return finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+    h->errbuf[0] = '\0';
+    rc = (CURLcode)set_request(h->easy, req, h->timeout_ms);
+    if (rc == CURLE_OK && own)
+        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
+    if (rc == CURLE_OK) {
+        rc = set_transfer(h->easy, &t);
+        if (rc == CURLE_OK) {
+            rc = curl_easy_perform(h->easy);
+            sent = 1;
+        }
+    }
+    result = finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
+    if (own) {
+        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
+        wipe_headers(own);
+        curl_slist_free_all(own);
+    }
+    return result;
+}
+
+int mapi_http_resend_refused(const mapi_error *e)
+{
+    return e && e->kind == MAPI_ERR_TRANSPORT && e->curl_code == (int)CURLE_ABORTED_BY_CALLBACK;
 }
 
 /* ---- transfers for a multi handle (multi.c) ---- */
 
 struct mapi_http_transfer {
     CURL *easy;
+    struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
     size_t max_body;
     char errbuf[CURL_ERROR_SIZE];
@@ -457,6 +885,8 @@ struct mapi_http_transfer {
 
 void *mapi_http_multi(mapi_http *h)
 {
+    if (own_process(h, NULL) < 0)
+        return NULL;
     if (!h->multi)
         h->multi = curl_multi_init();
     return h->multi;
@@ -467,12 +897,14 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
     CURLcode rc = CURLE_OK;
+    int oom;
 
     if (!x)
         return mapi_error_oom(err), NULL;
     x->max_body = h->max_body;
     x->t.max_body = h->max_body;
-    x->t.res = mapi_response_new();
+    x->headers = request_headers(h, req, &oom);
+    x->t.res = oom ? NULL : mapi_response_new();
     /* every option of the client's handle: headers, TLS, timeouts, callbacks */
     x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
     if (!x->easy) {
@@ -488,13 +920,13 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, private_data);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
+    if (x->headers)
+        SET(CURLOPT_HTTPHEADER, x->headers);
 #undef SET
     if (rc == CURLE_OK)
-        rc = (CURLcode)set_request(x->easy, req);
+        rc = (CURLcode)set_request(x->easy, req, h->timeout_ms);
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, &x->t);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, &x->t);
+        rc = set_transfer(x->easy, &x->t);
     if (rc != CURLE_OK) {
         mapi_http_transfer_free(x);
         if (rc == CURLE_OUT_OF_MEMORY)
@@ -530,6 +962,8 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
         return;
     if (x->easy)
         curl_easy_cleanup(x->easy);
+    wipe_headers(x->headers);
+    curl_slist_free_all(x->headers);
     mapi_response_free(x->t.res);
     free(x);
 }

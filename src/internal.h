@@ -12,6 +12,7 @@
  *   client.c    the service's endpoints, URL building, retries (mapping.c: responses)
  *   request.c   the generic call (mapi_request) and mapi_get_payout
  *   error.c     mapi_error filling, messages (error_doc.c: error documents)
+ *   headers.c   request headers of the caller's own: the rule, merging
  */
 #ifndef MAPI_INTERNAL_H
 #define MAPI_INTERNAL_H
@@ -50,11 +51,20 @@ typedef struct mapi_http_request {
     const char *url;        /* full URL, already percent-encoded */
     const char *body;       /* NULL for none */
     size_t body_len;
-    int fresh_connection;   /* 1: never reuse a connection, never let libcurl resend */
+    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
+                               its own, never resent by libcurl (any method but GET/HEAD
+                               gets that anyway) */
+    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
+    const mapi_header_field *headers; /* the caller's own, sent after the client's */
+    size_t nheaders;
+    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
+                               client's timeout */
 } mapi_http_request;
 
-/* Settings copied from the config (validated by the caller). */
-mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, mapi_error *err);
+/* Settings copied from the config (validated by the caller); proxy: the
+   proxy URL to use (mapi_proxy_resolve), or NULL for none. */
+mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
+                         mapi_error *err);
 void mapi_http_free(mapi_http *h);
 
 /*
@@ -68,6 +78,11 @@ void mapi_http_free(mapi_http *h);
  */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err);
+/* 1 when e is an attempt libcurl was stopped from sending again by itself
+   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
+   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
+   (mapi_http_request.http1). */
+int mapi_http_resend_refused(const mapi_error *e);
 
 /* Concurrent transfers (multi.c drives them).  The client's libcurl multi
    handle (a CURLM *), made on first use and freed with h; NULL when out of
@@ -201,6 +216,10 @@ int mapi_response_fold_header(mapi_response *res, const char *value, size_t valu
 void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *res);
+/* mapi_redact over every header name (without case) and value: what hooks,
+   res.headers, res.request_id and err.request_id are made from.  The body is
+   left as received.  res NULL ignored. */
+void mapi_response_redact(mapi_response *res, const char *secret);
 
 /* ---- URLs (url.c) ---- */
 
@@ -219,6 +238,23 @@ int mapi_host_is_loopback(const char *host, size_t len);
  * (caller frees) and 0 is returned; otherwise -1 with err USAGE (or MEMORY).
  */
 int mapi_base_url_check(const char *url, char **out, mapi_error *err);
+/*
+ * The proxy a client uses (mapi_config.proxy; base_url already checked):
+ *   NULL or ""  none; the environment is not read
+ *   "env"       the environment's, read now as libcurl would (http_proxy for
+ *               an http:// base URL; https_proxy or HTTPS_PROXY for https://;
+ *               then all_proxy, ALL_PROXY; none when no_proxy or NO_PROXY
+ *               lists the base URL's host: names match themselves and their
+ *               subdomains, "*" every host, addresses exactly or by CIDR); a
+ *               value without a scheme is taken as http://
+ *   "http://[user:password@]host[:port][/]"  that proxy
+ * The proxy must be http:// (https:// is tunnelled through it with
+ * CONNECT), and a loopback host when base_url is http://: the api key never
+ * crosses anything but loopback in clear.  0 with *out the proxy URL to use
+ * (caller frees) or NULL for none; -1 with err USAGE (the message names the
+ * option or variable, never its value: it may hold credentials) or MEMORY.
+ */
+int mapi_proxy_resolve(const char *option, const char *base_url, char **out, mapi_error *err);
 /* The path and query of an absolute URL ("/api/...?.."), borrowed from url;
    "/" when it has none. */
 const char *mapi_url_path(const char *url);
@@ -252,6 +288,10 @@ double mapi_backoff_delay(int retry, double u);
 double mapi_retry_after_parse(const char *value, time_t now);
 /* 1 for the statuses a call may retry: 429, 502, 503, 504. */
 int mapi_status_retryable(int status);
+/* The default deadline of a call (merchantapi.h, mapi_config.deadline): what
+   max_retries + 1 attempts of `timeout` seconds and the longest backoff
+   before each retry can take together. */
+double mapi_default_deadline(double timeout, int max_retries);
 
 /* ---- errors (error.c) ---- */
 
@@ -274,17 +314,39 @@ int mapi_error_message(mapi_error *err);
    from the first amount_below_minimum / amount_above_maximum entry whose
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
+/* The one rule for "is this an error document" (JSON:API 1.0, "Top Level":
+   a document MUST NOT hold both data and errors), used by the client's
+   mapping of every response (mapping.c), by mapi_doc_error and by the Lua
+   binding.  status: the HTTP status the document came with, 0 for none.
+     - errors absent, null or []: not an error document: 0, err cleared (a
+       2xx with data and "errors": [] is a success);
+     - errors non-empty and no primary data (data absent or null): 1, err
+       kind API (every entry, status from errors[0].status, message);
+     - errors non-empty and primary data (a resource or an array, even
+       empty): under a non-2xx status 1, API as above (status and errors agree
+       on a failure); under a 2xx or no status 1, DECODE "not JSON:API: the
+       document holds both data and errors", errors[] kept, code/title/
+       detail/pointer of the first entry not copied.
+   -1 when out of memory (err MEMORY). */
+int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
 /* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
    each out pointer (may be NULL) gets a new string with the exact decimal
    text of that member, or NULL when the member is absent.  0, or -1 when
    out of memory (all outputs NULL then). */
 int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
                             char **maximum);
-/* Replaces every occurrence of secret in every string field of err (entries
-   included) with "[REDACTED]" and rebuilds the message.  Secrets shorter
-   than 4 bytes are left alone (they would mangle ordinary text).  Out of
-   memory drops a field rather than leave the secret in it; when the message
-   cannot be rebuilt, err becomes a MEMORY error. */
+/* The one redaction of the library: replaces every occurrence of secret
+   (the api key) in the string *field with "[REDACTED]" (a new string; the
+   old one freed).  Secrets shorter than 4 bytes are left alone (they would
+   mangle ordinary text).  Out of memory masks each occurrence with '*' in
+   place instead: the secret never stays.  icase: ASCII letters compared
+   without case (header names, which arrive lower-cased).  Returns 1 when
+   the secret was found, else 0.  field or *field NULL: 0. */
+int mapi_redact_ex(char **field, const char *secret, int icase);
+int mapi_redact(char **field, const char *secret); /* icase 0 */
+/* mapi_redact over every string field of err (entries included) and the
+   header names and values of err->response, then rebuilds the message.
+   When the message cannot be rebuilt, err becomes a MEMORY error. */
 void mapi_error_redact(mapi_error *err, const char *secret);
 
 /* ---- mapping responses to results (mapping.c) ---- */
@@ -302,6 +364,12 @@ typedef struct mapi_call {
     int generic;          /* 1: mapi_request: a 2xx without a body is a document without data */
     int has_max_retries;  /* 1: max_retries below replaces the client's for this call */
     int max_retries;
+    const mapi_header_field *headers; /* the call's own headers (checked by the client's
+                                         call path before anything is built), or NULL */
+    size_t nheaders;
+    const char *id;       /* with type: the primary resource's id must be this one; or NULL */
+    double deadline;      /* seconds for the whole call; 0: the client's */
+    int settle;           /* the confirm: settle an unknown outcome by reading the payout */
 } mapi_call;
 
 /* 1 when a Content-Type is application/vnd.api+json or application/json
@@ -326,6 +394,11 @@ const char *mapi_client_base_url(const mapi_client *c);
 /* A document without root or data that takes ownership of res (a 2xx
    response without a body: HEAD, 204).  0, or -1 (MEMORY; res freed). */
 int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err);
+/* Marks doc as a settled confirm's read (mapi_doc_settled_by: "read"). */
+void mapi_doc_set_settled(mapi_doc *doc);
+/* 1 when r's id is exactly the string id (byte for byte: an id holding a
+   \u0000 is not equal to its part before it). */
+int mapi_resource_id_is(const mapi_resource *r, const char *id);
 
 /* ---- the concurrent page fetcher (multi.c) and what it uses of client.c ---- */
 
@@ -336,12 +409,28 @@ typedef struct mapi_client_parts {
     void *sleep_ctx;
 } mapi_client_parts;
 void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
-/* The checks and the call of mapi_list_addresses without sending it: 0 with
-   *k filled and k->url = *url (caller frees *url), or -1 with err (USAGE,
-   MEMORY). */
+/* The checks and the call of mapi_list_addresses_ex without sending it: 0
+   with *k filled (k->headers borrowed from opts, which may be NULL) and
+   k->url = *url (caller frees *url), or -1 with err (USAGE, MEMORY). */
 int mapi_list_addresses_call(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, mapi_call *k, char **url,
-                             mapi_error *err);
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, char **url, mapi_error *err);
+
+/* ---- request headers of one's own (headers.c) ---- */
+
+/* 1 when two header names are equal, ASCII case-insensitively. */
+int mapi_header_name_equal(const char *a, const char *b);
+/* Checks a list of n headers (h may be NULL when n is 0): each by
+   mapi_header_check, and no name twice.  0, or -1 with err USAGE. */
+int mapi_headers_check(const mapi_header_field *h, size_t n, mapi_error *err);
+/* A new list: copies of base's headers whose names own does not hold, then
+   copies of own's (free with mapi_headers_free; NULL and 0 when both are
+   empty).  0, or -1 when out of memory. */
+int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
+                       const mapi_header_field *own, size_t nown, mapi_header_field **out,
+                       size_t *nout);
+/* Frees a list made by mapi_headers_merge (its strings too).  NULL ignored. */
+void mapi_headers_free(mapi_header_field *h, size_t n);
 
 /* ---- one call across its attempts, without I/O (exchange.c) ---- */
 
@@ -353,7 +442,10 @@ typedef struct mapi_exchange_settings {
     int max_depth;          /* JSON nesting cap; <= 0 means 64 */
     size_t max_body;        /* bytes; 0 means 16 MiB */
     double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
+    double deadline;        /* seconds for the whole call; <= 0: mapi_default_deadline */
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
+    const mapi_header_field *headers; /* the client's own headers (mapi_config.headers) */
+    size_t nheaders;
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;
@@ -362,8 +454,10 @@ typedef struct mapi_exchange mapi_exchange;
 typedef enum mapi_step {
     MAPI_STEP_DONE = 0, /* *out holds the document */
     MAPI_STEP_FAILED,   /* *e is the call's final error (finished: mapi_exchange_fail) */
-    MAPI_STEP_RETRY     /* wait *wait seconds, then begin the next attempt; *e holds this
+    MAPI_STEP_RETRY,    /* wait *wait seconds, then begin the next attempt; *e holds this
                            attempt's error (clear it, or finish it with mapi_exchange_fail) */
+    MAPI_STEP_SETTLE    /* the confirm failed with outcome UNKNOWN and is settled: begin
+                           the read of its payout now (mapi_exchange_request); *e is empty */
 } mapi_step;
 
 /* A new exchange for the built call k (every string and the body copied);
@@ -373,29 +467,53 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
 void mapi_exchange_free(mapi_exchange *x);
 /* The jitter source; fn NULL: the exchange's own generator. */
 void mapi_exchange_set_random(mapi_exchange *x, mapi_random_fn fn, void *ctx);
-/* The call (method, url, body, confirm, ...), owned by the exchange. */
+/* The call (method, url, body, confirm, ...) as it was built, owned by the
+   exchange. */
 const mapi_call *mapi_exchange_call(const mapi_exchange *x);
-/* The limits a transport should apply: seconds, seconds, bytes (a transport
-   may stop reading after max_body + 1 bytes of body). */
+/* What the attempt begun last (or the next one) sends: the call, or once a
+   confirm is being settled, the read of its payout (GET, same URL).  Owned
+   by the exchange; read it after mapi_exchange_begin. */
+const mapi_call *mapi_exchange_request(const mapi_exchange *x);
+/* The limits a transport should apply to the attempt begun last: seconds
+   (the timeout, cut to what is left of the deadline), seconds, bytes (a
+   transport may stop reading after max_body + 1 bytes of body). */
 void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
                           size_t *max_body);
 /* Request header i (0-based): Content-Type, Accept, Authorization (with a
-   key), User-Agent -- what libcurl sends.  1, or 0 past the end.  Borrowed;
-   the Authorization value holds the key: never log it. */
+   key), User-Agent, then the headers of one's own (the client's, and the
+   call's, which replace the client's of the same name) -- what libcurl
+   sends.  1, or 0 past the end.  Borrowed; the Authorization value holds
+   the key: never log it. */
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
                             const char **value);
-/* Begins the next attempt: counts it and stamps the time.  Returns the
-   attempt's facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
+/* The headers of one's own alone (the tail of mapi_exchange_header_at), for
+   a mapi_http_request.  Borrowed. */
+void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n);
+/* Begins the next attempt: counts it, stamps the time (the first attempt
+   also starts the deadline) and sets its timeout.  Returns the attempt's
+   facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
 /* Ends the attempt begun last.  res: the response (taken in every case), or
    NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
    TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
-   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line. */
+   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line.
+   A retry is decided only when its wait ends before the deadline (else the
+   call fails, deadline_exceeded).  A confirm that failed with outcome
+   UNKNOWN and settles goes on with the read of its payout: SETTLE, and
+   mapi_exchange_request() is then that GET; the read's end gives the
+   confirm's result (merchantapi.h, mapi_confirm_payout). */
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait);
 /* Finishes *e as the call's final error: attempts, method, url, message,
-   outcome only for the confirm, the api key redacted. */
+   outcome only for the confirm, the api key redacted (and while settling,
+   the confirm's error with *e as its settle_error). */
 void mapi_exchange_fail(mapi_exchange *x, mapi_error *e);
+/* 1 when a retry after `wait` seconds from now begins before the call's
+   deadline (the rule mapi_exchange_end applies); 0 otherwise. */
+int mapi_exchange_fits(const mapi_exchange *x, double wait);
+/* Finishes *e (an attempt's error whose retry did not fit) as the call's
+   final error, deadline_exceeded 1. */
+void mapi_exchange_expire(mapi_exchange *x, mapi_error *e);
 /* The facts of the attempt ended last, for a MAPI_ATTEMPT_RESPONSE observer:
    borrowed, valid until the next begin and while *out / *e live. */
 const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);

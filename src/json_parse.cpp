@@ -279,6 +279,21 @@ inline const char *copy_text(builder &b, const char *s, size_t n)
     return p;
 }
 
+/* A number written with an exponent: s[0..n), a NUL, its decimal form
+   (what mapi_value_decimal gives) and a NUL, in the arena. */
+const char *copy_with_decimal(builder &b, const char *s, size_t n)
+{
+    size_t d = mapi_decimal_form(s, n, NULL);
+    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + d + 2));
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    mapi_decimal_form(s, n, p + n + 1);
+    p[n + 1 + d] = '\0';
+    return p;
+}
+
 inline struct mapi_value make(const void *p, size_t len, unsigned flags)
 {
     struct mapi_value v;
@@ -375,7 +390,12 @@ mapi_json_status read_scalar(builder &b, ondemand::json_type t, std::string_view
         mapi_type nt = number_class(tok.data(), tok.size());
         if (nt == MAPI_NULL)
             return fail(b, MAPI_JSON_NUMBER, tok.data());
-        const char *copy = copy_text(b, tok.data(), tok.size());
+        const char *copy;
+        if (nt == MAPI_NUMBER && (memchr(tok.data(), 'e', tok.size()) ||
+                                  memchr(tok.data(), 'E', tok.size())))
+            copy = copy_with_decimal(b, tok.data(), tok.size());
+        else
+            copy = copy_text(b, tok.data(), tok.size());
         if (!copy)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(copy, tok.size(), nt);

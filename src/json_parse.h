@@ -77,7 +77,9 @@ typedef struct mapi_name {
  *   MAPI_BOOL    p NULL, length 0 or 1
  *   MAPI_INT     p the token's text (NUL-terminated), length its bytes;
  *                at most 18 digits: the value fits int64_t
- *   MAPI_NUMBER  p the token's text, as for MAPI_INT
+ *   MAPI_NUMBER  p the token's text, as for MAPI_INT; when it has an
+ *                exponent ('e' or 'E'), its decimal form (mapi_decimal_form)
+ *                follows the text's NUL, NUL-terminated too
  *   MAPI_STRING  p the bytes (NUL-terminated), length without the NUL;
  *                MAPI_TL_NAME: p is the s of an interned mapi_name
  *   MAPI_ARRAY   p length struct mapi_value elements
@@ -129,6 +131,16 @@ enum mapi_known_name {
     MAPI_N_RELATIONSHIPS,
     MAPI_N_KNOWN /* how many */
 };
+
+/* ---- numbers ---- */
+
+/* The plain decimal form of the valid JSON number s[0..n) (value.c): for a
+   number written with an exponent, the digits moved, never rounded ("1.5e2"
+   -> "150", "2.5E-3" -> "0.0025"); an exponent beyond +-400, and a number
+   without one, is its own text.  Writes it to out (no NUL) when out is not
+   NULL and returns its length: call it with NULL first for the room it
+   needs.  mapi_value_decimal gives it for a payout's amount. */
+size_t mapi_decimal_form(const char *s, size_t n, char *out);
 
 /* ---- reading a body ---- */
 

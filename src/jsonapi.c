@@ -64,6 +64,7 @@ struct mapi_doc {
     size_t nrels, caprels;
     size_t *targets;
     size_t ntargets, captargets;
+    int settled;                  /* mapi_doc_set_settled: a settled confirm's read */
 };
 
 #define KEY_ID 0u
@@ -992,6 +993,9 @@ size_t mapi_doc_size(const mapi_doc *d)
            d->captargets * sizeof *d->targets;
 }
 
+void mapi_doc_set_settled(mapi_doc *d) { d->settled = 1; }
+const char *mapi_doc_settled_by(const mapi_doc *d) { return d && d->settled ? "read" : NULL; }
+
 const mapi_resource *mapi_doc_data(const mapi_doc *d, size_t i)
 {
     return i < d->ndata ? &d->res[d->data_map[i]] : NULL;
@@ -1069,6 +1073,14 @@ const char *mapi_resource_lid(const mapi_resource *r, size_t *len)
     if (len)
         *len = r->lid ? mapi_tl_len(r->lid) : 0;
     return r->lid ? str_of(r->lid) : NULL;
+}
+
+int mapi_resource_id_is(const mapi_resource *r, const char *id)
+{
+    size_t n = strlen(id);
+
+    /* the whole id, NUL bytes included: "p\u0000x" is not "p" */
+    return r->id && mapi_tl_len(r->id) == n && memcmp(str_of(r->id), id, n) == 0;
 }
 
 size_t mapi_resource_index(const mapi_resource *r) { return r->index; }

@@ -44,8 +44,6 @@
 #define MAX_VALUE_DEPTH 200
 /* 2^53: every integer of this magnitude or less is exact in a double. */
 #define EXACT_INT_MAX INT64_C(9007199254740992)
-/* An exponent this large in a payout amount is left as its source text. */
-#define MAX_AMOUNT_EXPONENT 400
 
 /* How JSON null is pushed. */
 enum null_mode {
@@ -232,7 +230,7 @@ static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
             lua_pushnil(L);
         break;
     case MAPI_NUMBER:
-        s = mapi_value_raw_number(v, &len);
+        s = mapi_value_number(v, &len);
         if (s)
             lua_pushlstring(L, s, len);
         else
@@ -251,103 +249,17 @@ static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
     }
 }
 
-/*
- * Pushes a number's source text as plain decimal text: "1.5e2" -> "150",
- * "25e-3" -> "0.025"; text without an exponent as it is.  The digits are
- * moved, never rounded.  A huge exponent keeps the source text.
- */
-static void push_decimal_text(lua_State *L, const char *text)
-{
-    const char *e = strpbrk(text, "eE"), *p;
-    char digits[128];
-    size_t nd = 0, nint = 0, i;
-    long exp10;
-    long point; /* position of the decimal point within digits */
-    int neg = 0;
-    luaL_Buffer b;
-    char *end;
-
-    if (!e) {
-        lua_pushstring(L, text);
-        return;
-    }
-    exp10 = strtol(e + 1, &end, 10);
-    if (*end != '\0' || exp10 > MAX_AMOUNT_EXPONENT || exp10 < -MAX_AMOUNT_EXPONENT) {
-        lua_pushstring(L, text);
-        return;
-    }
-    p = text;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    for (; p < e; p++) {
-        if (*p == '.')
-            continue;
-        if (*p < '0' || *p > '9' || nd == sizeof digits) {
-            lua_pushstring(L, text);
-            return;
-        }
-        digits[nd++] = *p;
-    }
-    for (p = neg ? text + 1 : text; p < e && *p != '.'; p++)
-        nint++;
-    point = (long)nint + exp10;
-
-    luaL_buffinit(L, &b);
-    if (neg)
-        luaL_addchar(&b, '-');
-    if (point <= 0) {
-        luaL_addchar(&b, '0');
-        if (nd > 0)
-            luaL_addchar(&b, '.');
-        for (i = 0; i < (size_t)-point; i++)
-            luaL_addchar(&b, '0');
-        for (i = 0; i < nd; i++)
-            luaL_addchar(&b, digits[i]);
-    } else {
-        int started = 0;
-        for (i = 0; i < (size_t)point; i++) {
-            char c = i < nd ? digits[i] : '0';
-            if (c == '0' && !started && i + 1 < (size_t)point)
-                continue; /* leading zeros of the integer part */
-            started = 1;
-            luaL_addchar(&b, c);
-        }
-        if ((size_t)point < nd) {
-            luaL_addchar(&b, '.');
-            for (i = (size_t)point; i < nd; i++)
-                luaL_addchar(&b, digits[i]);
-        }
-    }
-    luaL_pushresult(&b);
-}
-
-/* A payout's amount: always a decimal string ("250.10", "1200"). */
+/* A payout's amount: always a decimal string ("250.10", "1200", "1.5e2" ->
+   "150"), by the core's rule (mapi_value_decimal); other types as usual. */
 static void push_amount(lua_State *L, const mapi_value *v)
 {
-    int64_t n;
-    char buf[32];
+    size_t len;
+    const char *s = mapi_value_decimal(v, &len);
 
-    switch (mapi_value_type(v)) {
-    case MAPI_INT:
-        if (mapi_value_int64(v, &n) == 0) {
-            snprintf(buf, sizeof buf, "%" PRId64, n);
-            lua_pushstring(L, buf);
-        } else {
-            lua_pushnil(L);
-        }
-        break;
-    case MAPI_NUMBER:
-        if (mapi_value_number_text(v))
-            push_decimal_text(L, mapi_value_number_text(v));
-        else
-            lua_pushnil(L);
-        break;
-    default:
+    if (s)
+        lua_pushlstring(L, s, len);
+    else
         push_value(L, NULL, v, NULL_AS_NIL, 1);
-        break;
-    }
 }
 
 /*
@@ -597,6 +509,20 @@ static void push_error(lua_State *L, const mapi_error *e)
         set_int(L, "attempts", e->attempts);
     if (e->curl_code != 0)
         set_int(L, "curl_code", e->curl_code);
+    if (e->deadline_exceeded) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "deadline_exceeded");
+    }
+    if (e->payout) { /* a settled confirm's read: the payout, still a draft */
+        push_meta(L, e->payout);
+        if (push_flattened(L, e->payout, lua_gettop(L)))
+            lua_setfield(L, -3, "payout");
+        lua_pop(L, 1);
+    }
+    if (e->settle_error) { /* the read that tried to settle a confirm failed */
+        push_error(L, e->settle_error);
+        lua_setfield(L, -2, "settle_error");
+    }
     if (e->message) {
         set_string(L, "message", e->message);
     } else {
@@ -626,20 +552,59 @@ static void push_simple_error(lua_State *L, const char *kind, const char *title,
     mapic_setmetatable(L, ERROR_MT);
 }
 
-static int error_tostring(lua_State *L)
+/* Pushes the one-line message of the error table at idx: its `message`,
+   else one made from its `kind`. */
+static void push_error_message(lua_State *L, int idx)
 {
-    if (lua_type(L, 1) == LUA_TTABLE) {
-        lua_getfield(L, 1, "message");
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "message");
         if (lua_type(L, -1) == LUA_TSTRING)
-            return 1;
+            return;
         lua_pop(L, 1);
-        lua_getfield(L, 1, "kind");
+        lua_getfield(L, idx, "kind");
         if (lua_type(L, -1) == LUA_TSTRING) {
             lua_pushfstring(L, "merchantapi: %s error", lua_tostring(L, -1));
-            return 1;
+            lua_remove(L, -2);
+            return;
         }
+        lua_pop(L, 1);
     }
     lua_pushliteral(L, "merchantapi: error");
+}
+
+/* __tostring: the one-line message (print, tostring, the standalone
+   interpreters of 5.2+ and LuaJIT for an uncaught error, ngx.log). */
+static int error_tostring(lua_State *L)
+{
+    push_error_message(L, 1);
+    return 1;
+}
+
+/* __concat: `"x" .. err` and `err .. "x"` concatenate the message; the
+   other operand is a string, a number or an error table, as Lua's own
+   concatenation would take it (anything else raises as Lua would). */
+static int error_concat(lua_State *L)
+{
+    int i, is_error;
+
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    for (i = 1; i <= 2; i++) {
+        if (lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER) {
+            lua_pushvalue(L, i);
+            continue;
+        }
+        is_error = 0;
+        if (lua_getmetatable(L, i)) {
+            lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
+            is_error = lua_rawequal(L, -1, -2);
+            lua_pop(L, 2);
+        }
+        if (!is_error)
+            return luaL_error(L, "attempt to concatenate a %s value", luaL_typename(L, i));
+        push_error_message(L, i);
+    }
+    lua_concat(L, 2);
     return 1;
 }
 
@@ -750,13 +715,13 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
         lua_pushnil(L);
     jsonapi = lua_gettop(L);
 
-    if (mapi_doc_errors(doc) != NULL) {
-        /* an error document (decode only: the client maps those itself) */
-        mapi_error *e = &eb->err;
-        mapi_doc_error(doc, e); /* kind API, or MEMORY */
+    if (mapi_doc_error(doc, &eb->err) != 0) {
+        /* an error document by the core's one rule (mapi_doc_error_rule): API,
+           DECODE (data and errors together) or MEMORY.  Only decode meets one:
+           the client's calls were mapped by the same rule. */
         lua_pushnil(L);
-        push_error(L, e);
-        mapi_error_clear(e);
+        push_error(L, &eb->err);
+        mapi_error_clear(&eb->err);
     } else if (push_flattened(L, doc, meta)) {
         lua_pushnil(L);
     } else {
@@ -764,6 +729,7 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
         push_simple_error(L, "decode", "the document has no primary data", NULL);
     }
     push_response(L, mapi_doc_response(doc), body, len, meta, jsonapi);
+    set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
     doc_box_release(db);
     return 3;
 }
@@ -870,17 +836,92 @@ static int has_nul(const char *s, size_t len)
     return s && strlen(s) != len;
 }
 
+static int compare_headers(const void *a, const void *b)
+{
+    return strcmp(((const mapi_header_field *)a)->name, ((const mapi_header_field *)b)->name);
+}
+
+/*
+ * Reads the headers table at idx (name -> value, both strings; nil: none)
+ * into an array of mapi_header_field, sorted by name, anchored in a
+ * userdata pushed on the stack (the strings stay anchored by the table,
+ * which must stay on the stack too).  Every header passes the core's rule
+ * (mapi_header_check, on the whole Lua string: NUL bytes included).
+ * Returns 0; or -1 with an err_box pushed above the array, holding the
+ * USAGE error of the first refused header.  Raises when the table holds a
+ * name or a value that is not a string.
+ */
+static int read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n)
+{
+    mapi_header_field *h;
+    size_t count = 0, i;
+
+    *out = NULL;
+    *n = 0;
+    if (lua_isnil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return luaL_error(L, "bad option 'headers' (table expected, got %s)",
+                          luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "bad option 'headers' (string names and values expected, "
+                                 "got %s = %s)",
+                              luaL_typename(L, -2), luaL_typename(L, -1));
+        count++;
+        lua_pop(L, 1);
+    }
+    h = (mapi_header_field *)mapic_newuserdata(L, (count ? count : 1) * sizeof *h);
+    lua_pushnil(L);
+    for (i = 0; i < count && lua_next(L, idx); i++) {
+        size_t nlen, vlen;
+        const char *name = lua_tolstring(L, -2, &nlen);
+        const char *value = lua_tolstring(L, -1, &vlen);
+        lua_pop(L, 1);
+        if (mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
+            err_box *eb = push_err_box(L); /* above the key: lua_next is over */
+            mapi_header_check(name, nlen, value, vlen, &eb->err);
+            lua_replace(L, -2);
+            return -1;
+        }
+        h[i].name = name;
+        h[i].value = value;
+    }
+    if (i == count)
+        lua_pop(L, 1); /* the last key (the first nil when count is 0) */
+    count = i;
+    qsort(h, count, sizeof *h, compare_headers);
+    *out = h;
+    *n = count;
+    return 0;
+}
+
+/* Pushes nil, err for a usage error held in eb (outcome "not_sent" for a
+   method that may move money: nothing was sent) and clears it.  Returns 2. */
+static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
+{
+    if (method && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        eb->err.outcome = MAPI_OUTCOME_NOT_SENT;
+    lua_pushnil(L);
+    push_error(L, &eb->err);
+    mapi_error_clear(&eb->err);
+    return 2;
+}
+
 /*
  * core.new(opts) -> client | nil, err
  * opts: base_url, api_key, timeout, connect_timeout (seconds), max_retries,
  * max_body (bytes), cafile, capath, user_agent (a product token appended
- * to the User-Agent; merchantapi.lua passes the Lua version).
+ * to the User-Agent; merchantapi.lua passes the Lua version), headers
+ * (name -> value: sent on every request; see read_headers).
  */
 static int l_new(lua_State *L)
 {
     static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
                                         "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", NULL};
+                                        "user_agent", "proxy", "headers", "deadline",
+                                        "settle", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0, len;
     double d;
@@ -895,7 +936,7 @@ static int l_new(lua_State *L)
     mapi_config_init(&cfg);
     cfg.user_agent = LUA_VERSION;
 
-    /* the values stay on the stack (2..10) while the client is made */
+    /* the values stay on the stack (2..14) while the client is made */
     lua_getfield(L, 1, "base_url");
     cfg.base_url = opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
@@ -940,6 +981,23 @@ static int l_new(lua_State *L)
         if (has_nul(cfg.user_agent, len))
             bad = "user_agent contains a NUL byte";
     }
+    lua_getfield(L, 1, "proxy");
+    cfg.proxy = opt_string(L, 11, "proxy", &len);
+    if (has_nul(cfg.proxy, len))
+        bad = "proxy contains a NUL byte";
+    lua_getfield(L, 1, "deadline");
+    if (opt_number(L, 12, "deadline", &d)) {
+        cfg.deadline = d;
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+    }
+    lua_getfield(L, 1, "settle");
+    if (!lua_isnil(L, 13)) {
+        if (lua_type(L, 13) != LUA_TBOOLEAN)
+            return luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                              luaL_typename(L, 13));
+        cfg.no_settle = !lua_toboolean(L, 13);
+    }
     if (has_nul(cfg.base_url, url_len))
         bad = "base_url contains a NUL byte";
     if (has_nul(cfg.api_key, key_len))
@@ -949,6 +1007,9 @@ static int l_new(lua_State *L)
         push_simple_error(L, "usage", bad, NULL);
         return 2;
     }
+    lua_getfield(L, 1, "headers"); /* 14, and the array above it */
+    if (read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
 
     if (cfg.base_url) {
         while (url_len > 0 && cfg.base_url[url_len - 1] == '/')
@@ -1023,38 +1084,92 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* The calls that take one id: client:<call>(id) -> resource, nil, res |
-   nil, err[, res]. */
-typedef int (*by_id_fn)(mapi_client *, const char *, mapi_doc **, mapi_error *);
-
-static int call_by_id(lua_State *L, const char *method, by_id_fn fn)
+/* Reads a call's options from the table at index opts (or nil): deadline
+   (seconds > 0), and settle (a boolean) when with_settle.  Returns the usage
+   message of an invalid value, or NULL; a wrong type raises. */
+static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                     int with_settle)
 {
-    const char *id;
+    const char *bad = NULL;
+    double d;
+
+    o->deadline = 0;
+    o->settle = MAPI_SETTLE_CLIENT;
+    if (lua_isnil(L, opts))
+        return NULL;
+    lua_getfield(L, opts, "deadline");
+    if (opt_number(L, lua_gettop(L), "deadline", &d)) {
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+        else
+            o->deadline = d;
+    }
+    lua_pop(L, 1);
+    if (with_settle) {
+        lua_getfield(L, opts, "settle");
+        if (!lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                           luaL_typename(L, -1));
+            o->settle = lua_toboolean(L, -1) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
+        }
+        lua_pop(L, 1);
+    }
+    return bad;
+}
+
+/* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
+   res | nil, err[, res].  opts: headers, deadline, and settle for the confirm. */
+typedef int (*by_id_fn)(mapi_client *, const char *, const mapi_call_opts *, mapi_doc **,
+                        mapi_error *);
+
+static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_settle)
+{
+    static const char *const names[] = {"headers", "deadline", "settle", NULL};
+    static const char *const names_no_settle[] = {"headers", "deadline", NULL};
+    const char *id, *bad;
     int nret = 0;
-    mapi_client *c = call_prelude(L, method, &id, &nret);
+    mapi_client *c;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     doc_box *db;
     err_box *eb;
 
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    c = call_prelude(L, method, &id, &nret);
     if (!c)
         return nret;
-    lua_settop(L, 2);
+    if (!lua_isnil(L, 3))
+        check_option_names(L, 3, with_settle ? names : names_no_settle);
+    bad = read_call_options(L, 3, &opts, with_settle);
+    if (bad) {
+        lua_pushnil(L);
+        push_simple_error(L, "usage", bad, method);
+        return 2;
+    }
+    if (!lua_isnil(L, 3)) {
+        lua_getfield(L, 3, "headers"); /* 4, and the array above it */
+        if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
+            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
+    }
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (fn(c, id, &db->doc, &eb->err) != 0)
+    if (fn(c, id, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
 }
 
-/* client:confirm_payout(id) -> payout, nil, res | nil, err[, res] */
+/* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
 static int l_confirm_payout(lua_State *L)
 {
-    return call_by_id(L, "PUT", mapi_confirm_payout);
+    return call_by_id(L, "PUT", mapi_confirm_payout_ex, 1);
 }
 
-/* client:get_channel(id) -> channel, nil, res | nil, err[, res] */
+/* client:get_channel(id[, {headers=, deadline=}]) -> channel, nil, res | nil, err[, res] */
 static int l_get_channel(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_channel);
+    return call_by_id(L, "GET", mapi_get_channel_ex, 0);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -1096,15 +1211,18 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
     return bad;
 }
 
-/* client:list_addresses(id, {order=, order_type=, page=, per_page=})
+/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=,
+   deadline=})
    -> list, nil, res | nil, err[, res] */
 static int l_list_addresses(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "page", "per_page", NULL};
-    const char *id, *bad = NULL;
+    static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
+                                        "deadline", NULL};
+    const char *id, *bad = NULL, *bad_call;
     int nret = 0;
     mapi_client *c;
     mapi_page_params p;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     doc_box *db;
     err_box *eb;
 
@@ -1122,14 +1240,18 @@ static int l_list_addresses(lua_State *L)
         lua_pop(L, 1);
     check_option_names(L, 3, names);
     bad = read_page_options(L, 3, &p, 1);
-    if (bad) {
+    bad_call = read_call_options(L, 3, &opts, 0);
+    if (bad || bad_call) {
         lua_pushnil(L);
-        push_simple_error(L, "usage", bad, "GET");
+        push_simple_error(L, "usage", bad ? bad : bad_call, "GET");
         return 2;
     }
+    lua_getfield(L, 3, "headers");
+    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
     db = push_doc_box(L);
     eb = push_err_box(L);
-    if (mapi_list_addresses(c, id, &p, &db->doc, &eb->err) != 0)
+    if (mapi_list_addresses_ex(c, id, &p, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
     return push_doc_results(L, db, eb, NULL, 0);
 }
@@ -1160,8 +1282,8 @@ static int pages_box_gc(lua_State *L)
 }
 
 /*
- * client:list_addresses_pages(id, {order=, order_type=, per_page=}, first_page, count,
- *                             concurrency) -> lists, err
+ * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
+ *                             count, concurrency) -> lists, err
  * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
  * up to `concurrency` requests in flight (mapi_list_addresses_pages).
  * lists: the pages before the first failed one, each in the list_addresses
@@ -1170,11 +1292,12 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "per_page", NULL};
+    static const char *const names[] = {"order", "order_type", "per_page", "headers", NULL};
     const char *id, *bad = NULL;
     int nret = 0, lists;
     mapi_client *c;
     mapi_page_params p;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     int64_t first = 0, count = 0, conc = 0;
     size_t i, k;
     pages_box *b;
@@ -1211,8 +1334,16 @@ static int l_list_addresses_pages(lua_State *L)
         push_simple_error(L, "usage", bad, "GET");
         return 2;
     }
+    lua_getfield(L, 3, "headers");
+    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
+        err_box *hb = (err_box *)lua_touserdata(L, -1);
+        lua_newtable(L);
+        push_error(L, &hb->err);
+        mapi_error_clear(&hb->err);
+        return 2;
+    }
 
-    /* 10: the anchor, with room for count documents and errors */
+    /* the anchor, with room for count documents and errors */
     b = (pages_box *)mapic_newuserdata(
         L, sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error)));
     b->count = 0;
@@ -1224,11 +1355,11 @@ static int l_list_addresses_pages(lua_State *L)
     }
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
-    mapi_list_addresses_pages(c, id, &p, (long)first, (size_t)count,
-                              conc > 64 ? 64 : (size_t)conc, b->docs, b->errs);
+    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
+                                 conc > 64 ? 64 : (size_t)conc, &opts, b->docs, b->errs);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
-    lua_createtable(L, (int)count, 0); /* 11 */
+    lua_createtable(L, (int)count, 0);
     lists = lua_gettop(L);
     for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
         int meta;
@@ -1273,7 +1404,8 @@ static int push_request_results(lua_State *L, doc_box *db, err_box *eb)
     const mapi_doc *doc = db->doc;
     int meta, jsonapi;
 
-    if (mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0 || mapi_doc_errors(doc) != NULL)
+    /* (a document here is a success by mapi_doc_error_rule: no error document) */
+    if (mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0)
         return push_doc_results(L, db, eb, NULL, 0);
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     push_meta(L, doc);
@@ -1305,28 +1437,32 @@ static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
 }
 
 /*
- * client:request(method, path_and_query[, body[, type[, max_retries]]])
- *   -> value, nil, res | nil, err[, res]
+ * client:request(method, path_and_query[, body[, type[, max_retries[, id[, deadline[,
+ *                headers]]]]]]) -> value, nil, res | nil, err[, res]
  * method and path_and_query are strings (sent as mapi_request_ex checks
  * them), body a string or nil (sent as is), type the expected primary type
- * or nil (any), max_retries an integer or nil (the client's).
+ * or nil (any), max_retries an integer or nil (the client's), id the
+ * expected primary id or nil (any; needs type), deadline seconds > 0 or nil
+ * (the client's), headers a table name -> value or nil (see read_headers).
  * lua/merchantapi.lua builds path_and_query and the body from a table.
  */
 static int l_request(lua_State *L)
 {
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
-    const char *method, *path, *body, *type;
-    size_t method_len, path_len, body_len, type_len;
+    const char *method, *path, *body, *type, *id;
+    size_t method_len, path_len, body_len, type_len, id_len;
     int64_t n;
     doc_box *db;
     err_box *eb;
 
-    lua_settop(L, 6);
+    lua_settop(L, 9);
     if (lua_type(L, 2) != LUA_TSTRING)
         return mapic_typeerror(L, 2, "string");
     if (lua_type(L, 3) != LUA_TSTRING)
         return mapic_typeerror(L, 3, "string");
+    if (!lua_isnil(L, 9) && lua_type(L, 9) != LUA_TTABLE)
+        return mapic_typeerror(L, 9, "table or nil");
     method = lua_tolstring(L, 2, &method_len);
     path = lua_tolstring(L, 3, &path_len);
     body = arg_opt_string(L, 4, &body_len);
@@ -1336,12 +1472,20 @@ static int l_request(lua_State *L)
             return mapic_typeerror(L, 6, "integer or nil");
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
     }
+    id = arg_opt_string(L, 7, &id_len);
+    if (!lua_isnil(L, 8)) {
+        if (lua_type(L, 8) != LUA_TNUMBER)
+            return mapic_typeerror(L, 8, "number or nil");
+        opts.deadline = (double)lua_tonumber(L, 8);
+        if (!(opts.deadline > 0 && opts.deadline <= 1e9))
+            opts.deadline = -1; /* refused by the core */
+    }
     if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
-        has_nul(type, type_len)) {
+        has_nul(type, type_len) || has_nul(id, id_len)) {
         lua_pushnil(L);
         push_simple_error(L, "usage",
                           cb->client == NULL ? "the client is closed"
-                                             : "method, path or type contains a NUL byte",
+                                             : "method, path, type or id contains a NUL byte",
                           method);
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
             lua_pushliteral(L, "not_sent"); /* like the confirm: nothing was sent */
@@ -1350,6 +1494,9 @@ static int l_request(lua_State *L)
         return 2;
     }
     opts.type = type;
+    opts.id = id;
+    if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
     db = push_doc_box(L);
     eb = push_err_box(L);
     if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
@@ -1358,10 +1505,10 @@ static int l_request(lua_State *L)
     return push_request_results(L, db, eb);
 }
 
-/* client:get_payout(id) -> payout, nil, res | nil, err[, res] */
+/* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
 static int l_get_payout(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_payout);
+    return call_by_id(L, "GET", mapi_get_payout_ex, 0);
 }
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps
@@ -1451,9 +1598,13 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 
+    /* the one metatable of every error table, the Lua side's included
+       (merchantapi.request.error sets it from core.error_metatable) */
     new_metatable(L, ERROR_MT);
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, error_concat);
+    lua_setfield(L, -2, "__concat");
     lua_pop(L, 1);
 
     new_metatable(L, CLIENT_MT);

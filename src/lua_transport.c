@@ -15,8 +15,9 @@
  *       (method, url, headers, body, limits) and the facts for on_request.
  *   action, info, wait = x:response(res) | x:failure(err)
  *       ends the attempt with the transport's answer, or its failure.
- *       action is "retry" (wait seconds first) or "done"; info holds the
- *       facts for on_response.
+ *       action is "retry" (wait seconds first; 0 when a confirm whose
+ *       outcome is unknown goes on with the read of its payout) or "done";
+ *       info holds the facts for on_response.
  *   ... = x:finish(client, name, ...)   runs the method once more with the
  *       core told to replay the result the attempts ended with, so the values
  *       come back in exactly the method's own shape.
@@ -25,8 +26,8 @@
  * with a core observer that calls state.on_request / state.on_response for
  * each attempt, in the middle of the C call.  They run under a protected
  * call (mapic_cpcall) and never unwind through libcurl or the core: an error
- * in a hook is recorded (the first one, as state.hook_error) and the call
- * goes on.  A hook cannot yield (it runs inside a C call).
+ * in a hook is recorded (the first one, as state.hook_raised and
+ * state.hook_error) and the call goes on.  A hook cannot yield (it runs inside a C call).
  *
  * Memory: the exchange, the response being built from a Lua table and the
  * call's result all live in the exchange userdata (freed by __gc) before any
@@ -147,10 +148,14 @@ static int hook_trampoline(lua_State *L)
         return 0;
     push_info(L, hc->info, response);
     if (lua_pcall(L, 1, 0, 0) != 0) {
-        lua_getfield(L, state, "hook_error");
-        if (lua_isnil(L, -1)) {
+        lua_getfield(L, state, "hook_raised");
+        if (!lua_toboolean(L, -1)) {
+            /* the first error raised, whatever its value (nil and false
+               included: transport.lua names those) */
             lua_pop(L, 1);
-            lua_setfield(L, state, "hook_error"); /* the first error raised */
+            lua_setfield(L, state, "hook_error");
+            lua_pushboolean(L, 1);
+            lua_setfield(L, state, "hook_raised");
         }
     }
     return 0;
@@ -174,7 +179,8 @@ static void lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_i
 /*
  * client:observed(state, name, ...) -> the results of client:name(...)
  * state: a table with on_request / on_response (functions or nil); receives
- * hook_error when a hook raised.  A Lua error of the method itself is raised
+ * hook_raised = true and hook_error (the value raised, which may be nil or
+ * false) when a hook raised.  A Lua error of the method itself is raised
  * again after the observer is removed.
  */
 static int l_observed(lua_State *L)
@@ -283,7 +289,7 @@ static int l_request(lua_State *L)
 
     info = mapi_exchange_begin(xb->x);
     xb->state = X_SENDING;
-    k = mapi_exchange_call(xb->x);
+    k = mapi_exchange_request(xb->x); /* the call, or the read settling a confirm */
     mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
 
     lua_createtable(L, 0, 10);
@@ -322,11 +328,11 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res)
     double wait = -1;
     mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
 
-    if (step == MAPI_STEP_RETRY) {
+    if (step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE) {
         xb->state = X_IDLE;
         lua_pushliteral(L, "retry");
         push_info(L, mapi_exchange_info(xb->x), 1);
-        lua_pushnumber(L, (lua_Number)wait);
+        lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));
         mapi_error_clear(&xb->err); /* the info above borrowed from it */
         return 3;
     }

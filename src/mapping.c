@@ -43,14 +43,6 @@ int mapi_media_type_is_json(const char *ct)
     return 0;
 }
 
-/* 1 when the document is an error document: a non-empty errors[] array. */
-static int has_errors(const mapi_doc *doc)
-{
-    const mapi_value *errors = mapi_doc_errors(doc);
-
-    return mapi_value_type(errors) == MAPI_ARRAY && mapi_value_len(errors) > 0;
-}
-
 /* 1 when r's type is exactly type (bytes and length: "payouts\0x" is not
    "payouts"). */
 static int type_is(const mapi_resource *r, const char *type)
@@ -100,10 +92,16 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
         return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s", k->type,
                               mapi_doc_is_list(doc) ? "a list" : "no data");
     {
-        const char *t = mapi_resource_type(mapi_doc_data(doc, 0));
-        if (!type_is(mapi_doc_data(doc, 0), k->type))
+        const mapi_resource *r = mapi_doc_data(doc, 0);
+        const char *t = mapi_resource_type(r);
+        if (!type_is(r, k->type))
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s",
                                   k->type, t ? t : "an untyped resource");
+        /* the resource asked for, not another one (an id with a NUL shows cut there) */
+        if (k->id && !mapi_resource_id_is(r, k->id))
+            return mapi_error_set(e, MAPI_ERR_DECODE, "expected %s %s, got %s %s", k->type,
+                                  k->id, t,
+                                  mapi_resource_id(r) ? mapi_resource_id(r) : "without id");
     }
     return 0;
 }
@@ -115,6 +113,7 @@ static int map_success(const mapi_call *k, mapi_response *res, int max_depth, ma
     const char *ct = mapi_response_header(res, "content-type");
     mapi_doc *doc = NULL;
     mapi_response *copy;
+    int rc;
 
     if (k->generic && !k->type && res->len == 0)
         return mapi_doc_from_empty_response(res, out, e); /* HEAD, 204 No Content */
@@ -126,13 +125,12 @@ static int map_success(const mapi_call *k, mapi_response *res, int max_depth, ma
     }
     if (mapi_doc_from_response(res, max_depth, &doc, e) < 0)
         return -1; /* e->response owns res */
-    if (has_errors(doc)) {
-        mapi_error_clear(e);
-        if (mapi_error_from_errors(e, mapi_doc_errors(doc)) < 0) {
-            mapi_doc_free(doc);
-            return mapi_error_oom(e);
-        }
-    } else if (check_primary(k, doc, e) == 0) {
+    rc = mapi_doc_error_rule(doc, res->status, e); /* API, or DECODE: data and errors */
+    if (rc < 0) {
+        mapi_doc_free(doc);
+        return -1; /* e is MEMORY */
+    }
+    if (rc == 0 && check_primary(k, doc, e) == 0) {
         *out = doc;
         return 0;
     }
@@ -151,20 +149,22 @@ static int map_failure(mapi_response *res, int max_depth, mapi_error *e)
     const char *p = res->body;
     mapi_doc *doc = NULL;
     mapi_error perr = MAPI_ERROR_INIT;
+    int rc = 0;
 
     while (p && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
         p++;
     mapi_error_clear(e);
     if (p && *p == '{' &&
-        mapi_doc_parse_ex(res->body, res->len, max_depth, &doc, &perr) == 0 &&
-        has_errors(doc)) {
-        int rc = mapi_error_from_errors(e, mapi_doc_errors(doc));
+        mapi_doc_parse_ex(res->body, res->len, max_depth, &doc, &perr) == 0) {
+        rc = mapi_doc_error_rule(doc, res->status, e); /* 1: API (a non-2xx status) */
         mapi_doc_free(doc);
+        doc = NULL;
         if (rc < 0) {
             mapi_response_free(res);
-            return mapi_error_oom(e);
+            return -1; /* e is MEMORY */
         }
-    } else {
+    }
+    if (rc == 0) {
         const char *location = mapi_response_header(res, "location");
         mapi_doc_free(doc);
         if (perr.kind == MAPI_ERR_MEMORY) {

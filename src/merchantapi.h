@@ -15,6 +15,15 @@
  *     used from different threads at once.
  *   - A mapi_doc is immutable once returned: it, and every mapi_value and
  *     mapi_resource borrowed from it, may be read from several threads at once.
+ *   - fork(): a client made before fork() may go on being used in the parent
+ *     and in the child.  At each call (and in mapi_client_free) the client
+ *     compares getpid() with the process that made its connections; in a
+ *     child it never reuses them: it gives up the inherited kept-alive
+ *     connections without a byte on them (no request, no TLS close_notify,
+ *     no HTTP/2 GOAWAY: its copies of their sockets are pointed at /dev/null
+ *     before libcurl lets them go) and opens its own, while the parent's
+ *     stay open and in use in the parent.  Fork while no call of the client
+ *     is under way in any thread (as for any fork in a threaded program).
  *
  * Conventions
  *   - Functions returning int return 0 on success and -1 on failure; on
@@ -77,7 +86,8 @@ typedef enum mapi_error_kind {
 typedef enum mapi_outcome {
     MAPI_OUTCOME_NONE = 0,   /* not a confirm, or the call succeeded */
     MAPI_OUTCOME_NOT_SENT,   /* "not_sent": provably never reached the server; safe to retry */
-    MAPI_OUTCOME_UNKNOWN,    /* "unknown": may have been processed; read the payout first */
+    MAPI_OUTCOME_UNKNOWN,    /* "unknown": may have been processed (mapi_confirm_payout's
+                                "Settling": err->payout, err->settle_error) */
     MAPI_OUTCOME_REJECTED    /* "rejected": the server answered 4xx: not confirmed by this request */
 } mapi_outcome;
 
@@ -95,14 +105,17 @@ typedef struct mapi_error_entry {
    "[{\"field\":\"amount\"}]"; null or absent members are NULL. */
 
 typedef struct mapi_response mapi_response;
+typedef struct mapi_doc mapi_doc;
 
 /*
  * Filled by a failing call.  Start from MAPI_ERROR_INIT (a zeroed struct
  * works too); release its contents with mapi_error_clear(), which leaves it
  * in the MAPI_ERROR_INIT state, ready for reuse.  A failing call clears it
  * first.  No field ever contains the api key (it is redacted even when a
- * server echoes it); only `response`, the raw response, keeps the server's
- * bytes unchanged.  message is set on every failure except kind MEMORY.
+ * server echoes it: every occurrence reads "[REDACTED]"); `response` has its
+ * header names and values redacted the same way and only its body keeps the
+ * server's bytes unchanged.  message is set on every failure except kind
+ * MEMORY.
  */
 typedef struct mapi_error {
     mapi_error_kind kind;
@@ -126,10 +139,21 @@ typedef struct mapi_error {
     int attempts;          /* requests made for this call (1 + retries) */
     char *message;         /* one line: "merchantapi: 422 amount_below_minimum: ..." */
     mapi_response *response; /* the response that carried the error, or NULL; owned */
+    int deadline_exceeded; /* 1 when the call's deadline ended it: a retry was due but its
+                              wait (backoff or Retry-After) did not end before the deadline,
+                              or the attempt's timeout had been cut to what was left of the
+                              deadline and it failed as TRANSPORT.  The error is the last
+                              attempt's (a 429 keeps its status and retry_after) */
+    mapi_doc *payout;      /* confirm, outcome UNKNOWN, settled by a read that found the payout
+                              still a draft: that read (data: the payouts resource, status
+                              "draft"); else NULL.  Owned (freed by mapi_error_clear) */
+    struct mapi_error *settle_error; /* confirm, outcome UNKNOWN: the error of the read that
+                              tried to settle it, when that read failed; else NULL.  Owned */
 } mapi_error;
 
 #define MAPI_ERROR_INIT {MAPI_ERR_NONE, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
-                         NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL}
+                         NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL, \
+                         0, NULL, NULL}
 
 /* Frees every field of *err and resets it to MAPI_ERROR_INIT.  NULL is ignored;
    safe to call twice. */
@@ -162,14 +186,30 @@ MAPI_API mapi_type mapi_value_type(const mapi_value *v);
 MAPI_API int mapi_value_bool(const mapi_value *v);                  /* 0 unless BOOL true */
 /* Stores the integer and returns 0 for MAPI_INT; returns -1 otherwise. */
 MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
-/* The number's exact source text ("250.10", "1.5e-7", "123456789012345678901234567890")
-   for MAPI_NUMBER; NULL for MAPI_INT (use mapi_value_int64, or mapi_value_raw_number
-   for its text) and other types.  Borrowed. */
+/* The exact text of any JSON number, MAPI_INT and MAPI_NUMBER alike, as it
+   came ("1200", "-12", "250.10", "1.5e-7", "123456789012345678901234567890"),
+   with its length in bytes in *len (len may be NULL): the source text,
+   byte for byte ("-0" included).  NULL (and *len 0) for other
+   types, and for values not made by the parser.  Borrowed: valid while the
+   document lives; never fails. */
+MAPI_API const char *mapi_value_number(const mapi_value *v, size_t *len);
+/* mapi_value_number without the length.  (It used to return NULL for
+   MAPI_INT; it now gives the integer's text too.) */
 MAPI_API const char *mapi_value_number_text(const mapi_value *v);
-/* Any number's token exactly as the document wrote it -- MAPI_INT ("42", "-0") and
-   MAPI_NUMBER alike -- and its length in bytes in *len (may be NULL); NULL for
-   other types.  Borrowed. */
-MAPI_API const char *mapi_value_raw_number(const mapi_value *v, size_t *len);
+/* The value as the plain decimal string a payout amount is in Lua (the
+   binding gives `amount` this text), with its length in bytes in *len (len
+   may be NULL):
+     - a number as written when it has no exponent ("250.10", "1200",
+       "0.123456789012345678", "123456789012345678901234567890");
+     - a number with an exponent in plain decimal form, the digits moved and
+       never rounded ("1.5e2" -> "150", "2.5E-3" -> "0.0025", "1.50e+1" ->
+       "15.0"); an exponent beyond +-400 keeps the source text ("1e999");
+     - a JSON string as it is (the service also sends amounts as strings:
+       "1200"), NUL bytes included (hence the length);
+   NULL (and *len 0) for null, booleans, arrays and objects.  Borrowed:
+   valid while the document lives; never fails (the decimal forms are made
+   when the document is parsed). */
+MAPI_API const char *mapi_value_decimal(const mapi_value *v, size_t *len);
 /* The string's bytes for MAPI_STRING (len may be NULL), else NULL.  Borrowed. */
 MAPI_API const char *mapi_value_string(const mapi_value *v, size_t *len);
 /* Elements of an array or members of an object; 0 for other types. */
@@ -207,7 +247,6 @@ MAPI_API size_t mapi_members_name_id(const mapi_members *it);
 /* JSON:API documents (the interface's "Document envelope")                 */
 /* ------------------------------------------------------------------------ */
 
-typedef struct mapi_doc mapi_doc;
 typedef struct mapi_resource mapi_resource;
 
 /*
@@ -289,15 +328,31 @@ MAPI_API const mapi_resource *mapi_doc_find_lid(const mapi_doc *doc, const char 
    of this document to its resource (or stub); NULL if v is not a linkage.  Borrowed. */
 MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_value *linkage);
 
-/* When the document holds errors[] (an error document), fills err from it as
-   kind API (status from errors[0].status, every entry, amount/minimum/maximum,
-   message) and returns 1; returns 0 when it has none (err cleared); -1 when
-   out of memory (err is then a MEMORY error).  Caller clears err. */
+/* The library's one rule for "is this an error document" (JSON:API 1.0,
+   "Top Level"; the client maps every response by the same rule):
+     - errors absent, null or [] (empty): not an error document; returns 0
+       (err cleared).  A 2xx with data and "errors": [] is a success.
+     - errors non-empty, no primary data (data absent or null): an error
+       document; fills err as kind API (status from errors[0].status, every
+       entry, amount/minimum/maximum, message) and returns 1.
+     - errors non-empty AND primary data (a resource or an array, even
+       empty): JSON:API forbids both; returns 1 with err kind DECODE ("the
+       document holds both data and errors", the entries in errors[]).  A
+       client call gets this DECODE under a 2xx status; under any other
+       status the status and the errors agree, and the call fails as API.
+   -1 when out of memory (err is then a MEMORY error).  Caller clears err. */
 MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 
 /* The HTTP response a client call got the document from; NULL for
    documents from mapi_doc_parse.  Borrowed. */
 MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
+
+/* "read" when the document is the result of a confirm whose own answer left
+   the outcome unknown and which was settled by reading the payout: the read
+   found it no longer a draft, so it was confirmed (mapi_confirm_payout,
+   "Settling").  The document and its response are then the read's (GET,
+   200).  NULL for every other document.  Static string. */
+MAPI_API const char *mapi_doc_settled_by(const mapi_doc *doc);
 
 /* ------------------------------------------------------------------------ */
 /* Resources                                                                */
@@ -413,6 +468,12 @@ MAPI_API const mapi_value *mapi_relationship_linkage(const mapi_relationship *re
 
 /* ------------------------------------------------------------------------ */
 /* HTTP responses                                                           */
+/*                                                                          */
+/* A response a call hands out (mapi_doc_response, mapi_error.response) has */
+/* the api key redacted from every header name and value ("[REDACTED]"      */
+/* where a server echoed it: X-Request-Id included), by the same one        */
+/* redaction as errors, observers and MERCHANTAPI_DEBUG.  The body is the   */
+/* bytes as received.                                                       */
 /* ------------------------------------------------------------------------ */
 
 MAPI_API int mapi_response_status(const mapi_response *res);
@@ -426,8 +487,43 @@ MAPI_API int mapi_response_header_at(const mapi_response *res, size_t i,
 MAPI_API const char *mapi_response_body(const mapi_response *res, size_t *len);
 /* Seconds from sending the request to the end of the body (last attempt). */
 MAPI_API double mapi_response_elapsed(const mapi_response *res);
-/* X-Request-Id, or NULL.  Borrowed. */
+/* X-Request-Id (the api key redacted), or NULL.  Borrowed. */
 MAPI_API const char *mapi_response_request_id(const mapi_response *res);
+
+/* ------------------------------------------------------------------------ */
+/* Request headers of one's own                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A request header the caller adds (a tracing id, an idempotency key):
+ * mapi_config.headers for every request of a client, mapi_call_opts /
+ * mapi_request_opts for one call.  Both strings are borrowed for the call
+ * that takes them (mapi_client_new and every call copy what they keep).
+ */
+typedef struct mapi_header_field {
+    const char *name;  /* an HTTP token (RFC 9110): letters, digits and !#$%&'*+-.^_`|~ */
+    const char *value; /* may be ""; see mapi_header_check */
+} mapi_header_field;
+
+/*
+ * The rule every header of one's own must pass (the Lua `headers` options
+ * too), on name[0..name_len) and value[0..value_len):
+ *   - name: non-empty, an HTTP token (so no CR, LF, NUL, space or ':');
+ *   - name, case-insensitively, none of the headers the client writes or
+ *     that frame the message or the connection: Authorization,
+ *     Content-Type, Accept, User-Agent, Host, Content-Length,
+ *     Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer,
+ *     Expect, Proxy-Connection, Proxy-Authorization;
+ *   - value: not NULL; no CR, LF, NUL nor other control byte (tab allowed),
+ *     and no space or tab at either end (a receiver would drop them).
+ * 0 when it passes; -1 with err USAGE otherwise (its title names the header
+ * when the name is a token, never the value).  The calls make this check,
+ * and refuse a name given twice in one list (case-insensitively), before
+ * anything is sent: a confirm or another unsafe call refused so is outcome
+ * NOT_SENT.
+ */
+MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *value,
+                               size_t value_len, mapi_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Client                                                                   */
@@ -451,6 +547,28 @@ typedef struct mapi_config {
     const char *capath;     /* directory of trusted CAs, or NULL */
     const char *user_agent; /* product token appended to "merchantapi/<v> libcurl/<v>", or NULL;
                                no control characters */
+    const char *proxy;      /* NULL or "" (default): no proxy, and proxy variables of the
+                               environment are ignored.  "http://[user:password@]host[:port]":
+                               that HTTP proxy (an https:// base URL is tunnelled through it
+                               with CONNECT, end-to-end TLS).  "env": the environment's, read
+                               when the client is made: http_proxy for an http:// base URL,
+                               https_proxy / HTTPS_PROXY for https://, then all_proxy /
+                               ALL_PROXY; none when no_proxy / NO_PROXY lists the base URL's
+                               host ("*", a name and its subdomains, an address or CIDR
+                               block); a value without scheme is http://.  The proxy must be
+                               http://, and a loopback host when base_url is http:// (the key
+                               never crosses anything else in clear): otherwise USAGE */
+    const mapi_header_field *headers; /* nheaders headers of one's own, sent on every request
+                               after the client's (Content-Type, Accept, Authorization,
+                               User-Agent); copied.  Rules: mapi_header_check.  A call's own
+                               header of the same name (any case) replaces one of these */
+    size_t nheaders;
+    double deadline;        /* seconds for one whole call: every attempt, retry and wait
+                               (default 0: (max_retries + 1) x timeout plus the backoff caps of
+                               max_retries retries, 0.5 + 1 + 2 + 4 + 8 + 8 ... s; with the other
+                               defaults 91.5 s).  See "Deadline" below */
+    int no_settle;          /* 1: a confirm whose outcome is unknown is not settled by reading
+                               the payout (default 0: it is).  See mapi_confirm_payout */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -460,12 +578,29 @@ MAPI_API void mapi_config_init(mapi_config *cfg);
 MAPI_API int mapi_global_init(mapi_error *err);
 
 /*
+ * Deadline.  A call -- its attempts, the retries and the waits between them
+ * -- ends within its deadline (mapi_config.deadline, or a call's own): each
+ * attempt's timeout is the smaller of `timeout` and what is left of the
+ * deadline, and a retry whose wait (backoff or Retry-After) would not end
+ * before the deadline is not made: the call ends at once with the last
+ * attempt's error (a 429 with its retry_after) and deadline_exceeded 1.  The
+ * deadline starts with the call's first attempt (for
+ * mapi_list_addresses_pages: with each page's first attempt).  The read that
+ * settles a confirm (mapi_confirm_payout) is a call of its own with a
+ * deadline of the same length: a settled confirm takes at most twice the
+ * deadline.
+ */
+
+/*
  * Creates a client: copies everything from cfg (which the caller may free
  * afterwards) and opens one libcurl easy handle that is reused, with its
  * connection kept alive, for every call.
  * Returns NULL with err filled on failure: MAPI_ERR_USAGE for a missing or
  * invalid base_url (not http(s), http:// to a non-loopback host, CR/LF/NUL),
- * an api_key with CR, LF or NUL, a negative timeout; MAPI_ERR_MEMORY.
+ * an api_key with CR, LF or NUL, a negative timeout or deadline, a proxy
+ * refused by the rules of mapi_config.proxy (the message names the option or
+ * environment variable, never its value), a header that fails
+ * mapi_header_check or is given twice; MAPI_ERR_MEMORY.
  * Caller frees with mapi_client_free.
  */
 MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
@@ -473,32 +608,86 @@ MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
 /* Frees the client and closes its connection.  NULL is ignored. */
 MAPI_API void mapi_client_free(mapi_client *client);
 
+/* Whether a confirm whose outcome is unknown is settled by a read. */
+typedef enum mapi_settle {
+    MAPI_SETTLE_CLIENT = 0, /* as the client says (mapi_config.no_settle) */
+    MAPI_SETTLE_ON,
+    MAPI_SETTLE_OFF
+} mapi_settle;
+
+/* Options of one call of an endpoint (the mapi_*_ex functions).  Start
+   from MAPI_CALL_OPTS_INIT; a zeroed struct is the same. */
+typedef struct mapi_call_opts {
+    const mapi_header_field *headers; /* nheaders headers of one's own for this call: added
+                                         to the client's (mapi_config.headers), replacing
+                                         a client header of the same name (any case).
+                                         Rules: mapi_header_check (a failing one, or a
+                                         name given twice, is USAGE with nothing sent:
+                                         outcome NOT_SENT for the confirm, errs[0] for
+                                         the pages).  Borrowed for the call */
+    size_t nheaders;
+    double deadline;    /* seconds for this whole call (see "Deadline"); 0: the client's.
+                           Negative or NaN: USAGE */
+    mapi_settle settle; /* mapi_confirm_payout_ex only */
+} mapi_call_opts;
+
+#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_CLIENT}
+
 /*
  * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
  * (interface, "Endpoints 1. Confirm payout draft").  The id is
- * percent-encoded as one path segment.  Sent on a fresh connection so that
- * libcurl never resends it on its own; retried only when it provably never
- * reached the server (outcome NOT_SENT) or was answered 429.
- * On success *out is the document (data: a payouts resource); caller frees
- * with mapi_doc_free.  On failure err->outcome says whether it may have gone
- * through.  Errors: API (422 codes of the interface, and any other error
- * document), HTTP, TRANSPORT, DECODE (also when data is not a payouts
- * resource), USAGE (NULL/empty id, "." or "..", no api_key: outcome NOT_SENT),
- * MEMORY.  A 2xx whose body cannot be decoded is outcome UNKNOWN: it was
- * probably confirmed.
+ * percent-encoded as one path segment.  Sent over HTTP/1.1 on a fresh
+ * connection that is not kept, and libcurl is stopped should it try to send
+ * it again by itself, so every request that leaves is one of err->attempts;
+ * retried only when it provably never reached the server (outcome
+ * NOT_SENT) or was answered 429.
+ * On success *out is the document (data: the payouts resource of this id);
+ * caller frees with mapi_doc_free.  On failure err->outcome says whether it
+ * may have gone through.  Errors: API (422 codes of the interface, and any
+ * other error document), HTTP, TRANSPORT, DECODE (also when data is not a
+ * payouts resource, or another payout than payout_id: "expected payouts <id>,
+ * got payouts <other>"), USAGE (NULL/empty id, "." or "..", no api_key:
+ * outcome NOT_SENT), MEMORY.  A 2xx whose body cannot be decoded is outcome
+ * UNKNOWN: it was probably confirmed.
+ *
+ * Settling (unless the client has no_settle, or opts->settle is MAPI_SETTLE_OFF).  When
+ * the confirm ends with outcome UNKNOWN (kind MEMORY aside), the client
+ * reads the payout -- GET {base_url}/api/public/v1/payouts/:id, retried as
+ * mapi_get_payout is, observed and logged like any attempt -- and:
+ *   - status is a string other than "draft": the confirm went through.  The
+ *     call succeeds with the read's document; mapi_doc_settled_by() gives
+ *     "read".
+ *   - status is "draft": it did not.  The call fails with the confirm's
+ *     error (outcome UNKNOWN, its attempts) and err->payout holds the read.
+ *     Confirming again is then safe: the interface's only transition out of
+ *     draft is the confirm itself (draft -> processing, "States and
+ *     transitions"), so a payout that was confirmed meanwhile is no longer a
+ *     draft and a second confirm is refused by the service, never carried
+ *     out twice.
+ *   - the read failed (or showed no status): the call fails with the
+ *     confirm's error, and err->settle_error holds the read's.
+ * The read has a deadline of its own, as long as the confirm's.
  */
 MAPI_API int mapi_confirm_payout(mapi_client *client, const char *payout_id,
                                  mapi_doc **out, mapi_error *err);
+/* mapi_confirm_payout with options (opts NULL: MAPI_CALL_OPTS_INIT). */
+MAPI_API int mapi_confirm_payout_ex(mapi_client *client, const char *payout_id,
+                                    const mapi_call_opts *opts, mapi_doc **out,
+                                    mapi_error *err);
 
 /*
  * Reads a deposit channel: GET {base_url}/api/public/v1/channels/:id
  * (interface, "Endpoints 2. Read channel").  Retried on transport errors,
  * 429 and 502/503/504.  Sent without Authorization when the client has no
  * api_key (whether the service needs it here is not shown).
- * *out: data is a channels resource.  Errors as above.
+ * *out: data is the channels resource of this id.  Errors as above (DECODE
+ * also for another channel's id: "expected channels <id>, got channels <other>").
  */
 MAPI_API int mapi_get_channel(mapi_client *client, const char *channel_id,
                               mapi_doc **out, mapi_error *err);
+/* mapi_get_channel with options (opts NULL: MAPI_CALL_OPTS_INIT; settle ignored). */
+MAPI_API int mapi_get_channel_ex(mapi_client *client, const char *channel_id,
+                                 const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
 
 /* Query parameters of the address list; zero/NULL members are not sent. */
 typedef struct mapi_page_params {
@@ -540,6 +729,10 @@ MAPI_API int mapi_value_count(const mapi_value *v, int64_t *out);
  */
 MAPI_API int mapi_list_addresses(mapi_client *client, const char *account_id,
                                  const mapi_page_params *p, mapi_doc **out, mapi_error *err);
+/* mapi_list_addresses with options (opts NULL: MAPI_CALL_OPTS_INIT; settle ignored). */
+MAPI_API int mapi_list_addresses_ex(mapi_client *client, const char *account_id,
+                                    const mapi_page_params *p, const mapi_call_opts *opts,
+                                    mapi_doc **out, mapi_error *err);
 
 /*
  * Lists `count` consecutive pages of an account's addresses at once: pages
@@ -579,13 +772,26 @@ MAPI_API int mapi_list_addresses_pages(mapi_client *client, const char *account_
  * "States and transitions": status and txid).  The id is percent-encoded as
  * one path segment.  Retried like mapi_get_channel.  Sent without
  * Authorization when the client has no api_key.
- * *out: data is a payouts resource (attribute txid null until broadcast);
- * caller frees with mapi_doc_free.  Errors as mapi_get_channel (an unknown
- * id is API with status 404 on the sandbox); DECODE when data is not a
- * payouts resource.
+ * *out: data is the payouts resource of this id (attribute txid null until
+ * broadcast); caller frees with mapi_doc_free.  Errors as mapi_get_channel
+ * (an unknown id is API with status 404 on the sandbox); DECODE when data
+ * is not a payouts resource, or another payout's ("expected payouts <id>,
+ * got payouts <other>").
  */
 MAPI_API int mapi_get_payout(mapi_client *client, const char *payout_id,
                              mapi_doc **out, mapi_error *err);
+/* mapi_get_payout with options (opts NULL: MAPI_CALL_OPTS_INIT; settle ignored). */
+MAPI_API int mapi_get_payout_ex(mapi_client *client, const char *payout_id,
+                                const mapi_call_opts *opts, mapi_doc **out, mapi_error *err);
+
+/* mapi_list_addresses_pages with options (opts NULL: MAPI_CALL_OPTS_INIT; settle
+   ignored): every page's request carries opts->headers, and each page has
+   opts->deadline (or the client's). */
+MAPI_API int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
+                                          const mapi_page_params *base, long first_page,
+                                          size_t count, size_t concurrency,
+                                          const mapi_call_opts *opts, mapi_doc **docs,
+                                          mapi_error *errs);
 
 /* ------------------------------------------------------------------------ */
 /* Any endpoint: the generic call                                           */
@@ -597,9 +803,15 @@ typedef struct mapi_request_opts {
                          max_retries.  Which failures are retried never changes (below) */
     const char *type; /* NULL: any primary data, or none.  Else data must be one resource of
                          this type (a list or no data fails as DECODE) */
+    const mapi_header_field *headers; /* headers of one's own for this call, as in
+                                         mapi_call_opts */
+    size_t nheaders;
+    const char *id;   /* NULL: any id.  Else (type required) data's id must be this one, byte
+                         for byte: "expected <type> <id>, got <type> <other>" fails as DECODE */
+    double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's */
 } mapi_request_opts;
 
-#define MAPI_REQUEST_OPTS_INIT {-1, NULL}
+#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0}
 
 /*
  * Any endpoint of the service: method path_and_query under base_url, with
@@ -622,8 +834,10 @@ typedef struct mapi_request_opts {
  *                 GET and HEAD take no body (USAGE).  Borrowed for the call.
  *
  * Retries: GET and HEAD retry transport errors, 429 and 502/503/504 (up to
- * max_retries, backoff and Retry-After as the contract says).  Every other
- * method is treated like the confirm: a fresh connection that libcurl never
+ * max_retries, backoff and Retry-After as the contract says; a GET may use
+ * HTTP/2, and every request of it that leaves is one of err->attempts: libcurl
+ * is stopped from resending it by itself).  Every other method is treated
+ * like the confirm: HTTP/1.1 on a fresh connection that libcurl never
  * resends, retried only when the request provably never reached the server
  * or was answered 429, and on failure err->outcome is NOT_SENT, UNKNOWN or
  * REJECTED (4xx).  A USAGE error of such a method is outcome NOT_SENT.
@@ -640,7 +854,9 @@ MAPI_API int mapi_request(mapi_client *client, const char *method, const char *p
                           const char *body, size_t body_len, mapi_doc **out, mapi_error *err);
 
 /* mapi_request with options (opts NULL: MAPI_REQUEST_OPTS_INIT).  USAGE also
-   for opts->max_retries < -1 or > 100, or an empty opts->type. */
+   for opts->max_retries < -1 or > 100, an empty opts->type, an opts->id
+   without a type or empty, a negative or NaN opts->deadline, or an
+   opts->headers entry that fails mapi_header_check or repeats a name. */
 MAPI_API int mapi_request_ex(mapi_client *client, const char *method,
                              const char *path_and_query, const char *body, size_t body_len,
                              const mapi_request_opts *opts, mapi_doc **out, mapi_error *err);
@@ -666,7 +882,8 @@ typedef struct mapi_attempt_info {
                                in REQUEST) */
     double elapsed;         /* RESPONSE: seconds from sending to the end of the answer or
                                the failure; 0 in REQUEST */
-    const char *request_id; /* RESPONSE: the response's X-Request-Id, or NULL */
+    const char *request_id; /* RESPONSE: the response's X-Request-Id (the api key
+                               redacted, as in every value handed out), or NULL */
     mapi_error_kind error;  /* RESPONSE: what this attempt's failure is (MAPI_ERR_NONE when
                                the call succeeded with it) */
     double retry_in;        /* RESPONSE: seconds until the next attempt, or -1 when this

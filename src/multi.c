@@ -8,9 +8,11 @@
  * sessions (one CURLSH); over HTTP/2 the transfers multiplex on one
  * connection.  Every answer is mapped by mapping.c like a single call's, and
  * retried by the same rules (GET: transport errors, 429, 502-504, up to
- * max_retries, backoff or Retry-After).  Retries run in rounds: once the
- * transfers of a round are done, the client's sleep hook waits the longest
- * wait any page asked for, then the pages to retry run again.
+ * max_retries, backoff or Retry-After, each page within its deadline).
+ * Retries run in rounds: once the transfers of a round are done, the
+ * client's sleep hook waits the longest wait any page asked for, then the
+ * pages to retry run again; a page whose deadline that wait would outlast
+ * fails at once instead (exchange.c's rule, mapi_exchange_fits).
  */
 #include <curl/curl.h>
 #include <limits.h>
@@ -96,14 +98,20 @@ static void attempt_done(batch *b, job *j, mapi_response *res)
 /* Starts j's next attempt on the multi handle. */
 static void start_job(batch *b, job *j)
 {
-    const mapi_call *k = mapi_exchange_call(j->x);
+    const mapi_call *k;
     mapi_http_request req;
+    double connect_timeout;
+    size_t max_body;
 
-    mapi_error_clear(&j->e);
     memset(&req, 0, sizeof req);
+    req.http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
+    mapi_error_clear(&j->e);
+    mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));
+    k = mapi_exchange_request(j->x);
     req.method = k->method;
     req.url = k->url;
-    mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));
+    mapi_exchange_own_headers(j->x, &req.headers, &req.nheaders);
+    mapi_exchange_limits(j->x, &req.timeout, &connect_timeout, &max_body);
     j->t = mapi_http_transfer_new(b->parts.http, &req, j, &j->e);
     if (j->t && curl_multi_add_handle(b->multi, mapi_http_transfer_easy(j->t)) != CURLM_OK) {
         mapi_http_transfer_free(j->t);
@@ -255,6 +263,18 @@ static int prepare_retries(batch *b)
     }
     if (n == 0)
         return 0;
+    /* A page whose deadline ends before the round's wait does is not retried;
+       then the round is looked at again (a shorter wait, pages after it dropped). */
+    for (i = 0, n = 0; i < b->count; i++) {
+        job *j = &b->jobs[i];
+        if (j->state == JOB_RETRY && !mapi_exchange_fits(j->x, wait)) {
+            mapi_exchange_expire(j->x, &j->e);
+            fail_job(b, j);
+            n++;
+        }
+    }
+    if (n > 0)
+        return prepare_retries(b);
     if (b->parts.sleep(b->parts.sleep_ctx, wait) != 0) {
         /* the hook said stop: each page fails with its last attempt's error */
         for (i = 0; i < b->count; i++)
@@ -273,6 +293,15 @@ static int prepare_retries(batch *b)
 int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
                               const mapi_page_params *base, long first_page, size_t count,
                               size_t concurrency, mapi_doc **docs, mapi_error *errs)
+{
+    return mapi_list_addresses_pages_ex(client, account_id, base, first_page, count,
+                                        concurrency, NULL, docs, errs);
+}
+
+int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
+                                 const mapi_page_params *base, long first_page, size_t count,
+                                 size_t concurrency, const mapi_call_opts *opts,
+                                 mapi_doc **docs, mapi_error *errs)
 {
     batch b;
     mapi_page_params p;
@@ -299,7 +328,7 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
     {
         mapi_call k;
         char *url = NULL;
-        if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &errs[0]) < 0)
+        if (mapi_list_addresses_call(client, account_id, &p, opts, &k, &url, &errs[0]) < 0)
             return -1;
         free(url);
     }
@@ -327,7 +356,7 @@ int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
         mapi_call k;
         char *url = NULL;
         p.page = first_page + (long)i;
-        if (mapi_list_addresses_call(client, account_id, &p, &k, &url, &j->e) == 0)
+        if (mapi_list_addresses_call(client, account_id, &p, opts, &k, &url, &j->e) == 0)
             j->x = mapi_client_exchange(client, &k, &j->e); /* copies the call */
         free(url);
         if (!j->x) {

@@ -154,14 +154,26 @@ int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_que
         mapi_error_set(err, MAPI_ERR_USAGE, "type must be NULL or a non-empty string");
         return usage_outcome(safety, err);
     }
+    if (opts->id && (!*opts->id || !opts->type)) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "id must be NULL or a non-empty string with a type");
+        return usage_outcome(safety, err);
+    }
+    if (!(opts->deadline >= 0)) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds");
+        return usage_outcome(safety, err);
+    }
 
     memset(&k, 0, sizeof k);
     k.method = method;
     k.confirm = !safety; /* fresh connection, outcome, cautious retries */
     k.type = opts->type;
+    k.id = opts->id;
+    k.deadline = opts->deadline;
     k.body = body;
     k.body_len = body ? body_len : 0;
     k.generic = 1;
+    k.headers = opts->headers; /* checked by the client's call path */
+    k.nheaders = opts->nheaders;
     if (opts->max_retries >= 0) {
         k.has_max_retries = 1;
         k.max_retries = opts->max_retries;
@@ -186,7 +198,8 @@ int mapi_request(mapi_client *c, const char *method, const char *path_and_query,
     return mapi_request_ex(c, method, path_and_query, body, body_len, NULL, out, err);
 }
 
-int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_error *err)
+int mapi_get_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *call,
+                       mapi_doc **out, mapi_error *err)
 {
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
     mapi_buf path;
@@ -208,7 +221,18 @@ int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_
     if (!p)
         return mapi_error_oom(err);
     opts.type = "payouts";
+    opts.id = payout_id;
+    if (call) {
+        opts.headers = call->headers;
+        opts.nheaders = call->nheaders;
+        opts.deadline = call->deadline; /* checked by mapi_request_ex */
+    }
     rc = mapi_request_ex(c, "GET", p, NULL, 0, &opts, out, err);
     free(p);
     return rc;
+}
+
+int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_error *err)
+{
+    return mapi_get_payout_ex(c, payout_id, NULL, out, err);
 }

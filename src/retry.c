@@ -34,6 +34,16 @@ double mapi_backoff_delay(int retry, double u)
     return u * cap;
 }
 
+double mapi_default_deadline(double timeout, int max_retries)
+{
+    double d = timeout * (max_retries + 1.0);
+    int i;
+
+    for (i = 0; i < max_retries; i++)
+        d += mapi_backoff_delay(i, 1.0);
+    return d;
+}
+
 double mapi_retry_after_parse(const char *value, time_t now)
 {
     const char *p = value;

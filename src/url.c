@@ -104,9 +104,50 @@ static int is_host_char(unsigned char c)
            c == '-' || c == '.' || c == '_' || c >= 0x80;
 }
 
+/* The host and optional port of an authority p..end (no userinfo): *host
+   and *host_len (brackets kept for IPv6), 0; or -1 with *bad saying what is
+   wrong ("has no host", ...). */
+static int host_port(const char *p, const char *end, const char **host, size_t *host_len,
+                     const char **bad)
+{
+    const char *h = p;
+
+    if (*p == '[') {
+        const char *close = memchr(p, ']', (size_t)(end - p));
+        if (!close || close == p + 1)
+            return *bad = "has an invalid IPv6 host", -1;
+        for (p = h + 1; p < close; p++) {
+            unsigned char c = (unsigned char)*p;
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+                  c == ':' || c == '.'))
+                return *bad = "has an invalid IPv6 host", -1;
+        }
+        p = close + 1;
+    } else {
+        while (p < end && is_host_char((unsigned char)*p))
+            p++;
+    }
+    *host = h;
+    *host_len = (size_t)(p - h);
+    if (*host_len == 0)
+        return *bad = "has no host", -1;
+    if (p < end) {
+        unsigned long port = 0;
+        const char *digits;
+        if (*p != ':')
+            return *bad = "has an invalid host", -1;
+        digits = ++p;
+        while (p < end && *p >= '0' && *p <= '9' && port <= 65535)
+            port = port * 10 + (unsigned long)(*p++ - '0');
+        if (p != end || p == digits || port == 0 || port > 65535)
+            return *bad = "has an invalid port", -1;
+    }
+    return 0;
+}
+
 int mapi_base_url_check(const char *url, char **out, mapi_error *err)
 {
-    const char *p, *host, *auth_end;
+    const char *p, *host, *auth_end, *bad;
     size_t i, n, host_len;
     int https;
     char *copy;
@@ -137,37 +178,8 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
     if (memchr(p, '@', (size_t)(auth_end - p)))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "base_url must not carry credentials (user@host); use api_key");
-    host = p;
-    if (*p == '[') {
-        const char *close = memchr(p, ']', (size_t)(auth_end - p));
-        if (!close || close == p + 1)
-            return mapi_error_set(err, MAPI_ERR_USAGE, "base_url has an invalid IPv6 host");
-        for (p = host + 1; p < close; p++) {
-            unsigned char c = (unsigned char)*p;
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-                  c == ':' || c == '.'))
-                return mapi_error_set(err, MAPI_ERR_USAGE,
-                                      "base_url has an invalid IPv6 host");
-        }
-        p = close + 1;
-    } else {
-        while (p < auth_end && is_host_char((unsigned char)*p))
-            p++;
-    }
-    host_len = (size_t)(p - host);
-    if (host_len == 0)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "base_url has no host");
-    if (p < auth_end) {
-        unsigned long port = 0;
-        const char *digits;
-        if (*p != ':')
-            return mapi_error_set(err, MAPI_ERR_USAGE, "base_url has an invalid host");
-        digits = ++p;
-        while (p < auth_end && *p >= '0' && *p <= '9' && port <= 65535)
-            port = port * 10 + (unsigned long)(*p++ - '0');
-        if (p != auth_end || p == digits || port == 0 || port > 65535)
-            return mapi_error_set(err, MAPI_ERR_USAGE, "base_url has an invalid port");
-    }
+    if (host_port(p, auth_end, &host, &host_len, &bad) < 0)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "base_url %s", bad);
     if (!https && !mapi_host_is_loopback(host, host_len))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "base_url must use https:// (http:// only to a loopback host)");
@@ -178,4 +190,165 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
         return mapi_error_oom(err);
     *out = copy;
     return 0;
+}
+
+/* ---- proxies ---- */
+
+/* 1 when host (brackets removed) matches one entry of a no_proxy list:
+   "*"; a name equal to host or a parent domain of it (a leading '.'
+   ignored); an address equal to host, or a CIDR block holding it. */
+static int no_proxy_matches(const char *list, const char *host, size_t host_len)
+{
+    unsigned char hbuf[16], nbuf[16];
+    char hostz[64], tok[128];
+    int family = 0;
+    const char *p = list;
+    size_t i;
+
+    if (host_len >= 2 && host[0] == '[') {
+        host++;
+        host_len -= 2;
+    }
+    if (host_len < sizeof hostz) {
+        memcpy(hostz, host, host_len);
+        hostz[host_len] = '\0';
+        if (inet_pton(AF_INET, hostz, hbuf) == 1)
+            family = AF_INET;
+        else if (inet_pton(AF_INET6, hostz, hbuf) == 1)
+            family = AF_INET6;
+    }
+    while (*p) {
+        size_t n = strcspn(p, ", \t");
+        const char *t = p, *slash;
+        p += n;
+        p += strspn(p, ", \t");
+        if (n == 0 || n >= sizeof tok)
+            continue;
+        if (n == 1 && t[0] == '*')
+            return 1;
+        if (t[0] == '.') {
+            t++;
+            n--;
+        }
+        if (n == 0)
+            continue;
+        for (i = 0; i < n; i++) /* lower-case: ascii_ieq compares with lower case */
+            tok[i] = (char)(t[i] >= 'A' && t[i] <= 'Z' ? t[i] - 'A' + 'a' : t[i]);
+        tok[n] = '\0';
+        slash = strchr(tok, '/');
+        if (family && slash) {
+            /* addr/bits */
+            char *end;
+            long bits = strtol(slash + 1, &end, 10);
+            int max = family == AF_INET ? 32 : 128, b;
+            tok[slash - tok] = '\0';
+            if (*end || end == slash + 1 || bits < 0 || bits > max ||
+                inet_pton(family, tok, nbuf) != 1)
+                continue;
+            for (b = 0; b < bits; b++) {
+                unsigned char m = (unsigned char)(0x80 >> (b % 8));
+                if ((hbuf[b / 8] & m) != (nbuf[b / 8] & m))
+                    break;
+            }
+            if (b == bits)
+                return 1;
+        } else if (family) {
+            if (inet_pton(family, tok, nbuf) == 1 &&
+                memcmp(hbuf, nbuf, family == AF_INET ? 4 : 16) == 0)
+                return 1;
+        } else if (ascii_ieq(host, host_len, tok) ||
+                   (host_len > n && host[host_len - n - 1] == '.' &&
+                    ascii_ieq(host + host_len - n, n, tok))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The first of the variables that is set and not empty, its name in *name. */
+static const char *first_env(const char *const *names, const char **name)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (v && *v) {
+            *name = *names;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+int mapi_proxy_resolve(const char *option, const char *base_url, char **out, mapi_error *err)
+{
+    static const char *const http_vars[] = {"http_proxy", "all_proxy", "ALL_PROXY", NULL};
+    static const char *const https_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
+                                             "ALL_PROXY", NULL};
+    static const char *const no_vars[] = {"no_proxy", "NO_PROXY", NULL};
+    const char *what = "proxy", *value = option, *base_auth, *base_host, *host, *auth_end, *p;
+    const char *bad, *at;
+    size_t base_host_len, host_len, i, n;
+    int https = strlen(base_url) >= 8 && ascii_ieq(base_url, 8, "https://");
+    mapi_buf b;
+
+    *out = NULL;
+    if (!option || !*option)
+        return 0;
+    /* the base URL's host (base_url passed mapi_base_url_check: no userinfo) */
+    base_auth = strstr(base_url, "://") + 3;
+    if (host_port(base_auth, base_auth + strcspn(base_auth, "/"), &base_host, &base_host_len,
+                  &bad) < 0)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "base_url %s", bad);
+    if (strcmp(option, "env") == 0) {
+        const char *no_name;
+        const char *no = first_env(no_vars, &no_name);
+        /* http: only the lower-case http_proxy, as libcurl (a CGI sets HTTP_PROXY
+           from a request header) */
+        value = first_env(https ? https_vars : http_vars, &what);
+        if (!value || (no && no_proxy_matches(no, base_host, base_host_len)))
+            return 0;
+    }
+    n = strlen(value);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c <= 0x20 || c == 0x7f)
+            return mapi_error_set(err, MAPI_ERR_USAGE, "%s contains a control byte or a space",
+                                  what);
+    }
+    mapi_buf_init(&b);
+    if (value != option && !strstr(value, "://"))
+        mapi_buf_puts(&b, "http://"); /* libcurl's reading of a bare host:port */
+    mapi_buf_puts(&b, value);
+    if (!b.data || b.oom) {
+        mapi_buf_free(&b);
+        return mapi_error_oom(err);
+    }
+    p = b.data;
+    if (b.len < 7 || !ascii_ieq(p, 7, "http://")) {
+        mapi_buf_free(&b);
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "%s must be an http:// proxy URL (an https:// base URL is "
+                              "tunnelled through it)", what);
+    }
+    p += 7;
+    auth_end = p + strcspn(p, "/?#");
+    if (*auth_end && strcmp(auth_end, "/") != 0) {
+        mapi_buf_free(&b);
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "%s must be http://[user:password@]host[:port], without a path",
+                              what);
+    }
+    for (at = auth_end; at > p && at[-1] != '@'; at--)
+        ;
+    if (host_port(at, auth_end, &host, &host_len, &bad) < 0) {
+        mapi_buf_free(&b);
+        return mapi_error_set(err, MAPI_ERR_USAGE, "%s %s", what, bad);
+    }
+    if (!https && !mapi_host_is_loopback(host, host_len)) {
+        mapi_buf_free(&b);
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "%s is not a loopback host: over an http:// base_url the api key "
+                              "would cross it in clear", what);
+    }
+    *out = mapi_buf_take(&b);
+    return *out ? 0 : mapi_error_oom(err);
 }

@@ -117,18 +117,145 @@ int mapi_value_int64(const mapi_value *v, int64_t *out)
     return 0;
 }
 
-const char *mapi_value_number_text(const mapi_value *v)
+const char *mapi_value_number(const mapi_value *v, size_t *len)
 {
-    return v && mapi_tl_type(v) == MAPI_NUMBER ? (const char *)v->p : NULL;
-}
-
-const char *mapi_value_raw_number(const mapi_value *v, size_t *len)
-{
-    if (!v || (mapi_tl_type(v) != MAPI_INT && mapi_tl_type(v) != MAPI_NUMBER))
+    if (!v || (mapi_tl_type(v) != MAPI_INT && mapi_tl_type(v) != MAPI_NUMBER)) {
+        if (len)
+            *len = 0;
         return NULL;
+    }
     if (len)
         *len = mapi_tl_len(v);
     return (const char *)v->p;
+}
+
+const char *mapi_value_number_text(const mapi_value *v)
+{
+    return mapi_value_number(v, NULL);
+}
+
+/* Whether the number text s[0..n) has an exponent. */
+static int has_exponent(const char *s, size_t n)
+{
+    return memchr(s, 'e', n) != NULL || memchr(s, 'E', n) != NULL;
+}
+
+const char *mapi_value_decimal(const mapi_value *v, size_t *len)
+{
+    const char *text;
+    size_t n;
+
+    if (v && mapi_tl_type(v) == MAPI_STRING)
+        return mapi_value_string(v, len);
+    text = mapi_value_number(v, &n);
+    if (text && has_exponent(text, n)) {
+        text += n + 1; /* the decimal form the reader stored after the text's NUL */
+        n = strlen(text);
+    }
+    if (len)
+        *len = n;
+    return text;
+}
+
+/*
+ * The plain decimal form of the JSON number s[0..n) written with an
+ * exponent: the digits moved by the exponent, never rounded ("1.5e2" ->
+ * "150", "2.5E-3" -> "0.0025", "1.50e+1" -> "15.0", "0e5" -> "0").  An
+ * exponent beyond +-MAPI_DECIMAL_MAX_EXPONENT, or text that is not such a
+ * number, is its own decimal form.
+ */
+#define MAPI_DECIMAL_MAX_EXPONENT 400
+
+/* Writes byte c at out[at] when out is not NULL; the next position. */
+static size_t put(char *out, size_t at, char c)
+{
+    if (out)
+        out[at] = c;
+    return at + 1;
+}
+
+size_t mapi_decimal_form(const char *s, size_t n, char *out)
+{
+    const char *end = s + n, *e = NULL, *mant = s, *p;
+    long exp10 = 0, point, nint = 0, nd = 0, i;
+    int neg = 0, started = 0, seen_point = 0;
+    size_t at = 0;
+
+    for (p = s; p < end; p++)
+        if (*p == 'e' || *p == 'E') {
+            e = p;
+            break;
+        }
+    if (!e)
+        goto as_is;
+    p = e + 1;
+    if (p < end && (*p == '+' || *p == '-'))
+        p++;
+    if (p >= end)
+        goto as_is;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9')
+            goto as_is;
+        exp10 = exp10 * 10 + (*p - '0');
+        if (exp10 > MAPI_DECIMAL_MAX_EXPONENT)
+            goto as_is;
+    }
+    if (e[1] == '-')
+        exp10 = -exp10;
+    if (*mant == '-') {
+        neg = 1;
+        mant++;
+    }
+    for (p = mant; p < e; p++) {
+        if (*p == '.') {
+            if (seen_point++)
+                goto as_is;
+            continue;
+        }
+        if (*p < '0' || *p > '9')
+            goto as_is;
+        nd++;
+        if (!seen_point)
+            nint++;
+    }
+    if (nd == 0 || nint == 0)
+        goto as_is;
+    point = nint + exp10; /* where the decimal point falls among the digits */
+
+    if (neg)
+        at = put(out, at, '-');
+    if (point <= 0) {
+        at = put(out, at, '0');
+        at = put(out, at, '.');
+        for (i = 0; i < -point; i++)
+            at = put(out, at, '0');
+        for (p = mant; p < e; p++)
+            if (*p != '.')
+                at = put(out, at, *p);
+        return at;
+    }
+    for (i = 0, p = mant; i < point; i++) {
+        char c = '0';
+        while (p < e && *p == '.')
+            p++;
+        if (p < e)
+            c = *p++;
+        if (c == '0' && !started && i + 1 < point)
+            continue; /* leading zeros of the integer part */
+        started = 1;
+        at = put(out, at, c);
+    }
+    if (point < nd) {
+        at = put(out, at, '.');
+        for (; p < e; p++)
+            if (*p != '.')
+                at = put(out, at, *p);
+    }
+    return at;
+as_is:
+    if (out)
+        memcpy(out, s, n);
+    return n;
 }
 
 const char *mapi_value_string(const mapi_value *v, size_t *len)

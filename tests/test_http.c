@@ -296,6 +296,7 @@ static void content_types_and_error_documents(void **state)
         /* a 4xx without a document: http, rejected */
         {"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nno!", 0},
     };
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
     server s;
     mapi_client *c;
     mapi_doc *doc = NULL;
@@ -323,7 +324,8 @@ static void content_types_and_error_documents(void **state)
     assert_int_equal(err.status, 307);
     assert_string_equal(err.code, "m");
     mapi_error_clear(&err);
-    assert_int_equal(mapi_confirm_payout(c, "p1", &doc, &err), -1);
+    /* (not settled: the read that would follow is tests/test_settle.c's) */
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &no_settle, &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_API);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&err);
@@ -409,6 +411,108 @@ static void header_cap(void **state)
     server_stop(&s);
 }
 
+/* Response heads refused as DECODE, with method and url, the request never
+   sent again: a header line over libcurl's limit (CURL_MAX_HTTP_HEADER),
+   Content-Length headers that disagree or are not numbers.  A confirm
+   answered so is outcome UNKNOWN, whatever the status: it was sent, and the
+   answer could not be taken whole.  Repeated equal lengths are fine. */
+static void refused_response_heads(void **state)
+{
+    static const mapi_call_opts heads_no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    static char longline[1024 * 1024 + 256];
+    static const char conflict[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\n"
+                                   "Content-Length: 63\r\nX-Request-Id: rid-cl\r\n"
+                                   "Content-Length: 64\r\n\r\n" CHANNEL_DOC " ";
+    static const char conflict_422[] = "HTTP/1.1 422 Unprocessable Entity\r\n"
+                                       "Content-Length: 2, 3\r\n\r\n{}";
+    static const char not_a_number[] = "HTTP/1.1 200 OK\r\nContent-Length: 6x3\r\n\r\n";
+    static const char same_twice[] = OK_HEAD("200 OK", "63") "Content-Length: 063\r\n\r\n"
+                                     CHANNEL_DOC;
+    static const char same_listed[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json"
+                                      "\r\nContent-Length: 63 , 63\r\n\r\n" CHANNEL_DOC;
+    answer answers[7];
+    server s;
+    mapi_client *c;
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    char url[96];
+    size_t n;
+    (void)state;
+    n = (size_t)sprintf(longline, "HTTP/1.1 200 OK\r\nX-Long: ");
+    memset(longline + n, 'a', 1024 * 1024); /* one header line of 1 MiB */
+    n += 1024 * 1024;
+    sprintf(longline + n, "\r\nContent-Length: 0\r\n\r\n");
+    answers[0].raw = longline;
+    answers[1].raw = longline;
+    answers[2].raw = conflict;
+    answers[3].raw = conflict_422;
+    answers[4].raw = not_a_number;
+    answers[5].raw = same_twice;
+    answers[6].raw = same_listed;
+    for (n = 0; n < 7; n++)
+        answers[n].close_after = 0;
+    server_start(&s, answers, 7);
+    c = client_for(&s, "sk_test_http", NULL);
+
+    assert_int_equal(mapi_get_channel(c, "x", &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "response header line too long");
+    assert_string_equal(err.method, "GET");
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/public/v1/channels/x", s.port);
+    assert_string_equal(err.url, url);
+    assert_int_equal(err.status, 200);
+    assert_int_equal(err.attempts, 1);
+    assert_int_equal(err.retryable, 0);
+    assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
+    assert_true(tu_contains(err.message, "[GET /api/public/v1/channels/x]"));
+    mapi_error_clear(&err);
+
+    /* settling off: the answers here are the confirm's own (settling is 24's) */
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &heads_no_settle, &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "response header line too long");
+    assert_string_equal(err.method, "PUT");
+    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
+    assert_int_equal(err.attempts, 1);
+    mapi_error_clear(&err);
+
+    assert_int_equal(mapi_get_channel(c, "x", &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "conflicting Content-Length headers");
+    assert_string_equal(err.method, "GET");
+    assert_string_equal(err.url, url);
+    assert_int_equal(err.status, 200);
+    assert_string_equal(err.request_id, "rid-cl");
+    assert_non_null(err.response); /* its head */
+    assert_int_equal(err.attempts, 1);
+    mapi_error_clear(&err);
+
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &heads_no_settle, &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "conflicting Content-Length headers");
+    assert_int_equal(err.status, 422);
+    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN); /* not "rejected": the answer is refused */
+    assert_int_equal(err.attempts, 1);
+    mapi_error_clear(&err);
+
+    assert_int_equal(mapi_get_channel(c, "x", &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "invalid Content-Length header");
+    mapi_error_clear(&err);
+
+    if (mapi_get_channel(c, "x", &doc, &err) != 0)
+        fail_msg("%s", err.message);
+    mapi_doc_free(doc);
+    if (mapi_get_channel(c, "x", &doc, &err) != 0)
+        fail_msg("%s", err.message);
+    mapi_doc_free(doc);
+    mapi_client_free(c);
+    server_stop(&s);
+    assert_int_equal(s.nrequests, 7); /* each call sent once */
+    assert_true(strncmp(s.requests[1], "PUT ", 4) == 0);
+    assert_true(strncmp(s.requests[3], "PUT ", 4) == 0);
+}
+
 /* A chunked body (no Content-Length to refuse up front) is cut while it
    arrives, once past max_body. */
 static void body_cap_while_receiving(void **state)
@@ -471,6 +575,7 @@ int main(void)
         cmocka_unit_test(content_types_and_error_documents),
         cmocka_unit_test(retries_across_closed_connections),
         cmocka_unit_test(header_cap),
+        cmocka_unit_test(refused_response_heads),
         cmocka_unit_test(body_cap_while_receiving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

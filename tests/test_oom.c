@@ -81,9 +81,15 @@ TU_EXPORT void *realloc(void *p, size_t n)
 
 typedef int (*call_fn)(mapi_client *c, mapi_doc **out, mapi_error *err);
 
+/* A header of the call's own, with the client's (run_once): merged and
+   sent by libcurl and by the multi handle. */
+static const mapi_header_field call_header[] = {{"Idempotency-Key", "oom-1"}};
+static const mapi_call_opts call_opts = {call_header, 1, 0.0, MAPI_SETTLE_CLIENT};
+
 static int call_confirm(mapi_client *c, mapi_doc **out, mapi_error *err)
 {
-    return mapi_confirm_payout(c, "6ecebf80-b210-413b-b396-df4760d142c5", out, err);
+    return mapi_confirm_payout_ex(c, "6ecebf80-b210-413b-b396-df4760d142c5", &call_opts, out,
+                                  err);
 }
 
 static int call_confirm_422(mapi_client *c, mapi_doc **out, mapi_error *err)
@@ -136,7 +142,7 @@ static int call_pages(mapi_client *c, mapi_doc **out, mapi_error *err)
     mapi_page_params p = {NULL, NULL, 0, 4};
     mapi_doc *docs[3];
     mapi_error errs[3] = {MAPI_ERROR_INIT, MAPI_ERROR_INIT, MAPI_ERROR_INIT};
-    int rc = mapi_list_addresses_pages(c, "acct-22", &p, 1, 3, 3, docs, errs);
+    int rc = mapi_list_addresses_pages_ex(c, "acct-22", &p, 1, 3, 3, &call_opts, docs, errs);
     size_t i;
 
     *out = NULL;
@@ -173,10 +179,14 @@ static long run_once(call_fn call, long n, int *failures)
     mapi_doc *doc = NULL;
     long made;
 
+    static const mapi_header_field client_header[] = {{"X-Trace", "oom"}};
+
     mapi_config_init(&cfg);
     cfg.base_url = tu_base_url();
     cfg.api_key = tu_api_key();
     cfg.max_retries = 1;
+    cfg.headers = client_header;
+    cfg.nheaders = 1;
     seen = 0;
     fail_at = n;
     c = mapi_client_new(&cfg, &err);

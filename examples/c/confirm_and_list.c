@@ -17,25 +17,22 @@ static const char *str(const mapi_resource *r, const char *name)
     return s ? s : "(null)";
 }
 
-/* amount may be a JSON number or a decimal string: print its exact text */
-static const char *decimal(const mapi_resource *r, const char *name, char *buf, size_t size)
+/* amount may be a JSON number or a decimal string: its decimal text, as the
+   Lua module gives it ("250.10", "1200") */
+static const char *decimal(const mapi_resource *r, const char *name)
 {
-    const mapi_value *v = mapi_resource_attr(r, name);
-    int64_t i;
-    if (mapi_value_int64(v, &i) == 0) {
-        snprintf(buf, size, "%" PRId64, i);
-        return buf;
-    }
-    if (mapi_value_number_text(v))
-        return mapi_value_number_text(v);
-    return str(r, name);
+    const char *s = mapi_value_decimal(mapi_resource_attr(r, name), NULL);
+    return s ? s : "(null)";
 }
 
 static int fail(const char *what, mapi_error *err)
 {
     fprintf(stderr, "%s: %s\n", what, err->message ? err->message : "failed");
-    if (err->outcome == MAPI_OUTCOME_UNKNOWN)
-        fprintf(stderr, "the confirm may have gone through: read the payout first\n");
+    if (err->outcome == MAPI_OUTCOME_UNKNOWN && err->payout) /* read after it: a draft */
+        fprintf(stderr, "not confirmed, the payout is still a draft: trying again is safe\n");
+    else if (err->outcome == MAPI_OUTCOME_UNKNOWN)
+        fprintf(stderr, "the confirm may have gone through, and reading the payout failed "
+                        "too: read it before trying again\n");
     mapi_error_clear(err);
     return 1;
 }
@@ -48,7 +45,6 @@ int main(int argc, char **argv)
     mapi_doc *doc;
     mapi_page_params p = {"created_at", "asc", 1, 10};
     const mapi_resource *payout, *account;
-    char buf[32];
     int64_t total = -1, seen = 0; /* -1: the service did not tell */
 
     if (argc != 3) {
@@ -69,7 +65,7 @@ int main(int argc, char **argv)
     payout = mapi_doc_data(doc, 0);
     account = mapi_resource_related(doc, payout, "accountCharged", 0);
     printf("payout %s is %s: %s %s, charged %s %s to %s\n", mapi_resource_id(payout),
-           str(payout, "status"), decimal(payout, "amount", buf, sizeof buf),
+           str(payout, "status"), decimal(payout, "amount"),
            str(payout, "currency"), str(payout, "amountCharged"),
            str(payout, "amountChargedCurrency"), str(account, "label"));
     mapi_doc_free(doc);

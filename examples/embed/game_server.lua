@@ -3,7 +3,7 @@
 local merchantapi = require "merchantapi"
 
 local payout_id, channel_id = ...
-local client = assert(merchantapi.new {
+local client = merchantapi.assert(merchantapi.new {
   base_url = assert(os.getenv("MERCHANTAPI_BASE_URL"), "set MERCHANTAPI_BASE_URL"),
   api_key = assert(os.getenv("MERCHANTAPI_API_KEY"), "set MERCHANTAPI_API_KEY"),
 })
@@ -16,6 +16,6 @@ else
     payout.status, payout.amountCharged, payout.amountChargedCurrency))
 end
 
-local channel = assert(client:get_channel(channel_id))
+local channel = merchantapi.assert(client:get_channel(channel_id))
 print(("top up with %s at %s"):format(channel.payCurrency, channel.address))
 -- no close(): the host's lua_close runs __gc

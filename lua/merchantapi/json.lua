@@ -1,25 +1,8 @@
---- JSON encoding of request bodies, with money kept exact.
+--- Internal: the JSON encoder of request bodies (`merchantapi.encode` and
+-- the table body of `client:request`).
 --
--- `merchantapi.encode(value)` (and the table body of `client:request`)
--- turns a Lua value into compact JSON by fixed rules, so the same table
--- always gives the same bytes:
---
--- * strings: valid UTF-8, written as their bytes (unicode passes through),
---   with `"`, `\` and the control bytes 0x00-0x1f escaped (`\n`, `\t`,
---   `\r`, `\b`, `\f`, else `\u00XX`); invalid UTF-8 is refused.
--- * integers: a Lua integer (5.3+) as its decimal digits; a float with an
---   integral value within +-2^53 likewise (`2.0` -> `2`, as on 5.1/LuaJIT).
--- * other numbers are refused: a fraction (money must be a decimal string:
---   `"250.10"` stays a JSON string), NaN, infinities, integral floats beyond
---   2^53 (their digits are not what was meant).
--- * `true`, `false`; `merchantapi.null` (= `cjson.null`) -> `null`.
--- * tables: keys 1..n without holes -> an array; only string keys -> an
---   object with its keys sorted bytewise; an empty table -> `{}`, or `[]`
---   when made by `merchantapi.array()` (or `cjson.empty_array`, or a table
---   with cjson's `array_mt`).  Mixed keys, holes, other key types, cycles and
---   nesting deeper than 64 are refused.
--- * anything else (functions, other userdata, threads) is refused.
---
+-- The encoding rules -- money kept exact, keys sorted bytewise, what is
+-- refused -- are stated once, in the doc comment of `merchantapi.encode`.
 -- A refusal is `nil, message, pointer`, where pointer is the JSON pointer
 -- (RFC 6901) of the offending value, `""` for the value itself.
 --
@@ -50,7 +33,7 @@ json.null = core.null
 json.array_mt = { __name = "merchantapi.array" }
 
 --- Marks t (default: a new table) as a JSON array and returns it.
--- @tparam[opt] table t
+-- @tparam[opt] table t the table to mark (its metatable is replaced).
 -- @treturn table t
 function json.array(t)
   return setmetatable(t or {}, json.array_mt)
@@ -175,7 +158,7 @@ local function number_text(v)
   return format("%d", v)
 end
 
---- Encodes value as compact JSON by the rules above.
+--- Encodes value as compact JSON by the rules of `merchantapi.encode`.
 --
 -- syntax: `text, err, pointer = json.encode(value)`
 --

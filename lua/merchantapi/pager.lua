@@ -1,23 +1,37 @@
 --- Iterating the pages of a list call.
 --
--- The pager of docs/contract.md, "Lists and pages": it fetches one page after
--- the other through a `fetch_page` function and hands out the items (or the
--- pages) through `each`, `pages`, `all` and `next`.  All four share one
+-- The pager that `client:addresses` and `merchantapi.paginate` return
+-- (README, "client:addresses / merchantapi.paginate"): it fetches one page
+-- after the other through a `fetch_page` function and hands out the items
+-- (or the pages) through `each`, `pages`, `all` and `next`.  All four share one
 -- cursor, so they can be mixed: `next()` twice, then `each()` goes on with
 -- the third item.
 --
 -- It stops after a page that is empty or short (fewer items than the page
 -- size the server reported in `meta.per_page`, else the one asked for), once
--- `page * per_page >= meta.total`, after `max_pages` pages, or after a page
--- whose every id the page before already yielded (a server that ignores
--- `page`).  It never yields an id that the page before yielded: when
--- addresses are created between two fetches, offsets shift and the next
--- page repeats a few items, which are dropped.  A page without `meta`, or
--- whose meta lacks `per_page` or `total` (`meta: {}`), is no error: the
--- rules that need the missing member do not apply, and no value is guessed
--- for it.
+-- `page * per_page >= meta.total`, or after `max_pages` pages.
+--
+-- Pages never lie silently: the walk ends with a `"decode"` error naming the
+-- page (`err.page`) when a page repeats an id the walk already yielded, from
+-- whatever page (a server that ignores `page`, an insert that shifts offsets
+-- under `order_type = "desc"`), or when a page contradicts `meta.total`:
+-- a negative total, more items than the total leaves for that page (a
+-- total of 0 with items included), fewer (a short or empty page before the
+-- last), or a total that shrinks between pages (an item was deleted: the
+-- items after it moved back one place, and one of them was skipped).  A
+-- total that grows between pages (items created while walking) is no
+-- error: `pager.total_changed` says it.  Without `meta.total` only the id
+-- rule and the short and empty page rules apply.  `pager.announced` (the
+-- last `meta.total`) and `pager.received` (the items accepted so far) say
+-- how many the service announced and how many came; `all()` puts them on
+-- its array too.
+-- A page without `meta`, or whose meta lacks `per_page` or `total`
+-- (`meta: {}`), is no error: the rules that need the missing member do not
+-- apply, and no value is guessed for it.
 --
 -- @module merchantapi.pager
+local request = require "merchantapi.request"
+
 local type = type
 local error = error
 local setmetatable = setmetatable
@@ -26,7 +40,8 @@ local pairs = pairs
 local tostring = tostring
 local huge = math.huge
 local ceil = math.ceil
-local min = math.min
+local min, max = math.min, math.max
+local format = string.format
 
 local M = {}
 
@@ -76,39 +91,15 @@ local function check_options(opts, level)
   return opts
 end
 
---- Builds a pager over any list call.
+--- Builds a pager over any list call: what `merchantapi.paginate` and
+-- `client:addresses` call.
 --
--- syntax: `pager = merchantapi.paginate(fetch_page, opts)`
---
--- @tparam function fetch_page called as `fetch_page(params)` with a new
---   table `{ page = n, per_page = n|nil, order = s, order_type = s }`; must
---   return a list (an array of resources with `list.meta` holding `page`,
---   `per_page` and `total` when the server sends them), or `nil, err`.
---   `nil, nil` ends the iteration.  A Lua error raised by `fetch_page`
---   itself is not caught.
--- @tparam[opt] table opts
---   `per_page` (integer, items per page; the server's default when absent),
---   `order` (string, default `"created_at"`),
---   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
---   `start_page` (integer, default 1),
---   `max_pages` (integer, no limit when absent),
---   `concurrency` (integer >= 1, default 1: one page after the other.
---   More: once a page has told `meta.total`, the following pages are
---   fetched `concurrency` at a time through `fetch_pages`; without
---   `fetch_pages`, or while no page has told `meta.total`, pages are
---   fetched one after the other, whatever the value).
--- @tparam[opt] function fetch_pages called as
---   `fetch_pages(params, first_page, count, concurrency)` with a new table
---   `{ per_page = n|nil, order = s, order_type = s }`; must return an array
---   of the lists of pages `first_page ..` in page order -- every page before
---   the first that failed -- and that page's error (or nil when all came).
---   `client:addresses` passes the concurrent fetcher of the C core.  Items
---   come out exactly as without it: in page order, each once, by the same
---   stop and duplicate rules; an error on page k ends the iteration with it
---   after the items of the pages before k.
+-- @local
+-- @tparam function fetch_page as for `merchantapi.paginate`.
+-- @tparam[opt] table opts as for `merchantapi.paginate`.
+-- @tparam[opt] function fetch_pages as for `merchantapi.paginate`.
 -- @treturn table the pager.
--- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
---   an unknown option or an option of the wrong type.
+-- @raise as `merchantapi.paginate`.
 function M.paginate(fetch_page, opts, fetch_pages)
   local ft = type(fetch_page)
   if ft ~= "function" then
@@ -129,6 +120,9 @@ function M.paginate(fetch_page, opts, fetch_pages)
     concurrency = opts.concurrency or 1,
     meta = nil,             -- meta of the last page fetched
     pages_fetched = 0,
+    announced = nil,        -- meta.total of the last page that had one
+    received = 0,           -- items accepted from the pages so far
+    total_changed = false,  -- meta.total grew between two pages
     _fetch = fetch_page,
     _fetch_pages = fetch_pages,
     _last_page = nil,       -- the last page by meta.total, once known
@@ -142,7 +136,8 @@ function M.paginate(fetch_page, opts, fetch_pages)
     _err = nil,
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
-    _prev_ids = {},         -- ids on the page before
+    _seen = {},             -- type .. "\0" .. id -> the page that yielded it, for the walk
+    _size = nil,            -- the page size, once known (meta.per_page, per_page, page 1)
   }, Pager)
 end
 
@@ -198,8 +193,65 @@ local function fetch_raw(self, page)
   })
 end
 
--- Fetches the next page: its items not yielded by the page before (an array
--- with .meta), nil at the end, or nil, err.  Errors are sticky.
+-- The walk's end on page `page`: a "decode" error naming it.
+local function page_error(page, fmt, ...)
+  return request.error({ kind = "decode", page = page,
+    title = format("page %d: " .. fmt, page, ...) })
+end
+
+-- The key of an item for the id rule: type and id (nil: an item without id).
+local function item_key(item)
+  local id = type(item) == "table" and item.id or nil
+  if id == nil then
+    return nil
+  end
+  local t = item.type
+  return (type(t) == "string" and t or "") .. "\0" .. tostring(id), id
+end
+
+-- The checks of one page against the walk so far (see the module's doc):
+-- nil, or the error that ends the walk.  size: the page size; total: this
+-- page's meta.total or nil.
+local function check_page(self, page, list, n, size, total)
+  if total then
+    if total < 0 then
+      return page_error(page, "meta.total is %d", total)
+    end
+    local before = self.announced
+    if before and total < before then
+      return page_error(page, "meta.total went from %d to %d: an item deleted between two "
+        .. "pages moves the later ones back, and one of them was skipped", before, total)
+    end
+    local due = max(0, min(size, total - (page - 1) * size)) -- what the total leaves here
+    if n > due then
+      return page_error(page, "%d items, but meta.total %d and %d per page leave %d for it",
+        n, total, size, due)
+    end
+    if n < due then
+      return page_error(page, "%d items, but meta.total %d and %d per page announce %d: "
+        .. "a short page before the last", n, total, size, due)
+    end
+  end
+  local seen, fresh = self._seen, {}
+  for i = 1, n do
+    local key, id = item_key(list[i])
+    if key then
+      local first = seen[key] or fresh[key]
+      if first then
+        return page_error(page, "id %s again, already yielded on page %d", tostring(id), first)
+      end
+      fresh[key] = page
+    end
+  end
+  for key, p in pairs(fresh) do
+    seen[key] = p
+  end
+  return nil
+end
+
+-- Fetches the next page: an array with .meta, nil at the end, or nil, err
+-- (the page's fetch failed, or it broke a rule of check_page).  Errors are
+-- sticky.
 local function fetch_next(self)
   if self._err ~= nil then
     return nil, self._err
@@ -233,45 +285,41 @@ local function fetch_next(self)
   local n = #list
   local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
   local total = meta and is_integer(meta.total) and meta.total or nil
-  local size = per_page or n
+  -- without a known page size, the size of the first page stands in for it
+  local size = per_page or self._size or n
+  if not self._size and size > 0 then
+    self._size = size
+  end
+
+  err = check_page(self, page, list, n, size, total)
+  if err then
+    self._err = err
+    self._ahead = nil
+    return nil, err
+  end
+  if total then
+    if self.announced and total ~= self.announced then
+      self.total_changed = true
+    end
+    self.announced = total
+  end
+  self.received = self.received + n
   if total and size > 0 then
     self._last_page = ceil(total / size) -- the first page p with p * size >= total
   else
     self._last_page = nil
   end
 
-  local prev, ids, fresh, nfresh = self._prev_ids, {}, {}, 0
-  for i = 1, n do
-    local item = list[i]
-    local id = type(item) == "table" and item.id or nil
-    if id == nil then
-      nfresh = nfresh + 1
-      fresh[nfresh] = item
-    elseif not prev[id] and not ids[id] then
-      ids[id] = true
-      nfresh = nfresh + 1
-      fresh[nfresh] = item
-    else
-      ids[id] = true
-    end
-  end
-  self._prev_ids = ids
-
-  if n == 0 or nfresh == 0 then
+  if n == 0 then
     self._done = true
     self._ahead = nil
     return nil
   end
-  -- without a known page size, the size of this page stands in for the total rule
-  if (per_page and n < per_page) or (total and page * (per_page or n) >= total) then
+  if (per_page and n < per_page) or (total and page * size >= total) then
     self._done = true
     self._ahead = nil
   end
-  if nfresh == n then
-    return list
-  end
-  fresh.meta = list.meta
-  return fresh
+  return list
 end
 
 -- The rest of the page being handed out as a list, or the next page.
@@ -339,8 +387,7 @@ function Pager:each()
 end
 
 --- Iterator over the pages, each a list in the shape `list_addresses`
--- returns (an array with `.meta`), without the items the page before
--- yielded.
+-- returns (an array with `.meta`).
 --
 -- syntax: `for list in pager:pages() do ... end`
 --
@@ -360,14 +407,21 @@ end
 --
 -- syntax: `items, err, partial = pager:all()`
 --
--- @treturn table|nil the items, in order;
+-- @treturn table|nil the items, in order, with the fields `announced`
+--   (integer or nil: how many items the service announced, its last
+--   `meta.total`), `received` (how many came in the whole walk, items that
+--   `next()` handed out before included) and `total_changed` (see
+--   `merchantapi.paginate`);
 -- @return nil, err, partial -- on failure: the error table and the items
---   fetched before it.  Never raises on run-time failures.
+--   fetched before it (with the same fields).  Never raises on run-time
+--   failures.
 function Pager:all()
   local items, n = {}, 0
   while true do
     local list, err = next_page(self)
     if list == nil then
+      items.announced, items.received = self.announced, self.received
+      items.total_changed = self.total_changed
       if err ~= nil then
         return nil, err, items
       end

@@ -1,4 +1,4 @@
---- The Lua half of the generic call `client:request(method, path, opts)`:
+--- Internal: the Lua half of the generic call `client:request(method, path, opts)`:
 -- query strings, table bodies (through `merchantapi.json`), path segment
 -- escaping, and error tables made on the Lua side.  The C core
 -- (`mapi_request_ex`) checks the path, sends the request and maps the
@@ -24,12 +24,14 @@ local function escape_byte(c)
   return format("%%%02X", byte(c))
 end
 
---- Percent-encodes s for one path segment or one query key or value: every
--- byte but the RFC 3986 unreserved ones (`A-Z a-z 0-9 - . _ ~`) becomes
--- `%XX` (upper-case hex); `/` too, so an id can never add a segment.
+--- Percent-encodes s for one path segment or one query key or value.
 --
 -- syntax: `text = merchantapi.escape(s)`
--- @tparam string s
+--
+-- Every byte but the RFC 3986 unreserved ones (letters, digits and `-._~`)
+-- becomes `%XX` (upper-case hex); `/` too, so an id can never add a segment.
+--
+-- @tparam string s the bytes to encode.
 -- @treturn string
 function request.escape(s)
   return (gsub(s, "[^A-Za-z0-9%-%._~]", escape_byte))
@@ -90,7 +92,7 @@ end
 -- repeated, in array order; an empty array sends nothing).
 --
 -- syntax: `text, err = request.query_string(query)`
--- @tparam table query
+-- @tparam table query the parameters: name -> value or array of values.
 -- @treturn string `"a=1&b=x%20y"` (`""` for an empty table), or nil and a message.
 function request.query_string(query)
   local keys = {}
@@ -130,6 +132,10 @@ end
 --
 -- syntax: `path_and_query, body, err = request.build(method, path, opts)`
 --
+-- @tparam string method the HTTP method of the call.
+-- @tparam string path the path under the base URL, as the caller gave it.
+-- @tparam[opt] table opts `query` (a table, see `request.query_string`) and
+--   `body` (a string sent as is, or a table encoded as JSON).
 -- @treturn string|nil the path with the query string appended (`?`, or `&`
 --   when the path has a query already)
 -- @treturn string|nil the body text (a string body as is, a table encoded)

@@ -7,10 +7,13 @@
 --
 -- `request` holds `method`, `url` (the full URL, already percent-encoded),
 -- `headers` (a table name -> value: `Content-Type`, `Accept`,
--- `Authorization` when the client has a key, `User-Agent` -- exactly what
--- libcurl would send; never log `Authorization`), `body` (a string, or nil
+-- `Authorization` when the client has a key, `User-Agent`, then the
+-- headers of one's own (`merchantapi.new`'s `headers`, and the call's,
+-- checked by the core) -- exactly what libcurl would send; never log
+-- `Authorization`), `body` (a string, or nil
 -- for none: a PUT without body is sent with `Content-Length: 0`), `timeout`
--- and `connect_timeout` (seconds), `max_body` (bytes: a transport may stop
+-- (seconds: the client's, cut to what is left of the call's deadline) and
+-- `connect_timeout` (seconds, never more than `timeout`), `max_body` (bytes: a transport may stop
 -- reading after `max_body + 1` bytes; a longer body fails as `decode`),
 -- `fresh_connection` (true for the confirm: open a new connection, and do
 -- not keep it, so that a failure to connect provably sent nothing) and
@@ -24,8 +27,10 @@
 -- failed confirm `outcome = "not_sent"` and retryable; anything else is
 -- `"unknown"`.  A transport may yield (cosockets): the attempts of a call
 -- run in the Lua loop below, which takes every decision -- what the answer
--- means, whether to retry and after how long, the error -- from the C core,
--- so a call behaves the same over any transport.  Between attempts it
+-- means, whether to retry and after how long, the deadline, the error, the
+-- read that settles a confirm whose outcome is unknown (a GET handed to the
+-- same transport) -- from the C core, so a call behaves the same over any
+-- transport.  Between attempts it
 -- sleeps with `ngx.sleep` in an OpenResty phase that can yield, else with
 -- the blocking `merchantapi.sleep`.  A Lua error raised by the transport is
 -- not caught: it ends the call.
@@ -38,13 +43,14 @@
 -- the next attempt, absent after the last one).  An error raised by a hook
 -- is caught and never changes the call's result: the first one is reported
 -- as `hook_error` on the response object (success) or on the error
--- (failure).  Over libcurl hooks run inside the C call: they cannot yield,
+-- (failure) -- the value raised, or for `error(nil)` / `error(false)` the
+-- string `"merchantapi: a hook raised nil"` (or `false`).  Over libcurl hooks run inside the C call: they cannot yield,
 -- and must not call the client (such a call fails as `"usage"`; `close()`
 -- waits until the call is over).
 --
 -- @module merchantapi.transport
-local core = require "merchantapi.core"
 local wait = require "merchantapi.wait"
+local request = require "merchantapi.request"
 
 local type = type
 local pcall = pcall
@@ -61,16 +67,26 @@ local M = {}
 
 --- The client methods a custom transport carries (every method of the core
 -- that sends through the core's call path).
+-- @local
 M.METHODS = {
   confirm_payout = true, get_channel = true, list_addresses = true,
   get_payout = true, request = true,
 }
 
+-- What is reported as `hook_error` for a value a hook raised: the value, or
+-- for nil and false (which would read as "no error") a string naming it.
+local function hook_error_value(raised)
+  if raised == nil or raised == false then
+    return "merchantapi: a hook raised " .. tostring(raised)
+  end
+  return raised
+end
+
 -- Calls a hook; returns the first error (kept, or this one).
 local function call_hook(hook, info, first_error)
   local ok, err = pcall(hook, info)
   if not ok and first_error == nil then
-    return err
+    return hook_error_value(err)
   end
   return first_error
 end
@@ -87,10 +103,7 @@ local function report_hook_error(hook_error, v, err, res)
 end
 
 local function usage_error(title)
-  return setmetatable({
-    kind = "usage", title = title, errors = {}, retryable = false,
-    message = "merchantapi: usage: " .. title,
-  }, core.error_metatable)
+  return request.error { kind = "usage", title = title }
 end
 
 -- The attempts of one call over a custom transport.  `...` are the
@@ -136,7 +149,9 @@ local function run(proxy, name, ...)
     if action == "done" then
       break
     end
-    wait.default_sleep()(delay)
+    if delay > 0 then -- 0: a confirm's settling read follows at once
+      wait.default_sleep()(delay)
+    end
   end
   proxy._inflight = proxy._inflight - 1
   local v, err, res = x:finish(c, name, ...)
@@ -156,7 +171,7 @@ local function list_pages(proxy, account_id, params, first_page, count, concurre
   local function fetch(page)
     return run(proxy, "list_addresses", account_id, {
       page = page, per_page = params.per_page, order = params.order,
-      order_type = params.order_type,
+      order_type = params.order_type, headers = params.headers,
     })
   end
   local lists = {}
@@ -209,7 +224,8 @@ local function observed(proxy, name, ...)
   if not ok then
     error(v, 0)
   end
-  return report_hook_error(state.hook_error, v, err, res)
+  return report_hook_error(state.hook_raised and hook_error_value(state.hook_error) or nil,
+    v, err, res)
 end
 
 local Proxy = {}
@@ -247,6 +263,7 @@ end
 -- given) and call `opts.on_request` / `opts.on_response`.  The wrapper has
 -- the core client's methods; merchantapi.lua keeps it as `client._core`.
 --
+-- @local
 -- @param c the core client (`merchantapi.core.new`).
 -- @tparam table opts `transport`, `on_request`, `on_response` (functions or nil).
 -- @treturn table the wrapper.

@@ -1,4 +1,4 @@
---- Following a confirmed payout to its txid (interface, "Events": progress
+--- Internal: following a confirmed payout to its txid (interface, "Events": progress
 -- of a confirmed payout is followed by reading the payout until `txid` is
 -- set).  The public face is `client:wait_for_txid` in lua/merchantapi.lua.
 --
@@ -91,6 +91,11 @@ end
 -- syntax: `payout, err, res = wait.for_txid(client, payout_id, opts)`
 --
 -- See `client:wait_for_txid` for the arguments, results and errors.
+--
+-- @tparam table client the `merchantapi` client (its `get_payout` reads).
+-- @tparam string payout_id the payout's id.
+-- @tparam[opt] table opts as for `client:wait_for_txid`.
+-- @return as `client:wait_for_txid`.
 function wait.for_txid(client, payout_id, opts)
   if type(payout_id) ~= "string" then
     error("bad argument #1 to 'wait_for_txid' (string expected, got " .. type(payout_id) .. ")", 3)
@@ -123,7 +128,7 @@ function wait.for_txid(client, payout_id, opts)
   local reads, failures = 0, 0
   local last_payout, last_err, last_res
   while true do
-    local payout, err, res = c:request("GET", path, nil, "payouts", 0)
+    local payout, err, res = c:request("GET", path, nil, "payouts", 0, payout_id)
     reads = reads + 1
     last_res = res
     if on_read then

@@ -33,13 +33,15 @@ static void touch(const mapi_value *v, int depth)
     case MAPI_INT:
         if (mapi_value_int64(v, &i) == 0)
             sink += (size_t)i;
-        if (!mapi_value_raw_number(v, &n) || n == 0)
+        if (!mapi_value_number(v, &n) || n == 0 || mapi_value_number_text(v) == NULL)
             __builtin_trap(); /* every number has its text */
         break;
     case MAPI_NUMBER:
         sink += strlen(mapi_value_number_text(v));
-        if (!mapi_value_raw_number(v, &n) || n != strlen(mapi_value_number_text(v)))
+        if (!mapi_value_number(v, &n) || n != strlen(mapi_value_number_text(v)))
             __builtin_trap();
+        if (!mapi_value_decimal(v, &n) || n == 0)
+            __builtin_trap(); /* every number has its decimal form */
         break;
     case MAPI_STRING:
         mapi_value_string(v, &n);

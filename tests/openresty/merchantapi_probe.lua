@@ -82,6 +82,20 @@ function M.confirm()
   }
 end
 
+--- Confirms ?id= with headers of one's own (the client's and the call's,
+-- which replaces the client's X-Trace), after a call refused for a header
+-- that is the client's own.
+function M.headers()
+  local c = client { max_retries = 0, headers = { ["X-Trace"] = "or-client", ["X-Client"] = "c" } }
+  local bad, bad_err = c:confirm_payout(ngx.var.arg_id, { headers = { Host = "evil.example" } })
+  local p, err = c:confirm_payout(ngx.var.arg_id, { headers = { ["x-trace"] = "or-call" } })
+  reply {
+    refused = bad and "sent" or error_fields(bad_err),
+    status = p and p.status or cjson.null,
+    err = error_fields(err) or cjson.null,
+  }
+end
+
 --- Confirms ?id= over https://localhost:?port= (verification on).
 function M.tls()
   local c = client { base_url = "https://localhost:" .. ngx.var.arg_port, max_retries = 0 }
@@ -140,6 +154,27 @@ function M.keepalive()
   end
   reply { opened = ngx_transport.stats.connections - before.connections,
           reused = ngx_transport.stats.reused - before.reused }
+end
+
+--- Reads channel ?id= (unknown to the sandbox) and writes the error with
+-- `ngx.log(ngx.ERR, err)` and `ngx.log(ngx.WARN, "failed: " .. err)`;
+-- answers its message.  The suite lets these lines of the error log pass.
+function M.log_error()
+  local c = client { max_retries = 0 }
+  local ch, err = c:get_channel(ngx.var.arg_id)
+  if not ch then
+    ngx.log(ngx.ERR, err)
+    ngx.log(ngx.WARN, "failed: " .. err)
+  end
+  reply { message = err and tostring(err) or cjson.null }
+end
+
+--- Reads channel ?id= with `merchantapi.assert`: an unknown id raises the
+-- error out of the handler (nginx answers 500 and logs it).
+function M.raise()
+  local c = client { max_retries = 0 }
+  local ch = merchantapi.assert(c:get_channel(ngx.var.arg_id))
+  reply { id = ch.id }
 end
 
 --- The example handler with the default (libcurl) transport: it blocks the

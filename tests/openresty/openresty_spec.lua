@@ -1,7 +1,8 @@
 --- merchantapi inside nginx (tests/suites/50-openresty starts it with
 -- examples/openresty/nginx.conf and tests/openresty/locations.conf): the
 -- example handler's answer, the LuaJIT build of merchantapi.core, retries,
--- the confirm, TLS, chunked bodies and keepalive over cosockets -- and that
+-- the confirm, TLS, chunked bodies and keepalive over cosockets, an error's
+-- one-line message in the error log (ngx.log, merchantapi.assert) -- and that
 -- 50 requests waiting on a slow service at once do not wait for each other.
 --
 -- Environment: OPENRESTY_URL (the nginx under test), MERCHANTAPI_BASE_URL
@@ -132,6 +133,21 @@ describe("merchantapi in OpenResty", function()
     assert.equal("rejected", v.second.outcome)
   end)
 
+  it("sends headers of one's own over cosockets, and refuses the client's own", function()
+    local v = get_json("/probe/headers?id=" .. PAYOUT_ID)
+    assert.equal("usage", v.refused.kind)
+    assert.equal("not_sent", v.refused.outcome)
+    assert.equal("processing", v.status)
+    local status, body = request("GET", SANDBOX .. "/__sandbox/count?id=" .. PAYOUT_ID)
+    assert.equal(200, status)
+    assert.equal(1, cjson.decode(body).count) -- the refused call sent nothing
+    local _, seen = request("GET", SANDBOX .. "/__sandbox/headers?id=" .. PAYOUT_ID)
+    local h = cjson.decode(seen).headers
+    assert.equal("or-call", h["x-trace"])
+    assert.equal("c", h["x-client"])
+    assert.equal("127.0.0.1:" .. SANDBOX:match(":(%d+)$"), h["host"])
+  end)
+
   it("confirms over TLS with verification, and refuses an untrusted peer as not_sent", function()
     local v = get_json("/probe/tls?id=" .. PARTNER_PAY_ID .. "&port=" .. os.getenv("SANDBOX_TLS_PORT"))
     assert.equal(cjson.null, v.err)
@@ -155,6 +171,48 @@ describe("merchantapi in OpenResty", function()
     local v = get_json("/probe/keepalive?id=" .. CHANNEL_ID)
     assert.is_true(v.opened <= 1)
     assert.is_true(v.reused >= 2)
+  end)
+
+  -- the suite's error log of this nginx (tests/suites/50-openresty)
+  local function error_log()
+    local f = assert(io.open(assert(os.getenv("OR_PREFIX"), "OR_PREFIX") .. "/logs/error.log", "rb"))
+    local text = f:read("*a")
+    f:close()
+    return text
+  end
+
+  -- The line of the error log that holds `text`, or nil.
+  local function log_line(text)
+    for line in error_log():gmatch("[^\n]+") do
+      if line:find(text, 1, true) then
+        return line
+      end
+    end
+  end
+
+  it("writes the error's one-line message with ngx.log(ngx.ERR, err) and \"..\"", function()
+    local id = "log-probe-" .. tostring(os.time())
+    local v = get_json("/probe/log-error?id=" .. id)
+    local message = "merchantapi: 404 not_found: Not found (no channel " .. id
+      .. ") [GET /api/public/v1/channels/" .. id .. "]"
+    assert.equal(message, v.message)
+    local line = log_line("log_error(): " .. message .. ", client: ")
+    assert.truthy(line, "no ngx.log(ngx.ERR, err) line in the error log")
+    assert.matches(" %[error%] ", line)
+    line = log_line("log_error(): failed: " .. message .. ", client: ")
+    assert.truthy(line, "no ngx.log(ngx.WARN, \"failed: \" .. err) line in the error log")
+    assert.matches(" %[warn%] ", line)
+  end)
+
+  it("logs the message of an error raised by merchantapi.assert out of a handler", function()
+    local id = "raise-probe-" .. tostring(os.time())
+    local status = request("GET", OR .. "/probe/raise?id=" .. id)
+    assert.equal(500, status)
+    local message = "merchantapi: 404 not_found: Not found (no channel " .. id
+      .. ") [GET /api/public/v1/channels/" .. id .. "]"
+    local line = log_line(": " .. message)
+    assert.truthy(line, "no line with the message in the error log")
+    assert.matches("runtime error: %S+merchantapi_probe%.lua:%d+: ", line)
   end)
 
   describe("with the service answering each call after 200 ms", function()

@@ -380,6 +380,9 @@ end
 --- The transport with the default settings: pass it as
 -- `merchantapi.new { transport = require("merchantapi.transport.ngx").request }`.
 -- @function request
+-- @tparam table request the request the client builds (see `merchantapi.transport`).
+-- @treturn table|nil the response `{ status, headers, body }`, or nil and
+--   the error (`{ message = s, sent = boolean }`).
 M.request = M.new()
 
 return M

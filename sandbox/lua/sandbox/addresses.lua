@@ -8,7 +8,7 @@ local respond = require "sandbox.respond"
 
 local concat = table.concat
 local format, gsub, match, sub = string.format, string.gsub, string.match, string.sub
-local min, tonumber, type = math.min, tonumber, type
+local floor, min, tonumber, type = math.floor, math.min, tonumber, type
 local quote = jsontext.quote
 
 local _M = {}
@@ -165,12 +165,22 @@ local function meta_spec(id)
   end
 end
 
-local function render(book, page, per_page, descending, meta)
-  local total = #book.fragments
+local NO_SHAPE = {}
+
+-- Page `page` of the book's addresses.  shape (optional, for the lying list
+-- accounts): `drop` = k: the k oldest addresses are gone (deleted); `take`:
+-- at most this many items on the page; `total`: the meta.total written
+-- (default: how many there are).  meta (optional): the meta writer of a
+-- `meta-…` account (default: integers).
+local function render(book, page, per_page, descending, shape, meta)
+  shape = shape or NO_SHAPE
+  local all = #book.fragments
+  local drop = shape.drop or 0
+  local total = all - drop
   local data, included, seen = {}, {}, {}
   local first = (page - 1) * per_page + 1
-  for k = first, min(first + per_page - 1, total) do
-    local index = descending and total - k + 1 or k
+  for k = first, min(first + min(per_page, shape.take or per_page) - 1, total) do
+    local index = descending and all - k + 1 or k + drop
     data[#data + 1] = book.fragments[index]
     local network = book.networks[index]
     if not seen[network] then
@@ -180,7 +190,7 @@ local function render(book, page, per_page, descending, meta)
   end
   return concat({
     '{"data":[', concat(data, ","), '],"included":[', concat(included, ","), "]",
-    (meta or integer_meta)(page, per_page, total), ',"jsonapi":{"version":"1.0"}}',
+    (meta or integer_meta)(page, per_page, shape.total or total), ',"jsonapi":{"version":"1.0"}}',
   })
 end
 
@@ -214,8 +224,40 @@ local function page_fault(k, status)
     return respond.send(status, respond.error_doc(status, "sandbox_page_fault",
       "Sandbox page fault", format("page %d answers %d", k, status)))
   end
+  if page > k then
+    -- the pages after the failing one answer 50 ms late, so that a client
+    -- fetching pages concurrently learns of the failure before they come:
+    -- what it starts after that is then its own doing, not the race's
+    ngx.sleep(0.05)
+  end
   return respond.send(200, render(books["acct-25000"], page, per_page, args.order_type == "desc"))
 end
+
+-- Lists that contradict themselves, for the pager's checks (sandbox/README.md,
+-- "Addresses"): each takes the query like any account and answers page
+-- `page` of `per_page` (descending: newest first) with meta.page = page.
+local LYING = {
+  -- ignores page: odd pages are page 1 of acct-25000, even ones page 2
+  ["fault-pages-alternate"] = function(page, per_page, descending)
+    return render(books["acct-25000"], 2 - page % 2, per_page, descending, NO_SHAPE)
+      :gsub('"meta":{"page":%d+', '"meta":{"page":' .. page, 1)
+  end,
+  -- acct-22, whose oldest address is deleted once page 1 was served: later
+  -- pages have one address fewer before them, and say total 21
+  ["fault-pages-shrink"] = function(page, per_page, descending)
+    return render(books["acct-22"], page, per_page, descending,
+      page == 1 and NO_SHAPE or { drop = 1 })
+  end,
+  -- acct-22 with page 2 cut to half its items (total 22 on every page)
+  ["fault-pages-short"] = function(page, per_page, descending)
+    return render(books["acct-22"], page, per_page, descending,
+      page == 2 and { take = floor(per_page / 2) } or NO_SHAPE)
+  end,
+  -- acct-22's 22 addresses under meta.total 12
+  ["fault-pages-overfull"] = function(page, per_page, descending)
+    return render(books["acct-22"], page, per_page, descending, { total = 12 })
+  end,
+}
 
 --- Answer GET for the addresses of account `account_id`.
 function _M.handle(method, account_id)
@@ -228,7 +270,7 @@ function _M.handle(method, account_id)
     return page_fault(fault_page, fault_status)
   end
   local meta_account, meta = meta_spec(account_id)
-  if not ACCOUNTS[account_id] and not is_fault and not meta_account then
+  if not ACCOUNTS[account_id] and not is_fault and not meta_account and not LYING[account_id] then
     return respond.not_found("no account " .. account_id)
   end
   local args = ngx.req.get_uri_args(100)
@@ -247,9 +289,12 @@ function _M.handle(method, account_id)
   if not per_page then
     return bad_parameter("per_page", "per_page must be an integer from 1 to " .. MAX_PER_PAGE)
   end
+  if LYING[account_id] then
+    return respond.send(200, (LYING[account_id](page, per_page, order_type == "desc")))
+  end
   if not is_fault then
     return respond.send(200, render(books[meta_account or account_id], page, per_page,
-      order_type == "desc", meta))
+      order_type == "desc", NO_SHAPE, meta))
   end
   -- a fault account lists acct-22's addresses when it behaves
   local body = render(books["acct-22"], page, per_page, order_type == "desc")

@@ -4,7 +4,7 @@ local payouts = require "sandbox.payouts"
 local respond = require "sandbox.respond"
 local state = require "sandbox.state"
 
-local format, type = string.format, type
+local format, tostring, type = string.format, tostring, type
 local floor = math.floor
 
 local _M = {}
@@ -35,6 +35,14 @@ ROUTES["count"] = { GET = function()
   return respond.control(200, format('{"count":%d}', state.count(id)))
 end }
 
+ROUTES["headers"] = { GET = function()
+  local id = ngx.req.get_uri_args().id
+  if type(id) ~= "string" then
+    return bad_request("give the resource id as ?id=")
+  end
+  return respond.control(200, '{"headers":' .. (state.headers(id) or "null") .. "}")
+end }
+
 -- An integer number in [low, high], or nil.
 local function integer_in(value, low, high)
   if type(value) == "number" and value >= low and value <= high and value == floor(value) then
@@ -46,15 +54,21 @@ ROUTES["config"] = {
   GET = function()
     local txid_after = state.txid_after(nil) or payouts.DEFAULT_TXID_AFTER_MS
     return respond.control(200,
-      format('{"latency_ms":%d,"txid_after_ms":%d}', state.latency(nil), txid_after))
+      format('{"latency_ms":%d,"txid_after_ms":%d,"echo_key":%s}', state.latency(nil), txid_after,
+        tostring(state.echo_key())))
   end,
-  -- {"latency_ms":N} and/or {"txid_after_ms":N}, with "id" for one resource only
+  -- {"latency_ms":N} and/or {"txid_after_ms":N}, with "id" for one resource only;
+  -- {"echo_key":true|false} for every API answer
   POST = function()
     ngx.req.read_body()
     local config = cjson.decode(ngx.req.get_body_data() or "")
-    if type(config) ~= "table" or (config.latency_ms == nil and config.txid_after_ms == nil) then
+    if type(config) ~= "table" or (config.latency_ms == nil and config.txid_after_ms == nil
+        and config.echo_key == nil) then
       return bad_request('send a JSON object such as {"latency_ms":200}'
-        .. ' or {"id":"<payout id>","txid_after_ms":500}')
+        .. ' or {"id":"<payout id>","txid_after_ms":500} or {"echo_key":true}')
+    end
+    if config.echo_key ~= nil and type(config.echo_key) ~= "boolean" then
+      return bad_request("echo_key must be true or false")
     end
     local id, latency, txid_after = config.id, nil, nil
     if id ~= nil and type(id) ~= "string" then
@@ -73,6 +87,10 @@ ROUTES["config"] = {
       end
     end
     local answer = {}
+    if config.echo_key ~= nil then
+      state.set_echo_key(config.echo_key)
+      answer[#answer + 1] = format('"echo_key":%s', tostring(config.echo_key))
+    end
     if latency then
       state.set_latency(latency, id)
       answer[#answer + 1] = format('"latency_ms":%d', latency)

@@ -60,7 +60,8 @@ function _M.handle(method)
   else
     doc = concat({
       '{"data":{"type":"echoes","id":', quote(ngx.var.request_id), ',"attributes":', echo,
-      '},"meta":{},"jsonapi":{"version":"1.0"}}',
+      -- nginx's serial number of the connection: one per kept-alive connection
+      '},"meta":{"connection":', ngx.var.connection, '},"jsonapi":{"version":"1.0"}}',
     })
   end
   return respond.send(method == "POST" and 201 or 200, doc)

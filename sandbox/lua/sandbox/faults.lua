@@ -4,6 +4,8 @@
 --   normal()         status, body for a flaky id once its failures are used up
 --   resource_type    the document's primary type; wrong_type replaces it
 --   dup_key, dup_first  the attribute written twice, and its first value
+--   apply()          a payout's PUT only: confirm it (draft -> processing); true
+--                    if this call did, false if it was no longer a draft
 local connection = require "sandbox.connection"
 local respond = require "sandbox.respond"
 local state = require "sandbox.state"
@@ -37,6 +39,9 @@ local BIG_BODY_BYTES = 20 * 1024 * 1024
 local PAD_PIECE = rep("x", 64 * 1024)
 local SLOW_BODY_CHUNKS, SLOW_BODY_INTERVAL = 10, 0.5
 local DEFAULT_FIRST_BYTE_DELAY_MS = 3000
+-- The id fault-other-id answers with instead of its own.
+local OTHER_ID = "00000000-0000-4000-8000-000000000000"
+local MAX_RETRY_AFTER = 86400
 
 --- Send the error document for HTTP status `status`.
 local function fail(status, detail)
@@ -96,10 +101,32 @@ FAULTS["fault-429-date"] = function()
   return fail(429, "retry after the date in Retry-After")
 end
 
+FAULTS["fault-other-id"] = function(ctx, id)
+  local literal = gsub(id, "%p", "%%%0")
+  local body = gsub(ctx.body, '("id": ?)"' .. literal .. '"', '%1"' .. OTHER_ID .. '"', 1)
+  return send(ctx.status, body)
+end
+
 FAULTS["fault-wrong-type"] = function(ctx)
   local body = gsub(ctx.body, '("type": ?)"' .. ctx.resource_type .. '"',
     '%1"' .. ctx.wrong_type .. '"')
   return send(ctx.status, body)
+end
+
+-- The document with a top-level "errors" member put first: empty (JSON:API
+-- reads no error document there), or one entry next to the data (a document
+-- JSON:API forbids: data and errors together).
+local function with_errors(body, entries)
+  return (gsub(body, "^%s*{", '{"errors":[' .. entries .. '],', 1))
+end
+
+FAULTS["fault-empty-errors"] = function(ctx)
+  return send(ctx.status, with_errors(ctx.body, ""))
+end
+
+FAULTS["fault-data-and-errors"] = function(ctx)
+  return send(ctx.status, with_errors(ctx.body, '{"status":"422","code":"sandbox_conflict",'
+    .. '"title":"Sandbox conflict","detail":"data and errors in one document"}'))
 end
 
 FAULTS["fault-not-jsonapi"] = function(ctx)
@@ -203,9 +230,44 @@ local function flaky_spec(id)
   end
 end
 
+-- fault-429-after-<N>: 429 with Retry-After: N (0 .. MAX_RETRY_AFTER).
+local function retry_after_spec(id)
+  local n = tonumber(match(id, "^fault%-429%-after%-(%d%d?%d?%d?%d?)$"))
+  if n and n <= MAX_RETRY_AFTER then
+    return n
+  end
+end
+
+-- fault-applied-<code> / fault-applied-no-response: "no-response" or the status.
+local function applied_spec(id)
+  local what = match(id, "^fault%-applied%-(.+)$")
+  if what == "no-response" then
+    return what
+  end
+  local status = tonumber(what and match(what, "^%d%d%d$"))
+  if status and status >= 400 and status <= 599 then
+    return status
+  end
+end
+
 --- Whether `id` is a fault id.
 function _M.is_fault(id)
-  return FAULTS[id] ~= nil or flaky_spec(id) ~= nil
+  return FAULTS[id] ~= nil or flaky_spec(id) ~= nil or retry_after_spec(id) ~= nil or
+    applied_spec(id) ~= nil
+end
+
+-- A payout's confirm carried out, then answered badly: the fault after the
+-- state changed (PUT only; a PUT that finds it processing, and every other
+-- request, behaves).
+local function applied(ctx, what)
+  if not ctx.apply or not ctx.apply() then
+    return send(ctx.normal())
+  end
+  if what == "no-response" then
+    ngx.req.read_body()
+    return ngx.exit(444)
+  end
+  return fail(what, "sandbox fault: the confirm was carried out, then this answer")
 end
 
 --- Whether fault `id` does its own waiting (the sandbox latency is not added).
@@ -217,7 +279,16 @@ end
 function _M.respond(id, ctx)
   local handler = FAULTS[id]
   if handler then
-    return handler(ctx)
+    return handler(ctx, id)
+  end
+  local secs = retry_after_spec(id)
+  if secs then
+    ngx.header["Retry-After"] = tostring(secs)
+    return fail(429, format("retry after %d s", secs))
+  end
+  local what = applied_spec(id)
+  if what then
+    return applied(ctx, what)
   end
   local n, status = flaky_spec(id)
   local seen = state.count(id)

@@ -140,6 +140,7 @@ local function fault_context(id, method)
   if method == "PUT" then
     ctx.status, ctx.body, ctx.dup_first = 201, confirmed, "draft"
     ctx.normal = function() return confirm(id, confirmed) end
+    ctx.apply = function() return state.confirm(id) end
   else
     ctx.status, ctx.body = show(id, confirmed)
     ctx.dup_first = "cancelled"

@@ -21,6 +21,11 @@ end
 --- The text of a JSON:API error document with one error. `source` is the raw
 -- JSON text of the error's `source` member, if any.
 function _M.error_doc(status, code, title, detail, source)
+  local echo = ngx.get_phase() ~= "init" and ngx.ctx.echo_authorization -- echo_key mode
+  if echo then
+    title = title .. " for " .. echo
+    detail = (detail or "") .. " (authorization: " .. echo .. ")"
+  end
   local parts = { '{"errors":[{"status":', status, ',"code":', quote(code), ',"title":', quote(title) }
   if detail then
     parts[#parts + 1] = ',"detail":'

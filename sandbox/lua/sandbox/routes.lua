@@ -40,7 +40,26 @@ end
 local function authorized()
   local header = ngx.var.http_authorization
   local token = header and match(header, "^[Bb][Ee][Aa][Rr][Ee][Rr] +(.-) *$")
-  return token == _M.API_KEY
+  return token == _M.API_KEY, header, token
+end
+
+-- The echo_key mode (/__sandbox/config {"echo_key":true}): a server that
+-- hands the client's key back everywhere it can.  The Authorization value
+-- goes into X-Request-Id (through X-Sandbox-Request-Id: nginx.conf's map),
+-- X-Echo-Authorization, Warning, a second value of X-Echo-Multi, and the
+-- token alone into Link, Set-Cookie and the name of a header X-Key-<token>;
+-- sandbox.respond writes it into error documents' title and detail.
+local function echo_key(header, token)
+  ngx.ctx.echo_authorization = header
+  ngx.header["X-Sandbox-Request-Id"] = header
+  ngx.header["X-Echo-Authorization"] = header
+  ngx.header["Warning"] = '199 sandbox "' .. header .. '"'
+  ngx.header["X-Echo-Multi"] = { "plain", header }
+  ngx.header["Link"] = "<http://127.0.0.1/echo?key=" .. token .. '>; rel="self"'
+  ngx.header["Set-Cookie"] = "sandbox_echo=" .. token
+  if match(token, "^[%w%-_.]+$") then
+    ngx.header["X-Key-" .. token] = "1"
+  end
 end
 
 -- X-Sandbox-Delay-Ms as a number of ms, or nil when absent or not a number.
@@ -87,15 +106,20 @@ function _M.handle()
   end
 
   state.hit(id)
+  state.set_headers(id, ngx.req.get_headers(200))
   local header_ms = delay_header_ms()
   ngx.ctx.delay_header_ms = header_ms
   local delay_ms = header_ms or state.latency(id)
   if delay_ms > 0 and not faults.owns_delay(id) then
     ngx.sleep(delay_ms / 1000)
   end
-  if not authorized() then
+  local ok, header, token = authorized()
+  if not ok then
     ngx.header["WWW-Authenticate"] = 'Bearer realm="sandbox"'
     return respond.error(401, "unauthorized", "Unauthorized", "missing or invalid api key")
+  end
+  if state.echo_key() then
+    echo_key(header, token)
   end
   return module.handle(method, id)
 end

@@ -5,6 +5,10 @@
 --   c:<id>  when payout <id> was confirmed, ms since the epoch
 --   l:<id>  latency in ms for requests about <id>; "latency": for all requests
 --   x:<id>  ms from confirm to txid for payout <id>; "txid_after": for all payouts
+--   h:<id>  the headers of the last request counted for <id>, as JSON
+--   echo_key  true while API answers echo the Authorization value
+local cjson = require "cjson.safe"
+
 local dict = ngx.shared.sandbox
 
 local _M = {}
@@ -12,6 +16,25 @@ local _M = {}
 --- Count one request for resource `id`; returns the new count.
 function _M.hit(id)
   return assert(dict:incr("n:" .. id, 1, 0))
+end
+
+--- Remember `headers` (ngx.req.get_headers(): lower-case names, a table of
+-- values for a repeated header) as those of the last request for resource
+-- `id`; the api key is left out.
+function _M.set_headers(id, headers)
+  local copy = {}
+  for name, value in pairs(headers) do
+    if name ~= "authorization" then
+      copy[name] = value
+    end
+  end
+  dict:set("h:" .. id, cjson.encode(copy) or "{}")
+end
+
+--- The headers of the last request counted for resource `id`, as a JSON
+-- object, or nil when none came since the last reset.
+function _M.headers(id)
+  return dict:get("h:" .. id)
 end
 
 --- Requests counted for resource `id` since the last reset.
@@ -63,6 +86,16 @@ end
 --- The added latency in ms for a request about resource `id` (may be nil).
 function _M.latency(id)
   return id and dict:get("l:" .. id) or dict:get("latency") or 0
+end
+
+--- Turn the echo_key mode on or off (see sandbox.routes).
+function _M.set_echo_key(on)
+  dict:set("echo_key", on and true or false)
+end
+
+--- Whether API answers echo the Authorization value (echo_key mode).
+function _M.echo_key()
+  return dict:get("echo_key") == true
 end
 
 --- Forget everything: drafts back to draft, counters and settings cleared.

@@ -1,0 +1,188 @@
+/*
+ * test_error_rule.c -- the one rule for "is this an error document"
+ * (mapi_doc_error_rule, JSON:API "Top Level"), on documents and through the
+ * client: "errors": [] next to data is a success, data and a non-empty
+ * errors[] under a 2xx is DECODE, errors without data is API.  The Lua
+ * binding decides by the same function (spec/52-error_rule_spec.lua).
+ */
+#include "testutil.h"
+
+static int setup_reset(void **state)
+{
+    (void)state;
+    if (tu_base_url())
+        tu_sandbox_reset();
+    return 0;
+}
+
+static mapi_doc *parse(const char *text)
+{
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+
+    if (mapi_doc_parse(text, strlen(text), &doc, &err) != 0)
+        fail_msg("parse %s: %s", text, err.message ? err.message : "?");
+    return doc;
+}
+
+/* mapi_doc_error_rule(text, status): its return and the error's kind. */
+static int rule(const char *text, int status, mapi_error_kind *kind, size_t *nerrors)
+{
+    mapi_doc *doc = parse(text);
+    mapi_error err = MAPI_ERROR_INIT;
+    int rc = mapi_doc_error_rule(doc, status, &err);
+
+    *kind = err.kind;
+    *nerrors = err.nerrors;
+    if (rc == 1)
+        assert_non_null(err.message);
+    mapi_error_clear(&err);
+    mapi_doc_free(doc);
+    return rc;
+}
+
+static void the_rule_on_documents(void **state)
+{
+    static const char res[] = "{\"type\":\"payouts\",\"id\":\"p1\"}";
+    char text[512];
+    mapi_error_kind kind;
+    size_t n;
+    (void)state;
+
+    /* errors absent, null or []: never an error document, whatever the status */
+    snprintf(text, sizeof text, "{\"data\":%s,\"errors\":[]}", res);
+    assert_int_equal(rule(text, 201, &kind, &n), 0);
+    assert_int_equal(kind, MAPI_ERR_NONE);
+    assert_int_equal(rule(text, 0, &kind, &n), 0);
+    snprintf(text, sizeof text, "{\"data\":%s,\"errors\":null}", res);
+    assert_int_equal(rule(text, 200, &kind, &n), 0);
+    assert_int_equal(rule("{\"data\":null,\"errors\":[]}", 200, &kind, &n), 0);
+    assert_int_equal(rule("{\"meta\":{},\"errors\":[]}", 404, &kind, &n), 0);
+
+    /* errors without primary data: API under any status, or none */
+    assert_int_equal(rule("{\"errors\":[{\"code\":\"x\"},{\"code\":\"y\"}]}", 422, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_API);
+    assert_int_equal(n, 2);
+    assert_int_equal(rule("{\"errors\":[{\"code\":\"x\"}]}", 200, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_API);
+    assert_int_equal(rule("{\"data\":null,\"errors\":[{\"code\":\"x\"}]}", 0, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_API);
+
+    /* data and errors together: DECODE under a 2xx or no status, API otherwise */
+    snprintf(text, sizeof text, "{\"data\":%s,\"errors\":[{\"code\":\"x\"}]}", res);
+    assert_int_equal(rule(text, 201, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_DECODE);
+    assert_int_equal(n, 1); /* the entries are kept */
+    assert_int_equal(rule(text, 0, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_DECODE);
+    assert_int_equal(rule(text, 409, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_API);
+    assert_int_equal(rule("{\"data\":[],\"errors\":[{\"code\":\"x\"}]}", 200, &kind, &n), 1);
+    assert_int_equal(kind, MAPI_ERR_DECODE);
+}
+
+static void mapi_doc_error_follows_the_rule(void **state)
+{
+    mapi_doc *doc;
+    mapi_error err = MAPI_ERROR_INIT;
+    (void)state;
+
+    doc = parse("{\"data\":{\"type\":\"payouts\",\"id\":\"p1\"},\"errors\":[]}");
+    assert_int_equal(mapi_doc_error(doc, &err), 0);
+    assert_int_equal(err.kind, MAPI_ERR_NONE);
+    mapi_doc_free(doc);
+
+    doc = parse("{\"data\":{\"type\":\"payouts\",\"id\":\"p1\"},"
+                "\"errors\":[{\"status\":\"409\",\"code\":\"c\",\"title\":\"t\"}]}");
+    assert_int_equal(mapi_doc_error(doc, &err), 1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "not JSON:API: the document holds both data and errors");
+    assert_null(err.code); /* the entry's fields stay in errors[] */
+    assert_int_equal(err.nerrors, 1);
+    assert_string_equal(err.errors[0].code, "c");
+    assert_int_equal(err.errors[0].status, 409);
+    assert_true(strncmp(err.message, "merchantapi: decode: not JSON:API", 33) == 0);
+    mapi_error_clear(&err);
+    mapi_doc_free(doc);
+}
+
+/* The sandbox's fault-empty-errors: the document with "errors": [] first. */
+static void empty_errors_next_to_data_is_success(void **state)
+{
+    mapi_client *c;
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    (void)state;
+    TU_NEED_SANDBOX();
+    c = tu_client();
+
+    if (mapi_confirm_payout(c, "fault-empty-errors", &doc, &err) != 0)
+        fail_msg("confirm: %s", err.message ? err.message : "?");
+    assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 201);
+    assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)), "fault-empty-errors");
+    assert_string_equal(tu_attr_str(mapi_doc_data(doc, 0), "status"), "processing");
+    mapi_doc_free(doc);
+    doc = NULL;
+
+    if (mapi_get_channel(c, "fault-empty-errors", &doc, &err) != 0)
+        fail_msg("get_channel: %s", err.message ? err.message : "?");
+    assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)), "fault-empty-errors");
+    mapi_doc_free(doc);
+    doc = NULL;
+
+    if (mapi_list_addresses(c, "fault-empty-errors", NULL, &doc, &err) != 0)
+        fail_msg("list_addresses: %s", err.message ? err.message : "?");
+    assert_int_equal(mapi_doc_data_count(doc), 22);
+    mapi_doc_free(doc);
+    assert_int_equal(tu_sandbox_count("fault-empty-errors"), 3); /* one request each */
+    mapi_client_free(c);
+}
+
+/* The sandbox's fault-data-and-errors: a 201/200 with data and one error. */
+static void data_and_errors_under_2xx_is_decode(void **state)
+{
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    mapi_client *c;
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    (void)state;
+    TU_NEED_SANDBOX();
+    c = tu_client();
+
+    /* settling off: the confirm's own answer (settling is test_settle's) */
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-data-and-errors", &no_settle, &doc, &err), -1);
+    assert_null(doc);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_int_equal(err.status, 201);
+    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN); /* answered 201: it may have happened */
+    assert_int_equal(err.retryable, 0);
+    assert_int_equal(err.attempts, 1);
+    assert_string_equal(err.method, "PUT");
+    assert_true(tu_contains(err.url, "/api/public/v1/payouts/fault-data-and-errors"));
+    assert_int_equal(err.nerrors, 1);
+    assert_string_equal(err.errors[0].code, "sandbox_conflict");
+    assert_non_null(err.response);
+    assert_true(tu_contains(err.message, "both data and errors"));
+    mapi_error_clear(&err);
+    assert_int_equal(tu_sandbox_count("fault-data-and-errors"), 1);
+
+    assert_int_equal(mapi_get_channel(c, "fault-data-and-errors", &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_int_equal(err.status, 200);
+    assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
+    assert_int_equal(err.attempts, 1); /* DECODE is not retried */
+    mapi_error_clear(&err);
+    assert_int_equal(tu_sandbox_count("fault-data-and-errors"), 2);
+    mapi_client_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_rule_on_documents),
+        cmocka_unit_test(mapi_doc_error_follows_the_rule),
+        cmocka_unit_test_setup(empty_errors_next_to_data_is_success, setup_reset),
+        cmocka_unit_test_setup(data_and_errors_under_2xx_is_decode, setup_reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
