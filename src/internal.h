@@ -138,17 +138,12 @@ char *mapi_value_json(const mapi_value *v, size_t *len);
    by their text.  NULL reads as null. */
 int mapi_value_equal(const mapi_value *a, const mapi_value *b);
 
-/* ---- strict UTF-8 (utf8.c) ---- */
+/* ---- \u escapes (utf8.c) ---- */
 
-/* Checks body as RFC 3629 UTF-8 (no overlong forms, surrogates or code
-   points past U+10FFFF) and every \u escape inside strings for a lone
-   surrogate.  0, or -1 with a DECODE error. */
-int mapi_utf8_check(const char *body, size_t len, mapi_error *err);
-/* Its two steps: the length of the valid UTF-8 sequence at s[0] >= 0x80
-   (avail bytes left), or 0; the length of the \u escape at s[0] == '\\',
-   s[1] == 'u', or 0 for a lone surrogate (jsonapi.c names that one when the
-   reader refuses a string). */
-size_t mapi_utf8_sequence(const unsigned char *s, size_t avail);
+/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
+   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
+   names that one when the reader refuses a string); 2 for another bad
+   escape. */
 size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
 
 /* ---- errors (error.c) ---- */
