@@ -94,14 +94,6 @@ template <typename T> bool reserve(T *&arr, size_t &cap, size_t need)
 
 /* ---- names ---- */
 
-/* A hash of a byte string, eight bytes at a time: names are short, so up
-   to 16 bytes it is two loads. */
-inline uint64_t mix(uint64_t h, uint64_t w)
-{
-    h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);
-    return h ^ (h >> 29);
-}
-
 inline uint64_t load8(const char *s)
 {
     uint64_t w;
@@ -120,18 +112,19 @@ inline uint64_t load_short(const char *s, size_t n, bool padded)
     return w;
 }
 
-/* padded: s[0..n + 8) may be read (a body or simdjson's string buffer,
-   both padded); the hash is the same either way. */
+/* A hash of a byte string, eight bytes at a time: names are short, so up
+   to 16 bytes it is two loads.  padded: s[0..n + 8) may be read (a body or
+   simdjson's string buffer, both padded); the hash is the same either way. */
 inline size_t hash_bytes(const char *s, size_t n, bool padded = false)
 {
     uint64_t h = (uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F);
     if (n <= 8)
-        return (size_t)mix(h, load_short(s, n, padded));
+        return (size_t)mapi_hash_mix(h, load_short(s, n, padded));
     if (n <= 16)
-        return (size_t)mix(mix(h, load8(s)), load8(s + n - 8));
+        return (size_t)mapi_hash_mix(mapi_hash_mix(h, load8(s)), load8(s + n - 8));
     for (; n >= 8; s += 8, n -= 8)
-        h = mix(h, load8(s));
-    return (size_t)mix(h, load_short(s, n, false));
+        h = mapi_hash_mix(h, load8(s));
+    return (size_t)mapi_hash_mix(h, load_short(s, n, false));
 }
 
 bool grow_names(builder &b)

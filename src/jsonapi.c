@@ -184,28 +184,22 @@ static void label_of(label *l, const mapi_value *type, const mapi_value *id, con
 
 /* ---- the (type, id) / (type, lid) index ---- */
 
-static uint64_t mix(uint64_t h, uint64_t w)
-{
-    h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);
-    return h ^ (h >> 29);
-}
-
 /* Eight bytes at a time (ids are often 36-byte UUIDs). */
 static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
 {
     uint64_t w;
     size_t i;
 
-    h = mix(h, (uint64_t)n);
+    h = mapi_hash_mix(h, (uint64_t)n);
     for (; n >= 8; s += 8, n -= 8) {
         memcpy(&w, s, 8);
-        h = mix(h, w);
+        h = mapi_hash_mix(h, w);
     }
     if (n) {
         w = 0;
         for (i = 0; i < n; i++)
             w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-        h = mix(h, w);
+        h = mapi_hash_mix(h, w);
     }
     return h;
 }
