@@ -189,9 +189,8 @@ MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
 /* The exact text of any JSON number, MAPI_INT and MAPI_NUMBER alike, as it
    came ("1200", "-12", "250.10", "1.5e-7", "123456789012345678901234567890"),
    with its length in bytes in *len (len may be NULL): the source text,
-   byte for byte ("-0" included).  NULL (and *len 0) for other
-   types, and for values not made by the parser.  Borrowed: valid while the
-   document lives; never fails. */
+   byte for byte ("-0" included).  NULL (and *len 0) for other types.
+   Borrowed: valid while the document lives; never fails. */
 MAPI_API const char *mapi_value_number(const mapi_value *v, size_t *len);
 /* mapi_value_number without the length.  (It used to return NULL for
    MAPI_INT; it now gives the integer's text too.) */
