@@ -17,8 +17,10 @@ export SANDBOX_PORT
 PKG_LUA    := $(if $(filter luajit,$(LUA)),luajit,$(LUA))
 LUA_VER    := $(patsubst lua%,%,$(filter lua5.%,$(LUA)))$(if $(filter luajit,$(LUA)),5.1)
 LUA_CFLAGS := $(shell pkg-config --cflags $(PKG_LUA) 2>/dev/null || echo -I/usr/include/$(LUA))
-DEP_CFLAGS := $(shell pkg-config --cflags libcurl json-c 2>/dev/null)
-DEP_LIBS   := $(shell pkg-config --libs libcurl json-c 2>/dev/null || echo -lcurl -ljson-c)
+DEP_CFLAGS := $(shell pkg-config --cflags libcurl simdjson 2>/dev/null)
+# src/json_parse.cpp is C++ (simdjson): the C++ runtime comes with the link
+DEP_LIBS   := $(shell pkg-config --libs libcurl simdjson 2>/dev/null || echo -lcurl -lsimdjson) \
+              -lstdc++
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 ifeq ($(DEV),1)
@@ -34,12 +36,17 @@ endif
 OPT        ?= -O2 -g
 CFLAGS_ALL := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC -fvisibility=hidden \
               $(OPT) $(WARN) $(SAN) $(DEP_CFLAGS) $(CFLAGS)
+# The one C++ file: simdjson's error codes only (no exceptions, no RTTI)
+CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvisibility=hidden \
+              $(OPT) $(filter-out -Wmissing-prototypes -Wstrict-prototypes,$(WARN)) $(SAN) \
+              $(DEP_CFLAGS) $(CXXFLAGS)
 
-CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/numscan.c src/value.c \
+CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/value.c \
               src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
               src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
               src/multi.c src/version.c src/headers.c
-CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o)
+CORE_CXX   := src/json_parse.cpp
+CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o) $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
 # SANITIZE=1 libraries go to $(BUILD)/san/: they never replace the plain ones.
@@ -87,15 +94,20 @@ deps:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h
+$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # The binding's files, compiled once per Lua target.
 LUA_SRC    := src/lua_merchantapi.c src/lua_transport.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 
-$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/lua_compat.h src/lua_binding.h
+$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/lua_compat.h \
+                      src/lua_binding.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 

@@ -10,7 +10,7 @@ source = {
 description = {
   summary = "Client for the merchant payments service: confirm payouts, read channels, list addresses",
   detailed = [[
-A C core (libcurl, json-c) with a Lua binding: JSON:API documents come back as
+A C core (libcurl, simdjson) with a Lua binding: JSON:API documents come back as
 flattened, resolved Lua tables with exact numbers; retries and errors that are
 safe with money; a pager over address lists.]],
   license = "MIT",
@@ -22,13 +22,15 @@ dependencies = {
 }
 external_dependencies = {
   CURL = { library = "curl" },
-  JSONC = { library = "json-c" },
+  SIMDJSON = { header = "simdjson.h", library = "simdjson" },
 }
 -- A "make" build (mk/rock.mk) rather than "builtin": the module must be
 -- compiled with -fvisibility=hidden and linked with a version script so that
 -- merchantapi/core.so exports luaopen_merchantapi_core only, and builtin
 -- has no per-rock compiler or linker flags.  mk/rock.mk compiles every
--- src/*.c (the binding is src/lua_*.c) and installs every lua/ file.
+-- src/*.c (the binding is src/lua_*.c) and src/json_parse.cpp (C++, with
+-- the system's c++), links libsimdjson and the C++ runtime, and installs
+-- every lua/ file.
 build = {
   type = "make",
   makefile = "mk/rock.mk",
@@ -39,8 +41,8 @@ build = {
     LUA_INCDIR = "$(LUA_INCDIR)",
     CURL_INCDIR = "$(CURL_INCDIR)",
     CURL_LIBDIR = "$(CURL_LIBDIR)",
-    JSONC_INCDIR = "$(JSONC_INCDIR)",
-    JSONC_LIBDIR = "$(JSONC_LIBDIR)",
+    SIMDJSON_INCDIR = "$(SIMDJSON_INCDIR)",
+    SIMDJSON_LIBDIR = "$(SIMDJSON_LIBDIR)",
   },
   install_variables = {
     INST_LIBDIR = "$(LIBDIR)",

@@ -9,14 +9,24 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CFLAGS  := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -g -O1 -Wall -Wextra -Werror \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(DEP_CFLAGS)
 # The whole core (the parser needs no HTTP, but the files reference each
-# other; linking all of them keeps this list from going stale).
+# other; linking all of them keeps this list from going stale), and the JSON
+# reader, the one C++ file, compiled by clang++ with the same sanitizers.
 FUZZ_SRC     := $(CORE_SRC)
+FUZZ_CXXFLAGS := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -g -O1 -Wall -Wextra -Werror \
+                -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+                $(DEP_CFLAGS)
+FUZZ_CXX_OBJ := $(FUZZ_DIR)/json_parse.o
+
+$(FUZZ_CXX_OBJ): $(CORE_CXX) src/json_parse.h src/merchantapi.h | deps
+	@mkdir -p $(@D)
+	clang++ $(FUZZ_CXXFLAGS) -Isrc -c $(CORE_CXX) -o $@
 FIXTURES     ?= $(abspath fixtures)
 
 # `| deps`: clang and libclang-rt-14-dev come from scripts/deps on a fresh machine.
-$(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) src/merchantapi.h src/internal.h | deps
+$(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) src/merchantapi.h \
+                      src/internal.h src/json_parse.h | deps
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -Isrc -o $@ tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(DEP_LIBS)
+	clang $(FUZZ_CFLAGS) -Isrc -o $@ tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) $(DEP_LIBS)
 
 .PHONY: fuzz-doc fuzz-lua fuzz-seeds
 
@@ -25,11 +35,11 @@ FUZZ_LUA_SRC := $(or $(LUA_SRC),src/lua_merchantapi.c) $(CORE_SRC)
 FUZZ_LUA_FLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 FUZZ_LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
-$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) src/merchantapi.h src/internal.h \
-                      $(wildcard src/lua_*.h) | deps
+$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) $(FUZZ_CXX_OBJ) src/merchantapi.h \
+                      src/internal.h src/json_parse.h $(wildcard src/lua_*.h) | deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(FUZZ_LUA_FLAGS) -Isrc -o $@ tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) \
-	  $(FUZZ_LUA_LIBS) $(DEP_LIBS) -lm
+	  $(FUZZ_CXX_OBJ) $(FUZZ_LUA_LIBS) $(DEP_LIBS) -lm
 
 # Seconds for each harness: a third (at least 1) for the Lua one.
 FUZZ_LUA_PART := $(shell n=$(FUZZ_SECONDS); p=$$((n / 3)); [ $$p -ge 1 ] || p=1; echo $$p)

@@ -3,29 +3,35 @@
 # Makefile builds the same module with `make LUA=...`.
 #
 # merchantapi/core.so holds the binding (src/lua_*.c) and the C core (every
-# other src/*.c: new core files need no listing here), compiled with hidden
+# other src/*.c: new core files need no listing here, and src/json_parse.cpp,
+# the JSON reader over simdjson, compiled with CXX), compiled with hidden
 # visibility and linked with mk/luamod.map, so that it exports
 # luaopen_merchantapi_core and nothing else.  Then the Lua files.
 #
 # LuaRocks passes CFLAGS, LIBFLAG, LUA_INCDIR, CURL_INCDIR, CURL_LIBDIR,
-# JSONC_INCDIR, JSONC_LIBDIR (build) and INST_LIBDIR, INST_LUADIR (install).
-# The version script needs GNU ld or lld.
+# SIMDJSON_INCDIR, SIMDJSON_LIBDIR (build) and INST_LIBDIR, INST_LUADIR
+# (install).  The version script needs GNU ld or lld.
 
 CC           ?= cc
+CXX          ?= c++
 CFLAGS       ?= -O2 -fPIC
 LIBFLAG      ?= -shared
 LUA_INCDIR   ?= /usr/include/lua5.4
 CURL_INCDIR  ?= /usr/include
 CURL_LIBDIR  ?= /usr/lib
-JSONC_INCDIR ?= /usr/include
-JSONC_LIBDIR ?= /usr/lib
+SIMDJSON_INCDIR ?= /usr/include
+SIMDJSON_LIBDIR ?= /usr/lib
 
 # one object directory per Lua (the binding's objects depend on its headers)
 ROCK_BUILD := build/rock/$(notdir $(LUA_INCDIR))
 SRC        := $(wildcard src/*.c)
-OBJ        := $(SRC:src/%.c=$(ROCK_BUILD)/%.o)
+CXX_SRC    := $(wildcard src/*.cpp)
+OBJ        := $(SRC:src/%.c=$(ROCK_BUILD)/%.o) $(CXX_SRC:src/%.cpp=$(ROCK_BUILD)/%.o)
 ROCK_FLAGS := $(CFLAGS) -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC \
-              -fvisibility=hidden -Isrc -I$(LUA_INCDIR) -I$(CURL_INCDIR) -I$(JSONC_INCDIR)
+              -fvisibility=hidden -Isrc -I$(LUA_INCDIR) -I$(CURL_INCDIR) -I$(SIMDJSON_INCDIR)
+# simdjson's error codes only: no exceptions, no RTTI
+ROCK_CXXFLAGS := $(CFLAGS) -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC \
+              -fvisibility=hidden -Isrc -I$(SIMDJSON_INCDIR)
 CORE_SO    := $(ROCK_BUILD)/merchantapi/core.so
 # what `install` copies: the module the last build made (install is not
 # given LUA_INCDIR, so it must not pick a directory by it)
@@ -40,10 +46,14 @@ $(ROCK_BUILD)/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ROCK_FLAGS) -c $< -o $@
 
+$(ROCK_BUILD)/%.o: src/%.cpp $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(CXX) $(ROCK_CXXFLAGS) -c $< -o $@
+
 $(CORE_SO): $(OBJ) mk/luamod.map
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAG) -Wl,--version-script=mk/luamod.map -o $@ $(OBJ) \
-	  -L$(CURL_LIBDIR) -L$(JSONC_LIBDIR) -lcurl -ljson-c
+	  -L$(CURL_LIBDIR) -L$(SIMDJSON_LIBDIR) -lcurl -lsimdjson -lstdc++
 
 install:
 	@test -f $(STAGED) || { echo "rock.mk: build first (luarocks make runs all, then install)"; exit 1; }

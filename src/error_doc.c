@@ -1,7 +1,8 @@
 /*
  * error_doc.c -- a JSON:API error document into a mapi_error: every entry
- * of errors[] (status as a number or a numeric string), the first entry's
- * fields, and the amount/minimum/maximum that amount_below_minimum and
+ * of errors[] (status as a number or a numeric string; code, title, detail
+ * and source.pointer as strings, or the JSON text of what else they hold),
+ * the first entry's fields, and the amount/minimum/maximum that amount_below_minimum and
  * amount_above_maximum carry in their detail ("amount: 5.5, minimum: 10.0"),
  * kept as exact decimal text.
  */
@@ -12,7 +13,9 @@
 
 /* ---- error documents ---- */
 
-/* A string member as a new string; NULL when absent, not a string, or out
+/* A member JSON:API wants to be a string, as a new string: the string
+   itself, or the JSON text of any other value (a validation array or
+   object in detail is kept, not dropped); NULL when absent or null, or out
    of memory (*oom set then). */
 static char *member_string(const mapi_value *obj, const char *key, int *oom)
 {
@@ -21,10 +24,14 @@ static char *member_string(const mapi_value *obj, const char *key, int *oom)
     size_t len;
     char *copy;
 
-    if (mapi_value_type(v) != MAPI_STRING)
+    if (!v)
         return NULL;
-    s = mapi_value_string(v, &len);
-    copy = mapi_strndup(s, len);
+    if (mapi_value_type(v) == MAPI_STRING) {
+        s = mapi_value_string(v, &len);
+        copy = mapi_strndup(s, len);
+    } else {
+        copy = mapi_value_json(v, NULL);
+    }
     if (!copy)
         *oom = 1;
     return copy;

@@ -112,13 +112,15 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
         t->over_body = 1;
         return 0; /* aborts the transfer (CURLE_WRITE_ERROR) */
     }
-    if (res->len + n + 1 > res->cap) {
+    /* room for the NUL and the JSON reader's padding after the body: the
+       document is read in place (mapi_doc_from_response) */
+    if (res->len + n + MAPI_JSON_PADDING > res->cap) {
         size_t cap = res->cap ? res->cap : BODY_FIRST_CAP;
         char *p;
-        while (cap < res->len + n + 1)
+        while (cap < res->len + n + MAPI_JSON_PADDING)
             cap *= 2;
-        if (cap > t->max_body + 1)
-            cap = t->max_body + 1;
+        if (cap > t->max_body + MAPI_JSON_PADDING)
+            cap = t->max_body + MAPI_JSON_PADDING;
         p = realloc(res->body, cap);
         if (!p) {
             t->oom = 1;
@@ -814,13 +816,13 @@ static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *er
         return -1;
     }
     if (!t->res->body) {
-        t->res->body = malloc(1);
+        t->res->body = malloc(MAPI_JSON_PADDING);
         if (!t->res->body) {
             mapi_response_free(t->res);
             return mapi_error_oom(err);
         }
         t->res->body[0] = '\0';
-        t->res->cap = 1;
+        t->res->cap = MAPI_JSON_PADDING;
     }
     *out = t->res;
     return 0;

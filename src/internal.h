@@ -5,9 +5,10 @@
  *
  * Files:
  *   http.c      libcurl: one easy handle per client, request -> mapi_response
- *   jsonapi.c   json-c parse with exact numbers, (type,id) index, resolution
- *   numscan.c   number checks and big-integer marking ahead of json-c
- *   value.c     mapi_value navigation over json-c objects
+ *   json_parse.cpp  the JSON reader (simdjson On-Demand) -> the compact tree
+ *               of json_parse.h; the project's only C++, behind a C function
+ *   jsonapi.c   JSON:API documents: the (type,id) index, merging, resolution
+ *   value.c     mapi_value navigation over the tree, its arena, JSON text
  *   client.c    the service's endpoints, URL building, retries (mapping.c: responses)
  *   request.c   the generic call (mapi_request) and mapi_get_payout
  *   error.c     mapi_error filling, messages (error_doc.c: error documents)
@@ -18,6 +19,7 @@
 
 #include <stdarg.h>
 #include "merchantapi.h"
+#include "json_parse.h"
 
 /* ---- responses (http.c fills them, jsonapi.c / client.c read them) ---- */
 
@@ -30,7 +32,9 @@ struct mapi_response {
     int status;
     mapi_header *headers;
     size_t nheaders, capheaders;
-    char *body;       /* NUL-terminated for convenience; len excludes the NUL */
+    char *body;       /* NUL-terminated for convenience; len excludes the NUL.  Bodies
+                         received (http.c, lua_transport.c) and copied have
+                         cap >= len + MAPI_JSON_PADDING: the reader reads them in place */
     size_t len, cap;
     double elapsed;   /* seconds */
 };
@@ -108,29 +112,9 @@ void mapi_http_transfer_free(mapi_http_transfer *x);
    max_depth <= 0 means 64. */
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
 
-/* For the parser (jsonapi.c), on every number of a new document (a
-   json_object *): stores the texts mapi_value_number and mapi_value_decimal
-   return (value.c).  0, or -1 when out of memory. */
-int mapi_value_prepare_number(void *json_object);
-
 /* Same as mapi_doc_parse with an explicit depth cap. */
 int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
                       mapi_error *err);
-
-/* ---- exact numbers ahead of json-c (numscan.c) ---- */
-
-typedef struct mapi_numscan_result {
-    size_t big_ints; /* integer tokens of 19+ digits (json-c would saturate them) */
-    size_t members;  /* object members in the source (':' outside strings) */
-} mapi_numscan_result;
-
-/* Checks every number token against RFC 8259 and every bare word, and the
-   body's UTF-8 and \u escapes as mapi_utf8_check does; counts.  0, or -1
-   with a DECODE error. */
-int mapi_numscan(const char *body, size_t len, mapi_numscan_result *out, mapi_error *err);
-/* A malloc'd copy of body with '.' appended to each big integer token, and
-   its length in *out_len; NULL when out of memory. */
-char *mapi_numscan_mark(const char *body, size_t len, size_t big_ints, size_t *out_len);
 
 /* ---- counts: list pagination meta (value.c) ---- */
 
@@ -139,18 +123,27 @@ char *mapi_numscan_mark(const char *body, size_t len, size_t big_ints, size_t *o
    ...), a static string for an error title.  JSON null (NULL) is "null". */
 const char *mapi_value_count_check(const mapi_value *v, int64_t *out);
 
-/* ---- strict UTF-8 ahead of json-c (utf8.c) ---- */
+/* ---- values (value.c) ---- */
 
-/* Checks body as RFC 3629 UTF-8 (no overlong forms, surrogates or code
-   points past U+10FFFF) and every \u escape inside strings for a lone
-   surrogate.  0, or -1 with a DECODE error. */
-int mapi_utf8_check(const char *body, size_t len, mapi_error *err);
-/* Its two steps, for numscan.c's single pass over the body (mapi_numscan
-   makes the same checks as mapi_utf8_check, with the same errors):
-   the length of the valid UTF-8 sequence at s[0] >= 0x80 (avail bytes
-   left), or 0; the length of the \u escape at s[0] == '\\', s[1] == 'u',
-   or 0 for a lone surrogate. */
-size_t mapi_utf8_sequence(const unsigned char *s, size_t avail);
+/* The member of object v named key[0..len), as stored (a null member is a
+   node of type MAPI_NULL, not NULL); NULL when absent or v is no object. */
+const mapi_value *mapi_value_member(const mapi_value *v, const char *key, size_t len);
+/* The same by interned name number (enum mapi_known_name, mapi_name.id). */
+const mapi_value *mapi_value_member_id(const mapi_value *v, size_t id);
+/* v's JSON text (compact; strings escaped as JSON requires, numbers as
+   written, null for NULL), NUL-terminated, with its length in *len (may
+   be NULL); caller frees.  NULL when out of memory. */
+char *mapi_value_json(const mapi_value *v, size_t *len);
+/* 1 when a and b are the same JSON value: members in any order, numbers
+   by their text.  NULL reads as null. */
+int mapi_value_equal(const mapi_value *a, const mapi_value *b);
+
+/* ---- \u escapes (utf8.c) ---- */
+
+/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
+   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
+   names that one when the reader refuses a string); 2 for another bad
+   escape. */
 size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
 
 /* ---- errors (error.c) ---- */

@@ -16,7 +16,7 @@
  *     memory error raised by any lua_* call during the conversion that
  *     follows frees it at the next collection.  On the normal path it is
  *     freed at once.
- *   - The C calls (libcurl, json-c) never call back into Lua.
+ *   - The C calls (libcurl, simdjson) never call back into Lua.
  *   - Argument type mistakes raise (luaL_argerror) before anything is
  *     allocated; everything else is returned as nil, err[, res].
  *   - No C globals: metatables live in the registry under the names below.
@@ -122,38 +122,89 @@ static void push_int64(lua_State *L, int64_t n)
     }
 }
 
-static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, int depth);
+/*
+ * Interned keys.  A document repeats the same member names in every
+ * resource (1,000 addresses: "label", "value", "createdAt", "network" 1,000
+ * times each) and the core interns them: every distinct name has a number
+ * (mapi_members_name_id, mapi_link.name_id, mapi_resource_type_id).  One
+ * conversion keeps the Lua string of each name it met in a table indexed by
+ * that number, made at its final size: a name is hashed into Lua's string
+ * table once per document, then fetched by index.
+ */
+typedef struct key_cache {
+    int table;   /* stack index of the table: name number + 1 -> Lua string; then
+                    "id", "type", "lid" at table + 1 .. table + 3 */
+    size_t size; /* mapi_doc_name_count */
+} key_cache;
 
-static void push_array(lua_State *L, const mapi_value *v, enum null_mode mode, int depth)
+/* Pushes the cache (four stack slots): pop them with lua_settop(L, kc.table - 1). */
+static void key_cache_init(lua_State *L, key_cache *kc, const mapi_doc *doc)
+{
+    size_t n = mapi_doc_name_count(doc);
+
+    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    kc->size = n < (size_t)INT_MAX ? n : 0;
+    lua_createtable(L, (int)kc->size, 0);
+    kc->table = lua_gettop(L);
+    lua_pushliteral(L, "id");
+    lua_pushliteral(L, "type");
+    lua_pushliteral(L, "lid");
+}
+
+/* Pushes the Lua string of the name name[0..len) numbered id. */
+static void push_key(lua_State *L, const key_cache *kc, const char *name, size_t len, size_t id)
+{
+    if (!kc || id >= kc->size) {
+        lua_pushlstring(L, name, len);
+        return;
+    }
+    lua_rawgeti(L, kc->table, (int)id + 1);
+    if (lua_type(L, -1) == LUA_TSTRING)
+        return;
+    lua_pop(L, 1);
+    lua_pushlstring(L, name, len);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kc->table, (int)id + 1);
+}
+
+static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
+                       enum null_mode mode, int depth);
+
+static void push_array(lua_State *L, const key_cache *kc, const mapi_value *v,
+                       enum null_mode mode, int depth)
 {
     size_t i, n = mapi_value_len(v);
     lua_createtable(L, n > INT_MAX ? INT_MAX : (int)n, 0);
     for (i = 0; i < n; i++) {
-        push_value(L, mapi_value_at(v, i), mode, depth + 1);
+        push_value(L, kc, mapi_value_at(v, i), mode, depth + 1);
         /* nil (a null in NULL_AS_NIL mode) leaves a hole, as the contract says */
         lua_rawseti(L, -2, (int)(i + 1));
     }
 }
 
-static void push_object(lua_State *L, const mapi_value *v, enum null_mode mode, int depth)
+static void push_object(lua_State *L, const key_cache *kc, const mapi_value *v,
+                        enum null_mode mode, int depth)
 {
-    size_t n = mapi_value_len(v);
+    size_t n = mapi_value_len(v), len;
     mapi_members it;
     const char *key;
     const mapi_value *m;
 
     lua_createtable(L, 0, n > INT_MAX ? INT_MAX : (int)n);
     mapi_members_begin(v, &it);
-    while (mapi_members_next(&it, &key, &m)) {
+    while (mapi_members_next_n(&it, &key, &len, &m)) {
         if (m == NULL && mode == NULL_AS_NIL)
             continue;
-        push_value(L, m, mode, depth + 1);
-        lua_setfield(L, -2, key);
+        /* keys with their length: a name with a NUL byte is its own key */
+        push_key(L, kc, key, len, mapi_members_name_id(&it));
+        push_value(L, kc, m, mode, depth + 1);
+        lua_rawset(L, -3);
     }
 }
 
 /* Pushes one JSON value by the contract's rules ("Numbers are exact"). */
-static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, int depth)
+static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
+                       enum null_mode mode, int depth)
 {
     int64_t n;
     size_t len;
@@ -179,9 +230,9 @@ static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, i
             lua_pushnil(L);
         break;
     case MAPI_NUMBER:
-        s = mapi_value_number_text(v);
+        s = mapi_value_number(v, &len);
         if (s)
-            lua_pushstring(L, s);
+            lua_pushlstring(L, s, len);
         else
             lua_pushnil(L);
         break;
@@ -190,10 +241,10 @@ static void push_value(lua_State *L, const mapi_value *v, enum null_mode mode, i
         lua_pushlstring(L, s ? s : "", s ? len : 0);
         break;
     case MAPI_ARRAY:
-        push_array(L, v, mode, depth);
+        push_array(L, kc, v, mode, depth);
         break;
     case MAPI_OBJECT:
-        push_object(L, v, mode, depth);
+        push_object(L, kc, v, mode, depth);
         break;
     }
 }
@@ -208,7 +259,7 @@ static void push_amount(lua_State *L, const mapi_value *v)
     if (s)
         lua_pushlstring(L, s, len);
     else
-        push_value(L, v, NULL_AS_NIL, 1);
+        push_value(L, NULL, v, NULL_AS_NIL, 1);
 }
 
 /*
@@ -224,7 +275,7 @@ static void push_meta_int(lua_State *L, const mapi_value *v)
     if (mapi_value_count(v, &n) == 0)
         push_int64(L, n);
     else
-        push_value(L, v, NULL_AS_NIL, 1);
+        push_value(L, NULL, v, NULL_AS_NIL, 1);
 }
 
 /* Pushes the document's meta (null -> nil), page/per_page/total as integers;
@@ -239,7 +290,7 @@ static void push_meta(lua_State *L, const mapi_doc *doc)
         lua_pushnil(L);
         return;
     }
-    push_value(L, meta, NULL_AS_NIL, 0);
+    push_value(L, NULL, meta, NULL_AS_NIL, 0);
     for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         const mapi_value *v = mapi_value_get(meta, ints[i]);
         if (v == NULL)
@@ -253,57 +304,8 @@ static void push_meta(lua_State *L, const mapi_doc *doc)
 /* Documents -> resource tables                                             */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Interned keys.  A document repeats the same attribute and relationship
- * names in every resource (1,000 addresses: "label", "value", "createdAt",
- * "network" 1,000 times each), and lua_setfield would hash and look up each
- * one again in Lua's string table.  One conversion keeps the Lua strings of
- * the names it met last in KEY_SLOTS stack slots, chosen by the names' first
- * bytes, and compares the bytes before reusing one.  (Keeping them across
- * conversions, in the registry, measured no faster: loading a slot costs
- * about what interning the name does.)
- */
-#define KEY_SLOTS 64
-
-typedef struct key_cache {
-    int base;                     /* stack index of slot 0 */
-    const char *names[KEY_SLOTS]; /* the C string in each slot (borrowed from the doc) */
-} key_cache;
-
-static void key_cache_init(lua_State *L, key_cache *kc)
-{
-    int i;
-
-    luaL_checkstack(L, KEY_SLOTS + 8, "merchantapi: out of stack space");
-    kc->base = lua_gettop(L) + 1;
-    for (i = 0; i < KEY_SLOTS; i++) {
-        lua_pushnil(L);
-        kc->names[i] = NULL;
-    }
-}
-
-/* Pushes the Lua string of name (a NUL-terminated key of the document). */
-static void push_key(lua_State *L, key_cache *kc, const char *name)
-{
-    const unsigned char *u = (const unsigned char *)name;
-    unsigned h = u[0] * 31u;
-    int slot;
-
-    if (u[0])
-        h = (h + u[1]) * 31u + (u[1] ? u[2] : 0u);
-    slot = (int)((h ^ (h >> 6)) & (KEY_SLOTS - 1));
-    if (kc->names[slot] && (kc->names[slot] == name || strcmp(kc->names[slot], name) == 0)) {
-        lua_pushvalue(L, kc->base + slot);
-        return;
-    }
-    lua_pushstring(L, name);
-    lua_pushvalue(L, -1);
-    lua_replace(L, kc->base + slot);
-    kc->names[slot] = name;
-}
-
 /* Pushes an attribute value: scalars here, containers by push_value. */
-static void push_attribute(lua_State *L, const mapi_value *v)
+static void push_attribute(lua_State *L, const key_cache *kc, const mapi_value *v)
 {
     size_t len;
     const char *s;
@@ -317,57 +319,66 @@ static void push_attribute(lua_State *L, const mapi_value *v)
         lua_pushboolean(L, mapi_value_bool(v));
         break;
     default:
-        push_value(L, v, NULL_AS_NIL, 1);
+        push_value(L, kc, v, NULL_AS_NIL, 1);
         break;
     }
 }
 
-/* Pass 1: one table per resource with id, type and every attribute, sized
-   for them and its relationships. */
-static void push_resource_fields(lua_State *L, key_cache *kc, const mapi_resource *r)
+/* Pass 1: one table per resource with id (or lid), type and every
+   attribute, sized for them and its relationships.  The core refused the
+   documents where a field is named id or type (or lid beside a lid), or
+   both an attribute and a relationship: no key is set twice. */
+static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_resource *r)
 {
     const mapi_value *attrs = mapi_resource_attributes(r);
-    size_t size = 2 + mapi_value_len(attrs) + mapi_resource_link_count(r);
-    const char *type = mapi_resource_type(r);
-    int is_payout = type[0] == 'p' && strcmp(type, "payouts") == 0;
+    size_t size = 2 + mapi_value_len(attrs) + mapi_resource_link_count(r), tlen, len;
+    const char *type = mapi_resource_type_n(r, &tlen), *id, *lid;
+    int is_payout = tlen == 7 && memcmp(type, "payouts", 7) == 0;
     mapi_members it;
     const char *key;
     const mapi_value *v;
 
-    lua_createtable(L, 0, size > INT_MAX ? INT_MAX : (int)size);
+    lid = mapi_resource_lid(r, &len);
+    lua_createtable(L, 0, size + (lid != NULL) > INT_MAX ? INT_MAX : (int)(size + (lid != NULL)));
     mapi_members_begin(attrs, &it);
-    while (mapi_members_next(&it, &key, &v)) {
+    while (mapi_members_next_n(&it, &key, &len, &v)) {
         if (v == NULL)
             continue; /* JSON null: absent */
-        push_key(L, kc, key);
-        if (is_payout && strcmp(key, "amount") == 0)
+        push_key(L, kc, key, len, mapi_members_name_id(&it));
+        if (is_payout && len == 6 && memcmp(key, "amount", 6) == 0)
             push_amount(L, v);
         else
-            push_attribute(L, v);
+            push_attribute(L, kc, v);
         lua_rawset(L, -3);
     }
-    /* last, so that an attribute can never hide them */
-    push_key(L, kc, "id");
-    lua_pushstring(L, mapi_resource_id(r));
-    lua_rawset(L, -3);
-    push_key(L, kc, "type");
-    push_key(L, kc, type);
+    id = mapi_resource_id_n(r, &len);
+    if (id) {
+        lua_pushvalue(L, kc->table + 1);
+        lua_pushlstring(L, id, len);
+        lua_rawset(L, -3);
+    }
+    lid = mapi_resource_lid(r, &len);
+    if (lid) {
+        lua_pushvalue(L, kc->table + 3);
+        lua_pushlstring(L, lid, len);
+        lua_rawset(L, -3);
+    }
+    lua_pushvalue(L, kc->table + 2);
+    push_key(L, kc, type, tlen, mapi_resource_type_id(r));
     lua_rawset(L, -3);
 }
 
 /* Pass 2: every relationship of r, set on the table on the top of the stack,
    from the slot array at stack index slots (targets resolved by the core
    while parsing: mapi_resource_link). */
-static void set_relationships(lua_State *L, key_cache *kc, const mapi_doc *doc,
+static void set_relationships(lua_State *L, const key_cache *kc, const mapi_doc *doc,
                               const mapi_resource *r, int slots)
 {
     mapi_link l;
     size_t i, j;
 
     for (i = 0; mapi_resource_link(doc, r, i, &l); i++) {
-        if (strcmp(l.name, "id") == 0 || strcmp(l.name, "type") == 0)
-            continue;
-        push_key(L, kc, l.name);
+        push_key(L, kc, l.name, l.name_len, l.name_id);
         if (l.kind == MAPI_REL_ONE) {
             lua_rawgeti(L, slots, (int)l.targets[0] + 1);
         } else {
@@ -400,7 +411,7 @@ static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
 
     lua_createtable(L, (int)n, 0);
     slots = lua_gettop(L);
-    key_cache_init(L, &kc);
+    key_cache_init(L, &kc, doc);
     for (i = 0; i < n; i++) {
         push_resource_fields(L, &kc, mapi_doc_resource(doc, i));
         lua_rawseti(L, slots, (int)(i + 1));
@@ -413,7 +424,7 @@ static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
         set_relationships(L, &kc, doc, r, slots);
         lua_pop(L, 1);
     }
-    lua_settop(L, slots); /* the key slots */
+    lua_settop(L, slots); /* the key cache */
 
     if (mapi_doc_is_list(doc)) {
         ndata = mapi_doc_data_count(doc);
@@ -629,7 +640,13 @@ static int res_document(lua_State *L)
         mapi_error_clear(&eb->err);
         return 2;
     }
-    push_value(L, mapi_doc_root(db->doc), NULL_AS_SENTINEL, 0);
+    {
+        key_cache kc;
+        key_cache_init(L, &kc, db->doc);
+        push_value(L, &kc, mapi_doc_root(db->doc), NULL_AS_SENTINEL, 0);
+        lua_replace(L, kc.table);
+        lua_settop(L, kc.table);
+    }
     doc_box_release(db);
     lua_pushvalue(L, -1);
     lua_replace(L, lua_upvalueindex(2));
@@ -693,7 +710,7 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
     push_meta(L, doc);
     meta = lua_gettop(L);
     if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
-        push_value(L, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
+        push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
     else
         lua_pushnil(L);
     jsonapi = lua_gettop(L);
@@ -1394,7 +1411,7 @@ static int push_request_results(lua_State *L, doc_box *db, err_box *eb)
     push_meta(L, doc);
     meta = lua_gettop(L);
     if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
-        push_value(L, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
+        push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
     else
         lua_pushnil(L);
     jsonapi = lua_gettop(L);

@@ -421,7 +421,8 @@ static int l_response(lua_State *L)
             }
         }
     }
-    xb->pending->body = (char *)malloc(len + 1);
+    /* with the JSON reader's padding: the document is read in place */
+    xb->pending->body = (char *)malloc(len + MAPI_JSON_PADDING);
     if (!xb->pending->body) {
         mapi_error_oom(&xb->err);
         return end_attempt(L, xb, NULL);
@@ -430,7 +431,7 @@ static int l_response(lua_State *L)
         memcpy(xb->pending->body, body, len);
     xb->pending->body[len] = '\0';
     xb->pending->len = len;
-    xb->pending->cap = len + 1;
+    xb->pending->cap = len + MAPI_JSON_PADDING;
     res = xb->pending;
     xb->pending = NULL;
     return end_attempt(L, xb, res);

@@ -43,6 +43,15 @@ int mapi_media_type_is_json(const char *ct)
     return 0;
 }
 
+/* 1 when r's type is exactly type (bytes and length: "payouts\0x" is not
+   "payouts"). */
+static int type_is(const mapi_resource *r, const char *type)
+{
+    size_t len;
+    const char *t = mapi_resource_type_n(r, &len);
+    return t && len == strlen(type) && memcmp(t, type, len) == 0;
+}
+
 /* Checks the primary data of a 2xx document against the call. */
 static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
 {
@@ -57,7 +66,7 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s", k->type);
         for (i = 0; i < n; i++) {
             const char *t = mapi_resource_type(mapi_doc_data(doc, i));
-            if (!t || strcmp(t, k->type) != 0)
+            if (!type_is(mapi_doc_data(doc, i), k->type))
                 return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s, got %s",
                                       k->type, t ? t : "an untyped resource");
         }
@@ -85,13 +94,14 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
     {
         const mapi_resource *r = mapi_doc_data(doc, 0);
         const char *t = mapi_resource_type(r);
-        if (!t || strcmp(t, k->type) != 0)
+        if (!type_is(r, k->type))
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s",
                                   k->type, t ? t : "an untyped resource");
         /* the resource asked for, not another one (an id with a NUL shows cut there) */
         if (k->id && !mapi_resource_id_is(r, k->id))
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected %s %s, got %s %s", k->type,
-                                  k->id, t, mapi_resource_id(r));
+                                  k->id, t,
+                                  mapi_resource_id(r) ? mapi_resource_id(r) : "without id");
     }
     return 0;
 }

@@ -4,8 +4,9 @@
  * A client for the payments service's JSON:API interface
  * (docs/service-interface.md): confirm a payout draft, read a deposit
  * channel, list an account's receiving addresses.  libcurl does the HTTP,
- * json-c the JSON; this library owns the JSON:API mapping, the client's
- * behaviour (headers, retries, errors) and the exact handling of numbers.
+ * simdjson reads the JSON; this library owns the JSON:API mapping, the
+ * client's behaviour (headers, retries, errors) and the exact handling of
+ * numbers.
  *
  * Threading rules
  *   - mapi_global_init() runs curl_global_init once; it is thread-safe and is
@@ -32,7 +33,10 @@
  *     with the matching mapi_*_free / mapi_error_clear.
  *   - Times are in seconds (double); sizes in bytes (size_t).
  *   - Strings are NUL-terminated UTF-8 as received; where a length is also
- *     returned, the string may contain NUL bytes (JSON "\u0000").
+ *     returned, the string may contain NUL bytes (JSON "\u0000"): ids,
+ *     types and member names are byte strings, and the functions ending in
+ *     _n take or give their lengths.  A function without a length reads up
+ *     to the first NUL byte.
  */
 #ifndef MERCHANTAPI_H
 #define MERCHANTAPI_H
@@ -95,6 +99,10 @@ typedef struct mapi_error_entry {
     char *detail;  /* errors[].detail, or NULL */
     char *pointer; /* errors[].source.pointer, or NULL */
 } mapi_error_entry;
+/* code, title, detail and pointer are the member's string; a member that is
+   not a string where JSON:API wants one (a validation array or object in
+   detail, a number as code) is kept as its JSON text, e.g. detail
+   "[{\"field\":\"amount\"}]"; null or absent members are NULL. */
 
 typedef struct mapi_response mapi_response;
 typedef struct mapi_doc mapi_doc;
@@ -165,8 +173,8 @@ typedef struct mapi_value mapi_value;
 typedef enum mapi_type {
     MAPI_NULL = 0, /* JSON null.  A NULL mapi_value pointer also reads as MAPI_NULL */
     MAPI_BOOL,
-    MAPI_INT,      /* an integer token that fits int64_t */
-    MAPI_NUMBER,   /* any other number: fraction, exponent, or integer beyond int64 */
+    MAPI_INT,      /* an integer token of at most 18 digits (it fits int64_t) */
+    MAPI_NUMBER,   /* any other number: fraction, exponent, or an integer of 19+ digits */
     MAPI_STRING,
     MAPI_ARRAY,
     MAPI_OBJECT
@@ -180,11 +188,9 @@ MAPI_API int mapi_value_bool(const mapi_value *v);                  /* 0 unless 
 MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
 /* The exact text of any JSON number, MAPI_INT and MAPI_NUMBER alike, as it
    came ("1200", "-12", "250.10", "1.5e-7", "123456789012345678901234567890"),
-   with its length in bytes in *len (len may be NULL).  An integer's text is
-   its decimal form, which is its source text (JSON allows no leading zeros
-   and no '+'), except that "-0" reads "0".  NULL (and *len 0) for other
-   types, and for values not made by the parser.  Borrowed: valid while the
-   document lives; never fails. */
+   with its length in bytes in *len (len may be NULL): the source text,
+   byte for byte ("-0" included).  NULL (and *len 0) for other types.
+   Borrowed: valid while the document lives; never fails. */
 MAPI_API const char *mapi_value_number(const mapi_value *v, size_t *len);
 /* mapi_value_number without the length.  (It used to return NULL for
    MAPI_INT; it now gives the integer's text too.) */
@@ -211,17 +217,30 @@ MAPI_API size_t mapi_value_len(const mapi_value *v);
 MAPI_API const mapi_value *mapi_value_at(const mapi_value *v, size_t i);
 /* Object member by key, or NULL when absent or null. */
 MAPI_API const mapi_value *mapi_value_get(const mapi_value *v, const char *key);
+/* The same with the key's length: key[0..key_len) may hold NUL bytes. */
+MAPI_API const mapi_value *mapi_value_get_n(const mapi_value *v, const char *key,
+                                            size_t key_len);
 /* 1 if the object has the member (even when its value is null), else 0. */
 MAPI_API int mapi_value_has(const mapi_value *v, const char *key);
+MAPI_API int mapi_value_has_n(const mapi_value *v, const char *key, size_t key_len);
 
 /* Iterates an object's members in document order:
- *   mapi_members it; const char *k; const mapi_value *m;
+ *   mapi_members it; const char *k; size_t klen; const mapi_value *m;
  *   mapi_members_begin(obj, &it);
- *   while (mapi_members_next(&it, &k, &m)) ...   (m NULL for null members)
- * The iterator is a plain struct the caller owns; nothing to free. */
-typedef struct mapi_members { const void *pos; } mapi_members;
+ *   while (mapi_members_next_n(&it, &k, &klen, &m)) ...   (m NULL for null members)
+ * The iterator is a plain struct the caller owns; nothing to free.  Any
+ * output pointer may be NULL.  mapi_members_next gives the key without its
+ * length (a key with a NUL byte then reads short: prefer the _n form). */
+typedef struct mapi_members { const void *pos, *end, *last; } mapi_members;
 MAPI_API void mapi_members_begin(const mapi_value *obj, mapi_members *it);
 MAPI_API int mapi_members_next(mapi_members *it, const char **key, const mapi_value **value);
+MAPI_API int mapi_members_next_n(mapi_members *it, const char **key, size_t *key_len,
+                                 const mapi_value **value);
+/* The number of the name of the member mapi_members_next(_n) gave last
+   (0 before the first): the document interns member names, so equal names
+   have equal numbers, 0 .. mapi_doc_name_count() - 1.  For per-name caches
+   (the Lua binding keeps one Lua string per number). */
+MAPI_API size_t mapi_members_name_id(const mapi_members *it);
 
 /* ------------------------------------------------------------------------ */
 /* JSON:API documents (the interface's "Document envelope")                 */
@@ -230,17 +249,35 @@ MAPI_API int mapi_members_next(mapi_members *it, const char **key, const mapi_va
 typedef struct mapi_resource mapi_resource;
 
 /*
- * Parses a JSON:API document from body[0..len) without any HTTP.  The body
- * must be one JSON value (RFC 8259, UTF-8) nested at most 64 deep, and an
- * object with at least one of data, errors, meta.  Numbers keep their exact
- * text.  Resources of data and included are indexed by (type, id); every
- * relationship linkage to a resource that is not in the document gets a stub
- * resource (type and id only).
+ * Parses a JSON:API document from body[0..len) without any HTTP (the bytes
+ * are copied: the caller's buffer is not kept).  The body must be one JSON
+ * value (RFC 8259: strict UTF-8, no unescaped control character U+0000 to
+ * U+001F in a string, no \u escape of a lone surrogate, no NaN, "1." or
+ * "01", no member name twice in an object, nothing after the value) nested
+ * at most 64 deep, and an object with at least one of data, errors, meta.
+ * Numbers keep their exact text (integers beyond 64 bits too, digit for
+ * digit).
+ *
+ * The resources of data and included are indexed by (type, id) -- byte
+ * strings: ids that differ only after a \u0000 are two resources -- and,
+ * for a resource without id (JSON:API 1.1), by (type, lid).  The same
+ * (type, id) twice (in data and included, or twice in included) is one
+ * resource, merged: the union of the copies' attributes, relationships,
+ * links and meta, where every member both copies have must be equal (JSON
+ * values; numbers as written).  Every relationship linkage is resolved; one
+ * to a resource that is not in the document gets a stub resource (type and
+ * id or lid only).
  *
  * On success *out is a new document (caller frees with mapi_doc_free).
- * Errors: MAPI_ERR_DECODE (invalid JSON, too deep, not JSON:API, a resource
- * without string type/id), MAPI_ERR_USAGE (body NULL), MAPI_ERR_MEMORY.
- * A document holding errors[] parses fine: see mapi_doc_errors().
+ * Errors: MAPI_ERR_DECODE -- invalid JSON, too deep, not JSON:API: a
+ * resource without string type and id (or lid), attributes or
+ * relationships that are not objects, a field named type or id (or lid,
+ * when the resource has a lid), an attribute and a relationship of the
+ * same name, two copies of a resource that differ (the title names the
+ * resource and the member), a relationship that is not an object or whose
+ * data is not a linkage, an array of linkages or null; MAPI_ERR_USAGE
+ * (body NULL with len > 0, out NULL); MAPI_ERR_MEMORY.  A document holding
+ * errors[] parses fine: see mapi_doc_errors().
  */
 MAPI_API int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err);
 
@@ -249,10 +286,20 @@ MAPI_API void mapi_doc_free(mapi_doc *doc);
 
 /* The whole document as parsed (the root object).  Borrowed. */
 MAPI_API const mapi_value *mapi_doc_root(const mapi_doc *doc);
-/* Top-level members (NULL when absent).  Borrowed. */
+/* Top-level members (NULL when absent or null).  Borrowed. */
 MAPI_API const mapi_value *mapi_doc_meta(const mapi_doc *doc);
 MAPI_API const mapi_value *mapi_doc_jsonapi(const mapi_doc *doc);
 MAPI_API const mapi_value *mapi_doc_errors(const mapi_doc *doc);
+MAPI_API const mapi_value *mapi_doc_links(const mapi_doc *doc); /* e.g. links.next */
+/* How many distinct member names (and resource types) the document has:
+   the numbers of mapi_members_name_id, mapi_link.name_id,
+   mapi_relationship.name_id and mapi_resource_type_id are below it. */
+MAPI_API size_t mapi_doc_name_count(const mapi_doc *doc);
+/* Bytes the document allocated for itself: its values, strings, index and
+   resolved relationships, the copy of the body mapi_doc_parse makes -- not
+   the response it holds, nor the reader's per-thread buffers (about five
+   times the largest body up to 1 MiB read by that thread, reused). */
+MAPI_API size_t mapi_doc_size(const mapi_doc *doc);
 
 /* 1 when data is an array (a list document), else 0. */
 MAPI_API int mapi_doc_is_list(const mapi_doc *doc);
@@ -269,8 +316,15 @@ MAPI_API size_t mapi_doc_resource_count(const mapi_doc *doc);
 MAPI_API const mapi_resource *mapi_doc_resource(const mapi_doc *doc, size_t i);
 /* The resource with this (type, id), NULL if none (stubs included).  Borrowed. */
 MAPI_API const mapi_resource *mapi_doc_find(const mapi_doc *doc, const char *type, const char *id);
-/* Resolves a resource linkage object {"type":..,"id":..} of this document to
-   its resource (or stub); NULL if v is not a linkage.  Borrowed. */
+/* The same with lengths: type[0..type_len) and id[0..id_len) may hold NUL bytes. */
+MAPI_API const mapi_resource *mapi_doc_find_n(const mapi_doc *doc, const char *type,
+                                              size_t type_len, const char *id, size_t id_len);
+/* The resource with this (type, lid) (JSON:API 1.1 local ids: a resource
+   without id, or one that has both), NULL if none.  Borrowed. */
+MAPI_API const mapi_resource *mapi_doc_find_lid(const mapi_doc *doc, const char *type,
+                                                size_t type_len, const char *lid, size_t lid_len);
+/* Resolves a resource linkage object {"type":..,"id":..} (or {"type":..,"lid":..})
+   of this document to its resource (or stub); NULL if v is not a linkage.  Borrowed. */
 MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_value *linkage);
 
 /* The library's one rule for "is this an error document" (JSON:API 1.0,
@@ -304,18 +358,32 @@ MAPI_API const char *mapi_doc_settled_by(const mapi_doc *doc);
 /* ------------------------------------------------------------------------ */
 
 MAPI_API const char *mapi_resource_type(const mapi_resource *r);   /* borrowed */
-MAPI_API const char *mapi_resource_id(const mapi_resource *r);     /* borrowed */
+/* The id, or NULL for a resource identified by a lid only.  Borrowed. */
+MAPI_API const char *mapi_resource_id(const mapi_resource *r);
+/* The type / id with their lengths in *len (may be NULL; 0 for no id). */
+MAPI_API const char *mapi_resource_type_n(const mapi_resource *r, size_t *len);
+MAPI_API const char *mapi_resource_id_n(const mapi_resource *r, size_t *len);
+/* The type's number among the document's names (mapi_doc_name_count): equal
+   types, equal numbers. */
+MAPI_API size_t mapi_resource_type_id(const mapi_resource *r);
+/* JSON:API 1.1's lid with its length, or NULL when the resource has none.
+   Borrowed. */
+MAPI_API const char *mapi_resource_lid(const mapi_resource *r, size_t *len);
 /* Position in mapi_doc_resource(): 0 .. mapi_doc_resource_count()-1. */
 MAPI_API size_t mapi_resource_index(const mapi_resource *r);
 /* 1 when the resource is a stub: linked to but not present in the document. */
 MAPI_API int mapi_resource_is_stub(const mapi_resource *r);
-/* The resource's attributes / relationships / meta objects, or NULL (stubs:
-   always NULL).  Borrowed. */
+/* The resource's attributes / relationships / links / meta members, or NULL
+   when absent or null (stubs: always NULL); for a resource that came twice,
+   the merged objects.  Borrowed. */
 MAPI_API const mapi_value *mapi_resource_attributes(const mapi_resource *r);
 MAPI_API const mapi_value *mapi_resource_relationships(const mapi_resource *r);
 MAPI_API const mapi_value *mapi_resource_meta(const mapi_resource *r);
+MAPI_API const mapi_value *mapi_resource_links(const mapi_resource *r);
 /* One attribute, or NULL when absent or null. */
 MAPI_API const mapi_value *mapi_resource_attr(const mapi_resource *r, const char *name);
+MAPI_API const mapi_value *mapi_resource_attr_n(const mapi_resource *r, const char *name,
+                                                size_t name_len);
 
 /* How a named relationship is rendered:
      MAPI_REL_NONE  absent, data null, or not expanded (only meta.included = false)
@@ -341,6 +409,8 @@ typedef struct mapi_link {
     size_t count;           /* 1 for ONE; the linkages of MANY (0 for an empty array) */
     const size_t *targets;  /* count indexes for mapi_doc_resource(), in linkage order
                                (NULL when count is 0); borrowed from doc */
+    size_t name_len;        /* the name's length in bytes (it may hold NUL bytes) */
+    size_t name_id;         /* the name's number (mapi_members_name_id) */
 } mapi_link;
 
 /* How many relationships of r have linkage data (ONE or MANY); the ones
@@ -352,6 +422,48 @@ MAPI_API size_t mapi_resource_link_count(const mapi_resource *r);
    no name lookups.  Example: for (i = 0; mapi_resource_link(doc, r, i, &l); i++) ... */
 MAPI_API int mapi_resource_link(const mapi_doc *doc, const mapi_resource *r, size_t i,
                                 mapi_link *out);
+
+/* What a relationship object says about its data member. */
+typedef enum mapi_rel_data {
+    MAPI_REL_NO_DATA = 0, /* no data member: not loaded (only links or meta, e.g.
+                             meta.included = false) -- nothing is known */
+    MAPI_REL_NULL_DATA,   /* "data": null -- an empty to-one relationship */
+    MAPI_REL_TO_ONE,      /* "data": one resource linkage */
+    MAPI_REL_TO_MANY      /* "data": an array of resource linkages (possibly empty) */
+} mapi_rel_data;
+
+/* Every relationship of a resource, whatever its data, as resolved when the
+   document was parsed.  Every pointer is borrowed from the document. */
+typedef struct mapi_relationship {
+    const char *name;        /* the relationship's name (NUL-terminated; may hold NUL bytes) */
+    size_t name_len;
+    size_t name_id;          /* the name's number (mapi_members_name_id) */
+    mapi_rel_data data;
+    size_t count;            /* TO_ONE: 1; TO_MANY: the linkages; otherwise 0 */
+    const size_t *targets;   /* count indexes for mapi_doc_resource(), in linkage order
+                                (NULL when count is 0) */
+    const mapi_value *linkage; /* TO_ONE: the linkage object; TO_MANY: the array; else NULL
+                                  (read one linkage and its meta with mapi_relationship_linkage) */
+    const mapi_value *links; /* the relationship's links object (self, related), or NULL */
+    const mapi_value *meta;  /* the relationship's meta object, or NULL */
+} mapi_relationship;
+
+/* How many relationships r has (every member of its relationships object;
+   0 for stubs). */
+MAPI_API size_t mapi_resource_relationship_count(const mapi_resource *r);
+/* Relationship i of r (0-based, document order): fills *out and returns 1,
+   or 0 past the end. */
+MAPI_API int mapi_resource_relationship_at(const mapi_doc *doc, const mapi_resource *r,
+                                           size_t i, mapi_relationship *out);
+/* The relationship of r named name[0..name_len): fills *out and returns 1,
+   or 0 when r has no such relationship. */
+MAPI_API int mapi_resource_relationship(const mapi_doc *doc, const mapi_resource *r,
+                                        const char *name, size_t name_len,
+                                        mapi_relationship *out);
+/* Linkage i of a relationship (i < rel->count): its resource identifier
+   object {"type", "id" or "lid", "meta"?} as the document wrote it -- read
+   its meta with mapi_value_get(.., "meta") -- or NULL.  Borrowed. */
+MAPI_API const mapi_value *mapi_relationship_linkage(const mapi_relationship *rel, size_t i);
 
 /* ------------------------------------------------------------------------ */
 /* HTTP responses                                                           */
@@ -429,7 +541,7 @@ typedef struct mapi_config {
     double connect_timeout; /* seconds to connect, TLS included (default 10) */
     int max_retries;        /* retries after the first attempt (default 2); see the contract */
     size_t max_body;        /* bytes; a larger response body fails as DECODE (default 16 MiB) */
-    int max_depth;          /* JSON nesting cap (default 64) */
+    int max_depth;          /* JSON nesting cap (default 64; at most 1024) */
     const char *cafile;     /* PEM bundle of trusted CAs, or NULL for the system store */
     const char *capath;     /* directory of trusted CAs, or NULL */
     const char *user_agent; /* product token appended to "merchantapi/<v> libcurl/<v>", or NULL;

@@ -111,14 +111,14 @@ mapi_response *mapi_response_copy(const mapi_response *r)
                                      r->headers[i].value, strlen(r->headers[i].value)) < 0)
             goto fail;
     }
-    c->body = malloc(r->len + 1);
+    c->body = malloc(r->len + MAPI_JSON_PADDING); /* read in place, as received ones */
     if (!c->body)
         goto fail;
     if (r->len)
         memcpy(c->body, r->body, r->len);
     c->body[r->len] = '\0';
     c->len = r->len;
-    c->cap = r->len + 1;
+    c->cap = r->len + MAPI_JSON_PADDING;
     return c;
 fail:
     mapi_response_free(c);

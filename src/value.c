@@ -1,74 +1,132 @@
 /*
- * value.c -- mapi_value: a read-only view of the json-c objects of a
- * document.  A mapi_value pointer IS a json_object pointer; JSON null is the
- * NULL pointer, as in json-c.  Nothing here allocates or mutates, so values
- * may be read from several threads at once (json_object_to_json_string,
- * which caches into the object, is never called).
+ * value.c -- mapi_value: read-only navigation of a document's compact tree
+ * (json_parse.h: 16-byte nodes, strings and number texts with lengths,
+ * objects as member arrays with interned names), the arena the tree lives
+ * in, and the JSON text of a value.  JSON null is a node of type MAPI_NULL
+ * inside the tree; the public functions hand it out as the NULL pointer.
+ * Nothing here mutates a document, so values may be read from several
+ * threads at once.
  */
-#include <json-c/json.h>
-#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define JO(v) ((struct json_object *)(v))
+/* ---- the arena ---- */
+
+struct mapi_arena_chunk {
+    mapi_arena_chunk *prev;
+    size_t size; /* bytes after the header */
+};
+
+#define ARENA_MIN_CHUNK ((size_t)4096)
+#define CHUNK_HEADER ((sizeof(mapi_arena_chunk) + 7) & ~(size_t)7)
+
+void mapi_arena_init(mapi_arena *a, size_t chunk)
+{
+    a->pos = a->end = NULL;
+    a->chunks = NULL;
+    a->bytes = 0;
+    a->next = chunk < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : chunk;
+}
+
+/* A chunk of size bytes linked in; its memory, or NULL. */
+static char *new_chunk(mapi_arena *a, size_t size)
+{
+    mapi_arena_chunk *c;
+
+    if (size > ((size_t)-1) / 2 - CHUNK_HEADER)
+        return NULL;
+    c = malloc(CHUNK_HEADER + size);
+    if (!c)
+        return NULL;
+    c->prev = a->chunks;
+    c->size = size;
+    a->chunks = c;
+    a->bytes += CHUNK_HEADER + size;
+    return (char *)c + CHUNK_HEADER;
+}
+
+void *mapi_arena_block(mapi_arena *a, size_t n)
+{
+    return new_chunk(a, n);
+}
+
+void mapi_arena_free(mapi_arena *a)
+{
+    mapi_arena_chunk *c = a->chunks;
+    while (c) {
+        mapi_arena_chunk *prev = c->prev;
+        free(c);
+        c = prev;
+    }
+    a->pos = a->end = NULL;
+    a->chunks = NULL;
+    a->bytes = 0;
+}
+
+void *mapi_arena_grow(mapi_arena *a, size_t n)
+{
+    /* chunks of one size: what is left unused is less than one of them */
+    size_t size = n > a->next ? n : a->next;
+    char *p = new_chunk(a, size);
+
+    if (!p)
+        return NULL;
+    a->pos = p + n;
+    a->end = p + size;
+    return p;
+}
+
+/* ---- navigation ---- */
+
+/* A node as the public functions give it: JSON null is NULL. */
+static const mapi_value *pub(const mapi_value *v)
+{
+    return v && mapi_tl_type(v) != MAPI_NULL ? v : NULL;
+}
 
 mapi_type mapi_value_type(const mapi_value *v)
 {
-    switch (json_object_get_type(JO(v))) {
-    case json_type_boolean: return MAPI_BOOL;
-    case json_type_int: return MAPI_INT;
-    case json_type_double: return MAPI_NUMBER;
-    case json_type_string: return MAPI_STRING;
-    case json_type_array: return MAPI_ARRAY;
-    case json_type_object: return MAPI_OBJECT;
-    case json_type_null:
-    default: return MAPI_NULL;
-    }
+    return v ? mapi_tl_type(v) : MAPI_NULL;
 }
 
 int mapi_value_bool(const mapi_value *v)
 {
-    return json_object_is_type(JO(v), json_type_boolean) && json_object_get_boolean(JO(v));
+    return v && mapi_tl_type(v) == MAPI_BOOL && mapi_tl_len(v) != 0;
+}
+
+/* The value of the text of a MAPI_INT node (it fits: the reader checked). */
+static int64_t int_text_value(const char *s)
+{
+    int neg = *s == '-';
+    int64_t v = 0;
+
+    if (neg)
+        s++;
+    for (; *s >= '0' && *s <= '9'; s++)
+        v = neg ? v * 10 - (*s - '0') : v * 10 + (*s - '0');
+    return v;
 }
 
 int mapi_value_int64(const mapi_value *v, int64_t *out)
 {
-    if (!json_object_is_type(JO(v), json_type_int))
+    if (!v || mapi_tl_type(v) != MAPI_INT)
         return -1;
-    /* numscan sends every integer of 19+ digits down the text path, so
-       json-c only holds integers that fit int64 exactly. */
-    *out = json_object_get_int64(JO(v));
+    *out = int_text_value((const char *)v->p);
     return 0;
-}
-
-/*
- * Where a number's texts live.  json-c's tokener keeps the source text of a
- * parsed double as the object's userdata (json_object_new_double_s); for an
- * integer, and for the plain decimal form of a number written with an
- * exponent, mapi_value_prepare_number adds them at parse time (jsonapi.c's
- * walk, before the document is returned: values are never written to
- * afterwards).  The userdata is then:
- *   integer               "<decimal>"
- *   number, no exponent   "<source>"
- *   number with exponent  "<source>\0<decimal>"
- * Objects that did not come from the parser have no userdata: NULL.
- */
-static const char *number_userdata(const mapi_value *v)
-{
-    if (!json_object_is_type(JO(v), json_type_double) &&
-        !json_object_is_type(JO(v), json_type_int))
-        return NULL;
-    return (const char *)json_object_get_userdata(JO(v));
 }
 
 const char *mapi_value_number(const mapi_value *v, size_t *len)
 {
-    const char *text = number_userdata(v);
-
+    if (!v || (mapi_tl_type(v) != MAPI_INT && mapi_tl_type(v) != MAPI_NUMBER)) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
     if (len)
-        *len = text ? strlen(text) : 0;
-    return text;
+        *len = mapi_tl_len(v);
+    return (const char *)v->p;
 }
 
 const char *mapi_value_number_text(const mapi_value *v)
@@ -76,43 +134,66 @@ const char *mapi_value_number_text(const mapi_value *v)
     return mapi_value_number(v, NULL);
 }
 
+/* Whether the number text s[0..n) has an exponent. */
+static int has_exponent(const char *s, size_t n)
+{
+    return memchr(s, 'e', n) != NULL || memchr(s, 'E', n) != NULL;
+}
+
 const char *mapi_value_decimal(const mapi_value *v, size_t *len)
 {
     const char *text;
+    size_t n;
 
-    if (json_object_is_type(JO(v), json_type_string))
+    if (v && mapi_tl_type(v) == MAPI_STRING)
         return mapi_value_string(v, len);
-    text = number_userdata(v);
-    if (text && json_object_is_type(JO(v), json_type_double) && strpbrk(text, "eE"))
-        text += strlen(text) + 1; /* the decimal form stored after the source */
+    text = mapi_value_number(v, &n);
+    if (text && has_exponent(text, n)) {
+        text += n + 1; /* the decimal form the reader stored after the text's NUL */
+        n = strlen(text);
+    }
     if (len)
-        *len = text ? strlen(text) : 0;
+        *len = n;
     return text;
 }
 
 /*
- * Appends the plain decimal form of the JSON number `text` written with an
+ * The plain decimal form of the JSON number s[0..n) written with an
  * exponent: the digits moved by the exponent, never rounded ("1.5e2" ->
  * "150", "2.5E-3" -> "0.0025", "1.50e+1" -> "15.0", "0e5" -> "0").  An
- * exponent beyond +-MAPI_DECIMAL_MAX_EXPONENT, or text that is not a JSON
- * number, is appended as it is.
+ * exponent beyond +-MAPI_DECIMAL_MAX_EXPONENT, or text that is not such a
+ * number, is its own decimal form.
  */
 #define MAPI_DECIMAL_MAX_EXPONENT 400
 
-static void decimal_form(mapi_buf *b, const char *text)
+/* Writes byte c at out[at] when out is not NULL; the next position. */
+static size_t put(char *out, size_t at, char c)
 {
-    const char *e = strpbrk(text, "eE"), *mant = text, *p;
+    if (out)
+        out[at] = c;
+    return at + 1;
+}
+
+size_t mapi_decimal_form(const char *s, size_t n, char *out)
+{
+    const char *end = s + n, *e = NULL, *mant = s, *p;
     long exp10 = 0, point, nint = 0, nd = 0, i;
     int neg = 0, started = 0, seen_point = 0;
+    size_t at = 0;
 
+    for (p = s; p < end; p++)
+        if (*p == 'e' || *p == 'E') {
+            e = p;
+            break;
+        }
     if (!e)
         goto as_is;
     p = e + 1;
-    if (*p == '+' || *p == '-')
+    if (p < end && (*p == '+' || *p == '-'))
         p++;
-    if (!*p)
+    if (p >= end)
         goto as_is;
-    for (; *p; p++) {
+    for (; p < end; p++) {
         if (*p < '0' || *p > '9')
             goto as_is;
         exp10 = exp10 * 10 + (*p - '0');
@@ -142,15 +223,16 @@ static void decimal_form(mapi_buf *b, const char *text)
     point = nint + exp10; /* where the decimal point falls among the digits */
 
     if (neg)
-        mapi_buf_puts(b, "-");
+        at = put(out, at, '-');
     if (point <= 0) {
-        mapi_buf_puts(b, "0.");
+        at = put(out, at, '0');
+        at = put(out, at, '.');
         for (i = 0; i < -point; i++)
-            mapi_buf_puts(b, "0");
+            at = put(out, at, '0');
         for (p = mant; p < e; p++)
             if (*p != '.')
-                mapi_buf_append(b, p, 1);
-        return;
+                at = put(out, at, *p);
+        return at;
     }
     for (i = 0, p = mant; i < point; i++) {
         char c = '0';
@@ -161,106 +243,274 @@ static void decimal_form(mapi_buf *b, const char *text)
         if (c == '0' && !started && i + 1 < point)
             continue; /* leading zeros of the integer part */
         started = 1;
-        mapi_buf_append(b, &c, 1);
+        at = put(out, at, c);
     }
     if (point < nd) {
-        mapi_buf_puts(b, ".");
+        at = put(out, at, '.');
         for (; p < e; p++)
             if (*p != '.')
-                mapi_buf_append(b, p, 1);
+                at = put(out, at, *p);
     }
-    return;
+    return at;
 as_is:
-    mapi_buf_puts(b, text);
-}
-
-int mapi_value_prepare_number(void *json_object)
-{
-    struct json_object *v = (struct json_object *)json_object;
-    mapi_buf b;
-    char *text;
-
-    mapi_buf_init(&b);
-    if (json_object_is_type(v, json_type_int)) {
-        mapi_buf_printf(&b, "%" PRId64, json_object_get_int64(v));
-    } else if (json_object_is_type(v, json_type_double)) {
-        const char *src = (const char *)json_object_get_userdata(v);
-        if (!src || !strpbrk(src, "eE"))
-            return 0; /* the source text is the decimal form */
-        mapi_buf_puts(&b, src);
-        mapi_buf_append(&b, "", 1); /* the NUL between the two texts */
-        decimal_form(&b, src);
-    } else {
-        return 0;
-    }
-    text = mapi_buf_take(&b);
-    if (!text)
-        return -1;
-    /* frees the tokener's copy of the source, if any */
-    json_object_set_userdata(v, text, json_object_free_userdata);
-    return 0;
+    if (out)
+        memcpy(out, s, n);
+    return n;
 }
 
 const char *mapi_value_string(const mapi_value *v, size_t *len)
 {
-    if (!json_object_is_type(JO(v), json_type_string))
+    if (!v || mapi_tl_type(v) != MAPI_STRING)
         return NULL;
     if (len)
-        *len = (size_t)json_object_get_string_len(JO(v));
-    return json_object_get_string(JO(v));
+        *len = mapi_tl_len(v);
+    return (const char *)v->p;
 }
 
 size_t mapi_value_len(const mapi_value *v)
 {
-    if (json_object_is_type(JO(v), json_type_array))
-        return json_object_array_length(JO(v));
-    if (json_object_is_type(JO(v), json_type_object))
-        return (size_t)json_object_object_length(JO(v));
-    return 0;
+    if (!v || (mapi_tl_type(v) != MAPI_ARRAY && mapi_tl_type(v) != MAPI_OBJECT))
+        return 0;
+    return mapi_tl_len(v);
 }
 
 const mapi_value *mapi_value_at(const mapi_value *v, size_t i)
 {
-    if (!json_object_is_type(JO(v), json_type_array) || i >= json_object_array_length(JO(v)))
+    if (!v || mapi_tl_type(v) != MAPI_ARRAY || i >= mapi_tl_len(v))
         return NULL;
-    return (const mapi_value *)json_object_array_get_idx(JO(v), i);
+    return pub((const mapi_value *)v->p + i);
+}
+
+const mapi_value *mapi_value_member(const mapi_value *v, const char *key, size_t len)
+{
+    const mapi_member *m;
+    size_t i, n;
+
+    if (!v || !key || mapi_tl_type(v) != MAPI_OBJECT)
+        return NULL;
+    m = (const mapi_member *)v->p;
+    n = mapi_tl_len(v);
+    for (i = 0; i < n; i++)
+        if (m[i].name->len == len && memcmp(m[i].name->s, key, len) == 0)
+            return &m[i].value;
+    return NULL;
+}
+
+const mapi_value *mapi_value_member_id(const mapi_value *v, size_t id)
+{
+    const mapi_member *m;
+    size_t i, n;
+
+    if (!v || mapi_tl_type(v) != MAPI_OBJECT)
+        return NULL;
+    m = (const mapi_member *)v->p;
+    n = mapi_tl_len(v);
+    for (i = 0; i < n; i++)
+        if (m[i].name->id == id)
+            return &m[i].value;
+    return NULL;
 }
 
 const mapi_value *mapi_value_get(const mapi_value *v, const char *key)
 {
-    struct json_object *m = NULL;
-    if (!key || !json_object_is_type(JO(v), json_type_object))
-        return NULL;
-    if (!json_object_object_get_ex(JO(v), key, &m))
-        return NULL;
-    return (const mapi_value *)m;
+    return key ? pub(mapi_value_member(v, key, strlen(key))) : NULL;
+}
+
+const mapi_value *mapi_value_get_n(const mapi_value *v, const char *key, size_t key_len)
+{
+    return pub(mapi_value_member(v, key, key_len));
 }
 
 int mapi_value_has(const mapi_value *v, const char *key)
 {
-    if (!key || !json_object_is_type(JO(v), json_type_object))
-        return 0;
-    return json_object_object_get_ex(JO(v), key, NULL) ? 1 : 0;
+    return key && mapi_value_member(v, key, strlen(key)) != NULL;
+}
+
+int mapi_value_has_n(const mapi_value *v, const char *key, size_t key_len)
+{
+    return mapi_value_member(v, key, key_len) != NULL;
 }
 
 void mapi_members_begin(const mapi_value *obj, mapi_members *it)
 {
-    it->pos = NULL;
-    if (json_object_is_type(JO(obj), json_type_object))
-        it->pos = lh_table_head(json_object_get_object(JO(obj)));
+    it->pos = it->end = it->last = NULL;
+    if (obj && mapi_tl_type(obj) == MAPI_OBJECT && mapi_tl_len(obj) > 0) {
+        it->pos = obj->p;
+        it->end = (const mapi_member *)obj->p + mapi_tl_len(obj);
+    }
+}
+
+int mapi_members_next_n(mapi_members *it, const char **key, size_t *key_len,
+                        const mapi_value **value)
+{
+    const mapi_member *m = (const mapi_member *)it->pos;
+
+    if (!m || m == (const mapi_member *)it->end)
+        return 0;
+    if (key)
+        *key = m->name->s;
+    if (key_len)
+        *key_len = m->name->len;
+    if (value)
+        *value = pub(&m->value);
+    it->last = m;
+    it->pos = m + 1;
+    return 1;
 }
 
 int mapi_members_next(mapi_members *it, const char **key, const mapi_value **value)
 {
-    const struct lh_entry *e = (const struct lh_entry *)it->pos;
-    if (!e)
+    return mapi_members_next_n(it, key, NULL, value);
+}
+
+size_t mapi_members_name_id(const mapi_members *it)
+{
+    const mapi_member *m = (const mapi_member *)it->last;
+    return m ? m->name->id : 0;
+}
+
+/* ---- JSON text ---- */
+
+static void write_string(mapi_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i, run = 0;
+
+    mapi_buf_append(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[6];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        mapi_buf_append(b, s + run, i - run);
+        run = i + 1;
+        esc[0] = '\\';
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            esc[1] = 'u';
+            esc[2] = '0';
+            esc[3] = '0';
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            mapi_buf_append(b, esc, 6);
+            continue;
+        }
+        mapi_buf_append(b, esc, 2);
+    }
+    mapi_buf_append(b, s + run, n - run);
+    mapi_buf_append(b, "\"", 1);
+}
+
+static void write_json(mapi_buf *b, const mapi_value *v)
+{
+    size_t i, n;
+
+    switch (mapi_value_type(v)) {
+    case MAPI_NULL:
+        mapi_buf_puts(b, "null");
+        break;
+    case MAPI_BOOL:
+        mapi_buf_puts(b, mapi_value_bool(v) ? "true" : "false");
+        break;
+    case MAPI_INT:
+    case MAPI_NUMBER:
+        mapi_buf_append(b, (const char *)v->p, mapi_tl_len(v));
+        break;
+    case MAPI_STRING:
+        write_string(b, (const char *)v->p, mapi_tl_len(v));
+        break;
+    case MAPI_ARRAY:
+        n = mapi_tl_len(v);
+        mapi_buf_append(b, "[", 1);
+        for (i = 0; i < n; i++) {
+            if (i)
+                mapi_buf_append(b, ",", 1);
+            write_json(b, (const mapi_value *)v->p + i);
+        }
+        mapi_buf_append(b, "]", 1);
+        break;
+    case MAPI_OBJECT: {
+        const mapi_member *m = (const mapi_member *)v->p;
+        n = mapi_tl_len(v);
+        mapi_buf_append(b, "{", 1);
+        for (i = 0; i < n; i++) {
+            if (i)
+                mapi_buf_append(b, ",", 1);
+            write_string(b, m[i].name->s, m[i].name->len);
+            mapi_buf_append(b, ":", 1);
+            write_json(b, &m[i].value);
+        }
+        mapi_buf_append(b, "}", 1);
+        break;
+    }
+    }
+}
+
+char *mapi_value_json(const mapi_value *v, size_t *len)
+{
+    mapi_buf b;
+    char *s;
+
+    mapi_buf_init(&b);
+    write_json(&b, v);
+    if (len)
+        *len = b.len;
+    s = mapi_buf_take(&b);
+    if (!s && len)
+        *len = 0;
+    return s;
+}
+
+/* ---- equality (merging two copies of a resource) ---- */
+
+int mapi_value_equal(const mapi_value *a, const mapi_value *b)
+{
+    mapi_type t = mapi_value_type(a);
+    size_t i, j, n;
+
+    if (t != mapi_value_type(b))
         return 0;
-    if (key)
-        *key = (const char *)lh_entry_k(e);
-    if (value)
-        *value = (const mapi_value *)lh_entry_v(e);
-    it->pos = lh_entry_next(e);
-    return 1;
+    switch (t) {
+    case MAPI_NULL:
+        return 1;
+    case MAPI_BOOL:
+        return mapi_value_bool(a) == mapi_value_bool(b);
+    case MAPI_INT:
+    case MAPI_NUMBER: /* the same text: "1.0" and "1.00" are two different writings */
+    case MAPI_STRING:
+        return mapi_tl_len(a) == mapi_tl_len(b) &&
+               (a->p == b->p || memcmp(a->p, b->p, mapi_tl_len(a)) == 0);
+    case MAPI_ARRAY:
+        n = mapi_tl_len(a);
+        if (n != mapi_tl_len(b))
+            return 0;
+        for (i = 0; i < n; i++)
+            if (!mapi_value_equal((const mapi_value *)a->p + i, (const mapi_value *)b->p + i))
+                return 0;
+        return 1;
+    case MAPI_OBJECT: {
+        const mapi_member *ma = (const mapi_member *)a->p, *mb = (const mapi_member *)b->p;
+        n = mapi_tl_len(a);
+        if (n != mapi_tl_len(b))
+            return 0;
+        for (i = 0; i < n; i++) {
+            /* names are interned: one pointer per name; the same order first */
+            const mapi_member *m = ma[i].name == mb[i].name ? &mb[i] : NULL;
+            for (j = 0; !m && j < n; j++)
+                if (mb[j].name == ma[i].name)
+                    m = &mb[j];
+            if (!m || !mapi_value_equal(&ma[i].value, &m->value))
+                return 0;
+        }
+        return 1;
+    }
+    }
+    return 0;
 }
 
 /* ---- counts (list pagination meta) ---- */
@@ -373,7 +623,7 @@ const char *mapi_value_count_check(const mapi_value *v, int64_t *out)
 
     switch (mapi_value_type(v)) {
     case MAPI_INT:
-        n = json_object_get_int64(JO(v));
+        n = int_text_value((const char *)v->p);
         if (n < 0)
             return "a negative number";
         *out = n;

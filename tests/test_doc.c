@@ -234,7 +234,7 @@ static void test_envelope(void **state)
     parse_fails("{\"data\":{\"type\":\"t\"}}", 21, "type and id");
     parse_fails("{\"data\":{\"type\":\"t\",\"id\":7}}", 28, "type and id");
     parse_fails("{\"data\":{\"type\":\"t\",\"id\":\"1\",\"relationships\":{\"x\":{\"data\":{\"id\":\"2\"}}}}}",
-                73, "linkage");
+                72, "linkage");
     d = parse_ok("{\"data\":null}");
     assert_int_equal(mapi_doc_data_count(d), 0);
     assert_null(mapi_doc_data(d, 0));

@@ -6,8 +6,6 @@
  * the client's own headers, non-tokens, CR/LF/NUL) with nothing sent (the
  * sandbox's request counters).
  */
-#include <json-c/json.h>
-
 #include "testutil.h"
 
 #define PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
@@ -101,38 +99,48 @@ static void test_config_refused(void **state)
 
 /* ---- what crossed the wire ---- */
 
-/* The headers the sandbox saw on the last request for id (caller puts). */
-static struct json_object *seen_headers(const char *id)
+/* The headers the sandbox saw on the last request for id: its answer
+   ({"headers": {...}}, not JSON:API) read by the library's own parser as
+   the meta of a document (caller frees with mapi_doc_free). */
+static mapi_doc *seen_headers(const char *id)
 {
     tu_body b;
-    char path[512];
+    char path[512], wrapped[sizeof b.buf + 16];
     char *enc = mapi_percent_encode(id);
-    struct json_object *root, *h = NULL;
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    int n;
 
     assert_non_null(enc);
     assert_true((size_t)snprintf(path, sizeof path, "/__sandbox/headers?id=%s", enc) <
                 sizeof path);
     free(enc);
     assert_int_equal(tu_sandbox("GET", path, &b), 200);
-    root = json_tokener_parse(b.buf);
-    assert_non_null(root);
-    if (!json_object_object_get_ex(root, "headers", &h) || !json_object_is_type(h, json_type_object))
+    n = snprintf(wrapped, sizeof wrapped, "{\"meta\":%.*s}", (int)b.len, b.buf);
+    assert_true(n > 0 && (size_t)n < sizeof wrapped);
+    if (mapi_doc_parse(wrapped, (size_t)n, &doc, &err) != 0)
+        fail_msg("the sandbox's headers answer: %s", err.message ? err.message : "?");
+    if (mapi_value_type(mapi_value_get(mapi_doc_meta(doc), "headers")) != MAPI_OBJECT)
         fail_msg("no headers seen for %s: %s", id, b.buf);
-    json_object_get(h);
-    json_object_put(root);
-    return h;
+    return doc;
 }
 
-/* The one value of header name (lower case) in h, or NULL when absent;
-   fails when it came more than once. */
-static const char *seen(struct json_object *h, const char *name)
+/* The one value of header name (lower case) seen in doc, or NULL when
+   absent; fails when it came more than once. */
+static const char *seen(const mapi_doc *doc, const char *name)
 {
-    struct json_object *v;
-    if (!json_object_object_get_ex(h, name, &v))
+    const mapi_value *h = mapi_value_get(mapi_doc_meta(doc), "headers");
+    const mapi_value *v;
+    size_t len;
+    const char *s;
+
+    if (!mapi_value_has(h, name))
         return NULL;
-    if (!json_object_is_type(v, json_type_string))
-        fail_msg("header %s came %s", name, json_object_to_json_string(v));
-    return json_object_get_string(v);
+    v = mapi_value_get(h, name);
+    s = mapi_value_string(v, &len);
+    if (!s || strlen(s) != len)
+        fail_msg("header %s came as type %d, not one string", name, (int)mapi_value_type(v));
+    return s;
 }
 
 static mapi_client *client_with(const mapi_header_field *h, size_t n)
@@ -155,14 +163,14 @@ static mapi_client *client_with(const mapi_header_field *h, size_t n)
 /* The client's headers, and the call's replacing one of them. */
 static void assert_call_headers(const char *id)
 {
-    struct json_object *h = seen_headers(id);
+    mapi_doc *h = seen_headers(id);
     assert_string_equal(seen(h, "x-trace"), "call-7");  /* the call's, not the client's */
     assert_string_equal(seen(h, "x-client"), "c1");     /* the client's */
     assert_string_equal(seen(h, "idempotency-key"), "k-42");
     assert_string_equal(seen(h, "x-empty"), "");
     assert_string_equal(seen(h, "accept"), "application/vnd.api+json"); /* still the client's */
     assert_true(tu_contains(seen(h, "user-agent"), "merchantapi/"));
-    json_object_put(h);
+    mapi_doc_free(h);
 }
 
 static void test_sent_on_every_call(void **state)
@@ -178,7 +186,7 @@ static void test_sent_on_every_call(void **state)
     mapi_error err = MAPI_ERROR_INIT, errs[3] = {MAPI_ERROR_INIT, MAPI_ERROR_INIT,
                                                   MAPI_ERROR_INIT};
     mapi_client *c;
-    struct json_object *h;
+    mapi_doc *h;
     size_t i;
     (void)state;
     TU_NEED_SANDBOX();
@@ -194,7 +202,7 @@ static void test_sent_on_every_call(void **state)
     assert_string_equal(seen(h, "x-trace"), "client-1");
     assert_string_equal(seen(h, "x-client"), "c1");
     assert_null(seen(h, "idempotency-key"));
-    json_object_put(h);
+    mapi_doc_free(h);
 
     assert_int_equal(mapi_get_channel_ex(c, CHANNEL_ID, &opts, &doc, &err), 0);
     mapi_doc_free(doc);
@@ -231,7 +239,7 @@ static void test_sent_on_every_call(void **state)
     h = seen_headers("acct-22");
     assert_string_equal(seen(h, "x-trace"), "client-1");
     assert_null(seen(h, "idempotency-key"));
-    json_object_put(h);
+    mapi_doc_free(h);
     mapi_client_free(c);
 }
 

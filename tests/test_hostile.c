@@ -148,7 +148,7 @@ static void fuzz_regressions_replay(void **state)
         assert_non_null(body);
         if (mapi_doc_parse(body, len, &doc, &err) == 0) {
             size_t i, n = mapi_doc_resource_count(doc);
-            /* utf8-*: inputs json-c let through before src/utf8.c; they must fail */
+            /* utf8-*: invalid UTF-8 that json-c once let through; they must fail */
             if (strncmp(e->d_name, "utf8-", 5) == 0)
                 fail_msg("%s parsed", path);
             for (i = 0; i < n; i++)

@@ -76,7 +76,7 @@ static void test_decimal_of_amounts(void **state)
 
 static void test_number_text_of_integers(void **state)
 {
-    static const char *ints[] = {"1200", "-12", "0", "9007199254740993",
+    static const char *ints[] = {"1200", "-12", "0", "-0", "9007199254740993",
                                  "999999999999999999", "-999999999999999999"};
     size_t i, len;
     int64_t n;

@@ -3,16 +3,17 @@
  * fails (N = 1, 2, 3, ... until a call makes fewer than N), through client
  * creation and each endpoint against the sandbox, and again while mapping
  * error documents.  Every run must end in success or a clean failure (kind
- * MEMORY, or what libcurl / json-c make of their own failed allocations),
+ * MEMORY, or what libcurl makes of its own failed allocations),
  * with err and the client freed.  TU_OOM_TRACE=1 prints every run.  For
  * leaks, run it under valgrind with --soname-synonyms=somalloc=nouserintercepts
  * (otherwise valgrind replaces the malloc below and nothing is injected).
  *
  * malloc, calloc and realloc are replaced here (glibc's __libc_* do the
- * work).  Only allocations made directly by our code (linked into this
- * binary) and by libcurl are failed: json-c 0.16's tokener does not check
- * its own strdup of object keys (it crashes in strlen(NULL)), which no
- * caller can fix.  Under a sanitizer, which owns malloc, the test is skipped.
+ * work).  The allocations made by our code (linked into this binary, the
+ * JSON reader src/json_parse.cpp included), by libcurl and by the C++
+ * runtime's operator new (simdjson's parser buffers: it asks for them with
+ * new (std::nothrow) and reports MEMALLOC) are failed; libc's own are not.
+ * Under a sanitizer, which owns malloc, the test is skipped.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
@@ -37,11 +38,12 @@ extern void *__libc_realloc(void *p, size_t n);
 static volatile long fail_at, seen;
 
 /* Built with -fvisibility=hidden like the library: these must be exported
-   so that libcurl and json-c allocate through them too. */
+   so that libcurl and the C++ runtime allocate through them too. */
 #define TU_EXPORT __attribute__((visibility("default")))
 
-/* Load bases of this binary and of libcurl, found once before injecting. */
-static void *base_self, *base_curl;
+/* Load bases of this binary, of libcurl and of the C++ runtime (operator
+   new), found once before injecting. */
+static void *base_self, *base_curl, *base_cxx;
 
 static void *base_of(const void *addr)
 {
@@ -57,8 +59,8 @@ static int fail_now(const void *caller)
     if (fail_at <= 0)
         return 0;
     base = base_of(caller);
-    if (base != base_self && base != base_curl)
-        return 0; /* json-c, libc internals: not counted, never failed */
+    if (base != base_self && base != base_curl && base != base_cxx)
+        return 0; /* libc internals: not counted, never failed */
     return ++seen == fail_at;
 }
 
@@ -231,8 +233,11 @@ static void every_allocation_may_fail(void **state)
     TU_NEED_SANDBOX();
     base_self = base_of((const void *)&base_self);
     base_curl = base_of(curl_version()); /* a string in libcurl's data */
+    /* operator new(size_t, const std::nothrow_t &): what simdjson allocates with */
+    base_cxx = base_of(dlsym(RTLD_DEFAULT, "_ZnwmRKSt9nothrow_t"));
     assert_non_null(base_self);
     assert_non_null(base_curl);
+    assert_non_null(base_cxx);
     for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         long n, made = 0;
         int failures = 0;

@@ -1,10 +1,13 @@
 /*
- * fuzz_doc.c -- libFuzzer harness over mapi_doc_parse and the resolver.
- * Every accepted document is walked completely: every resource (primary,
- * included, stub), every attribute value recursively, every relationship
- * resolved (to-one and to-many), meta, jsonapi and errors; an error document
- * is also read as the client reads it (mapi_doc_error) and redacted of a
- * secret, which must then show in no field.
+ * fuzz_doc.c -- libFuzzer harness over mapi_doc_parse (the simdjson reader
+ * and the JSON:API layer) and the resolver.  Every accepted document is
+ * walked completely: every resource (primary, included, stub) found again
+ * by its (type, id) or (type, lid) with lengths, every attribute value
+ * recursively with lengths and name numbers, every relationship resolved
+ * (to-one and to-many, by index and by name), links and meta at every
+ * level, jsonapi and errors; an error document is also read as the client
+ * reads it (mapi_doc_error) and redacted of a secret, which must then show
+ * in no field.
  *   make fuzz FUZZ_SECONDS=120
  */
 #include <stddef.h>
@@ -16,12 +19,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static size_t sink;
+static size_t sink, names;
 
 static void touch(const mapi_value *v, int depth)
 {
     int64_t i;
-    size_t n, k;
+    size_t n, k, klen;
     const char *key;
     const mapi_value *m;
     mapi_members it;
@@ -30,9 +33,15 @@ static void touch(const mapi_value *v, int depth)
     case MAPI_INT:
         if (mapi_value_int64(v, &i) == 0)
             sink += (size_t)i;
+        if (!mapi_value_number(v, &n) || n == 0 || mapi_value_number_text(v) == NULL)
+            __builtin_trap(); /* every number has its text */
         break;
     case MAPI_NUMBER:
         sink += strlen(mapi_value_number_text(v));
+        if (!mapi_value_number(v, &n) || n != strlen(mapi_value_number_text(v)))
+            __builtin_trap();
+        if (!mapi_value_decimal(v, &n) || n == 0)
+            __builtin_trap(); /* every number has its decimal form */
         break;
     case MAPI_STRING:
         mapi_value_string(v, &n);
@@ -45,8 +54,12 @@ static void touch(const mapi_value *v, int depth)
         break;
     case MAPI_OBJECT:
         mapi_members_begin(v, &it);
-        while (mapi_members_next(&it, &key, &m)) {
-            sink += strlen(key) + (size_t)mapi_value_has(v, key);
+        while (mapi_members_next_n(&it, &key, &klen, &m)) {
+            /* every name is found by its bytes, and has a number below the count */
+            if (!mapi_value_has_n(v, key, klen) || mapi_value_get_n(v, key, klen) != m ||
+                mapi_members_name_id(&it) >= names)
+                __builtin_trap();
+            sink += klen;
             touch(m, depth + 1);
         }
         break;
@@ -100,7 +113,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mapi_error_clear(&err);
         return 0;
     }
+    names = mapi_doc_name_count(doc);
     touch(mapi_doc_root(doc), 0);
+    touch(mapi_doc_links(doc), 0);
     check_error_doc(doc);
     n = mapi_doc_data_count(doc);
     for (i = 0; i < n; i++)
@@ -111,11 +126,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const mapi_resource *r = mapi_doc_resource(doc, i);
         const mapi_value *rels = mapi_resource_relationships(r);
         mapi_members it;
-        const char *name;
-        if (mapi_resource_index(r) != i ||
-            mapi_doc_find(doc, mapi_resource_type(r), mapi_resource_id(r)) != r)
+        mapi_relationship rel;
+        const char *name, *type, *id, *lid;
+        size_t tlen, idlen, lidlen, k;
+        type = mapi_resource_type_n(r, &tlen);
+        id = mapi_resource_id_n(r, &idlen);
+        lid = mapi_resource_lid(r, &lidlen);
+        if (mapi_resource_index(r) != i || (!id && !lid) ||
+            (id && mapi_doc_find_n(doc, type, tlen, id, idlen) != r) ||
+            (!id && mapi_doc_find_lid(doc, type, tlen, lid, lidlen) != r) ||
+            mapi_resource_type_id(r) >= names)
             __builtin_trap(); /* the index must agree with itself */
         touch(mapi_resource_attributes(r), 0);
+        touch(mapi_resource_links(r), 0);
+        touch(mapi_resource_meta(r), 0);
+        for (k = 0; mapi_resource_relationship_at(doc, r, k, &rel); k++) {
+            size_t j;
+            mapi_relationship again;
+            if (!mapi_resource_relationship(doc, r, rel.name, rel.name_len, &again) ||
+                again.targets != rel.targets || again.data != rel.data)
+                __builtin_trap(); /* found by its name's bytes */
+            for (j = 0; j < rel.count; j++)
+                if (rel.targets[j] >= n || !mapi_relationship_linkage(&rel, j))
+                    __builtin_trap();
+            if ((rel.data == MAPI_REL_NO_DATA || rel.data == MAPI_REL_NULL_DATA) && rel.count)
+                __builtin_trap();
+            touch(rel.links, 0);
+            touch(rel.meta, 0);
+        }
+        if (k != mapi_resource_relationship_count(r))
+            __builtin_trap();
         mapi_members_begin(rels, &it);
         while (mapi_members_next(&it, &name, NULL)) {
             size_t count = 0, k;

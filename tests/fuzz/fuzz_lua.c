@@ -8,7 +8,8 @@
  *     whose tostring is its message;
  *   - no JSON number comes back as a Lua float (integers within 2^53 are
  *     Lua integers, every other number is its source text);
- *   - a resource has string id and type; a payout's amount is never a number;
+ *   - a resource has a string type and a string id (or, JSON:API 1.1, lid);
+ *     a payout's amount is never a number;
  *   - list meta page/per_page/total are integers when present as numbers.
  * lua_close() after each input frees everything Lua owns, so LeakSanitizer
  * sees any C memory the binding forgets.
@@ -40,7 +41,8 @@ static const char checker[] =
     "end\n"
     "local function resource(r)\n"
     "  assert(type(r) == 'table', 'a resource is a table')\n"
-    "  assert(type(r.id) == 'string' and type(r.type) == 'string', 'id and type are strings')\n"
+    "  assert((type(r.id) == 'string' or type(r.lid) == 'string') and type(r.type) == 'string',\n"
+    "         'id (or lid) and type are strings')\n"
     "  if r.type == 'payouts' then assert(type(r.amount) ~= 'number', 'amount is a number') end\n"
     "end\n"
     "return function(body)\n"

@@ -1,0 +1,713 @@
+/*
+ * json_parse.cpp -- the JSON reader: simdjson's On-Demand API walked once
+ * into the compact tree of json_parse.h.  The only C++ of the project, behind
+ * the C function mapi_json_parse: simdjson's error codes only (built with
+ * -fno-exceptions), nothing C++ crosses the interface, memory comes from
+ * malloc (the scratch stacks, the name table) and the caller's arena.
+ *
+ * What simdjson checks: UTF-8 (RFC 3629), control characters unescaped in
+ * strings (stage 1, before any value is read), the structure (commas,
+ * colons, brackets), string escapes and lone surrogates (\ud800 alone is an
+ * error, not U+FFFD).  What this file checks: every number token against
+ * RFC 8259's grammar and every literal exactly (simdjson reads neither
+ * here: numbers are kept as their raw token, the exact text), duplicate
+ * member names, the depth cap, content after the value.
+ *
+ * One simdjson parser per thread is kept for bodies up to KEEP_CAPACITY
+ * (its buffers are about five times the body); a larger body gets its
+ * buffers for that parse only.
+ */
+#include <simdjson.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_parse.h"
+
+static_assert(simdjson::SIMDJSON_PADDING <= MAPI_JSON_PADDING, "MAPI_JSON_PADDING below simdjson's");
+
+using namespace simdjson;
+
+namespace {
+
+const size_t KEEP_CAPACITY = (size_t)1 << 20;
+const size_t MAX_LEN = ((size_t)-1) >> MAPI_TL_SHIFT;
+
+/* The well-known names, in the order of enum mapi_known_name. */
+const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", "errors",
+                                         "links", "type", "id", "lid", "attributes",
+                                         "relationships"};
+
+struct builder {
+    mapi_arena *arena;
+    /* where string and number texts go, one after the other: a block of
+       the body's size (a text and its NUL never take more room than its
+       token and the byte after it) */
+    char *text, *text_end;
+    const char *buf;
+    size_t len;
+    int max_depth;
+    /* the members / elements of the containers being read, innermost last */
+    mapi_member *mem;
+    size_t nmem, capmem;
+    struct mapi_value *val;
+    size_t nval, capval;
+    /* interned names: open addressing over mapi_name pointers */
+    mapi_name **slots;
+    size_t nslots, nnames;
+    /* duplicate detection: stamps[id] == serial when seen in this object */
+    uint32_t *stamps;
+    size_t capstamps;
+    uint32_t serial;
+    /* the failure */
+    mapi_json_status status;
+    size_t offset;
+    const mapi_name *dup;
+};
+
+mapi_json_status fail(builder &b, mapi_json_status st, const char *at)
+{
+    b.status = st;
+    b.offset = at ? (size_t)(at - b.buf) : (size_t)-1;
+    return st;
+}
+
+/* ---- growable scratch arrays ---- */
+
+template <typename T> bool reserve(T *&arr, size_t &cap, size_t need)
+{
+    if (need <= cap)
+        return true;
+    size_t c = cap ? cap : 64;
+    while (c < need) {
+        if (c > ((size_t)-1) / 2 / sizeof(T))
+            return false;
+        c *= 2;
+    }
+    T *p = static_cast<T *>(realloc(arr, c * sizeof(T)));
+    if (!p)
+        return false;
+    arr = p;
+    cap = c;
+    return true;
+}
+
+/* ---- names ---- */
+
+inline uint64_t load8(const char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+/* The first n < 8 bytes of s as a zero-extended word. */
+inline uint64_t load_short(const char *s, size_t n, bool padded)
+{
+    uint64_t w = 0;
+    if (padded) /* 8 bytes may be read: keep n of them */
+        return n ? load8(s) & (~UINT64_C(0) >> (64 - 8 * n)) : 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
+/* A hash of a byte string, eight bytes at a time: names are short, so up
+   to 16 bytes it is two loads.  padded: s[0..n + 8) may be read (a body or
+   simdjson's string buffer, both padded); the hash is the same either way. */
+inline size_t hash_bytes(const char *s, size_t n, bool padded = false)
+{
+    uint64_t h = (uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F);
+    if (n <= 8)
+        return (size_t)mapi_hash_mix(h, load_short(s, n, padded));
+    if (n <= 16)
+        return (size_t)mapi_hash_mix(mapi_hash_mix(h, load8(s)), load8(s + n - 8));
+    for (; n >= 8; s += 8, n -= 8)
+        h = mapi_hash_mix(h, load8(s));
+    return (size_t)mapi_hash_mix(h, load_short(s, n, false));
+}
+
+bool grow_names(builder &b)
+{
+    size_t n = b.nslots ? b.nslots * 2 : 256;
+    if (n > ((size_t)-1) / 4 / sizeof(mapi_name *))
+        return false;
+    mapi_name **s = static_cast<mapi_name **>(calloc(n, sizeof *s));
+    if (!s)
+        return false;
+    for (size_t i = 0; i < b.nslots; i++) {
+        mapi_name *nm = b.slots[i];
+        if (!nm)
+            continue;
+        size_t j = hash_bytes(nm->s, nm->len) & (n - 1);
+        while (s[j])
+            j = (j + 1) & (n - 1);
+        s[j] = nm;
+    }
+    free(b.slots);
+    b.slots = s;
+    b.nslots = n;
+    return true;
+}
+
+/* The interned name of s[0..n), made on first sight; NULL when out of
+   memory.  padded: s is in a padded buffer (see hash_bytes). */
+const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
+{
+    if ((b.nnames + 1) * 2 > b.nslots && !grow_names(b))
+        return NULL;
+    size_t mask = b.nslots - 1, j = hash_bytes(s, n, padded) & mask;
+    for (;;) {
+        mapi_name *nm = b.slots[j];
+        if (!nm)
+            break;
+        if (nm->len == n && memcmp(nm->s, s, n) == 0)
+            return nm;
+        j = (j + 1) & mask;
+    }
+    if (n >= MAX_LEN - sizeof(mapi_name) - 1 || !reserve(b.stamps, b.capstamps, b.nnames + 1))
+        return NULL;
+    /* the bytes right after the struct: mapi_tl_name finds it from them */
+    mapi_name *nm = static_cast<mapi_name *>(mapi_arena_alloc(b.arena, sizeof(mapi_name) + n + 1));
+    if (!nm)
+        return NULL;
+    char *text = reinterpret_cast<char *>(nm + 1);
+    memcpy(text, s, n);
+    text[n] = '\0';
+    nm->s = text;
+    nm->len = n;
+    nm->id = b.nnames;
+    b.stamps[b.nnames] = 0;
+    b.nnames++;
+    b.slots[j] = nm;
+    return nm;
+}
+
+/* ---- scalars ---- */
+
+inline bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A raw token without the white space simdjson leaves after it. */
+std::string_view trimmed(std::string_view t)
+{
+    size_t n = t.size();
+    while (n > 0 && is_space(t[n - 1]))
+        n--;
+    return t.substr(0, n);
+}
+
+inline bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* RFC 8259: -? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?  Returns
+   MAPI_INT for an integer of at most 18 digits, MAPI_NUMBER for any other
+   valid number, MAPI_NULL for an invalid token. */
+mapi_type number_class(const char *s, size_t n)
+{
+    size_t i = 0, digits;
+    bool neg = false, integer = true;
+
+    if (i < n && s[i] == '-') {
+        neg = true;
+        i++;
+    }
+    if (i >= n || !is_digit(s[i]))
+        return MAPI_NULL;
+    if (s[i] == '0') {
+        i++;
+        if (i < n && is_digit(s[i]))
+            return MAPI_NULL; /* "01" */
+    } else {
+        while (i < n && is_digit(s[i]))
+            i++;
+    }
+    digits = i - (neg ? 1 : 0);
+    if (i < n && s[i] == '.') {
+        integer = false;
+        if (++i >= n || !is_digit(s[i]))
+            return MAPI_NULL; /* "1." */
+        while (i < n && is_digit(s[i]))
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        integer = false;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n || !is_digit(s[i]))
+            return MAPI_NULL; /* "1e" */
+        while (i < n && is_digit(s[i]))
+            i++;
+    }
+    if (i != n)
+        return MAPI_NULL;
+    if (!integer)
+        return MAPI_NUMBER;
+    /* int64_t holds every integer of 18 digits; 19 and more stay text (as
+       before: mapi_value_number_text gives them), whatever their value */
+    return digits < 19 ? MAPI_INT : MAPI_NUMBER;
+}
+
+/* A copy of s[0..n) with a NUL after it, in the text block. */
+inline const char *copy_text(builder &b, const char *s, size_t n)
+{
+    char *p;
+    if ((size_t)(b.text_end - b.text) > n) {
+        p = b.text;
+        b.text += n + 1;
+    } else { /* never for a body's own texts; kept safe */
+        if (n >= MAX_LEN)
+            return NULL;
+        p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 1));
+        if (!p)
+            return NULL;
+    }
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+/* A number written with an exponent: s[0..n), a NUL, its decimal form
+   (what mapi_value_decimal gives) and a NUL, in the arena. */
+const char *copy_with_decimal(builder &b, const char *s, size_t n)
+{
+    size_t d = mapi_decimal_form(s, n, NULL);
+    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + d + 2));
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    mapi_decimal_form(s, n, p + n + 1);
+    p[n + 1 + d] = '\0';
+    return p;
+}
+
+inline struct mapi_value make(const void *p, size_t len, unsigned flags)
+{
+    struct mapi_value v;
+    v.p = p;
+    v.tl = (len << MAPI_TL_SHIFT) | flags;
+    return v;
+}
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* The first '"' or '\\' at or after s (one is there: simdjson found the
+   string closed; the padding makes the 8-byte reads safe). */
+inline const char *quote_or_backslash(const char *s)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (;;) {
+        uint64_t w, q, bs;
+        memcpy(&w, s, 8);
+        q = w ^ (ONES * '"');
+        bs = w ^ (ONES * '\\');
+        q = ((q - ONES) & ~q & HIGHS) | ((bs - ONES) & ~bs & HIGHS);
+        if (q)
+            return s + (__builtin_ctzll(q) >> 3);
+        s += 8;
+    }
+#else
+    while (*s != '"' && *s != '\\')
+        s++;
+    return s;
+#endif
+}
+
+/* Where a value goes: a member or an element of the containers being read
+   (their scratch arrays may move while a nested container is read: the
+   place is an index), or a fixed node. */
+struct dest {
+    struct mapi_value *fixed; /* the root */
+    bool member;              /* else b.val */
+    size_t i;
+};
+
+inline struct mapi_value *place(builder &b, const dest &d)
+{
+    return d.fixed ? d.fixed : d.member ? &b.mem[d.i].value : &b.val[d.i];
+}
+
+mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
+                            bool type_member);
+
+/* Where a value that simdjson could not type starts: a word ("NaN",
+   "<html>") is a literal, anything else misplaced syntax. */
+mapi_json_status untyped(builder &b, std::string_view tok)
+{
+    const char *at = tok.data();
+    if (!at || at < b.buf || at >= b.buf + b.len)
+        return fail(b, MAPI_JSON_EOF, b.buf + b.len);
+    if (strchr("{}[],:\"", *at) && *at != '\0')
+        return fail(b, MAPI_JSON_SYNTAX, at);
+    return fail(b, MAPI_JSON_LITERAL, at);
+}
+
+mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view tok,
+                             struct mapi_value *out, bool as_name)
+{
+    const char *s = tok.data() + 1, *e = quote_or_backslash(s);
+    std::string_view text;
+
+    if (*e == '"') {
+        text = std::string_view(s, (size_t)(e - s));
+    } else if (v.get_string().get(text) != SUCCESS) {
+        return fail(b, MAPI_JSON_STRING, tok.data());
+    }
+    if (as_name) {
+        const mapi_name *nm = intern(b, text.data(), text.size(), true);
+        if (!nm)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
+        return MAPI_JSON_OK;
+    }
+    const char *copy = copy_text(b, text.data(), text.size());
+    if (!copy)
+        return fail(b, text.size() >= MAX_LEN ? MAPI_JSON_TOO_LARGE : MAPI_JSON_MEMORY, NULL);
+    *out = make(copy, text.size(), MAPI_STRING);
+    return MAPI_JSON_OK;
+}
+
+mapi_json_status read_scalar(builder &b, ondemand::json_type t, std::string_view raw,
+                             struct mapi_value *out)
+{
+    std::string_view tok = trimmed(raw);
+    switch (t) {
+    case ondemand::json_type::number: {
+        mapi_type nt = number_class(tok.data(), tok.size());
+        if (nt == MAPI_NULL)
+            return fail(b, MAPI_JSON_NUMBER, tok.data());
+        const char *copy;
+        if (nt == MAPI_NUMBER && (memchr(tok.data(), 'e', tok.size()) ||
+                                  memchr(tok.data(), 'E', tok.size())))
+            copy = copy_with_decimal(b, tok.data(), tok.size());
+        else
+            copy = copy_text(b, tok.data(), tok.size());
+        if (!copy)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        *out = make(copy, tok.size(), nt);
+        return MAPI_JSON_OK;
+    }
+    case ondemand::json_type::boolean:
+        if (tok == "true")
+            *out = make(NULL, 1, MAPI_BOOL);
+        else if (tok == "false")
+            *out = make(NULL, 0, MAPI_BOOL);
+        else
+            return fail(b, MAPI_JSON_LITERAL, tok.data());
+        return MAPI_JSON_OK;
+    case ondemand::json_type::null:
+        if (tok != "null")
+            return fail(b, MAPI_JSON_LITERAL, tok.data());
+        *out = make(NULL, 0, MAPI_NULL);
+        return MAPI_JSON_OK;
+    default:
+        return untyped(b, tok);
+    }
+}
+
+/* An iteration error of simdjson inside a container: a structural error. */
+mapi_json_status structure(builder &b, error_code e)
+{
+    switch (e) {
+    case MEMALLOC:
+        return fail(b, MAPI_JSON_MEMORY, NULL);
+    case DEPTH_ERROR:
+        return fail(b, MAPI_JSON_DEPTH, NULL);
+    case STRING_ERROR:
+        return fail(b, MAPI_JSON_STRING, NULL);
+    default:
+        return fail(b, MAPI_JSON_SYNTAX, NULL);
+    }
+}
+
+/* No name twice among mem[base .. nmem). */
+mapi_json_status check_duplicates(builder &b, size_t base)
+{
+    if (b.nmem - base < 2)
+        return MAPI_JSON_OK;
+    if (++b.serial == 0) { /* wrapped: start the stamps over */
+        memset(b.stamps, 0, b.nnames * sizeof *b.stamps);
+        b.serial = 1;
+    }
+    for (size_t i = base; i < b.nmem; i++) {
+        size_t id = b.mem[i].name->id;
+        if (b.stamps[id] == b.serial) {
+            b.dup = b.mem[i].name;
+            return fail(b, MAPI_JSON_DUPLICATE, NULL);
+        }
+        b.stamps[id] = b.serial;
+    }
+    return MAPI_JSON_OK;
+}
+
+mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *out, int depth)
+{
+    ondemand::object obj;
+    size_t base = b.nmem;
+    error_code e = v.get_object().get(obj);
+
+    if (e != SUCCESS)
+        return structure(b, e);
+    for (auto fr : obj) {
+        ondemand::field f;
+        if ((e = std::move(fr).get(f)) != SUCCESS)
+            return structure(b, e);
+        const char *k = f.key().raw(), *end = quote_or_backslash(k);
+        std::string_view key;
+        if (*end == '"') {
+            key = std::string_view(k, (size_t)(end - k));
+        } else if (f.unescaped_key().get(key) != SUCCESS) {
+            return fail(b, MAPI_JSON_STRING, k - 1);
+        }
+        const mapi_name *nm = intern(b, key.data(), key.size(), true);
+        if (!nm)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        if (!reserve(b.mem, b.capmem, b.nmem + 1))
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        dest d = {NULL, true, b.nmem++};
+        b.mem[d.i].name = nm;
+        mapi_json_status st = read_value(b, f.value(), d, depth, nm->id == MAPI_N_TYPE);
+        if (st != MAPI_JSON_OK)
+            return st;
+    }
+    if (check_duplicates(b, base) != MAPI_JSON_OK)
+        return b.status;
+    size_t n = b.nmem - base;
+    mapi_member *arr = NULL;
+    if (n) {
+        arr = static_cast<mapi_member *>(mapi_arena_alloc(b.arena, n * sizeof *arr));
+        if (!arr)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        memcpy(arr, b.mem + base, n * sizeof *arr);
+    }
+    b.nmem = base;
+    *out = make(arr, n, MAPI_OBJECT);
+    return MAPI_JSON_OK;
+}
+
+mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *out, int depth)
+{
+    ondemand::array arr;
+    size_t base = b.nval;
+    error_code e = v.get_array().get(arr);
+
+    if (e != SUCCESS)
+        return structure(b, e);
+    for (auto er : arr) {
+        ondemand::value x;
+        if ((e = std::move(er).get(x)) != SUCCESS)
+            return structure(b, e);
+        if (!reserve(b.val, b.capval, b.nval + 1))
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        dest d = {NULL, false, b.nval++};
+        mapi_json_status st = read_value(b, x, d, depth, false);
+        if (st != MAPI_JSON_OK)
+            return st;
+    }
+    size_t n = b.nval - base;
+    struct mapi_value *items = NULL;
+    if (n) {
+        items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.arena, n * sizeof *items));
+        if (!items)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        memcpy(items, b.val + base, n * sizeof *items);
+    }
+    b.nval = base;
+    *out = make(items, n, MAPI_ARRAY);
+    return MAPI_JSON_OK;
+}
+
+/* One value at nesting `depth` (its container's); type_member: the value of
+   a member named "type" (a string one is interned). */
+mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
+                            bool type_member)
+{
+    std::string_view raw = v.raw_json_token();
+    ondemand::json_type t;
+
+    if (v.type().get(t) != SUCCESS)
+        return untyped(b, trimmed(raw));
+    switch (t) {
+    case ondemand::json_type::object:
+    case ondemand::json_type::array:
+    {
+        struct mapi_value node;
+        mapi_json_status st;
+        if (depth + 1 > b.max_depth)
+            return fail(b, MAPI_JSON_DEPTH, raw.data());
+        st = t == ondemand::json_type::object ? read_object(b, v, &node, depth + 1)
+                                              : read_array(b, v, &node, depth + 1);
+        if (st == MAPI_JSON_OK)
+            *place(b, d) = node; /* the scratch arrays may have moved meanwhile */
+        return st;
+    }
+    case ondemand::json_type::string:
+        /* scalars: nothing moves while they are read */
+        return read_string(b, v, raw, place(b, d), type_member);
+    default:
+        return read_scalar(b, t, raw, place(b, d));
+    }
+}
+
+/* Classifies a failure simdjson reported as structural by the document's
+   brackets (the error path only): unclosed at the end is the end of input,
+   a mismatch is syntax at that byte.  Strings are known well-formed. */
+mapi_json_status diagnose(builder &b)
+{
+    uint64_t stack[MAPI_JSON_MAX_DEPTH / 64 + 1] = {0};
+    size_t depth = 0;
+    const char *p = b.buf, *end = b.buf + b.len;
+
+    for (; p < end; p++) {
+        char c = *p;
+        if (c == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\')
+                    p++;
+        } else if (c == '{' || c == '[') {
+            if (depth >= MAPI_JSON_MAX_DEPTH)
+                return fail(b, MAPI_JSON_DEPTH, p);
+            if (c == '[')
+                stack[depth / 64] |= UINT64_C(1) << (depth % 64);
+            else
+                stack[depth / 64] &= ~(UINT64_C(1) << (depth % 64));
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return fail(b, MAPI_JSON_SYNTAX, p);
+            depth--;
+            if (((stack[depth / 64] >> (depth % 64)) & 1) != (uint64_t)(c == ']'))
+                return fail(b, MAPI_JSON_SYNTAX, p);
+        }
+    }
+    if (depth > 0)
+        return fail(b, MAPI_JSON_EOF, end);
+    return fail(b, MAPI_JSON_SYNTAX, b.offset == (size_t)-1 ? NULL : b.buf + b.offset);
+}
+
+mapi_json_status from_stage1(builder &b, error_code e)
+{
+    switch (e) {
+    case EMPTY:
+    case UNCLOSED_STRING:
+        return fail(b, MAPI_JSON_EOF, b.buf + b.len);
+    case UTF8_ERROR:
+        return fail(b, MAPI_JSON_UTF8, NULL);
+    case UNESCAPED_CHARS:
+        return fail(b, MAPI_JSON_CONTROL, NULL);
+    case CAPACITY:
+        return fail(b, MAPI_JSON_TOO_LARGE, NULL);
+    case MEMALLOC:
+        return fail(b, MAPI_JSON_MEMORY, NULL);
+    case DEPTH_ERROR:
+        return fail(b, MAPI_JSON_DEPTH, NULL);
+    default:
+        return fail(b, MAPI_JSON_SYNTAX, NULL);
+    }
+}
+
+mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
+                               struct mapi_value *root)
+{
+    ondemand::document doc;
+    ondemand::json_type t;
+    error_code e = parser.iterate(padded_string_view(buf, b.len, b.len + MAPI_JSON_PADDING))
+                       .get(doc);
+
+    if (e != SUCCESS)
+        return from_stage1(b, e);
+    if (doc.type().get(t) != SUCCESS) {
+        std::string_view raw;
+        if (doc.raw_json_token().get(raw) != SUCCESS)
+            return fail(b, MAPI_JSON_SYNTAX, NULL);
+        return untyped(b, trimmed(raw));
+    }
+    if (t != ondemand::json_type::object && t != ondemand::json_type::array) {
+        /* a scalar document: simdjson reads those apart from containers */
+        std::string_view raw;
+        if (doc.raw_json_token().get(raw) != SUCCESS)
+            return fail(b, MAPI_JSON_SYNTAX, NULL);
+        std::string_view tok = trimmed(raw);
+        if (t == ondemand::json_type::string) {
+            std::string_view text;
+            if (*quote_or_backslash(tok.data() + 1) == '\\' &&
+                doc.get_string().get(text) != SUCCESS)
+                return fail(b, MAPI_JSON_STRING, tok.data());
+            *root = make(NULL, 0, MAPI_STRING); /* its text is never read: not JSON:API */
+        } else if (read_scalar(b, t, raw, root) != MAPI_JSON_OK) {
+            return b.status;
+        }
+        if (raw.data() + raw.size() < b.buf + b.len)
+            return fail(b, MAPI_JSON_TRAILING, raw.data() + raw.size());
+        return MAPI_JSON_OK;
+    }
+    ondemand::value v;
+    if ((e = doc.get_value().get(v)) != SUCCESS)
+        return structure(b, e);
+    dest d = {root, false, 0};
+    if (read_value(b, v, d, 0, false) != MAPI_JSON_OK) {
+        if (b.status == MAPI_JSON_SYNTAX)
+            return diagnose(b);
+        return b.status;
+    }
+    const char *rest;
+    if (doc.current_location().get(rest) == SUCCESS)
+        return fail(b, MAPI_JSON_TRAILING, rest);
+    return MAPI_JSON_OK;
+}
+
+} // namespace
+
+extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth,
+                                            mapi_arena *arena, mapi_json_result *out)
+{
+    static thread_local ondemand::parser kept;
+    builder b;
+    mapi_json_status st;
+
+    memset(&b, 0, sizeof b);
+    b.arena = arena;
+    b.buf = buf;
+    b.len = len;
+    b.max_depth = max_depth < 1 ? 1 : max_depth > MAPI_JSON_MAX_DEPTH ? MAPI_JSON_MAX_DEPTH
+                                                                      : max_depth;
+    b.offset = (size_t)-1;
+    out->root = make(NULL, 0, MAPI_NULL);
+    out->names = 0;
+    out->offset = (size_t)-1;
+    out->dup = NULL;
+    memset(buf + len, 0, MAPI_JSON_PADDING);
+
+    for (int i = 0; i < MAPI_N_KNOWN; i++)
+        if (!intern(b, KNOWN[i], strlen(KNOWN[i]))) {
+            st = fail(b, MAPI_JSON_MEMORY, NULL);
+            goto done;
+        }
+    if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
+        st = fail(b, MAPI_JSON_TOO_LARGE, NULL);
+    } else if (!(b.text = static_cast<char *>(mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
+        st = fail(b, MAPI_JSON_MEMORY, NULL);
+    } else if ((b.text_end = b.text + len + MAPI_JSON_PADDING), len <= KEEP_CAPACITY) {
+        st = read_document(b, kept, buf, &out->root);
+    } else {
+        /* buffers for this body only: a large one is not kept per thread */
+        ondemand::parser once;
+        st = read_document(b, once, buf, &out->root);
+    }
+done:
+    out->names = b.nnames;
+    out->offset = b.offset;
+    out->dup = b.dup;
+    free(b.mem);
+    free(b.val);
+    free(b.slots);
+    free(b.stamps);
+    return st;
+}

@@ -1,0 +1,200 @@
+/*
+ * json_parse.h -- the JSON reader behind a C interface.
+ *
+ * src/json_parse.cpp (the project's only C++: simdjson's On-Demand API)
+ * reads a body once into a compact tree: every value is a 16-byte
+ * struct mapi_value in an arena, strings and number texts are (pointer,
+ * length) copies in the same arena, objects are arrays of members whose
+ * names are interned (one mapi_name per distinct name, compared by
+ * pointer).  This header is all the C files and the C++ file share: plain
+ * C, no C++ type, nothing that throws.  Not installed.
+ */
+#ifndef MAPI_JSON_PARSE_H
+#define MAPI_JSON_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "merchantapi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes a body buffer must have readable (and writable: they are zeroed)
+   after its end for the reader (>= simdjson's SIMDJSON_PADDING, checked in
+   json_parse.cpp).  Response bodies are allocated with them. */
+#define MAPI_JSON_PADDING 64
+
+/* ---- the arena: every value, string and member array of a document ---- */
+
+typedef struct mapi_arena_chunk mapi_arena_chunk;
+
+typedef struct mapi_arena {
+    char *pos, *end;          /* free room in the current chunk */
+    mapi_arena_chunk *chunks; /* newest first */
+    size_t bytes;             /* bytes taken from malloc, chunk headers included */
+    size_t next;              /* size of a chunk */
+} mapi_arena;
+
+/* An empty arena whose chunks will hold about chunk bytes each (at least
+   4 KiB; a larger allocation gets a chunk of its size). */
+void mapi_arena_init(mapi_arena *a, size_t chunk);
+/* Frees every chunk; the arena is empty again (init state, same next size). */
+void mapi_arena_free(mapi_arena *a);
+/* The slow path of mapi_arena_alloc: a new chunk.  NULL when out of memory. */
+void *mapi_arena_grow(mapi_arena *a, size_t n);
+/* n bytes in a chunk of their own (the current chunk stays current), freed
+   with the arena; NULL when out of memory. */
+void *mapi_arena_block(mapi_arena *a, size_t n);
+
+/* n bytes aligned to 8, or NULL when out of memory.  Freed with the arena. */
+static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if ((size_t)(a->end - a->pos) >= n) {
+        void *p = a->pos;
+        a->pos += n;
+        return p;
+    }
+    return mapi_arena_grow(a, n);
+}
+
+/* One step of the hashes of names (json_parse.cpp) and of the (type, id)
+   index (jsonapi.c): w mixed into h. */
+static inline uint64_t mapi_hash_mix(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);
+    return h ^ (h >> 29);
+}
+
+/* ---- values ---- */
+
+/* A member name, interned per document: equal names are one mapi_name.
+   s is NUL-terminated (a name may hold NUL bytes: len counts them all);
+   id numbers the document's distinct names from 0. */
+typedef struct mapi_name {
+    const char *s;
+    size_t len;
+    size_t id;
+} mapi_name;
+
+/*
+ * One JSON value.  tl = (length << MAPI_TL_SHIFT) | flags | mapi_type:
+ *   MAPI_NULL    p NULL
+ *   MAPI_BOOL    p NULL, length 0 or 1
+ *   MAPI_INT     p the token's text (NUL-terminated), length its bytes;
+ *                at most 18 digits: the value fits int64_t
+ *   MAPI_NUMBER  p the token's text, as for MAPI_INT; when it has an
+ *                exponent ('e' or 'E'), its decimal form (mapi_decimal_form)
+ *                follows the text's NUL, NUL-terminated too
+ *   MAPI_STRING  p the bytes (NUL-terminated), length without the NUL;
+ *                MAPI_TL_NAME: p is the s of an interned mapi_name
+ *   MAPI_ARRAY   p length struct mapi_value elements
+ *   MAPI_OBJECT  p length mapi_member entries, in document order
+ */
+struct mapi_value {
+    const void *p;
+    size_t tl;
+};
+
+#define MAPI_TL_TYPE 7u  /* the mapi_type bits */
+#define MAPI_TL_NAME 8u  /* a string value that is an interned name ("type" values) */
+#define MAPI_TL_SHIFT 4
+
+typedef struct mapi_member {
+    const mapi_name *name;
+    struct mapi_value value;
+} mapi_member;
+
+static inline mapi_type mapi_tl_type(const struct mapi_value *v)
+{
+    return (mapi_type)(v->tl & MAPI_TL_TYPE);
+}
+
+static inline size_t mapi_tl_len(const struct mapi_value *v)
+{
+    return v->tl >> MAPI_TL_SHIFT;
+}
+
+/* The mapi_name a MAPI_TL_NAME string value is the text of. */
+static inline const mapi_name *mapi_tl_name(const struct mapi_value *v)
+{
+    return (const mapi_name *)(const void *)((const char *)v->p - sizeof(mapi_name));
+}
+
+/* Names every document interns first, with these ids (JSON:API's members):
+   the JSON:API layer compares ids instead of bytes. */
+enum mapi_known_name {
+    MAPI_N_DATA = 0,
+    MAPI_N_INCLUDED,
+    MAPI_N_META,
+    MAPI_N_JSONAPI,
+    MAPI_N_ERRORS,
+    MAPI_N_LINKS,
+    MAPI_N_TYPE,
+    MAPI_N_ID,
+    MAPI_N_LID,
+    MAPI_N_ATTRIBUTES,
+    MAPI_N_RELATIONSHIPS,
+    MAPI_N_KNOWN /* how many */
+};
+
+/* ---- numbers ---- */
+
+/* The plain decimal form of the valid JSON number s[0..n) (value.c): for a
+   number written with an exponent, the digits moved, never rounded ("1.5e2"
+   -> "150", "2.5E-3" -> "0.0025"); an exponent beyond +-400, and a number
+   without one, is its own text.  Writes it to out (no NUL) when out is not
+   NULL and returns its length: call it with NULL first for the room it
+   needs.  mapi_value_decimal gives it for a payout's amount. */
+size_t mapi_decimal_form(const char *s, size_t n, char *out);
+
+/* ---- reading a body ---- */
+
+typedef enum mapi_json_status {
+    MAPI_JSON_OK = 0,
+    MAPI_JSON_MEMORY,    /* out of memory */
+    MAPI_JSON_TOO_LARGE, /* beyond what the reader or a length field holds */
+    MAPI_JSON_EOF,       /* unexpected end of input: empty, an unclosed string or container */
+    MAPI_JSON_UTF8,      /* invalid UTF-8 */
+    MAPI_JSON_CONTROL,   /* a control character (U+0000-U+001F) unescaped in a string */
+    MAPI_JSON_STRING,    /* a bad escape: offset is the string's opening quote */
+    MAPI_JSON_NUMBER,    /* a number outside RFC 8259's grammar ("1.", "01", "-") */
+    MAPI_JSON_LITERAL,   /* a word that is not true, false or null, or a stray token */
+    MAPI_JSON_SYNTAX,    /* a misplaced or missing ',', ':', bracket or brace */
+    MAPI_JSON_TRAILING,  /* something after the document's value */
+    MAPI_JSON_DEPTH,     /* nested deeper than the cap */
+    MAPI_JSON_DUPLICATE  /* an object names a member twice: dup is the name */
+} mapi_json_status;
+
+typedef struct mapi_json_result {
+    struct mapi_value root;
+    size_t names;          /* distinct member names: ids 0 .. names - 1 */
+    size_t offset;         /* failures: the byte where it was found, or (size_t)-1 */
+    const mapi_name *dup;  /* MAPI_JSON_DUPLICATE: the name (in the arena) */
+} mapi_json_result;
+
+/* The deepest nesting the reader accepts, whatever max_depth asks. */
+#define MAPI_JSON_MAX_DEPTH 1024
+
+/*
+ * Reads buf[0..len) -- one JSON value (RFC 8259, UTF-8), containers nested
+ * at most max_depth deep (1 .. MAPI_JSON_MAX_DEPTH) -- into out->root, every
+ * node, string and name allocated from arena.  buf must be followed by
+ * MAPI_JSON_PADDING bytes that belong to it: they are set to zero.
+ * Numbers keep their exact text; strings are unescaped (a \u0000 is a
+ * byte of the string); objects keep their members in document order and
+ * must not repeat a name.  Every string value of a member named "type" is
+ * interned like a name (MAPI_TL_NAME).  Returns MAPI_JSON_OK, or what was
+ * wrong with out->offset (and out->dup) set; the arena then holds partial
+ * work that only mapi_arena_free releases.
+ */
+mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth, mapi_arena *arena,
+                                 mapi_json_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MAPI_JSON_PARSE_H */
