@@ -28,6 +28,7 @@ local type = type
 local error = error
 local pairs = pairs
 local tostring = tostring
+local ipairs = ipairs
 local setmetatable = setmetatable
 local huge = math.huge
 local jit = rawget(_G, "jit")
@@ -409,18 +410,139 @@ end
 -- syntax: `resource_or_list, err, res = merchantapi.decode(body)`
 --
 -- @tparam string body the document's bytes.
--- @return the resource (a single `data`) or the list (an array `data`, with
---   `.meta`), nil, res -- where res has `body`, `headers` (empty), `meta`,
---   `jsonapi` and `document()`, but no `status`.  On failure `nil, err[, res]`:
---   `kind = "decode"` (invalid JSON, nested deeper than 64, not JSON:API,
---   no primary data) or `kind = "api"` for an error document (`status` from
---   `errors[1].status`, `amount`/`minimum`/`maximum` as for the client).
+-- @return the resource (a single `data`), the list (an array `data`, with
+--   `.meta` and `.links`, the document's), or `merchantapi.null` when the
+--   document has no primary data (`data: null`, a meta-only document) --
+--   the values `client:request` gives for the same body -- then nil and res,
+--   where res has `body` (the argument itself), `headers` (empty), `meta`,
+--   `jsonapi`, `links` and `document()`, but no `status`.  On failure
+--   `nil, err[, res]`: `kind = "decode"` (invalid JSON, nested deeper than
+--   64, not JSON:API), or `kind = "api"` for an error document (`status` from
+--   `errors[1].status`, `amount`/`minimum`/`maximum` as for the client; a
+--   member that is not a string, such as a validation array in `detail`, as
+--   its JSON text) with res.
 -- @raise when body is not a string.
 function M.decode(body)
   if type(body) ~= "string" then
     error("bad argument #1 to 'decode' (string expected, got " .. type(body) .. ")", 2)
   end
   return core.decode(body)
+end
+
+-- ---------------------------------------------------------------------------
+-- Links, meta and relationships of a resource table.  The flattened tables
+-- hold no key but `id`, `type`, `lid`, the attributes and the resolved
+-- relationships; the rest of what a resource says is read through these
+-- functions (the binding keeps it aside, see src/lua_merchantapi.c).
+-- ---------------------------------------------------------------------------
+
+local resource_info = core.resource_info
+local rawget = rawget
+
+local function check_resource(resource, fname)
+  if type(resource) ~= "table" then
+    error(("bad argument #1 to '%s' (table expected, got %s)"):format(fname, type(resource)), 3)
+  end
+  return resource_info(resource)
+end
+
+-- The public shape of one relationship record of an info table.
+local function relationship_of(resource, name, rec)
+  local data
+  local state = rec.data
+  if state == "one" or state == "many" then
+    data = rawget(resource, name) -- the resolved table(s) the resource holds
+  elseif state == "null" then
+    data = M.null
+  end
+  return { data = data, links = rec.links, meta = rec.meta, linkage = rec.linkage }
+end
+
+--- The `links` object of a resource (JSON:API "Resource Objects": e.g.
+-- `links.self`), as a Lua table: a link is a string, or a table with
+-- `href` and `meta` (JSON:API 1.1 link objects); null members are absent.
+--
+-- syntax: `links = merchantapi.links(resource)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call
+--   (primary, included or reached through a relationship).
+-- @return the links table, or nil when the resource has none (and for any
+--   table this module did not return).  The table is shared: do not modify it.
+-- @raise when resource is not a table.
+function M.links(resource)
+  local info = check_resource(resource, "links")
+  return info and info.links
+end
+
+--- The `meta` object of a resource (JSON:API "Resource Objects"), as a Lua
+-- table, numbers by the usual rules (exact: integers within 2^53, other
+-- numbers as their source text); null members are absent.
+--
+-- syntax: `meta = merchantapi.meta(resource)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call.
+-- @return the meta table, or nil when the resource has none (and for any
+--   table this module did not return).  The table is shared: do not modify it.
+-- @raise when resource is not a table.
+function M.meta(resource)
+  local info = check_resource(resource, "meta")
+  return info and info.meta
+end
+
+--- One relationship of a resource as the document gave it (JSON:API
+-- "Relationships"), with what the flattened table cannot show.
+--
+-- syntax: `rel = merchantapi.relationship(resource, name)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call.
+-- @tparam string name the relationship's name (e.g. `"network"`).
+-- @return nil when the resource has no relationship of that name (an
+--   attribute is not one), else a new table:
+--   `data` -- the resolved resource table (to-one) or array of them
+--   (to-many), the very value `resource[name]` holds; `merchantapi.null` for
+--   `"data": null` (an empty to-one relationship); nil when the relationship
+--   has no `data` member (not loaded: only `links` or `meta`, e.g.
+--   `meta.included = false`) -- nothing is known then;
+--   `links` (e.g. `links.related`) and `meta`, tables or nil;
+--   `linkage` -- the resource identifier object(s) as written: `{ type, id,
+--   lid, meta }` (to-one) or an array of them (to-many; `linkage[i].meta` is
+--   the meta of the i-th identifier), `merchantapi.null` for `data: null`,
+--   nil when not loaded.  `links`, `meta` and `linkage` are shared: do not
+--   modify them.
+-- @raise when resource is not a table or name not a string.
+function M.relationship(resource, name)
+  local info = check_resource(resource, "relationship")
+  if type(name) ~= "string" then
+    error("bad argument #2 to 'relationship' (string expected, got " .. type(name) .. ")", 2)
+  end
+  local rec = info and info.relationships[name]
+  if not rec then
+    return nil
+  end
+  return relationship_of(resource, name, rec)
+end
+
+--- Every relationship of a resource, loaded or not.
+--
+-- syntax: `rels, names = merchantapi.relationships(resource)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call.
+-- @return a new table name -> what `merchantapi.relationship(resource,
+--   name)` returns, and a new array of the names in document order (both
+--   empty when the resource has no relationships, and for any table this
+--   module did not return).
+-- @raise when resource is not a table.
+function M.relationships(resource)
+  local info = check_resource(resource, "relationships")
+  local rels, names = {}, {}
+  if info then
+    local recs = info.relationships
+    for i, name in ipairs(info.names) do
+      names[i] = name
+      rels[name] = relationship_of(resource, name, recs[name])
+    end
+  end
+  return rels, names
 end
 
 --- Encodes a Lua value as JSON the way `client:request` encodes a table

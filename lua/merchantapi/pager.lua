@@ -271,6 +271,7 @@ local function fetch_next(self)
     return list
   end
   fresh.meta = list.meta
+  fresh.links = list.links
   return fresh
 end
 
@@ -284,7 +285,7 @@ local function next_page(self)
       return buf
     end
     if pos <= #buf then
-      local rest = { meta = buf.meta }
+      local rest = { meta = buf.meta, links = buf.links }
       for i = pos, #buf do
         rest[#rest + 1] = buf[i]
       end
