@@ -30,6 +30,7 @@ local pairs = pairs
 local tostring = tostring
 local ipairs = ipairs
 local setmetatable = setmetatable
+local getmetatable = getmetatable
 local huge = math.huge
 local jit = rawget(_G, "jit")
 
@@ -327,6 +328,96 @@ function Client:request(method, path, opts)
   return self._core:request(method, full, body)
 end
 
+--- A pager over a list of any JSON:API endpoint that follows the list's
+-- pagination links (JSON:API "Pagination": `links.next`), with the pager's
+-- `each()`, `pages()`, `all()` and `next()` (docs/contract.md, "Lists and
+-- pages").
+--
+-- syntax: `pager = client:paginate(path, opts)`
+--
+-- The first page is `GET path` (with `opts.query`), through `client:request`
+-- (its headers, decoding, retries and errors).  Each following page is the
+-- `links.next` of the page before -- an absolute URL, or a reference
+-- resolved against the page's URL (RFC 3986) -- requested as is, as long as
+-- it is on the base URL's scheme, host and port and under its path: a next
+-- link elsewhere ends the walk with a `"decode"` error naming its origin
+-- (after the items of the page that gave it), and the api key never leaves
+-- for another origin.  The walk ends after a page without `links.next` (or
+-- with `next: null`), after an empty page, after a page whose every id the
+-- page before already yielded (a server that ignores its page parameter),
+-- when a next link repeats one already followed, or after `max_pages`; ids
+-- the page before yielded are dropped.  A list's `meta` is not read.
+--
+-- @tparam string path as for `client:request`, e.g.
+--   `"/api/public/v1/accounts/" .. merchantapi.escape(id) .. "/addresses"`.
+-- @tparam[opt] table opts `query` (table, for the first request, as for
+--   `client:request`), `max_pages` (integer >= 1, no limit when absent).
+-- @treturn table the pager; its pages are lists as `client:request` returns
+--   them (arrays with `.meta` and `.links`).  A page that is not a list (a
+--   single resource, or no primary data) ends the walk with a `"decode"`
+--   error.
+-- @raise when path is not a string, opts not a table, on an unknown option
+--   or an option of the wrong type.
+function Client:paginate(path, opts)
+  if type(path) ~= "string" then
+    error("bad argument #1 to 'paginate' (string expected, got " .. type(path) .. ")", 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'paginate' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  for k, v in pairs(opts or {}) do
+    if k ~= "query" and k ~= "max_pages" then
+      error(("unknown option '%s' to 'paginate'"):format(tostring(k)), 2)
+    end
+    if k == "query" and type(v) ~= "table" then
+      error("bad option 'query' to 'paginate' (table expected, got " .. type(v) .. ")", 2)
+    end
+    if k == "max_pages" and not (is_integer(v) and v >= 1) then
+      error("bad option 'max_pages' to 'paginate' (integer >= 1 expected, got "
+        .. (type(v) == "number" and tostring(v) or type(v)) .. ")", 2)
+    end
+  end
+  local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
+  local base_url, c = self.base_url, self._core
+  local pending, pending_err = full, build_err -- the next path to request, or the error to give
+  local followed = {}
+  local function fail(title, detail, url)
+    return request.error { kind = "decode", title = title, detail = detail, method = "GET",
+      path = url }
+  end
+  return pager.follow(function()
+    if pending_err then
+      local err = pending_err
+      pending_err = nil
+      return nil, err
+    end
+    local current = pending
+    if current == nil then
+      return nil
+    end
+    pending, followed[current] = nil, true
+    local list, err = c:request("GET", current)
+    if not list then
+      if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
+        -- the server's link is what the request refused
+        return nil, fail("links.next cannot be requested", err.title, current)
+      end
+      return nil, err
+    end
+    if list == M.null or type(list) ~= "table" or list.type ~= nil then
+      return nil, fail("expected a list (an array as primary data)", nil, current)
+    end
+    local links = list.links
+    local next_path, why = request.link_path(base_url, current, links and links.next)
+    if why then
+      pending_err = fail("links.next is not under the base URL", why, current)
+    elseif next_path and not followed[next_path] then
+      pending = next_path
+    end
+    return list
+  end, { max_pages = opts and opts.max_pages })
+end
+
 --- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"
 -- and "States and transitions": follow a confirmed payout by reading it).
 --
@@ -588,20 +679,35 @@ M.sleep = core.sleep
 -- syntax: `t = merchantapi.monotonic()`
 M.monotonic = core.monotonic
 
---- Builds a pager over any list call (see `merchantapi.pager`).
+--- Builds a pager over any list call (see `merchantapi.pager`); or, given a
+-- client, the pager of `client:paginate` that follows `links.next`.
 --
 -- syntax: `pager = merchantapi.paginate(fetch_page, opts[, fetch_pages])`
+-- or `pager = merchantapi.paginate(client, path, opts)`
 --
--- @tparam function fetch_page `fetch_page(params)` -> list | nil, err, with
---   params `{ page, per_page, order, order_type }`.
+-- @tparam function|table fetch_page `fetch_page(params)` -> list | nil, err, with
+--   params `{ page, per_page, order, order_type }`.  Or a client (made by
+--   `merchantapi.new`): then the next two arguments are `path` and `opts` of
+--   `client:paginate`, and the pager follows `links.next`.
 -- @tparam[opt] table opts `per_page`, `order`, `order_type`, `start_page`,
---   `max_pages`, `concurrency`.
+--   `max_pages`, `concurrency` (with a client: the path, a string).
 -- @tparam[opt] function fetch_pages `fetch_pages(params, first_page, count,
 --   concurrency)` -> the lists of pages `first_page ..` up to the first
 --   failure, and that failure's error (or nil): what `concurrency` uses once a
---   page has told the total; without it pages come one after the other.
+--   page has told the total; without it pages come one after the other
+--   (with a client: the options of `client:paginate`, a table or nil).
 -- @treturn table the pager.
+-- @raise as `merchantapi.pager.paginate`, or as `client:paginate` given a
+--   client.
 function M.paginate(fetch_page, opts, fetch_pages)
+  if getmetatable(fetch_page) == Client then
+    -- merchantapi.paginate(client, path, opts): client:paginate(path, opts)
+    local ok, p = pcall(Client.paginate, fetch_page, opts, fetch_pages)
+    if not ok then
+      error(p, 2)
+    end
+    return p
+  end
   local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
   if not ok then
     error(p, 2)

@@ -24,6 +24,7 @@ local setmetatable = setmetatable
 local getmetatable = getmetatable
 local pairs = pairs
 local tostring = tostring
+local pcall = pcall
 local huge = math.huge
 local ceil = math.ceil
 local min = math.min
@@ -146,6 +147,47 @@ function M.paginate(fetch_page, opts, fetch_pages)
   }, Pager)
 end
 
+--- Builds a pager whose pages say themselves whether another follows: the
+-- pager of `client:paginate`, which follows JSON:API pagination links.
+--
+-- syntax: `pager = pager.follow(fetch_page, opts)`
+--
+-- @tparam function fetch_page called with no argument for each page in
+--   turn; returns the next list (an array of resources), `nil` when there
+--   is none (the end), or `nil, err`.  A Lua error it raises is not caught.
+-- @tparam[opt] table opts `max_pages` (integer, no limit when absent).
+-- @treturn table the pager of `paginate`, with the same `each`, `pages`,
+--   `all` and `next` and the same rules but those that need page numbers:
+--   it stops after `fetch_page` says there is no page, after an empty page,
+--   after a page whose every id the page before already yielded, or after
+--   `max_pages` pages; ids the page before yielded are dropped.  `meta` is
+--   not read (a list's `meta.per_page` and `meta.total` do not end it).
+-- @raise on a `fetch_page` that is not callable, an unknown option or an
+--   option of the wrong type.
+function M.follow(fetch_page, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'follow' (table or nil expected, got " .. type(opts) .. ")", 2)
+  end
+  for k in pairs(opts or {}) do
+    if k ~= "max_pages" then
+      error("unknown pager option '" .. tostring(k) .. "'", 2)
+    end
+  end
+  if type(fetch_page) ~= "function" then
+    local mt = getmetatable(fetch_page)
+    if not (mt and mt.__call) then
+      error("bad argument #1 to 'follow' (function expected, got " .. type(fetch_page) .. ")", 2)
+    end
+  end
+  local ok, p = pcall(M.paginate, function() return fetch_page() end,
+    { max_pages = opts and opts.max_pages })
+  if not ok then
+    error(p, 2)
+  end
+  p._follow = true
+  return p
+end
+
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
 -- fetched ahead, else `concurrency` pages at once through fetch_pages when
 -- the last page is known, else fetch_page alone.
@@ -233,6 +275,9 @@ local function fetch_next(self)
   local n = #list
   local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
   local total = meta and is_integer(meta.total) and meta.total or nil
+  if self._follow then
+    per_page, total = nil, nil -- the pages say whether another follows (M.follow)
+  end
   local size = per_page or n
   if total and size > 0 then
     self._last_page = ceil(total / size) -- the first page p with p * size >= total
