@@ -13,7 +13,10 @@
 -- `amount`, `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
 -- `request_id`, `message`; `tostring(err)` gives `err.message`) and `res` is
 -- the response object ("The response object": `status`, `headers`,
--- `request_id`, `elapsed`, `meta`, `jsonapi`, `body`, `res:document()`).
+-- `request_id`, `elapsed`, `meta`, `jsonapi`, `links`, `body`, `res:document()`).
+-- A resource's own links and meta, and its relationships' links, meta and
+-- linkage, are read with `merchantapi.links`, `merchantapi.meta` and
+-- `merchantapi.relationship`.
 -- Only argument *type* mistakes raise.
 --
 -- @module merchantapi
