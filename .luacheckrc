@@ -8,5 +8,6 @@ ignore = { "212/_.*", "211/_.*", "213/_.*" }
 files["spec"] = { std = "+busted" }
 files["sandbox"] = { std = "+ngx_lua" }
 files["examples/openresty"] = { std = "+ngx_lua" }
+files["bench/or_bench.lua"] = { std = "+ngx_lua" }
 files["tests/openresty"] = { std = "+ngx_lua+busted" }
 files[".busted"] = { std = "max" }

@@ -15,7 +15,10 @@
 -- `err .. "!"` give the one-line `err.message`; `merchantapi.assert` raises
 -- it on every Lua) and `res` is the response object ("The response
 -- object": `status`, `headers`, `request_id`, `elapsed`, `meta`, `jsonapi`,
--- `body`, `res:document()`).  Only argument *type* mistakes raise.
+-- `links`, `body`, `res:document()`).  A resource's own links and meta, and
+-- its relationships' links, meta and linkage, are read with
+-- `merchantapi.links`, `merchantapi.meta` and `merchantapi.relationship`.
+-- Only argument *type* mistakes raise.
 --
 -- @module merchantapi
 local core = require "merchantapi.core"
@@ -29,7 +32,9 @@ local type = type
 local error = error
 local pairs = pairs
 local tostring = tostring
+local ipairs = ipairs
 local setmetatable = setmetatable
+local getmetatable = getmetatable
 local huge = math.huge
 local jit = rawget(_G, "jit")
 
@@ -451,6 +456,98 @@ function Client:request(method, path, opts)
     opts and opts.headers)
 end
 
+--- A pager over a list of any JSON:API endpoint that follows the list's
+-- pagination links (JSON:API "Pagination": `links.next`), with the pager's
+-- `each()`, `pages()`, `all()` and `next()` (docs/contract.md, "Lists and
+-- pages").
+--
+-- syntax: `pager = client:paginate(path, opts)`
+--
+-- The first page is `GET path` (with `opts.query`), through `client:request`
+-- (its headers, decoding, retries and errors).  Each following page is the
+-- `links.next` of the page before -- an absolute URL, or a reference
+-- resolved against the page's URL (RFC 3986) -- requested as is, as long as
+-- it is on the base URL's scheme, host and port and under its path: a next
+-- link elsewhere ends the walk with a `"decode"` error naming its origin
+-- (after the items of the page that gave it), and the api key never leaves
+-- for another origin.  The walk ends after a page without `links.next` (or
+-- with `next: null`), after an empty page, when a next link repeats one
+-- already followed, or after `max_pages`.  A page that repeats an id the
+-- walk already yielded (a server that ignores its page parameter, an insert
+-- that shifts offsets) ends it with a `"decode"` error naming the page, as
+-- in `client:addresses`.  A list's `meta` is not read (no `meta.total`
+-- rule applies, and `pager.announced` stays nil).
+--
+-- @tparam string path as for `client:request`, e.g.
+--   `"/api/public/v1/accounts/" .. merchantapi.escape(id) .. "/addresses"`.
+-- @tparam[opt] table opts `query` (table, for the first request, as for
+--   `client:request`), `max_pages` (integer >= 1, no limit when absent).
+-- @treturn table the pager; its pages are lists as `client:request` returns
+--   them (arrays with `.meta` and `.links`).  A page that is not a list (a
+--   single resource, or no primary data) ends the walk with a `"decode"`
+--   error.
+-- @raise when path is not a string, opts not a table, on an unknown option
+--   or an option of the wrong type.
+function Client:paginate(path, opts)
+  if type(path) ~= "string" then
+    error("bad argument #1 to 'paginate' (string expected, got " .. type(path) .. ")", 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'paginate' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  for k, v in pairs(opts or {}) do
+    if k ~= "query" and k ~= "max_pages" then
+      error(("unknown option '%s' to 'paginate'"):format(tostring(k)), 2)
+    end
+    if k == "query" and type(v) ~= "table" then
+      error("bad option 'query' to 'paginate' (table expected, got " .. type(v) .. ")", 2)
+    end
+    if k == "max_pages" and not (is_integer(v) and v >= 1) then
+      error("bad option 'max_pages' to 'paginate' (integer >= 1 expected, got "
+        .. (type(v) == "number" and tostring(v) or type(v)) .. ")", 2)
+    end
+  end
+  local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
+  local base_url, c = self.base_url, self._core
+  local pending, pending_err = full, build_err -- the next path to request, or the error to give
+  local followed = {}
+  local function fail(title, detail, url)
+    return request.error { kind = "decode", title = title, detail = detail, method = "GET",
+      path = url }
+  end
+  return pager.follow(function()
+    if pending_err then
+      local err = pending_err
+      pending_err = nil
+      return nil, err
+    end
+    local current = pending
+    if current == nil then
+      return nil
+    end
+    pending, followed[current] = nil, true
+    local list, err = c:request("GET", current)
+    if not list then
+      if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
+        -- the server's link is what the request refused
+        return nil, fail("links.next cannot be requested", err.title, current)
+      end
+      return nil, err
+    end
+    if list == M.null or type(list) ~= "table" or list.type ~= nil then
+      return nil, fail("expected a list (an array as primary data)", nil, current)
+    end
+    local links = list.links
+    local next_path, why = request.link_path(base_url, current, links and links.next)
+    if why then
+      pending_err = fail("links.next is not under the base URL", why, current)
+    elseif next_path and not followed[next_path] then
+      pending = next_path
+    end
+    return list
+  end, { max_pages = opts and opts.max_pages })
+end
+
 --- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"
 -- and "States and transitions": follow a confirmed payout by reading it).
 --
@@ -569,18 +666,139 @@ end
 -- syntax: `resource_or_list, err, res = merchantapi.decode(body)`
 --
 -- @tparam string body the document's bytes.
--- @return the resource (a single `data`) or the list (an array `data`, with
---   `.meta`), nil, res -- where res has `body`, `headers` (empty), `meta`,
---   `jsonapi` and `document()`, but no `status`.  On failure `nil, err[, res]`:
---   `kind = "decode"` (invalid JSON, nested deeper than 64, not JSON:API,
---   no primary data) or `kind = "api"` for an error document (`status` from
---   `errors[1].status`, `amount`/`minimum`/`maximum` as for the client).
+-- @return the resource (a single `data`), the list (an array `data`, with
+--   `.meta` and `.links`, the document's), or `merchantapi.null` when the
+--   document has no primary data (`data: null`, a meta-only document) --
+--   the values `client:request` gives for the same body -- then nil and res,
+--   where res has `body` (the argument itself), `headers` (empty), `meta`,
+--   `jsonapi`, `links` and `document()`, but no `status`.  On failure
+--   `nil, err[, res]`: `kind = "decode"` (invalid JSON, nested deeper than
+--   64, not JSON:API), or `kind = "api"` for an error document (`status` from
+--   `errors[1].status`, `amount`/`minimum`/`maximum` as for the client; a
+--   member that is not a string, such as a validation array in `detail`, as
+--   its JSON text) with res.
 -- @raise when body is not a string.
 function M.decode(body)
   if type(body) ~= "string" then
     error("bad argument #1 to 'decode' (string expected, got " .. type(body) .. ")", 2)
   end
   return core.decode(body)
+end
+
+-- ---------------------------------------------------------------------------
+-- Links, meta and relationships of a resource table.  The flattened tables
+-- hold no key but `id`, `type`, `lid`, the attributes and the resolved
+-- relationships; the rest of what a resource says is read through these
+-- functions (the binding keeps it aside, see src/lua_merchantapi.c).
+-- ---------------------------------------------------------------------------
+
+local resource_info = core.resource_info
+local rawget = rawget
+
+local function check_resource(resource, fname)
+  if type(resource) ~= "table" then
+    error(("bad argument #1 to '%s' (table expected, got %s)"):format(fname, type(resource)), 3)
+  end
+  return resource_info(resource)
+end
+
+-- The public shape of one relationship record of an info table.
+local function relationship_of(resource, name, rec)
+  local data
+  local state = rec.data
+  if state == "one" or state == "many" then
+    data = rawget(resource, name) -- the resolved table(s) the resource holds
+  elseif state == "null" then
+    data = M.null
+  end
+  return { data = data, links = rec.links, meta = rec.meta, linkage = rec.linkage }
+end
+
+--- The `links` object of a resource (JSON:API "Resource Objects": e.g.
+-- `links.self`), as a Lua table: a link is a string, or a table with
+-- `href` and `meta` (JSON:API 1.1 link objects); null members are absent.
+--
+-- syntax: `links = merchantapi.links(resource)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call
+--   (primary, included or reached through a relationship).
+-- @return the links table, or nil when the resource has none (and for any
+--   table this module did not return).  The table is shared: do not modify it.
+-- @raise when resource is not a table.
+function M.links(resource)
+  local info = check_resource(resource, "links")
+  return info and info.links
+end
+
+--- The `meta` object of a resource (JSON:API "Resource Objects"), as a Lua
+-- table, numbers by the usual rules (exact: integers within 2^53, other
+-- numbers as their source text); null members are absent.
+--
+-- syntax: `meta = merchantapi.meta(resource)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call.
+-- @return the meta table, or nil when the resource has none (and for any
+--   table this module did not return).  The table is shared: do not modify it.
+-- @raise when resource is not a table.
+function M.meta(resource)
+  local info = check_resource(resource, "meta")
+  return info and info.meta
+end
+
+--- One relationship of a resource as the document gave it (JSON:API
+-- "Relationships"), with what the flattened table cannot show.
+--
+-- syntax: `rel = merchantapi.relationship(resource, name)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call.
+-- @tparam string name the relationship's name (e.g. `"network"`).
+-- @return nil when the resource has no relationship of that name (an
+--   attribute is not one), else a new table:
+--   `data` -- the resolved resource table (to-one) or array of them
+--   (to-many), the very value `resource[name]` holds; `merchantapi.null` for
+--   `"data": null` (an empty to-one relationship); nil when the relationship
+--   has no `data` member (not loaded: only `links` or `meta`, e.g.
+--   `meta.included = false`) -- nothing is known then;
+--   `links` (e.g. `links.related`) and `meta`, tables or nil;
+--   `linkage` -- the resource identifier object(s) as written: `{ type, id,
+--   lid, meta }` (to-one) or an array of them (to-many; `linkage[i].meta` is
+--   the meta of the i-th identifier), `merchantapi.null` for `data: null`,
+--   nil when not loaded.  `links`, `meta` and `linkage` are shared: do not
+--   modify them.
+-- @raise when resource is not a table or name not a string.
+function M.relationship(resource, name)
+  local info = check_resource(resource, "relationship")
+  if type(name) ~= "string" then
+    error("bad argument #2 to 'relationship' (string expected, got " .. type(name) .. ")", 2)
+  end
+  local rec = info and info.relationships[name]
+  if not rec then
+    return nil
+  end
+  return relationship_of(resource, name, rec)
+end
+
+--- Every relationship of a resource, loaded or not.
+--
+-- syntax: `rels, names = merchantapi.relationships(resource)`
+--
+-- @tparam table resource a resource table returned by `decode` or a call.
+-- @return a new table name -> what `merchantapi.relationship(resource,
+--   name)` returns, and a new array of the names in document order (both
+--   empty when the resource has no relationships, and for any table this
+--   module did not return).
+-- @raise when resource is not a table.
+function M.relationships(resource)
+  local info = check_resource(resource, "relationships")
+  local rels, names = {}, {}
+  if info then
+    local recs = info.relationships
+    for i, name in ipairs(info.names) do
+      names[i] = name
+      rels[name] = relationship_of(resource, name, recs[name])
+    end
+  end
+  return rels, names
 end
 
 --- Encodes a Lua value as JSON the way `client:request` encodes a table
@@ -661,20 +879,24 @@ M.sleep = core.sleep
 -- @treturn number seconds (`CLOCK_MONOTONIC`).
 M.monotonic = core.monotonic
 
---- Builds a pager over any list call.
+--- Builds a pager over any list call; or, given a client, the pager of
+-- `client:paginate` that follows `links.next`.
 --
 -- syntax: `pager = merchantapi.paginate(fetch_page, opts[, fetch_pages])`
+-- or `pager = merchantapi.paginate(client, path, opts)`
 --
 -- The pager's methods (`each`, `pages`, `all`, `next`) and its stop rules
 -- are those of `merchantapi.pager`.
 --
--- @tparam function fetch_page called as `fetch_page(params)` with a new
---   table `{ page = n, per_page = n|nil, order = s, order_type = s }`; must
---   return a list (an array of resources with `list.meta` holding `page`,
---   `per_page` and `total` when the server sends them), or `nil, err`.
---   `nil, nil` ends the iteration.  A Lua error raised by `fetch_page`
---   itself is not caught.
--- @tparam[opt] table opts
+-- @tparam function|table fetch_page called as `fetch_page(params)` with a
+--   new table `{ page = n, per_page = n|nil, order = s, order_type = s }`;
+--   must return a list (an array of resources with `list.meta` holding
+--   `page`, `per_page` and `total` when the server sends them), or
+--   `nil, err`.  `nil, nil` ends the iteration.  A Lua error raised by
+--   `fetch_page` itself is not caught.  Or a client (made by
+--   `merchantapi.new`): then the next two arguments are `path` and `opts`
+--   of `client:paginate`, and the pager follows `links.next`.
+-- @tparam[opt] table opts (with a client: the path, a string)
 --   `per_page` (integer, items per page; the server's default when absent),
 --   `order` (string, default `"created_at"`),
 --   `order_type` (`"asc"` (default, stable while items are created) or `"desc"`),
@@ -685,7 +907,8 @@ M.monotonic = core.monotonic
 --   fetched `concurrency` at a time through `fetch_pages`; without
 --   `fetch_pages`, or while no page has told `meta.total`, pages are
 --   fetched one after the other, whatever the value).
--- @tparam[opt] function fetch_pages called as
+-- @tparam[opt] function fetch_pages (with a client: the options of
+--   `client:paginate`, a table or nil) called as
 --   `fetch_pages(params, first_page, count, concurrency)` with a new table
 --   `{ per_page = n|nil, order = s, order_type = s }`; must return an array
 --   of the lists of pages `first_page ..` in page order -- every page before
@@ -697,8 +920,17 @@ M.monotonic = core.monotonic
 -- @treturn table the pager, checking every page as `client:addresses` does
 --   (ids repeated in the walk, `meta.total`; see `merchantapi.pager`).
 -- @raise on a `fetch_page` (or a given `fetch_pages`) that is not callable,
---   an unknown option or an option of the wrong type.
+--   an unknown option or an option of the wrong type; given a client, as
+--   `client:paginate`.
 function M.paginate(fetch_page, opts, fetch_pages)
+  if getmetatable(fetch_page) == Client then
+    -- merchantapi.paginate(client, path, opts): client:paginate(path, opts)
+    local ok, p = pcall(Client.paginate, fetch_page, opts, fetch_pages)
+    if not ok then
+      error(p, 2)
+    end
+    return p
+  end
   local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
   if not ok then
     error(p, 2)

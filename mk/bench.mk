@@ -3,11 +3,17 @@
 # of `make test`.  The sandbox takes free ports (BENCH_PORT=N fixes them).
 
 BENCH_DIR  := $(BUILD)/bench
-BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/parse_floor
+BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/mapi_loop $(BENCH_DIR)/parse_floor
 
 $(BENCH_DIR)/curl_loop: bench/curl_loop.c
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(DEP_CFLAGS) -o $@ $< $(DEP_LIBS)
+
+# client:get_channel's loop without Lua: the library's own cost per call
+$(BENCH_DIR)/mapi_loop: bench/mapi_loop.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(DEP_CFLAGS) -Isrc -o $@ $< $(LIB_A) \
+	  $(DEP_LIBS)
 
 # C++: simdjson's DOM parse is the floor it measures against
 $(BENCH_DIR)/parse_floor: bench/parse_floor.cpp $(LIB_A)

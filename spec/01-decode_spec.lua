@@ -332,7 +332,6 @@ describe("errors from decode", function()
     ["a top-level array"] = "[1,2]",
     ["nesting deeper than 64"] = ("["):rep(65) .. ("]"):rep(65),
     ["a resource without an id"] = '{"data":{"type":"t"}}',
-    ["data: null (no primary data)"] = '{"data":null}',
   }
   for what, body in pairs(bad) do
     it("fails as decode on " .. what, function()

@@ -39,6 +39,10 @@
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 #define PAGES_BOX_MT "merchantapi.pages_box"
+/* The metatables that make a table weak-valued / weak-keyed (see "Links,
+   meta and relationships" below). */
+#define WEAK_V_MT "merchantapi.weak_v"
+#define WEAK_K_MT "merchantapi.weak_k"
 
 /* Values nest at most 64 deep (the parser's cap); this only guards the C stack. */
 #define MAX_VALUE_DEPTH 200
@@ -392,28 +396,71 @@ static void set_relationships(lua_State *L, const key_cache *kc, const mapi_doc 
     }
 }
 
+/* Whether a resource has anything the flattened table cannot show: links,
+   meta or relationships (whose links, meta, linkage meta and data state --
+   not loaded or null -- only the accessors give). */
+static int has_extras(const mapi_resource *r)
+{
+    return mapi_resource_relationship_count(r) > 0 || mapi_resource_links(r) != NULL ||
+           mapi_resource_meta(r) != NULL;
+}
+
+/* The holder of a document's resource tables (a Lua table, indexes below),
+   their metatable: what merchantapi.links / meta / relationship read,
+   built lazily. */
+enum {
+    HOLDER_BODY = 1, /* the document's body string, until the infos are built */
+    HOLDER_SLOTS,    /* weak-valued: resource index + 1 -> its table */
+    HOLDER_INFO,     /* resource index + 1 -> info table (push_info), once built */
+    HOLDER_REV,      /* weak-keyed: resource table -> index + 1, once built */
+    HOLDER_MARK      /* holder_mark's address: tells a holder from other metatables */
+};
+
+static const char holder_mark = 'h';
+
 /*
  * Pushes the flattened primary data of doc: the resource table, or for a
- * list an array with .meta (the table at stack index meta, or nil).  Pushes
- * nothing and returns 0 when the document has no primary data.
+ * list an array with .meta and .links (the tables at stack indexes meta and
+ * links, or nil).  Pushes nothing and returns 0 when the document has no
+ * primary data.  Every resource table with links, meta or relationships
+ * gets the document's holder as its metatable (it has no metamethods); the
+ * holder keeps the body string at stack index body, from which
+ * core.resource_info reads them on demand.
  */
-static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
+static int push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body)
 {
     size_t n = mapi_doc_resource_count(doc), i, ndata;
-    int slots;
+    int slots, holder;
     key_cache kc;
 
     if (!mapi_doc_is_list(doc) && mapi_doc_data_count(doc) == 0)
         return 0;
     if (n >= (size_t)INT_MAX)
         luaL_error(L, "merchantapi: document holds too many resources");
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    luaL_checkstack(L, 12, "merchantapi: out of stack space");
 
     lua_createtable(L, (int)n, 0);
     slots = lua_gettop(L);
+    lua_pushnil(L); /* holder: made when first needed */
+    holder = slots + 1;
     key_cache_init(L, &kc, doc);
     for (i = 0; i < n; i++) {
-        push_resource_fields(L, &kc, mapi_doc_resource(doc, i));
+        const mapi_resource *r = mapi_doc_resource(doc, i);
+        push_resource_fields(L, &kc, r);
+        if (has_extras(r)) {
+            if (lua_isnil(L, holder)) {
+                lua_createtable(L, 5, 0);
+                lua_pushvalue(L, body);
+                lua_rawseti(L, -2, HOLDER_BODY);
+                lua_pushvalue(L, slots);
+                lua_rawseti(L, -2, HOLDER_SLOTS);
+                lua_pushlightuserdata(L, (void *)&holder_mark);
+                lua_rawseti(L, -2, HOLDER_MARK);
+                lua_replace(L, holder);
+            }
+            lua_pushvalue(L, holder);
+            lua_setmetatable(L, -2);
+        }
         lua_rawseti(L, slots, (int)(i + 1));
     }
     for (i = 0; i < n; i++) {
@@ -424,21 +471,246 @@ static int push_flattened(lua_State *L, const mapi_doc *doc, int meta)
         set_relationships(L, &kc, doc, r, slots);
         lua_pop(L, 1);
     }
-    lua_settop(L, slots); /* the key cache */
+    lua_settop(L, holder); /* the key cache */
 
     if (mapi_doc_is_list(doc)) {
         ndata = mapi_doc_data_count(doc);
-        lua_createtable(L, (int)ndata, 1);
+        lua_createtable(L, (int)ndata, 2);
         for (i = 0; i < ndata; i++) {
             lua_rawgeti(L, slots, (int)mapi_resource_index(mapi_doc_data(doc, i)) + 1);
             lua_rawseti(L, -2, (int)(i + 1));
         }
         lua_pushvalue(L, meta);
         lua_setfield(L, -2, "meta");
+        lua_pushvalue(L, links);
+        lua_setfield(L, -2, "links");
     } else {
         lua_rawgeti(L, slots, (int)mapi_resource_index(mapi_doc_data(doc, 0)) + 1);
     }
-    lua_remove(L, slots);
+    if (!lua_isnil(L, holder)) {
+        /* only now, every table placed: the holder must not keep the
+           resource tables alive, and a table held by slots alone may go */
+        luaL_getmetatable(L, WEAK_V_MT);
+        lua_setmetatable(L, slots);
+    }
+    lua_replace(L, slots);
+    lua_settop(L, slots);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Links, meta and relationships (merchantapi.links, meta, relationship)    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The flattened tables hold no key but id, type, lid, the attributes and
+ * the resolved relationships.  What else a resource says -- its links and
+ * meta, and for every relationship its links, meta, linkage (with each
+ * identifier's meta) and whether data was null or absent -- is read on
+ * demand: push_flattened gives each resource table that has any of it its
+ * document's holder as metatable (no metamethods: the table behaves as a
+ * plain one), and the holder keeps the body.  The first
+ * core.resource_info call on a resource of that document parses the body
+ * again, builds the info of every such resource at once, and drops the
+ * body.  The holder never refers to a resource table strongly (slots
+ * weak-valued, rev weak-keyed, infos without resolved tables), so holding
+ * it keeps no resource alive.  (A weak-keyed table from resource to holder
+ * would do the same without a metatable, but one insertion per resource
+ * made merchantapi.decode of the 1,000-address page 20 % slower.)
+ */
+
+/* Pushes a JSON object member of the document as a Lua value (null: nil). */
+static void push_member_value(lua_State *L, const key_cache *kc, const mapi_value *v)
+{
+    push_value(L, kc, v, NULL_AS_NIL, 1);
+}
+
+/* Pushes a string member as a Lua string, or nil when it is not a string. */
+static void push_string_member(lua_State *L, const mapi_value *obj, const char *name)
+{
+    size_t len;
+    const char *s = mapi_value_string(mapi_value_get(obj, name), &len);
+    if (s)
+        lua_pushlstring(L, s, len);
+    else
+        lua_pushnil(L);
+}
+
+/* Pushes a resource identifier object as { type, id, lid, meta }. */
+static void push_identifier(lua_State *L, const key_cache *kc, const mapi_value *link)
+{
+    const mapi_value *meta = mapi_value_get(link, "meta");
+
+    lua_createtable(L, 0, 4);
+    push_string_member(L, link, "type");
+    lua_setfield(L, -2, "type");
+    push_string_member(L, link, "id");
+    lua_setfield(L, -2, "id");
+    push_string_member(L, link, "lid");
+    lua_setfield(L, -2, "lid");
+    if (meta) {
+        push_member_value(L, kc, meta);
+        lua_setfield(L, -2, "meta");
+    }
+}
+
+/* Pushes the info of resource r: { links, meta, relationships = { name ->
+   { data = "none"|"null"|"one"|"many", links, meta, linkage } },
+   names = { relationship names in document order } }. */
+static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
+                      const mapi_resource *r)
+{
+    static const char *const states[] = {"none", "null", "one", "many"};
+    size_t i, j, n = mapi_resource_relationship_count(r);
+    int nrel = n > INT_MAX ? INT_MAX : (int)n;
+    mapi_relationship rel;
+
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    lua_createtable(L, 0, 4);
+    if (mapi_resource_links(r)) {
+        push_member_value(L, kc, mapi_resource_links(r));
+        lua_setfield(L, -2, "links");
+    }
+    if (mapi_resource_meta(r)) {
+        push_member_value(L, kc, mapi_resource_meta(r));
+        lua_setfield(L, -2, "meta");
+    }
+    lua_createtable(L, 0, nrel); /* relationships */
+    lua_createtable(L, nrel, 0); /* names */
+    for (i = 0; i < n && mapi_resource_relationship_at(doc, r, i, &rel); i++) {
+        push_key(L, kc, rel.name, rel.name_len, rel.name_id);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, (int)i + 1);
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, states[rel.data <= MAPI_REL_TO_MANY ? rel.data : 0]);
+        lua_setfield(L, -2, "data");
+        if (rel.links) {
+            push_member_value(L, kc, rel.links);
+            lua_setfield(L, -2, "links");
+        }
+        if (rel.meta) {
+            push_member_value(L, kc, rel.meta);
+            lua_setfield(L, -2, "meta");
+        }
+        if (rel.data == MAPI_REL_NULL_DATA) {
+            lua_pushlightuserdata(L, NULL); /* merchantapi.null */
+            lua_setfield(L, -2, "linkage");
+        } else if (rel.data == MAPI_REL_TO_ONE) {
+            push_identifier(L, kc, mapi_relationship_linkage(&rel, 0));
+            lua_setfield(L, -2, "linkage");
+        } else if (rel.data == MAPI_REL_TO_MANY) {
+            lua_createtable(L, rel.count > INT_MAX ? INT_MAX : (int)rel.count, 0);
+            for (j = 0; j < rel.count && j < (size_t)INT_MAX; j++) {
+                push_identifier(L, kc, mapi_relationship_linkage(&rel, j));
+                lua_rawseti(L, -2, (int)j + 1);
+            }
+            lua_setfield(L, -2, "linkage");
+        }
+        lua_rawset(L, -4); /* relationships[name] = the record */
+    }
+    lua_setfield(L, -3, "names");
+    lua_setfield(L, -2, "relationships");
+}
+
+/* Builds the infos of the holder at stack index holder (HOLDER_INFO,
+   HOLDER_REV) from its body, and drops the body.  A body that no longer
+   parses (it did once: it cannot) leaves empty infos. */
+static void build_infos(lua_State *L, int holder)
+{
+    const char *body;
+    size_t len, n, i;
+    int info, rev, slots;
+    doc_box *db;
+    err_box *eb;
+
+    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    lua_rawgeti(L, holder, HOLDER_SLOTS);
+    slots = lua_gettop(L);
+    lua_rawgeti(L, holder, HOLDER_BODY);
+    body = lua_tolstring(L, -1, &len);
+    db = push_doc_box(L);
+    eb = push_err_box(L);
+    if (body == NULL || mapi_doc_parse(body, len, &db->doc, &eb->err) != 0) {
+        mapi_error_clear(&eb->err);
+        n = 0;
+    } else {
+        n = mapi_doc_resource_count(db->doc);
+    }
+    lua_createtable(L, n > INT_MAX ? INT_MAX : (int)n, 0);
+    info = lua_gettop(L);
+    if (n > 0) {
+        key_cache kc;
+        key_cache_init(L, &kc, db->doc);
+        for (i = 0; i < n && i < (size_t)INT_MAX; i++) {
+            const mapi_resource *r = mapi_doc_resource(db->doc, i);
+            if (!has_extras(r))
+                continue;
+            push_info(L, &kc, db->doc, r);
+            lua_rawseti(L, info, (int)i + 1);
+        }
+        lua_settop(L, info);
+    }
+    doc_box_release(db);
+    lua_createtable(L, 0, n > INT_MAX ? INT_MAX : (int)n);
+    rev = lua_gettop(L);
+    luaL_getmetatable(L, WEAK_K_MT);
+    lua_setmetatable(L, rev);
+    for (i = 0; i < n && i < (size_t)INT_MAX; i++) {
+        lua_rawgeti(L, slots, (int)i + 1);
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            mapic_pushint64(L, (int64_t)i + 1);
+            lua_rawset(L, rev);
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+    lua_pushvalue(L, info);
+    lua_rawseti(L, holder, HOLDER_INFO);
+    lua_pushvalue(L, rev);
+    lua_rawseti(L, holder, HOLDER_REV);
+    lua_pushnil(L);
+    lua_rawseti(L, holder, HOLDER_BODY);
+    lua_settop(L, slots - 1);
+}
+
+/* core.resource_info(t) -> the info of a resource table the module made
+   (push_info's shape), or nil for any other value, for a resource without
+   links, meta or relationships, and for one whose metatable was replaced.
+   lua/merchantapi.lua builds the public accessors on it. */
+static int l_resource_info(lua_State *L)
+{
+    int64_t index;
+
+    lua_settop(L, 1);
+    if (lua_type(L, 1) != LUA_TTABLE) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (!lua_getmetatable(L, 1)) { /* 2: the holder */
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_rawgeti(L, 2, HOLDER_MARK);
+    if (lua_touserdata(L, -1) != (void *)&holder_mark) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushvalue(L, 2); /* 4 -> 3: the holder */
+    lua_replace(L, 3);
+    lua_rawgeti(L, 3, HOLDER_REV); /* 4 */
+    if (lua_isnil(L, 4)) {
+        lua_pop(L, 1);
+        build_infos(L, 3);
+        lua_rawgeti(L, 3, HOLDER_REV);
+    }
+    lua_pushvalue(L, 1);
+    lua_rawget(L, 4); /* 5: index + 1 */
+    if (!mapic_tointeger(L, 5, &index) || index < 1 || index > INT_MAX) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_rawgeti(L, 3, HOLDER_INFO);
+    lua_rawgeti(L, -1, (int)index);
     return 1;
 }
 
@@ -460,6 +732,9 @@ static void set_int(lua_State *L, const char *key, long value)
     lua_setfield(L, -2, key);
 }
 
+static void push_body(lua_State *L, const mapi_response *resp);
+static void push_doc_members(lua_State *L, const mapi_doc *doc);
+
 /* Pushes the contract's error table for e (every field; see docs/contract.md
    "Errors"), with the merchantapi.error metatable. */
 static void push_error(lua_State *L, const mapi_error *e)
@@ -467,7 +742,7 @@ static void push_error(lua_State *L, const mapi_error *e)
     size_t i;
     const char *kind = mapi_error_kind_name(e->kind);
 
-    luaL_checkstack(L, 6, "merchantapi: out of stack space");
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, 0, 22);
     set_string(L, "kind", *kind ? kind : "memory");
     if (e->status > 0)
@@ -514,10 +789,13 @@ static void push_error(lua_State *L, const mapi_error *e)
         lua_setfield(L, -2, "deadline_exceeded");
     }
     if (e->payout) { /* a settled confirm's read: the payout, still a draft */
-        push_meta(L, e->payout);
-        if (push_flattened(L, e->payout, lua_gettop(L)))
-            lua_setfield(L, -3, "payout");
-        lua_pop(L, 1);
+        int body;
+        push_body(L, mapi_doc_response(e->payout));
+        body = lua_gettop(L);
+        push_doc_members(L, e->payout);
+        if (push_flattened(L, e->payout, body + 1, body + 3, body))
+            lua_setfield(L, body - 1, "payout");
+        lua_settop(L, body - 1);
     }
     if (e->settle_error) { /* the read that tried to settle a confirm failed */
         push_error(L, e->settle_error);
@@ -655,21 +933,20 @@ static int res_document(lua_State *L)
 
 /*
  * Pushes the response object: status, headers (lower-case names; the last
- * of repeated headers), request_id, elapsed, body, meta and jsonapi (the
- * values at stack indexes meta / jsonapi, 0 for none) and document().
- * resp may be NULL (decode): then body/len give the body.
+ * of repeated headers), request_id, elapsed, body (the string at stack
+ * index body), meta, jsonapi and links (the values at stack indexes meta,
+ * jsonapi, links; 0 for none) and document().  resp may be NULL (decode).
  */
-static void push_response(lua_State *L, const mapi_response *resp, const char *body, size_t len,
-                          int meta, int jsonapi)
+static void push_response(lua_State *L, const mapi_response *resp, int body, int meta,
+                          int jsonapi, int links)
 {
     const char *name, *value;
     size_t i;
 
     luaL_checkstack(L, 6, "merchantapi: out of stack space");
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 10);
     if (resp) {
         set_int(L, "status", mapi_response_status(resp));
-        body = mapi_response_body(resp, &len);
         set_string(L, "request_id", mapi_response_request_id(resp));
         lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
         lua_setfield(L, -2, "elapsed");
@@ -688,32 +965,63 @@ static void push_response(lua_State *L, const mapi_response *resp, const char *b
         lua_pushvalue(L, jsonapi);
         lua_setfield(L, -2, "jsonapi");
     }
-    lua_pushlstring(L, body ? body : "", body ? len : 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "body");
+    if (links) {
+        lua_pushvalue(L, links);
+        lua_setfield(L, -2, "links");
+    }
+    lua_pushvalue(L, body);
+    lua_setfield(L, -2, "body");
+    lua_pushvalue(L, body);
     lua_pushnil(L);
     lua_pushcclosure(L, res_document, 2);
     lua_setfield(L, -2, "document");
 }
 
-/*
- * Pushes the three results of a successful call or decode of doc:
- * value, nil, res -- or nil, err, res when the document is an error
- * document or has no primary data.  Frees the document.  Returns 3.
- */
-static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *body, size_t len)
+/* Pushes the body of resp as a string ("" for none). */
+static void push_body(lua_State *L, const mapi_response *resp)
 {
-    const mapi_doc *doc = db->doc;
-    int meta, jsonapi;
+    size_t len = 0;
+    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
+    lua_pushlstring(L, body ? body : "", body ? len : 0);
+}
 
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+/* Pushes the document's meta (push_meta), jsonapi and links (objects, or
+   nil): three stack slots. */
+static void push_doc_members(lua_State *L, const mapi_doc *doc)
+{
+    luaL_checkstack(L, 6, "merchantapi: out of stack space");
     push_meta(L, doc);
-    meta = lua_gettop(L);
     if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
         push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
     else
         lua_pushnil(L);
-    jsonapi = lua_gettop(L);
+    if (mapi_value_type(mapi_doc_links(doc)) == MAPI_OBJECT)
+        push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
+    else
+        lua_pushnil(L);
+}
+
+/*
+ * Pushes the three results of a successful call or decode of doc:
+ * value, nil, res -- where value is merchantapi.null when the document has
+ * no primary data (data null, a meta-only document, a 2xx without a body),
+ * so that the first value is truthy on every success -- or nil, err, res
+ * when the document is an error document (decode).  body is the stack index
+ * of the body string, or 0 to take the document's response body.  Frees the
+ * document.  Returns 3.
+ */
+static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, int body)
+{
+    const mapi_doc *doc = db->doc;
+    int meta;
+
+    luaL_checkstack(L, 10, "merchantapi: out of stack space");
+    if (body == 0) {
+        push_body(L, mapi_doc_response(doc));
+        body = lua_gettop(L);
+    }
+    push_doc_members(L, doc);
+    meta = lua_gettop(L) - 2;
 
     if (mapi_doc_error(doc, &eb->err) != 0) {
         /* an error document by the core's one rule (mapi_doc_error_rule): API,
@@ -722,38 +1030,63 @@ static int push_doc_results(lua_State *L, doc_box *db, err_box *eb, const char *
         lua_pushnil(L);
         push_error(L, &eb->err);
         mapi_error_clear(&eb->err);
-    } else if (push_flattened(L, doc, meta)) {
+    } else if (push_flattened(L, doc, meta, meta + 2, body)) {
         lua_pushnil(L);
     } else {
+        lua_pushlightuserdata(L, NULL); /* merchantapi.null */
         lua_pushnil(L);
-        push_simple_error(L, "decode", "the document has no primary data", NULL);
     }
-    push_response(L, mapi_doc_response(doc), body, len, meta, jsonapi);
+    push_response(L, mapi_doc_response(doc), body, meta, meta + 1, meta + 2);
     set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
     doc_box_release(db);
     return 3;
 }
 
-/* Pushes nil, err[, res] for a failed call and clears the error.  Returns
-   the number of results. */
+/* Pushes nil, err[, res] for a failed call and clears the error.  res
+   carries meta, jsonapi and links when the answer's body is a JSON:API
+   document (an error document, or a 2xx the call refused), as on success.
+   Returns the number of results. */
 static int push_failure(lua_State *L, err_box *eb)
 {
-    int n = 2;
+    const mapi_response *resp = eb->err.response;
+    int top, body, meta = 0;
+    const char *text;
+    size_t len;
+    doc_box *db;
+    err_box *pb;
+
     lua_pushnil(L);
     push_error(L, &eb->err);
-    if (eb->err.response) {
-        push_response(L, eb->err.response, NULL, 0, 0, 0);
-        n = 3;
+    if (!resp) {
+        mapi_error_clear(&eb->err);
+        return 2;
     }
+    top = lua_gettop(L);
+    luaL_checkstack(L, 10, "merchantapi: out of stack space");
+    push_body(L, resp);
+    body = lua_gettop(L);
+    text = lua_tolstring(L, body, &len);
+    db = push_doc_box(L);
+    pb = push_err_box(L);
+    if (len > 0 && mapi_doc_parse(text, len, &db->doc, &pb->err) == 0) {
+        push_doc_members(L, db->doc);
+        meta = lua_gettop(L) - 2;
+        doc_box_release(db);
+    }
+    mapi_error_clear(&pb->err);
+    push_response(L, resp, body, meta, meta ? meta + 1 : 0, meta ? meta + 2 : 0);
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
     mapi_error_clear(&eb->err);
-    return n;
+    return 3;
 }
 
 /* ------------------------------------------------------------------------ */
 /* decode                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* core.decode(body) -> resource_or_list, nil, res | nil, err[, res] */
+/* core.decode(body) -> value, nil, res | nil, err[, res]: value as the
+   calls give it (merchantapi.null for no primary data) */
 static int l_decode(lua_State *L)
 {
     size_t len;
@@ -763,20 +1096,14 @@ static int l_decode(lua_State *L)
 
     if (lua_type(L, 1) != LUA_TSTRING)
         return mapic_typeerror(L, 1, "string");
+    lua_settop(L, 1);
     body = lua_tolstring(L, 1, &len);
     db = push_doc_box(L);
     eb = push_err_box(L);
     if (mapi_doc_parse(body, len, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
-    push_doc_results(L, db, eb, NULL, 0);
     /* res.body and res:document() use the argument itself, not a copy of it */
-    lua_pushvalue(L, 1);
-    lua_setfield(L, -2, "body");
-    lua_getfield(L, -1, "document");
-    lua_pushvalue(L, 1);
-    lua_setupvalue(L, -2, 1);
-    lua_pop(L, 1);
-    return 3;
+    return push_doc_results(L, db, eb, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1157,7 +1484,7 @@ static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_se
     eb = push_err_box(L);
     if (fn(c, id, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
-    return push_doc_results(L, db, eb, NULL, 0);
+    return push_doc_results(L, db, eb, 0);
 }
 
 /* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
@@ -1253,7 +1580,7 @@ static int l_list_addresses(lua_State *L)
     eb = push_err_box(L);
     if (mapi_list_addresses_ex(c, id, &p, &opts, &db->doc, &eb->err) != 0)
         return push_failure(L, eb);
-    return push_doc_results(L, db, eb, NULL, 0);
+    return push_doc_results(L, db, eb, 0);
 }
 
 /* The most pages one list_addresses_pages call fetches. */
@@ -1362,13 +1689,15 @@ static int l_list_addresses_pages(lua_State *L)
     lua_createtable(L, (int)count, 0);
     lists = lua_gettop(L);
     for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
-        int meta;
-        push_meta(L, b->docs[k]);
-        meta = lua_gettop(L);
-        if (!push_flattened(L, b->docs[k], meta))
+        int body, meta;
+        push_body(L, mapi_doc_response(b->docs[k]));
+        body = lua_gettop(L);
+        push_doc_members(L, b->docs[k]);
+        meta = body + 1;
+        if (!push_flattened(L, b->docs[k], meta, meta + 2, body))
             lua_newtable(L); /* cannot happen: the core checked data is a list */
         lua_rawseti(L, lists, (int)(k + 1));
-        lua_pop(L, 1);
+        lua_settop(L, lists);
         mapi_doc_free(b->docs[k]); /* as we go: one page's document at a time */
         b->docs[k] = NULL;
     }
@@ -1392,35 +1721,6 @@ static int l_list_addresses_pages(lua_State *L)
 /* ------------------------------------------------------------------------ */
 /* The generic call, get_payout, and the clock and sleep of wait helpers    */
 /* ------------------------------------------------------------------------ */
-
-/*
- * Pushes value, nil, res for a successful generic call: the resource or the
- * list as for the endpoints, or merchantapi.null when the document has no
- * primary data (data null, a meta-only document, a 2xx without a body), so
- * that the first value is truthy on every success.  Frees the document.
- */
-static int push_request_results(lua_State *L, doc_box *db, err_box *eb)
-{
-    const mapi_doc *doc = db->doc;
-    int meta, jsonapi;
-
-    /* (a document here is a success by mapi_doc_error_rule: no error document) */
-    if (mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0)
-        return push_doc_results(L, db, eb, NULL, 0);
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
-    push_meta(L, doc);
-    meta = lua_gettop(L);
-    if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
-        push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
-    else
-        lua_pushnil(L);
-    jsonapi = lua_gettop(L);
-    lua_pushlightuserdata(L, NULL); /* merchantapi.null */
-    lua_pushnil(L);
-    push_response(L, mapi_doc_response(doc), NULL, 0, meta, jsonapi);
-    doc_box_release(db);
-    return 3;
-}
 
 /* A string argument that may be nil: NULL for nil, raises for other types. */
 static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
@@ -1502,7 +1802,7 @@ static int l_request(lua_State *L)
     if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
                         &eb->err) != 0)
         return push_failure(L, eb);
-    return push_request_results(L, db, eb);
+    return push_doc_results(L, db, eb, 0);
 }
 
 /* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
@@ -1579,6 +1879,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
         {NULL, NULL}};
     static const luaL_Reg functions[] = {{"new", l_new},           {"decode", l_decode},
                                          {"monotonic", l_monotonic}, {"sleep", l_sleep},
+                                         {"resource_info", l_resource_info},
                                          {NULL, NULL}};
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
@@ -1596,6 +1897,16 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     new_metatable(L, ERR_BOX_MT);
     lua_pushcfunction(L, err_box_gc);
     lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    new_metatable(L, WEAK_V_MT);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_pop(L, 1);
+
+    new_metatable(L, WEAK_K_MT);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
     lua_pop(L, 1);
 
     /* the one metatable of every error table, the Lua side's included

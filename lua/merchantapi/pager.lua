@@ -38,6 +38,7 @@ local setmetatable = setmetatable
 local getmetatable = getmetatable
 local pairs = pairs
 local tostring = tostring
+local pcall = pcall
 local huge = math.huge
 local ceil = math.ceil
 local min, max = math.min, math.max
@@ -139,6 +140,48 @@ function M.paginate(fetch_page, opts, fetch_pages)
     _seen = {},             -- type .. "\0" .. id -> the page that yielded it, for the walk
     _size = nil,            -- the page size, once known (meta.per_page, per_page, page 1)
   }, Pager)
+end
+
+--- Builds a pager whose pages say themselves whether another follows: the
+-- pager of `client:paginate`, which follows JSON:API pagination links.
+--
+-- syntax: `pager = pager.follow(fetch_page, opts)`
+--
+-- @tparam function fetch_page called with no argument for each page in
+--   turn; returns the next list (an array of resources), `nil` when there
+--   is none (the end), or `nil, err`.  A Lua error it raises is not caught.
+-- @tparam[opt] table opts `max_pages` (integer, no limit when absent).
+-- @treturn table the pager of `paginate`, with the same `each`, `pages`,
+--   `all` and `next` and the same rules but those that need page numbers
+--   or `meta.total`: it stops after `fetch_page` says there is no page,
+--   after an empty page, or after `max_pages` pages, and ends with a
+--   `"decode"` error naming the page when a page repeats an id the walk
+--   already yielded.  `meta` is not read (a list's `meta.per_page` and
+--   `meta.total` neither end it nor are checked; `announced` stays nil).
+-- @raise on a `fetch_page` that is not callable, an unknown option or an
+--   option of the wrong type.
+function M.follow(fetch_page, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'follow' (table or nil expected, got " .. type(opts) .. ")", 2)
+  end
+  for k in pairs(opts or {}) do
+    if k ~= "max_pages" then
+      error("unknown pager option '" .. tostring(k) .. "'", 2)
+    end
+  end
+  if type(fetch_page) ~= "function" then
+    local mt = getmetatable(fetch_page)
+    if not (mt and mt.__call) then
+      error("bad argument #1 to 'follow' (function expected, got " .. type(fetch_page) .. ")", 2)
+    end
+  end
+  local ok, p = pcall(M.paginate, function() return fetch_page() end,
+    { max_pages = opts and opts.max_pages })
+  if not ok then
+    error(p, 2)
+  end
+  p._follow = true
+  return p
 end
 
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
@@ -285,6 +328,11 @@ local function fetch_next(self)
   local n = #list
   local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
   local total = meta and is_integer(meta.total) and meta.total or nil
+  if self._follow then
+    -- the pages say whether another follows (M.follow): no page size, no
+    -- total, so of check_page's rules only the id rule applies
+    per_page, total = nil, nil
+  end
   -- without a known page size, the size of the first page stands in for it
   local size = per_page or self._size or n
   if not self._size and size > 0 then
@@ -332,7 +380,7 @@ local function next_page(self)
       return buf
     end
     if pos <= #buf then
-      local rest = { meta = buf.meta }
+      local rest = { meta = buf.meta, links = buf.links }
       for i = pos, #buf do
         rest[#rest + 1] = buf[i]
       end

@@ -12,7 +12,9 @@ local type = type
 local pairs = pairs
 local tostring = tostring
 local setmetatable = setmetatable
+local tonumber = tonumber
 local byte, format, gsub = string.byte, string.format, string.gsub
+local lower, match, sub = string.lower, string.match, string.sub
 local concat = table.concat
 
 local request = {}
@@ -161,6 +163,93 @@ function request.build(method, path, opts)
     body = text
   end
   return full, body, nil
+end
+
+-- scheme (lower case), host (lower case, IPv6 in brackets), port (a number)
+-- of "scheme://authority"; userinfo is dropped.
+local function origin(scheme, authority)
+  scheme = lower(scheme)
+  authority = match(authority, "^[^@]*@(.*)$") or authority
+  local host, port = match(authority, "^(%[[^%]]*%])(.*)$")
+  if not host then
+    host, port = match(authority, "^([^:]*)(.*)$")
+  end
+  port = match(port, "^:(%d+)$") and tonumber(sub(port, 2)) or
+    (port == "" or port == ":") and (scheme == "https" and 443 or scheme == "http" and 80) or nil
+  return scheme, lower(host), port
+end
+
+--- Turns a pagination link of a page (JSON:API `links.next`: a URL string,
+-- or a link object with `href`) into the path and query to request under
+-- the client's base URL -- same origin only.
+--
+-- syntax: `path, err = request.link_path(base_url, current, link)`
+--
+-- @tparam string base_url the client's base URL (`scheme://host[:port][/prefix]`).
+-- @tparam string current the path and query (under base_url) of the page
+--   that gave the link: relative references are resolved against it.
+-- @param link the link (a string, a table with `href`, or nil).
+-- @return the path and query (starting with `/`, under base_url; a fragment
+--   dropped), or nil when there is no link, or nil and a message when the
+--   link points to another scheme, host or port, or outside base_url's
+--   path, or is neither a string nor a link object.  An absolute URL, a
+--   network-path (`//host/...`), an absolute-path (`/...`), a query-only
+--   (`?...`) and a relative-path reference are understood (RFC 3986, without
+--   removing dot segments: the request refuses them).
+function request.link_path(base_url, current, link)
+  if type(link) == "table" then
+    link = link.href
+  end
+  if link == nil then
+    return nil
+  end
+  if type(link) ~= "string" then
+    return nil, "the link is neither a URL nor a link object with href"
+  end
+  link = match(link, "^[^#]*")
+  local bscheme, bauthority, prefix = match(base_url, "^(%a[%w+.-]*)://([^/?#]*)([^?#]*)")
+  if not bscheme then
+    return nil, "the base URL has no scheme and host"
+  end
+  prefix = gsub(prefix, "/+$", "")
+  local s1, h1, p1 = origin(bscheme, bauthority)
+  local scheme, authority, rest = match(link, "^(%a[%w+.-]*)://([^/?#]*)(.*)$")
+  if not scheme then
+    if match(link, "^%a[%w+.-]*:") then
+      return nil, "it is not an http(s) URL"
+    end
+    authority, rest = match(link, "^//([^/?#]*)(.*)$")
+    scheme = authority and bscheme
+  end
+  local full -- the path and query from the origin's root
+  if scheme then
+    local s2, h2, p2 = origin(scheme, authority)
+    if s1 ~= s2 or h1 ~= h2 or p1 ~= p2 then
+      return nil, ("it points to %s://%s%s, not to the base URL's %s://%s%s"):format(s2, h2,
+        p2 and ":" .. p2 or "", s1, h1, p1 and ":" .. p1 or "")
+    end
+    full = rest
+  elseif sub(link, 1, 1) == "/" then
+    full = link
+  else
+    local cur = prefix .. current
+    local cur_path = match(cur, "^[^?]*")
+    if link == "" then
+      full = cur
+    elseif sub(link, 1, 1) == "?" then
+      full = cur_path .. link
+    else
+      full = match(cur_path, "^(.*/)") .. link
+    end
+  end
+  if sub(full, 1, 1) ~= "/" and sub(full, 1, 1) ~= "?" and full ~= "" then
+    return nil, "it has no path"
+  end
+  local path = sub(full, #prefix + 1)
+  if sub(full, 1, #prefix) ~= prefix or sub(path, 1, 1) ~= "/" then
+    return nil, "its path is not under the base URL's " .. (prefix ~= "" and prefix or "/")
+  end
+  return path
 end
 
 request.METHODS = METHODS

@@ -51,6 +51,7 @@ local lower = string.lower
 local sub = string.sub
 local find = string.find
 local match = string.match
+local byte = string.byte
 local min = math.min
 local max = math.max
 
@@ -68,25 +69,93 @@ local function now()
   return rawget(_G, "ngx").now()
 end
 
+-- The origins parse_url has seen: "scheme://authority" -> { scheme, host,
+-- port, authority } (a client calls one or two; bounded all the same).
+local origins, norigins = {}, 0
+local MAX_ORIGINS = 64
+
 -- scheme, host (for connect), port, authority (for Host), path and query.
+-- Plain searches, and the origin's parts remembered: this runs for every
+-- request.
 local function parse_url(url)
-  local scheme, rest = match(url, "^(https?)://(.*)$")
-  if not scheme then
+  local sep = find(url, "://", 1, true)
+  local scheme = sep and sub(url, 1, sep - 1)
+  if scheme ~= "http" and scheme ~= "https" then
     return nil, "not an http(s) URL"
   end
-  local authority, path = match(rest, "^([^/?#]*)(.*)$")
-  if path == "" or sub(path, 1, 1) == "?" then
+  local stop = find(url, "[/?#]", sep + 3)
+  local origin = stop and sub(url, 1, stop - 1) or url
+  local path = stop and sub(url, stop) or ""
+  if path == "" or byte(path, 1) == 63 then -- "?"
     path = "/" .. path
   end
-  local host, port = match(authority, "^%[([^%]]+)%]:?(%d*)$")
-  if not host then
-    host, port = match(authority, "^([^:]+):?(%d*)$")
+  local o = origins[origin]
+  if not o then
+    local authority = sub(origin, sep + 3)
+    local host, port = match(authority, "^%[([^%]]+)%]:?(%d*)$")
+    if not host then
+      host, port = match(authority, "^([^:]+):?(%d*)$")
+    end
+    if not host then
+      return nil, "bad host in URL"
+    end
+    port = tonumber(port) or (scheme == "https" and 443 or 80)
+    local pool = scheme .. "://" .. host .. ":" .. port
+    -- the connect options of the keepalive pool, and of the fresh connections
+    o = { scheme, host, port, authority, { pool = pool }, { pool = pool .. ":fresh" } }
+    if norigins >= MAX_ORIGINS then
+      origins, norigins = {}, 0
+    end
+    origins[origin], norigins = o, norigins + 1
   end
-  if not host then
-    return nil, "bad host in URL"
+  return o[1], o[2], o[3], o[4], path, o
+end
+
+-- Lower-case header names seen ("Content-Type" -> "content-type"): a server
+-- sends the same few on every answer.  Bounded.
+local lower_names, nlower = {}, 0
+local MAX_NAMES = 256
+
+local function lower_name(name)
+  local l = lower_names[name]
+  if not l then
+    l = lower(name)
+    if nlower >= MAX_NAMES then
+      lower_names, nlower = {}, 0
+    end
+    lower_names[name], nlower = l, nlower + 1
   end
-  port = tonumber(port) or (scheme == "https" and 443 or 80)
-  return scheme, host, port, authority, path
+  return l
+end
+
+-- The value of a header line after its colon at `colon`, without the
+-- spaces and tabs around it (RFC 9110's OWS), found with plain byte tests.
+local function header_line_value(line, colon)
+  local first, last = colon + 1, #line
+  local b = byte(line, first)
+  while b == 32 or b == 9 do
+    first = first + 1
+    b = byte(line, first)
+  end
+  b = byte(line, last)
+  while last >= first and (b == 32 or b == 9) do
+    last = last - 1
+    b = byte(line, last)
+  end
+  return sub(line, first, last)
+end
+
+-- Sets the socket's timeouts to the time left before st.deadline (the
+-- connect timeout as given).  The time left only changes when nginx's
+-- cached clock does, i.e. after a wait: settimeouts is called again only
+-- then, not for every line read.
+local function set_timeout(st)
+  local t = now()
+  if t ~= st.at then
+    st.at = t
+    local left = max(1, (st.deadline - t) * 1000)
+    st.sock:settimeouts(st.connect_ms, left, left)
+  end
 end
 
 -- A failed attempt: the shape merchantapi.transport expects.
@@ -97,10 +166,11 @@ end
 -- Reads the status line and headers of one answer; skips 1xx answers.
 -- Returns status, headers (lower-case name -> value or { values }), the
 -- HTTP minor version; or nil, err.
-local function read_head(sock, deadline, set_timeout)
+local function read_head(st)
+  local sock = st.sock
   local bytes = 0
   while true do
-    set_timeout(deadline)
+    set_timeout(st)
     local line, err = sock:receive("*l")
     if not line then
       return nil, "reading the status line: " .. tostring(err)
@@ -113,7 +183,7 @@ local function read_head(sock, deadline, set_timeout)
     status = tonumber(status)
     local headers, last = {}, nil
     while true do
-      set_timeout(deadline)
+      set_timeout(st)
       line, err = sock:receive("*l")
       if not line then
         return nil, "reading the headers: " .. tostring(err)
@@ -125,19 +195,19 @@ local function read_head(sock, deadline, set_timeout)
       if line == "" then
         break
       end
-      local first = sub(line, 1, 1)
-      if (first == " " or first == "\t") and last then
+      local first = byte(line, 1)
+      if (first == 32 or first == 9) and last then
         -- an obsolete folded line continues the last header
         local v = headers[last]
         if type(v) == "table" then
-          v[#v] = v[#v] .. " " .. match(line, "^%s*(.-)%s*$")
+          v[#v] = v[#v] .. " " .. header_line_value(line, 0)
         else
-          headers[last] = v .. " " .. match(line, "^%s*(.-)%s*$")
+          headers[last] = v .. " " .. header_line_value(line, 0)
         end
       else
-        local name, value = match(line, "^([^:]+):%s*(.-)%s*$")
-        if name then
-          name = lower(name)
+        local colon = find(line, ":", 1, true)
+        if colon and colon > 1 then
+          local name, value = lower_name(sub(line, 1, colon - 1)), header_line_value(line, colon)
           local old = headers[name]
           if old == nil then
             headers[name] = value
@@ -166,10 +236,11 @@ local function header_value(headers, name)
 end
 
 -- Reads a chunked body, at most limit bytes.  body, complete | nil, err.
-local function read_chunked(sock, deadline, set_timeout, limit)
+local function read_chunked(st, limit)
+  local sock = st.sock
   local parts, total = {}, 0
   while true do
-    set_timeout(deadline)
+    set_timeout(st)
     local line, err = sock:receive("*l")
     if not line then
       return nil, "reading a chunk size: " .. tostring(err)
@@ -180,7 +251,7 @@ local function read_chunked(sock, deadline, set_timeout, limit)
     end
     if size == 0 then
       repeat -- trailers, up to the blank line
-        set_timeout(deadline)
+        set_timeout(st)
         line, err = sock:receive("*l")
         if not line then
           return nil, "reading the trailers: " .. tostring(err)
@@ -190,7 +261,7 @@ local function read_chunked(sock, deadline, set_timeout, limit)
     end
     local want = min(size, limit - total)
     if want > 0 then
-      set_timeout(deadline)
+      set_timeout(st)
       local data
       data, err = sock:receive(want)
       if not data then
@@ -202,7 +273,7 @@ local function read_chunked(sock, deadline, set_timeout, limit)
     if want < size then
       return concat(parts), false -- over the limit: the rest is not read
     end
-    set_timeout(deadline)
+    set_timeout(st)
     local crlf
     crlf, err = sock:receive("*l")
     if crlf ~= "" then
@@ -212,10 +283,11 @@ local function read_chunked(sock, deadline, set_timeout, limit)
 end
 
 -- Reads a body delimited by the connection's close, at most limit bytes.
-local function read_to_close(sock, deadline, set_timeout, limit)
+local function read_to_close(st, limit)
+  local sock = st.sock
   local parts, total = {}, 0
   while total < limit do
-    set_timeout(deadline)
+    set_timeout(st)
     local data, err, partial = sock:receive(min(READ_BLOCK, limit - total))
     data = data or partial
     if data and #data > 0 then
@@ -250,7 +322,7 @@ function M.new(opts)
     if type(ngx) ~= "table" or type(ngx.socket) ~= "table" then
       return failure("merchantapi.transport.ngx runs inside OpenResty only", false)
     end
-    local scheme, host, port, authority, path = parse_url(request.url)
+    local scheme, host, port, authority, path, origin = parse_url(request.url)
     if not scheme then
       return failure(host, false)
     end
@@ -262,16 +334,13 @@ function M.new(opts)
     if not ok or not sock then
       return failure("cosockets are not available here: " .. tostring(sock), false)
     end
-    local function set_timeout(at)
-      local left = (at - now()) * 1000
-      sock:settimeouts(connect_ms, max(1, left), max(1, left))
-    end
-    sock:settimeouts(connect_ms, max(1, (deadline - start) * 1000), max(1, (deadline - start) * 1000))
+    local st = { sock = sock, deadline = deadline, connect_ms = connect_ms, at = nil }
+    set_timeout(st)
 
     local fresh = request.fresh_connection
-    local pool = scheme .. "://" .. host .. ":" .. port .. (fresh and ":fresh" or "")
     local connect_host = (host == "localhost") and "127.0.0.1" or host
-    local cok, connected, err = pcall(sock.connect, sock, connect_host, port, { pool = pool })
+    local cok, connected, err = pcall(sock.connect, sock, connect_host, port,
+      fresh and origin[6] or origin[5])
     if not cok then
       return failure("connect: " .. tostring(connected), false)
     end
@@ -301,8 +370,10 @@ function M.new(opts)
     -- the request
     local method = request.method
     local out = { method, " ", path, " HTTP/1.1\r\nHost: ", authority, "\r\n" }
+    local nout = #out
     for name, value in pairs(request.headers) do
-      out[#out + 1] = name .. ": " .. value .. "\r\n"
+      out[nout + 1], out[nout + 2], out[nout + 3], out[nout + 4] = name, ": ", value, "\r\n"
+      nout = nout + 4
     end
     local body = request.body
     if method ~= "GET" and method ~= "HEAD" then
@@ -324,7 +395,7 @@ function M.new(opts)
     end
 
     -- the answer
-    local status, headers, minor = read_head(sock, deadline, set_timeout)
+    local status, headers, minor = read_head(st)
     if not status then
       sock:close()
       return failure(headers, true)
@@ -342,7 +413,7 @@ function M.new(opts)
       local te = header_value(headers, "transfer-encoding")
       local cl = header_value(headers, "content-length")
       if te and find(lower(te), "chunked", 1, true) then
-        data, complete = read_chunked(sock, deadline, set_timeout, limit)
+        data, complete = read_chunked(st, limit)
       elseif cl then
         local n = tonumber(match(cl, "^%s*(%d+)%s*$"))
         if not n then
@@ -351,7 +422,7 @@ function M.new(opts)
         end
         if n > 0 then
           local want = min(n, limit)
-          set_timeout(deadline)
+          set_timeout(st)
           data, err = sock:receive(want)
           if not data then
             sock:close()
@@ -360,7 +431,7 @@ function M.new(opts)
           complete = want == n
         end
       else
-        data, complete = read_to_close(sock, deadline, set_timeout, limit)
+        data, complete = read_to_close(st, limit)
         keep = false
       end
     end

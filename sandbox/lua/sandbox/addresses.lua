@@ -165,6 +165,60 @@ local function meta_spec(id)
   end
 end
 
+-- `links-<account>` (e.g. links-acct-22): that account's list paged by
+-- JSON:API pagination links instead of `meta`; `links-<variant>-<account>`:
+-- the same with a twist (LINK_VARIANTS). Returns the account id and the
+-- variant ("plain" for none), or nil.
+local LINK_VARIANTS = { foreign = true, relative = true, ignore = true }
+
+local function links_spec(id)
+  local account = match(id, "^links%-(acct%-.+)$")
+  if account and ACCOUNTS[account] then
+    return account, "plain"
+  end
+  local variant
+  variant, account = match(id, "^links%-(%l+)%-(acct%-.+)$")
+  if variant and LINK_VARIANTS[variant] and ACCOUNTS[account] then
+    return account, variant
+  end
+end
+
+-- The `links` member of page `page` (of `last`) for a `links-…` id: self,
+-- first, last, prev (from page 2), next (up to the last page but one) --
+-- absolute URLs on the scheme and host the request came to, the raw path of
+-- the request, `page[number]` and `page[size]`, and `order`/`order_type`
+-- when the request gave them. Variants: `foreign` writes next on another host
+-- (elsewhere.invalid), `relative` writes every link as a path without scheme
+-- and host, `ignore` serves page 1 whatever the page asked for while its
+-- links go on (next on every page).
+local function links_member(variant, page, per_page, last, args)
+  local path = match(ngx.var.request_uri, "^[^?]*")
+  local origin = ngx.var.scheme .. "://" .. (ngx.var.http_host or ngx.var.host)
+  local extra = ""
+  if args.order then
+    extra = extra .. "&order=" .. ngx.escape_uri(args.order)
+  end
+  if args.order_type then
+    extra = extra .. "&order_type=" .. ngx.escape_uri(args.order_type)
+  end
+  local function url(p, host)
+    local target = format("%s?page[number]=%d&page[size]=%d%s", path, p, per_page, extra)
+    if variant == "relative" then
+      return quote(target)
+    end
+    return quote((host or origin) .. target)
+  end
+  local parts = { '"self":' .. url(page), '"first":' .. url(1), '"last":' .. url(last) }
+  if page > 1 then
+    parts[#parts + 1] = '"prev":' .. url(page - 1)
+  end
+  if page < last or variant == "ignore" then
+    parts[#parts + 1] = '"next":' .. url(page + 1,
+      variant == "foreign" and "http://elsewhere.invalid:" .. ngx.var.server_port or nil)
+  end
+  return ',"links":{' .. concat(parts, ",") .. "}"
+end
+
 local NO_SHAPE = {}
 
 -- Page `page` of the book's addresses.  shape (optional, for the lying list
@@ -259,10 +313,40 @@ local LYING = {
   end,
 }
 
+-- A `links-…` list: page[number] and page[size] (JSON:API's page family),
+-- order and order_type as for any account.
+local function links_list(account_id, variant)
+  local args = ngx.req.get_uri_args(100)
+  if args.order ~= nil and args.order ~= "created_at" then
+    return bad_parameter("order", "order must be created_at")
+  end
+  local order_type = args.order_type
+  if order_type ~= nil and order_type ~= "asc" and order_type ~= "desc" then
+    return bad_parameter("order_type", "order_type must be asc or desc")
+  end
+  local page = integer_arg(args["page[number]"], 1, 1, MAX_PAGE)
+  if not page then
+    return bad_parameter("page[number]", "page[number] must be an integer from 1 to " .. MAX_PAGE)
+  end
+  local per_page = integer_arg(args["page[size]"], DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
+  if not per_page then
+    return bad_parameter("page[size]", "page[size] must be an integer from 1 to " .. MAX_PER_PAGE)
+  end
+  local book = books[account_id]
+  local last = math.max(1, math.ceil(#book.fragments / per_page))
+  local links = links_member(variant, page, per_page, last, args)
+  return respond.send(200, render(book, variant == "ignore" and 1 or page, per_page,
+    order_type == "desc", NO_SHAPE, function() return links end))
+end
+
 --- Answer GET for the addresses of account `account_id`.
 function _M.handle(method, account_id)
   if method ~= "GET" and method ~= "HEAD" then
     return respond.method_not_allowed("GET")
+  end
+  local links_account, variant = links_spec(account_id)
+  if links_account then
+    return links_list(links_account, variant)
   end
   local is_fault = faults.is_fault(account_id)
   local fault_page, fault_status = page_fault_spec(account_id)

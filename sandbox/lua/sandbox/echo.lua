@@ -37,7 +37,9 @@ end
 
 --- Answer the echo request (the method is not checked). Two paths answer
 -- without primary data: `/echo/data-null` (`"data":null`, the echo in `meta`)
--- and `/echo/no-content` (204, no body).
+-- and `/echo/no-content` (204, no body); `/echo/error` answers 422 with an
+-- error document that has top-level meta, jsonapi and links, and a detail
+-- that is an array.
 function _M.handle(method)
   local raw = ngx.var.request_uri
   local path = match(raw, "^[^?]*")
@@ -45,6 +47,15 @@ function _M.handle(method)
   if path == "/api/public/v1/echo/no-content" then
     ngx.status = 204
     return ngx.exit(204)
+  end
+  if path == "/api/public/v1/echo/error" then
+    return respond.send(422, concat({
+      '{"errors":[{"status":"422","code":"validation_failed","title":"Invalid attributes",',
+      '"detail":[{"field":"amount","message":"is too low"}],',
+      '"source":{"pointer":"/data/attributes/amount"},"meta":{"rule":"minimum"}}],',
+      '"meta":{"method":', quote(method), ',"request_id":', quote(ngx.var.request_id), '},',
+      '"jsonapi":{"version":"1.1"},"links":{"self":', quote(path), '}}',
+    }))
   end
   local echo = concat({
     '{"method":', quote(method),

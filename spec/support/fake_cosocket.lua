@@ -1,0 +1,94 @@
+--- A stand-in for OpenResty's `ngx` global with a scripted cosocket, so that
+-- merchantapi.transport.ngx runs outside nginx: spec/19-ngx_transport_spec.lua
+-- checks what it sends and how it reads answers, and bench/ngx_transport.lua
+-- times its Lua side.  (tests/suites/50-openresty runs it inside nginx.)
+--
+--   local fake = require "support.fake_cosocket"
+--   local ngx = fake.ngx(answer)   -- answer: the raw bytes the server sends
+--   ... ngx.sent[i] is the i-th request's bytes, ngx.log the socket calls
+--
+-- Lines are split on "\n" (a "\r" before it dropped), as a cosocket's
+-- `receive("*l")` does; `receive(n)` gives n bytes; `receive("*a")` and a
+-- read past the end give what is left with "closed".
+local concat, find, sub = table.concat, string.find, string.sub
+local setmetatable, type = setmetatable, type
+
+local M = {}
+
+local Sock = {}
+Sock.__index = Sock
+
+function Sock:settimeouts(connect, send, read)
+  self.fake.timeouts[#self.fake.timeouts + 1] = { connect, send, read }
+end
+
+function Sock:connect(host, port, opts)
+  self.fake.connects[#self.fake.connects + 1] = { host = host, port = port, pool = opts and opts.pool }
+  return 1
+end
+
+function Sock:getreusedtimes()
+  return self.fake.reused
+end
+
+function Sock.sslhandshake()
+  return true
+end
+
+function Sock:send(data)
+  self.fake.sent[#self.fake.sent + 1] = type(data) == "table" and concat(data) or data
+  return 1
+end
+
+function Sock:receive(pattern)
+  local data, pos = self.fake.answer, self.pos
+  if pattern == "*l" then
+    local nl = find(data, "\n", pos, true)
+    if not nl then
+      self.pos = #data + 1
+      return nil, "closed", sub(data, pos)
+    end
+    self.pos = nl + 1
+    local line = sub(data, pos, nl - 1)
+    if sub(line, -1) == "\r" then
+      line = sub(line, 1, -2)
+    end
+    return line
+  end
+  if pattern == "*a" then
+    self.pos = #data + 1
+    return sub(data, pos)
+  end
+  local want = pattern
+  if pos + want - 1 > #data then
+    self.pos = #data + 1
+    return nil, "closed", sub(data, pos)
+  end
+  self.pos = pos + want
+  return sub(data, pos, pos + want - 1)
+end
+
+function Sock:setkeepalive()
+  self.fake.kept = self.fake.kept + 1
+  return 1
+end
+
+function Sock:close()
+  self.fake.closed = self.fake.closed + 1
+  return 1
+end
+
+--- An `ngx` table whose `socket.tcp()` answers `answer` (a string: the
+-- server's bytes) to every request; `now()` is a fixed clock.
+function M.ngx(answer)
+  local fake
+  fake = {
+    answer = answer, sent = {}, connects = {}, timeouts = {}, reused = 0, kept = 0, closed = 0,
+    now = function() return 1000 end,
+    sleep = function() end,
+    socket = { tcp = function() return setmetatable({ fake = fake, pos = 1 }, Sock) end },
+  }
+  return fake
+end
+
+return M
