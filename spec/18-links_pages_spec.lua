@@ -73,10 +73,17 @@ describe("client:paginate over the sandbox", function()
     assert.equal(1, count("links-foreign-acct-22"))
   end)
 
-  it("stops after a page that only repeats the one before (a server that ignores the page)", function()
+  it("ends with a decode error on a page that repeats ids (a server that ignores the page)", function()
     local pager = client:paginate(addresses("links-ignore-acct-22"), { query = { ["page[size]"] = 5 } })
-    local items = assert(pager:all())
-    assert.same(acct22_ids(1, 5), helpers.ids(items))
+    local items, err, partial = pager:all()
+    assert.is_nil(items)
+    assert.equal("decode", err.kind)
+    assert.equal(2, err.page)
+    assert.truthy(err.title:find("page 2: id " .. acct22_ids(1, 1)[1] .. " again, already yielded on page 1",
+      1, true))
+    assert.same(acct22_ids(1, 5), helpers.ids(partial))
+    assert.equal(5, partial.received)
+    assert.is_nil(partial.announced)
     assert.equal(2, count("links-ignore-acct-22"))
   end)
 
@@ -137,15 +144,43 @@ describe("client:paginate over a fake transport", function()
     return '{"data":[' .. table.concat(data, ",") .. "]" .. links .. "}"
   end
 
-  it("follows link objects and query-only references, dropping ids the page before gave", function()
+  it("follows link objects and query-only references", function()
     local c, urls = paged({
       [BASE .. "/things"] = page({ "1", "2" }, '{"href":"https://API.example:443/v2/things?p=2"}'),
-      [BASE .. "/things?p=2"] = page({ "2", "3" }, '"?p=3"'),
+      [BASE .. "/things?p=2"] = page({ "3" }, '"?p=3"'),
       [BASE .. "/things?p=3"] = page({ "4" }, "null"),
     })
     local items = assert(c:paginate("/things"):all())
     assert.same({ "1", "2", "3", "4" }, helpers.ids(items))
     assert.same({ BASE .. "/things", BASE .. "/things?p=2", BASE .. "/things?p=3" }, urls)
+  end)
+
+  it("ends with a decode error on a page that repeats an id of any page before", function()
+    local c, urls = paged({
+      [BASE .. "/things"] = page({ "1", "2" }, '"?p=2"'),
+      [BASE .. "/things?p=2"] = page({ "3" }, '"?p=3"'),
+      [BASE .. "/things?p=3"] = page({ "4", "1" }, '"?p=4"'),
+      [BASE .. "/things?p=4"] = page({ "5" }, "null"),
+    })
+    local items, err, partial = c:paginate("/things"):all()
+    assert.is_nil(items)
+    assert.equal("decode", err.kind)
+    assert.equal(3, err.page)
+    assert.equal("page 3: id 1 again, already yielded on page 1", err.title)
+    assert.same({ "1", "2", "3" }, helpers.ids(partial))
+    assert.equal(3, #urls)
+  end)
+
+  it("checks no meta.total in follow mode: a page's meta neither ends nor fails the walk", function()
+    local c = paged({
+      [BASE .. "/things"] = '{"data":[{"type":"things","id":"1"}],"meta":{"total":1,"per_page":5},'
+        .. '"links":{"next":"?p=2"}}',
+      [BASE .. "/things?p=2"] = '{"data":[{"type":"things","id":"2"}],"meta":{"total":0}}',
+    })
+    local items = assert(c:paginate("/things"):all())
+    assert.same({ "1", "2" }, helpers.ids(items))
+    assert.is_nil(items.announced)
+    assert.equal(2, items.received)
   end)
 
   it("stops at a next link it has already followed", function()
