@@ -4,6 +4,7 @@
  * it returned (the flattened resources with their cycles, list meta, the
  * error table, res and res:document()), with the contract's rules checked:
  *   - decode never raises (run-time failures are nil, err);
+ *   - a success is a table, or merchantapi.null for no primary data;
  *   - a failure is an error table with a string kind ("decode" or "api")
  *     whose tostring is its message;
  *   - no JSON number comes back as a Lua float (integers within 2^53 are
@@ -52,8 +53,11 @@ static const char checker[] =
     "    assert(err.kind == 'decode' or err.kind == 'api', 'unexpected kind ' .. tostring(err.kind))\n"
     "    assert(tostring(err) == err.message, 'tostring(err) is not the message')\n"
     "    walk(err, {})\n"
+    "  elseif v == core.null then\n"
+    "    assert(err == nil, 'a value and an error')\n"
     "  else\n"
     "    assert(err == nil, 'a value and an error')\n"
+    "    assert(type(v) == 'table', 'a value that is neither a table nor merchantapi.null')\n"
     "    if v.id ~= nil or v.type ~= nil then\n"
     "      resource(v)\n"
     "    else\n"
