@@ -714,7 +714,7 @@ local function relationship_of(resource, name, rec)
   return { data = data, links = rec.links, meta = rec.meta, linkage = rec.linkage }
 end
 
---- The `links` object of a resource (JSON:API "Resource Objects": e.g.
+--- The `links` object of a resource (JSON:API "Resource Objects", such as
 -- `links.self`), as a Lua table: a link is a string, or a table with
 -- `href` and `meta` (JSON:API 1.1 link objects); null members are absent.
 --
