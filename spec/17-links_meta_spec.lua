@@ -119,8 +119,15 @@ describe("resource links and meta", function()
   end)
 
   it("leave every table of a large list in place under an eager garbage collector", function()
+    -- Many decodes of a long list with the collector always running: some
+    -- collection ends in the middle of some decode.  (The collectors of Lua
+    -- 5.2 and 5.3 are far slower so set: a lighter run on all but 5.4.)
+    local n, rounds = 300, 20
+    if _VERSION == "Lua 5.4" then
+      n, rounds = 3000, 100
+    end
     local parts = {}
-    for i = 1, 3000 do
+    for i = 1, n do
       parts[i] = format('{"type":"t","id":"%d","relationships":{"n":{"data":{"type":"n","id":"%d"}},'
         .. '"x":{"meta":{"included":false}}}}', i, i % 7)
     end
@@ -130,7 +137,7 @@ describe("resource links and meta", function()
     local lengths = {}
     local ok, big = pcall(function()
       local last
-      for r = 1, 100 do -- a collection ends at some point of some decode
+      for r = 1, rounds do
         last = assert(decode(body))
         lengths[#last] = (lengths[#last] or 0) + 1
         collectgarbage("step", r % 5)
@@ -140,12 +147,12 @@ describe("resource links and meta", function()
     collectgarbage("setpause", pause)
     collectgarbage("setstepmul", stepmul)
     assert.is_true(ok, big)
-    assert.same({ [3000] = 100 }, lengths)
-    for i = 1, 3000 do
+    assert.same({ [n] = rounds }, lengths)
+    for i = 1, n do
       assert.equal(tostring(i), big[i].id)
       assert.equal(tostring(i % 7), big[i].n.id)
     end
-    assert.same({ included = false }, merchantapi.relationship(big[3000], "x").meta)
+    assert.same({ included = false }, merchantapi.relationship(big[n], "x").meta)
   end)
 
   it("stay readable after the list and res are gone, and keep no resource alive", function()
