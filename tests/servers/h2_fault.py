@@ -34,7 +34,9 @@ import socket
 import ssl
 import sys
 import threading
-import time
+
+
+from lifetime import watch
 
 import h2.config
 import h2.connection
@@ -184,17 +186,6 @@ def connection(raw, ctx):
             sock.close()
         except OSError:
             pass
-
-
-def watch(pid):
-    while True:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except PermissionError:
-            pass
-        time.sleep(0.5)
 
 
 def main():

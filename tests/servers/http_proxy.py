@@ -22,7 +22,9 @@ import signal
 import socket
 import sys
 import threading
-import time
+
+
+from lifetime import watch
 from urllib.parse import urlsplit
 
 lock = threading.Lock()
@@ -119,17 +121,6 @@ def handle(client):
             client.close()
         except OSError:
             pass
-
-
-def watch(pid):
-    while True:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except PermissionError:
-            pass
-        time.sleep(0.5)
 
 
 def main():
