@@ -31,7 +31,7 @@ $(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) src/merc
 .PHONY: fuzz-doc fuzz-lua fuzz-seeds
 
 # The Lua harness links the binding, the whole core and Lua 5.4 itself.
-FUZZ_LUA_SRC := $(or $(LUA_SRC),src/lua_merchantapi.c) $(CORE_SRC)
+FUZZ_LUA_SRC := $(LUA_SRC) $(CORE_SRC)
 FUZZ_LUA_FLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 FUZZ_LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 

@@ -3,8 +3,10 @@
  * installed; every symbol is hidden (the module exports only
  * luaopen_merchantapi_core).
  *
- *   lua_merchantapi.c  the module, the client userdata, values, errors
+ *   lua_convert.c      documents, errors, responses -> Lua; the C anchors
+ *   lua_client.c       the client userdata, its options and methods
  *   lua_transport.c    custom transports (exchanges) and attempt hooks
+ *   lua_merchantapi.c  the module entry; clock and sleep
  */
 #ifndef MAPI_LUA_BINDING_H
 #define MAPI_LUA_BINDING_H
@@ -12,13 +14,75 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 
+/* Metatables, in the registry under these names. */
+#define CLIENT_MT "merchantapi.client"
+#define DOC_BOX_MT "merchantapi.doc_box"
+#define ERR_BOX_MT "merchantapi.error_box"
+#define ERROR_MT "merchantapi.error"
+
+/* ---- anchors and conversions (lua_convert.c) ---- */
+
+/* Userdata that own C memory across Lua calls (freed by __gc, or at once by
+   the code that made them). */
+typedef struct doc_box {
+    mapi_doc *doc;
+} doc_box;
+
+typedef struct err_box {
+    mapi_error err;
+} err_box;
+
+/* Push a new empty anchor (its metatable set). */
+doc_box *mapi_lua_push_doc_box(lua_State *L);
+err_box *mapi_lua_push_err_box(lua_State *L);
+
+/* Pushes the contract's error table for e (every field; docs/contract.md
+   "Errors"), with the merchantapi.error metatable. */
+void mapi_lua_push_error(lua_State *L, const mapi_error *e);
+/* Pushes an error table made by the binding (a closed client, an id with a
+   NUL byte): kind, title, method; outcome "not_sent" when method may move
+   money (the core's rule, mapi_call_not_sent). */
+void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
+                                const char *method);
+/* Pushes the body of resp as a string ("" for none). */
+void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
+/* Pushes the document's meta, jsonapi and links (three values, nil for none). */
+void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc);
+/* Pushes the flattened primary data of doc (a resource or a list); 0 and
+   nothing pushed when doc has no primary data.  meta, links, body: stack
+   indexes of what mapi_lua_push_doc_members and mapi_lua_push_body pushed. */
+int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body);
+/* The results of a call that succeeded: value, nil, res (or nil, err, res
+   for an error document); frees db's document.  body: the stack index of
+   the body string, or 0 to take the document's.  Returns 3. */
+int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body);
+/* The results of a call that failed: nil, err[, res]; clears eb.  Returns
+   the number of results. */
+int mapi_lua_push_failure(lua_State *L, err_box *eb);
+/* core.decode and core.resource_info. */
+int mapi_lua_decode(lua_State *L);
+int mapi_lua_resource_info(lua_State *L);
+/* luaL_newmetatable with __name; the metatable is left on the stack. */
+void mapi_lua_new_metatable(lua_State *L, const char *name);
+/* Registers the anchors', weak tables' and errors' metatables. */
+void mapi_lua_convert_open(lua_State *L);
+
+/* ---- the client (lua_client.c) ---- */
+
+/* core.new */
+int mapi_lua_new(lua_State *L);
 /* The mapi_client of the client userdata at idx (raises when idx holds
    something else); NULL once the client is closed. */
 mapi_client *mapi_lua_client(lua_State *L, int idx);
+/* Registers the client's metatable (its methods, and those of
+   mapi_lua_transport_open). */
+void mapi_lua_client_open(lua_State *L);
+
+/* ---- custom transports and hooks (lua_transport.c) ---- */
 
 /* Adds the methods prepare and observed to the client method table on the
    top of the stack, and registers the exchange metatable; the stack is left
-   as it was.  Called by luaopen_merchantapi_core. */
+   as it was. */
 void mapi_lua_transport_open(lua_State *L);
 
 #endif /* MAPI_LUA_BINDING_H */

@@ -1,0 +1,768 @@
+/*
+ * lua_client.c -- merchantapi.core: the client userdata and its methods.
+ *
+ * core.new reads the client's options into a mapi_config; each method
+ * reads its arguments and options, has the core build and run the call
+ * (src/client.c, src/request.c, src/multi.c), and hands what came back to
+ * lua_convert.c.  lua/merchantapi.lua is the public face: it checks option
+ * names and types (merchantapi.options) and wraps the userdata defined here.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merchantapi.h"
+#include "lua_compat.h"
+#include "lua_binding.h"
+
+#define PAGES_BOX_MT "merchantapi.pages_box"
+
+typedef struct client_box {
+    mapi_client *client; /* NULL once closed */
+    char base_url[];     /* for __tostring: never the api key */
+} client_box;
+
+/* ------------------------------------------------------------------------ */
+/* The client                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A string option: NULL when nil; raises on another type. */
+static const char *opt_string(lua_State *L, int idx, const char *name, size_t *len)
+{
+    if (lua_isnil(L, idx))
+        return NULL;
+    if (lua_type(L, idx) != LUA_TSTRING)
+        luaL_error(L, "bad option '%s' (string expected, got %s)", name, luaL_typename(L, idx));
+    return lua_tolstring(L, idx, len);
+}
+
+static int opt_number(lua_State *L, int idx, const char *name, double *out)
+{
+    if (lua_isnil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "bad option '%s' (number expected, got %s)", name, luaL_typename(L, idx));
+    *out = (double)lua_tonumber(L, idx);
+    return 1;
+}
+
+static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
+{
+    if (lua_isnil(L, idx))
+        return 0;
+    if (!mapic_tointeger(L, idx, out))
+        luaL_error(L, "bad option '%s' (integer expected, got %s)", name,
+                   lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
+    return 1;
+}
+
+/* Raises on a key of the options table at idx that is not in names. */
+static void check_option_names(lua_State *L, int idx, const char *const *names)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        size_t i;
+        int known = 0;
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "bad option name (string expected, got %s)", luaL_typename(L, -1));
+        for (i = 0; names[i]; i++)
+            if (strcmp(names[i], lua_tostring(L, -1)) == 0)
+                known = 1;
+        if (!known)
+            luaL_error(L, "unknown option '%s'", lua_tostring(L, -1));
+    }
+}
+
+static int has_nul(const char *s, size_t len)
+{
+    return s && strlen(s) != len;
+}
+
+static int compare_headers(const void *a, const void *b)
+{
+    return strcmp(((const mapi_header_field *)a)->name, ((const mapi_header_field *)b)->name);
+}
+
+/*
+ * Reads the headers table at idx (name -> value, both strings; nil: none)
+ * into an array of mapi_header_field, sorted by name, anchored in a
+ * userdata pushed on the stack (the strings stay anchored by the table,
+ * which must stay on the stack too).  Every header passes the core's rule
+ * (mapi_header_check, on the whole Lua string: NUL bytes included).
+ * Returns 0; or -1 with an err_box pushed above the array, holding the
+ * USAGE error of the first refused header.  Raises when the table holds a
+ * name or a value that is not a string.
+ */
+static int read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n)
+{
+    mapi_header_field *h;
+    size_t count = 0, i;
+
+    *out = NULL;
+    *n = 0;
+    if (lua_isnil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return luaL_error(L, "bad option 'headers' (table expected, got %s)",
+                          luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "bad option 'headers' (string names and values expected, "
+                                 "got %s = %s)",
+                              luaL_typename(L, -2), luaL_typename(L, -1));
+        count++;
+        lua_pop(L, 1);
+    }
+    h = (mapi_header_field *)mapic_newuserdata(L, (count ? count : 1) * sizeof *h);
+    lua_pushnil(L);
+    for (i = 0; i < count && lua_next(L, idx); i++) {
+        size_t nlen, vlen;
+        const char *name = lua_tolstring(L, -2, &nlen);
+        const char *value = lua_tolstring(L, -1, &vlen);
+        lua_pop(L, 1);
+        if (mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
+            err_box *eb = mapi_lua_push_err_box(L); /* above the key: lua_next is over */
+            mapi_header_check(name, nlen, value, vlen, &eb->err);
+            lua_replace(L, -2);
+            return -1;
+        }
+        h[i].name = name;
+        h[i].value = value;
+    }
+    if (i == count)
+        lua_pop(L, 1); /* the last key (the first nil when count is 0) */
+    count = i;
+    qsort(h, count, sizeof *h, compare_headers);
+    *out = h;
+    *n = count;
+    return 0;
+}
+
+/* Pushes nil, err for a usage error held in eb (outcome "not_sent" for a
+   method that may move money: nothing was sent) and clears it.  Returns 2. */
+static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
+{
+    if (method && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        eb->err.outcome = MAPI_OUTCOME_NOT_SENT;
+    lua_pushnil(L);
+    mapi_lua_push_error(L, &eb->err);
+    mapi_error_clear(&eb->err);
+    return 2;
+}
+
+/*
+ * core.new(opts) -> client | nil, err
+ * opts: base_url, api_key, timeout, connect_timeout (seconds), max_retries,
+ * max_body (bytes), cafile, capath, user_agent (a product token appended
+ * to the User-Agent; merchantapi.lua passes the Lua version), headers
+ * (name -> value: sent on every request; see read_headers).
+ */
+int mapi_lua_new(lua_State *L)
+{
+    static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
+                                        "max_retries", "max_body", "cafile", "capath",
+                                        "user_agent", "proxy", "headers", "deadline",
+                                        "settle", NULL};
+    mapi_config cfg;
+    size_t url_len = 0, key_len = 0, len;
+    double d;
+    int64_t n;
+    const char *bad = NULL;
+    client_box *cb;
+    err_box *eb;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    check_option_names(L, 1, names);
+    mapi_config_init(&cfg);
+    cfg.user_agent = LUA_VERSION;
+
+    /* the values stay on the stack (2..14) while the client is made */
+    lua_getfield(L, 1, "base_url");
+    cfg.base_url = opt_string(L, 2, "base_url", &url_len);
+    lua_getfield(L, 1, "api_key");
+    cfg.api_key = opt_string(L, 3, "api_key", &key_len);
+    lua_getfield(L, 1, "timeout");
+    if (opt_number(L, 4, "timeout", &d)) {
+        cfg.timeout = d;
+        if (!(d >= 0 && d <= 1e9))
+            bad = "timeout must be a number of seconds >= 0";
+    }
+    lua_getfield(L, 1, "connect_timeout");
+    if (opt_number(L, 5, "connect_timeout", &d)) {
+        cfg.connect_timeout = d;
+        if (!(d >= 0 && d <= 1e9))
+            bad = "connect_timeout must be a number of seconds >= 0";
+    }
+    lua_getfield(L, 1, "max_retries");
+    if (opt_integer(L, 6, "max_retries", &n)) {
+        if (n < 0 || n > 100)
+            bad = "max_retries must be an integer from 0 to 100";
+        else
+            cfg.max_retries = (int)n;
+    }
+    lua_getfield(L, 1, "max_body");
+    if (opt_integer(L, 7, "max_body", &n)) {
+        if (n < 1 || (uint64_t)n > (uint64_t)SIZE_MAX)
+            bad = "max_body must be a number of bytes >= 1";
+        else
+            cfg.max_body = (size_t)n;
+    }
+    lua_getfield(L, 1, "cafile");
+    cfg.cafile = opt_string(L, 8, "cafile", &len);
+    if (has_nul(cfg.cafile, len))
+        bad = "cafile contains a NUL byte";
+    lua_getfield(L, 1, "capath");
+    cfg.capath = opt_string(L, 9, "capath", &len);
+    if (has_nul(cfg.capath, len))
+        bad = "capath contains a NUL byte";
+    lua_getfield(L, 1, "user_agent");
+    if (!lua_isnil(L, 10)) {
+        cfg.user_agent = opt_string(L, 10, "user_agent", &len);
+        if (has_nul(cfg.user_agent, len))
+            bad = "user_agent contains a NUL byte";
+    }
+    lua_getfield(L, 1, "proxy");
+    cfg.proxy = opt_string(L, 11, "proxy", &len);
+    if (has_nul(cfg.proxy, len))
+        bad = "proxy contains a NUL byte";
+    lua_getfield(L, 1, "deadline");
+    if (opt_number(L, 12, "deadline", &d)) {
+        cfg.deadline = d;
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+    }
+    lua_getfield(L, 1, "settle");
+    if (!lua_isnil(L, 13)) {
+        if (lua_type(L, 13) != LUA_TBOOLEAN)
+            return luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                              luaL_typename(L, 13));
+        cfg.no_settle = !lua_toboolean(L, 13);
+    }
+    if (has_nul(cfg.base_url, url_len))
+        bad = "base_url contains a NUL byte";
+    if (has_nul(cfg.api_key, key_len))
+        bad = "api_key contains a NUL byte"; /* never the key itself */
+    if (bad) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", bad, NULL);
+        return 2;
+    }
+    lua_getfield(L, 1, "headers"); /* 14, and the array above it */
+    if (read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
+
+    if (cfg.base_url) {
+        while (url_len > 0 && cfg.base_url[url_len - 1] == '/')
+            url_len--;
+    }
+    cb = (client_box *)mapic_newuserdata(L, sizeof *cb + url_len + 1);
+    cb->client = NULL;
+    if (cfg.base_url)
+        memcpy(cb->base_url, cfg.base_url, url_len);
+    cb->base_url[url_len] = '\0';
+    mapic_setmetatable(L, CLIENT_MT);
+    eb = mapi_lua_push_err_box(L);
+    cb->client = mapi_client_new(&cfg, &eb->err);
+    if (cb->client == NULL)
+        return mapi_lua_push_failure(L, eb);
+    lua_pop(L, 1);
+    return 1;
+}
+
+static client_box *check_client(lua_State *L)
+{
+    return (client_box *)luaL_checkudata(L, 1, CLIENT_MT);
+}
+
+/* For lua_transport.c (lua_binding.h). */
+mapi_client *mapi_lua_client(lua_State *L, int idx)
+{
+    return ((client_box *)luaL_checkudata(L, idx, CLIENT_MT))->client;
+}
+
+/* client:close() -- frees the handle; safe to call again; also __gc, __close. */
+static int l_client_close(lua_State *L)
+{
+    client_box *cb = check_client(L);
+    mapi_client_free(cb->client);
+    cb->client = NULL;
+    return 0;
+}
+
+static int l_client_tostring(lua_State *L)
+{
+    client_box *cb = check_client(L);
+    lua_pushfstring(L, "merchantapi.client (%s)%s", cb->base_url,
+                    cb->client ? "" : " closed");
+    return 1;
+}
+
+/* Checks self and the id argument; returns the client or NULL after pushing
+   the failure results (*nret). */
+static mapi_client *call_prelude(lua_State *L, const char *method, const char **id, int *nret)
+{
+    client_box *cb = check_client(L);
+    size_t len;
+
+    if (lua_type(L, 2) != LUA_TSTRING) {
+        mapic_typeerror(L, 2, "string");
+        return NULL;
+    }
+    *id = lua_tolstring(L, 2, &len);
+    if (cb->client == NULL) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", "the client is closed", method);
+        *nret = 2;
+        return NULL;
+    }
+    if (has_nul(*id, len)) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", "the id contains a NUL byte", method);
+        *nret = 2;
+        return NULL;
+    }
+    return cb->client;
+}
+
+/* Reads a call's options from the table at index opts (or nil): deadline
+   (seconds > 0), and settle (a boolean) when with_settle.  Returns the usage
+   message of an invalid value, or NULL; a wrong type raises. */
+static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                     int with_settle)
+{
+    const char *bad = NULL;
+    double d;
+
+    o->deadline = 0;
+    o->settle = MAPI_SETTLE_CLIENT;
+    if (lua_isnil(L, opts))
+        return NULL;
+    lua_getfield(L, opts, "deadline");
+    if (opt_number(L, lua_gettop(L), "deadline", &d)) {
+        if (!(d > 0 && d <= 1e9))
+            bad = "deadline must be a number of seconds > 0";
+        else
+            o->deadline = d;
+    }
+    lua_pop(L, 1);
+    if (with_settle) {
+        lua_getfield(L, opts, "settle");
+        if (!lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
+                           luaL_typename(L, -1));
+            o->settle = lua_toboolean(L, -1) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
+        }
+        lua_pop(L, 1);
+    }
+    return bad;
+}
+
+/* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
+   res | nil, err[, res].  opts: headers, deadline, and settle for the confirm. */
+typedef int (*by_id_fn)(mapi_client *, const char *, const mapi_call_opts *, mapi_doc **,
+                        mapi_error *);
+
+static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_settle)
+{
+    static const char *const names[] = {"headers", "deadline", "settle", NULL};
+    static const char *const names_no_settle[] = {"headers", "deadline", NULL};
+    const char *id, *bad;
+    int nret = 0;
+    mapi_client *c;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
+    doc_box *db;
+    err_box *eb;
+
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    c = call_prelude(L, method, &id, &nret);
+    if (!c)
+        return nret;
+    if (!lua_isnil(L, 3))
+        check_option_names(L, 3, with_settle ? names : names_no_settle);
+    bad = read_call_options(L, 3, &opts, with_settle);
+    if (bad) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", bad, method);
+        return 2;
+    }
+    if (!lua_isnil(L, 3)) {
+        lua_getfield(L, 3, "headers"); /* 4, and the array above it */
+        if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
+            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
+    }
+    db = mapi_lua_push_doc_box(L);
+    eb = mapi_lua_push_err_box(L);
+    if (fn(c, id, &opts, &db->doc, &eb->err) != 0)
+        return mapi_lua_push_failure(L, eb);
+    return mapi_lua_push_results(L, db, eb, 0);
+}
+
+/* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
+static int l_confirm_payout(lua_State *L)
+{
+    return call_by_id(L, "PUT", mapi_confirm_payout_ex, 1);
+}
+
+/* client:get_channel(id[, {headers=, deadline=}]) -> channel, nil, res | nil, err[, res] */
+static int l_get_channel(lua_State *L)
+{
+    return call_by_id(L, "GET", mapi_get_channel_ex, 0);
+}
+
+/* Reads the list options of table `opts` into *p: order, order_type,
+   per_page, and page when with_page.  Pushes each value read (they stay on
+   the stack, so the strings in *p stay anchored).  Returns the usage
+   message of the last invalid value, or NULL; a wrong type raises. */
+static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p,
+                                     int with_page)
+{
+    const char *bad = NULL;
+    size_t len;
+    int64_t n;
+
+    lua_getfield(L, opts, "order");
+    p->order = opt_string(L, lua_gettop(L), "order", &len);
+    if (has_nul(p->order, len) || (p->order && *p->order == '\0'))
+        bad = "order must be a non-empty string";
+    lua_getfield(L, opts, "order_type");
+    p->order_type = opt_string(L, lua_gettop(L), "order_type", &len);
+    if (p->order_type && strcmp(p->order_type, "asc") != 0 &&
+        strcmp(p->order_type, "desc") != 0)
+        bad = "order_type must be \"asc\" or \"desc\"";
+    if (with_page) {
+        lua_getfield(L, opts, "page");
+        if (opt_integer(L, lua_gettop(L), "page", &n)) {
+            if (n < 1 || n > LONG_MAX)
+                bad = "page must be an integer >= 1";
+            else
+                p->page = (long)n;
+        }
+    }
+    lua_getfield(L, opts, "per_page");
+    if (opt_integer(L, lua_gettop(L), "per_page", &n)) {
+        if (n < 1 || n > LONG_MAX)
+            bad = "per_page must be an integer >= 1";
+        else
+            p->per_page = (long)n;
+    }
+    return bad;
+}
+
+/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=,
+   deadline=})
+   -> list, nil, res | nil, err[, res] */
+static int l_list_addresses(lua_State *L)
+{
+    static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
+                                        "deadline", NULL};
+    const char *id, *bad = NULL, *bad_call;
+    int nret = 0;
+    mapi_client *c;
+    mapi_page_params p;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
+    doc_box *db;
+    err_box *eb;
+
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    c = call_prelude(L, "GET", &id, &nret);
+    if (!c)
+        return nret;
+    memset(&p, 0, sizeof p);
+    lua_newtable(L); /* 4: an empty options table when none was given */
+    if (lua_isnil(L, 3))
+        lua_replace(L, 3);
+    else
+        lua_pop(L, 1);
+    check_option_names(L, 3, names);
+    bad = read_page_options(L, 3, &p, 1);
+    bad_call = read_call_options(L, 3, &opts, 0);
+    if (bad || bad_call) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", bad ? bad : bad_call, "GET");
+        return 2;
+    }
+    lua_getfield(L, 3, "headers");
+    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
+    db = mapi_lua_push_doc_box(L);
+    eb = mapi_lua_push_err_box(L);
+    if (mapi_list_addresses_ex(c, id, &p, &opts, &db->doc, &eb->err) != 0)
+        return mapi_lua_push_failure(L, eb);
+    return mapi_lua_push_results(L, db, eb, 0);
+}
+
+/* The most pages one list_addresses_pages call fetches. */
+#define MAX_PAGES_PER_CALL 1000
+
+/* The documents and errors of one list_addresses_pages call, anchored in a
+   userdata (PAGES_BOX_MT) whose __gc frees whatever is left. */
+typedef struct pages_box {
+    size_t count;
+    mapi_doc **docs;   /* count entries, inside the userdata */
+    mapi_error *errs;  /* count entries, inside the userdata */
+} pages_box;
+
+static int pages_box_gc(lua_State *L)
+{
+    pages_box *b = (pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT);
+    size_t i;
+
+    for (i = 0; i < b->count; i++) {
+        mapi_doc_free(b->docs[i]);
+        b->docs[i] = NULL;
+        mapi_error_clear(&b->errs[i]);
+    }
+    b->count = 0;
+    return 0;
+}
+
+/*
+ * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
+ *                             count, concurrency) -> lists, err
+ * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
+ * up to `concurrency` requests in flight (mapi_list_addresses_pages).
+ * lists: the pages before the first failed one, each in the list_addresses
+ * shape, in page order; err: that page's error table, or nil when every page
+ * came.  A usage error is lists = {} and err.  The pager calls this.
+ */
+static int l_list_addresses_pages(lua_State *L)
+{
+    static const char *const names[] = {"order", "order_type", "per_page", "headers", NULL};
+    const char *id, *bad = NULL;
+    int nret = 0, lists;
+    mapi_client *c;
+    mapi_page_params p;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
+    int64_t first = 0, count = 0, conc = 0;
+    size_t i, k;
+    pages_box *b;
+    mapi_error init = MAPI_ERROR_INIT;
+
+    lua_settop(L, 6);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
+        return mapic_typeerror(L, 3, "table or nil");
+    if (!mapic_tointeger(L, 4, &first))
+        return mapic_typeerror(L, 4, "integer");
+    if (!mapic_tointeger(L, 5, &count))
+        return mapic_typeerror(L, 5, "integer");
+    if (!mapic_tointeger(L, 6, &conc))
+        return mapic_typeerror(L, 6, "integer");
+    c = call_prelude(L, "GET", &id, &nret);
+    if (!c)
+        return nret;
+    memset(&p, 0, sizeof p);
+    lua_newtable(L); /* 7: an empty options table when none was given */
+    if (lua_isnil(L, 3))
+        lua_replace(L, 3);
+    else
+        lua_pop(L, 1);
+    check_option_names(L, 3, names);
+    bad = read_page_options(L, 3, &p, 0);
+    if (first < 1 || first > LONG_MAX / 2)
+        bad = "first_page must be an integer >= 1";
+    if (count < 1 || count > MAX_PAGES_PER_CALL)
+        bad = "count must be an integer from 1 to 1000";
+    if (conc < 1)
+        bad = "concurrency must be an integer >= 1";
+    if (bad) {
+        lua_newtable(L);
+        mapi_lua_push_simple_error(L, "usage", bad, "GET");
+        return 2;
+    }
+    lua_getfield(L, 3, "headers");
+    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
+        err_box *hb = (err_box *)lua_touserdata(L, -1);
+        lua_newtable(L);
+        mapi_lua_push_error(L, &hb->err);
+        mapi_error_clear(&hb->err);
+        return 2;
+    }
+
+    /* the anchor, with room for count documents and errors */
+    b = (pages_box *)mapic_newuserdata(
+        L, sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error)));
+    b->count = 0;
+    b->errs = (mapi_error *)(void *)(b + 1);
+    b->docs = (mapi_doc **)(void *)(b->errs + count);
+    for (i = 0; i < (size_t)count; i++) {
+        b->docs[i] = NULL;
+        b->errs[i] = init;
+    }
+    b->count = (size_t)count;
+    mapic_setmetatable(L, PAGES_BOX_MT);
+    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
+                                 conc > 64 ? 64 : (size_t)conc, &opts, b->docs, b->errs);
+
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    lua_createtable(L, (int)count, 0);
+    lists = lua_gettop(L);
+    for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
+        int body, meta;
+        mapi_lua_push_body(L, mapi_doc_response(b->docs[k]));
+        body = lua_gettop(L);
+        mapi_lua_push_doc_members(L, b->docs[k]);
+        meta = body + 1;
+        if (!mapi_lua_push_flattened(L, b->docs[k], meta, meta + 2, body))
+            lua_newtable(L); /* cannot happen: the core checked data is a list */
+        lua_rawseti(L, lists, (int)(k + 1));
+        lua_settop(L, lists);
+        mapi_doc_free(b->docs[k]); /* as we go: one page's document at a time */
+        b->docs[k] = NULL;
+    }
+    for (i = k; i < b->count; i++) {
+        if (b->errs[i].kind != MAPI_ERR_NONE) {
+            mapi_lua_push_error(L, &b->errs[i]);
+            break;
+        }
+    }
+    if (i >= b->count)
+        lua_pushnil(L);
+    /* free the rest now rather than at the next collection */
+    for (i = 0; i < b->count; i++) {
+        mapi_doc_free(b->docs[i]);
+        b->docs[i] = NULL;
+        mapi_error_clear(&b->errs[i]);
+    }
+    return 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The generic call and get_payout                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A string argument that may be nil: NULL for nil, raises for other types. */
+static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
+{
+    if (lua_isnoneornil(L, idx)) {
+        *len = 0;
+        return NULL;
+    }
+    if (lua_type(L, idx) != LUA_TSTRING) {
+        mapic_typeerror(L, idx, "string or nil");
+        return NULL;
+    }
+    return lua_tolstring(L, idx, len);
+}
+
+/*
+ * client:request(method, path_and_query[, body[, type[, max_retries[, id[, deadline[,
+ *                headers]]]]]]) -> value, nil, res | nil, err[, res]
+ * method and path_and_query are strings (sent as mapi_request_ex checks
+ * them), body a string or nil (sent as is), type the expected primary type
+ * or nil (any), max_retries an integer or nil (the client's), id the
+ * expected primary id or nil (any; needs type), deadline seconds > 0 or nil
+ * (the client's), headers a table name -> value or nil (see read_headers).
+ * lua/merchantapi.lua builds path_and_query and the body from a table.
+ */
+static int l_request(lua_State *L)
+{
+    client_box *cb = check_client(L);
+    mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
+    const char *method, *path, *body, *type, *id;
+    size_t method_len, path_len, body_len, type_len, id_len;
+    int64_t n;
+    doc_box *db;
+    err_box *eb;
+
+    lua_settop(L, 9);
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return mapic_typeerror(L, 2, "string");
+    if (lua_type(L, 3) != LUA_TSTRING)
+        return mapic_typeerror(L, 3, "string");
+    if (!lua_isnil(L, 9) && lua_type(L, 9) != LUA_TTABLE)
+        return mapic_typeerror(L, 9, "table or nil");
+    method = lua_tolstring(L, 2, &method_len);
+    path = lua_tolstring(L, 3, &path_len);
+    body = arg_opt_string(L, 4, &body_len);
+    type = arg_opt_string(L, 5, &type_len);
+    if (!lua_isnil(L, 6)) {
+        if (!mapic_tointeger(L, 6, &n))
+            return mapic_typeerror(L, 6, "integer or nil");
+        opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
+    }
+    id = arg_opt_string(L, 7, &id_len);
+    if (!lua_isnil(L, 8)) {
+        if (lua_type(L, 8) != LUA_TNUMBER)
+            return mapic_typeerror(L, 8, "number or nil");
+        opts.deadline = (double)lua_tonumber(L, 8);
+        if (!(opts.deadline > 0 && opts.deadline <= 1e9))
+            opts.deadline = -1; /* refused by the core */
+    }
+    if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
+        has_nul(type, type_len) || has_nul(id, id_len)) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage",
+                          cb->client == NULL ? "the client is closed"
+                                             : "method, path, type or id contains a NUL byte",
+                          method);
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+            lua_pushliteral(L, "not_sent"); /* like the confirm: nothing was sent */
+            lua_setfield(L, -2, "outcome");
+        }
+        return 2;
+    }
+    opts.type = type;
+    opts.id = id;
+    if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
+    db = mapi_lua_push_doc_box(L);
+    eb = mapi_lua_push_err_box(L);
+    if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
+                        &eb->err) != 0)
+        return mapi_lua_push_failure(L, eb);
+    return mapi_lua_push_results(L, db, eb, 0);
+}
+
+/* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
+static int l_get_payout(lua_State *L)
+{
+    return call_by_id(L, "GET", mapi_get_payout_ex, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+void mapi_lua_client_open(lua_State *L)
+{
+    static const luaL_Reg client_methods[] = {
+        {"confirm_payout", l_confirm_payout},
+        {"get_channel", l_get_channel},
+        {"list_addresses", l_list_addresses},
+        {"list_addresses_pages", l_list_addresses_pages},
+        {"get_payout", l_get_payout},
+        {"request", l_request},
+        {"close", l_client_close},
+        {NULL, NULL}};
+
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+
+    mapi_lua_new_metatable(L, PAGES_BOX_MT);
+    lua_pushcfunction(L, pages_box_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    mapi_lua_new_metatable(L, CLIENT_MT);
+    lua_createtable(L, 0, 4);
+    mapic_setfuncs(L, client_methods, 0);
+    mapi_lua_transport_open(L); /* prepare, observed: custom transports and hooks */
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_client_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_client_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, l_client_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "merchantapi.client");
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+}
