@@ -27,6 +27,7 @@ local json = require "merchantapi.json"
 local request = require "merchantapi.request"
 local wait = require "merchantapi.wait"
 local transport = require "merchantapi.transport"
+local options = require "merchantapi.options"
 
 local type = type
 local error = error
@@ -35,7 +36,6 @@ local tostring = tostring
 local ipairs = ipairs
 local setmetatable = setmetatable
 local getmetatable = getmetatable
-local huge = math.huge
 local jit = rawget(_G, "jit")
 
 local M = {
@@ -82,46 +82,8 @@ local LIST_OPTIONS = {
 local CALL_OPTIONS = { headers = "table", deadline = "number" }
 local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
 
-local function is_integer(v)
-  return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
-end
-
--- Raises (at the caller of the public function) on an unknown option or an
--- option of the wrong type.  Values are checked later (usage errors).
-local function check_options(opts, allowed, fname, argn)
-  if opts == nil then
-    return
-  end
-  if type(opts) ~= "table" then
-    error(("bad argument #%d to '%s' (table expected, got %s)"):format(argn, fname, type(opts)), 3)
-  end
-  for k, v in pairs(opts) do
-    local want = allowed[k]
-    if not want then
-      error(("unknown option '%s' to '%s'"):format(tostring(k), fname), 3)
-    end
-    local ok
-    if want == "integer" then
-      ok = is_integer(v)
-    else
-      ok = type(v) == want
-    end
-    if not ok then
-      -- a number's value helps ("got 1.5"), except where it may be a secret
-      error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
-        (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), 3)
-    end
-    if k == "headers" then
-      -- the values are checked by the core (merchantapi.h, mapi_header_check)
-      for name, value in pairs(v) do
-        if type(name) ~= "string" or type(value) ~= "string" then
-          error(("bad option 'headers' to '%s' (string names and values expected, got %s = %s)"
-            ):format(fname, type(name), type(value)), 3)
-        end
-      end
-    end
-  end
-end
+local is_integer = options.is_integer
+local check_options = options.check
 
 local function check_id(id, fname)
   if type(id) ~= "string" then

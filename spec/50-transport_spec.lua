@@ -137,6 +137,52 @@ describe("the request a transport is handed", function()
   end)
 end)
 
+describe("a call over a transport", function()
+  -- the core client under the merchantapi client and its transport wrapper
+  local function built(c)
+    return c._core._c:_calls_built()
+  end
+
+  it("is built once by the core, retries and the confirm's settling read included", function()
+    local t = fake({ { status = 503, headers = JSONAPI, body = err_doc(503, "unavailable") },
+      { status = 200, headers = JSONAPI, body = CHANNEL_DOC } })
+    local c = client(t, { max_retries = 1 })
+    assert.equal(0, built(c))
+    assert(c:get_channel(helpers.CHANNEL_ID))
+    assert.equal(2, #t.requests) -- two attempts ...
+    assert.equal(1, built(c))    -- ... of one call, built once
+    local p = fake({ { fail = { message = "reset", sent = true } },
+      { status = 200, headers = JSONAPI, body = PAYOUT_DOC } })
+    local c2 = client(p)
+    c2:confirm_payout(helpers.PAYOUT_ID) -- unknown outcome, settled by a read
+    assert.equal(2, #p.requests)
+    assert.equal("GET", p.requests[2].method)
+    assert.equal(1, built(c2))
+    c:close()
+    c2:close()
+  end)
+
+  it("is built once for every method a transport carries, and not at all when refused",
+    function()
+    local t = fake({ { status = 200, headers = JSONAPI, body = PAYOUT_DOC } })
+    local c = client(t)
+    c:get_payout(helpers.PAYOUT_ID)
+    assert.equal(1, built(c))
+    c:request("GET", "/api/public/v1/payouts/" .. helpers.PAYOUT_ID)
+    assert.equal(2, built(c))
+    local l = fake({ { status = 200, headers = JSONAPI, body = helpers.fixture("list_addresses.200") } })
+    local c2 = client(l)
+    assert(c2:list_addresses("acct"))
+    assert.equal(1, built(c2))
+    assert.is_nil((c2:list_addresses("", {})))
+    assert.is_nil((c2:get_channel("..")))
+    assert.equal(1, built(c2))
+    assert.equal(1, #l.requests)
+    c:close()
+    c2:close()
+  end)
+end)
+
 describe("results over a transport", function()
   before_each(function()
     helpers.reset()

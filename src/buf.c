@@ -110,3 +110,14 @@ char *mapi_buf_take(mapi_buf *b)
     mapi_buf_init(b);
     return s;
 }
+
+void mapi_wipe_free(char *s)
+{
+    volatile char *p = s;
+
+    if (!s)
+        return;
+    while (*p)
+        *p++ = 0;
+    free(s);
+}

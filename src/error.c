@@ -9,6 +9,19 @@
 
 #include "internal.h"
 
+/* The path and query of an absolute URL ("/api/...?.."), borrowed from url;
+   "/" when it has none (for messages). */
+static const char *url_path(const char *url)
+{
+    const char *p = strstr(url, "://");
+    const char *slash;
+
+    if (!p)
+        return url;
+    slash = strchr(p + 3, '/');
+    return slash ? slash : "/";
+}
+
 /* Longest title/detail/path copied into a message, in bytes. */
 #define MESSAGE_PART_MAX 400
 
@@ -204,7 +217,7 @@ int mapi_error_message(mapi_error *err)
                 mapi_buf_puts(&b, " ");
         }
         if (err->url)
-            append_clean(&b, mapi_url_path(err->url), 2 * MESSAGE_PART_MAX);
+            append_clean(&b, url_path(err->url), 2 * MESSAGE_PART_MAX);
         mapi_buf_puts(&b, "]");
     }
     err->message = mapi_buf_take(&b);
@@ -298,4 +311,16 @@ void mapi_error_redact(mapi_error *err, const char *secret)
         return;
     }
     mapi_redact(&err->message, secret);
+}
+
+void mapi_response_redact(mapi_response *res, const char *secret)
+{
+    size_t i;
+
+    if (!res)
+        return;
+    for (i = 0; i < res->nheaders; i++) {
+        mapi_redact_ex(&res->headers[i].name, secret, 1);
+        mapi_redact(&res->headers[i].value, secret);
+    }
 }

@@ -59,18 +59,6 @@ double mapi_monotonic_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Writes zeros over a secret before freeing it. */
-static void wipe_free(char *s)
-{
-    volatile char *p = s;
-
-    if (!s)
-        return;
-    while (*p)
-        *p++ = 0;
-    free(s);
-}
-
 /* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
 static char *redacted_copy(const char *s, const char *secret)
 {
@@ -79,18 +67,6 @@ static char *redacted_copy(const char *s, const char *secret)
     if (copy)
         mapi_redact(&copy, secret);
     return copy;
-}
-
-char *mapi_user_agent(const char *product, const char *curl_version)
-{
-    mapi_buf b;
-
-    mapi_buf_init(&b);
-    mapi_buf_printf(&b, "merchantapi/%s libcurl/%s", MAPI_VERSION,
-                    curl_version ? curl_version : "unknown");
-    if (product && *product)
-        mapi_buf_printf(&b, " %s", product);
-    return mapi_buf_take(&b);
 }
 
 mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_settings *s,
@@ -113,12 +89,8 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     }
     x->user_agent = mapi_strdup(s->user_agent ? s->user_agent : "merchantapi/" MAPI_VERSION);
     if (s->api_key && *s->api_key) {
-        mapi_buf b;
         x->api_key = mapi_strdup(s->api_key);
-        mapi_buf_init(&b);
-        mapi_buf_puts(&b, "Bearer ");
-        mapi_buf_puts(&b, s->api_key);
-        x->authorization = mapi_buf_take(&b); /* an oom buffer holds nothing to wipe */
+        x->authorization = mapi_bearer(s->api_key);
     }
     if (x->url)
         x->redacted_url = redacted_copy(x->url, x->api_key);
@@ -176,8 +148,8 @@ void mapi_exchange_free(mapi_exchange *x)
     free(x->id);
     free(x->body);
     mapi_error_clear(&x->unknown);
-    wipe_free(x->api_key);
-    wipe_free(x->authorization);
+    mapi_wipe_free(x->api_key);
+    mapi_wipe_free(x->authorization);
     free(x->user_agent);
     mapi_headers_free(x->headers, x->nheaders);
     free(x->redacted_url);
@@ -220,14 +192,9 @@ int mapi_exchange_fits(const mapi_exchange *x, double wait)
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
                             const char **value)
 {
-    const char *names[4], *values[4];
-    size_t n = 0;
+    const char *names[MAPI_BASE_HEADERS], *values[MAPI_BASE_HEADERS];
+    size_t n = mapi_base_headers(x->authorization, x->user_agent, names, values);
 
-    names[n] = "Content-Type", values[n++] = "application/vnd.api+json";
-    names[n] = "Accept", values[n++] = "application/vnd.api+json";
-    if (x->authorization)
-        names[n] = "Authorization", values[n++] = x->authorization;
-    names[n] = "User-Agent", values[n++] = x->user_agent;
     if (i >= n + x->nheaders)
         return 0;
     if (i >= n) {
@@ -274,11 +241,6 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
 const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x)
 {
     return &x->info;
-}
-
-int mapi_exchange_attempts(const mapi_exchange *x)
-{
-    return x->attempts;
 }
 
 /* The contract's "Retries": GET retries what is retryable; the confirm PUT

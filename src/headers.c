@@ -159,3 +159,42 @@ int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
     *nout = n;
     return 0;
 }
+
+/* ---- the headers every request carries ---- */
+
+char *mapi_user_agent(const char *product, const char *curl_version)
+{
+    mapi_buf b;
+
+    mapi_buf_init(&b);
+    mapi_buf_printf(&b, "merchantapi/%s libcurl/%s", MAPI_VERSION,
+                    curl_version ? curl_version : "unknown");
+    if (product && *product)
+        mapi_buf_printf(&b, " %s", product);
+    return mapi_buf_take(&b);
+}
+
+char *mapi_bearer(const char *api_key)
+{
+    mapi_buf b;
+
+    if (!api_key || !*api_key)
+        return NULL;
+    mapi_buf_init(&b);
+    mapi_buf_puts(&b, "Bearer ");
+    mapi_buf_puts(&b, api_key);
+    return mapi_buf_take(&b); /* an oom buffer holds nothing to wipe */
+}
+
+size_t mapi_base_headers(const char *authorization, const char *user_agent,
+                         const char **names, const char **values)
+{
+    size_t n = 0;
+
+    names[n] = "Content-Type", values[n++] = "application/vnd.api+json";
+    names[n] = "Accept", values[n++] = "application/vnd.api+json";
+    if (authorization)
+        names[n] = "Authorization", values[n++] = authorization;
+    names[n] = "User-Agent", values[n++] = user_agent;
+    return n;
+}

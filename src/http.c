@@ -44,6 +44,7 @@
  */
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,35 +402,53 @@ static long seconds_to_ms(double s, long dflt)
     return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
 }
 
-/* Builds "Authorization: Bearer <key>" into the header list, then wipes the
-   temporary copy. */
-static int append_authorization(struct curl_slist **list, const char *api_key)
+/* Appends "name: value" to the header list; 0 or -1 (oom).  The line is
+   wiped before it is freed (it may hold the key). */
+static int append_field(struct curl_slist **list, const char *name, const char *value)
 {
-    static const char prefix[] = "Authorization: Bearer ";
-    size_t klen = strlen(api_key);
-    char *line = malloc(sizeof prefix + klen);
-    volatile char *wipe;
-    size_t i;
+    mapi_buf b;
+    char *line;
     int rc;
 
+    mapi_buf_init(&b);
+    mapi_buf_printf(&b, "%s: %s", name, value);
+    line = mapi_buf_take(&b);
     if (!line)
         return -1;
-    memcpy(line, prefix, sizeof prefix - 1);
-    memcpy(line + sizeof prefix - 1, api_key, klen + 1);
     rc = append_header(list, line);
-    for (wipe = line, i = 0; i < sizeof prefix + klen; i++)
-        wipe[i] = 0;
-    free(line);
+    mapi_wipe_free(line);
+    return rc;
+}
+
+/* The headers every request carries (mapi_base_headers, the one list the
+   exchange hands Lua transports too) into the header list, the User-Agent
+   into *ua (borrowed); 0 or -1 (oom). */
+static int base_headers(struct curl_slist **list, const char *api_key, const char *user_agent,
+                        const char **ua)
+{
+    const char *names[MAPI_BASE_HEADERS], *values[MAPI_BASE_HEADERS];
+    char *authorization = mapi_bearer(api_key);
+    size_t n, i;
+    int rc = 0;
+
+    if (api_key && *api_key && !authorization)
+        return -1;
+    n = mapi_base_headers(authorization, user_agent, names, values);
+    for (i = 0; i < n && rc == 0; i++) {
+        if (strcmp(names[i], "User-Agent") == 0)
+            *ua = values[i]; /* user_agent itself: CURLOPT_USERAGENT */
+        else
+            rc = append_field(list, names[i], values[i]);
+    }
+    mapi_wipe_free(authorization);
     return rc;
 }
 
 mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
-                         mapi_error *err)
+                         const char *user_agent, mapi_error *err)
 {
     mapi_http *h;
-    mapi_buf ua;
-    char *ua_line;
-    const curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
+    const char *ua_line = user_agent;
     CURLcode rc = CURLE_OK;
 
     h = calloc(1, sizeof *h);
@@ -450,20 +469,8 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
         mapi_http_free(h);
         return mapi_error_oom(err), NULL;
     }
-    if (append_header(&h->headers, "Content-Type: application/vnd.api+json") < 0 ||
-        append_header(&h->headers, "Accept: application/vnd.api+json") < 0 ||
-        append_header(&h->headers, "Expect:") < 0 ||
-        (api_key && *api_key && append_authorization(&h->headers, api_key) < 0)) {
-        mapi_http_free(h);
-        return mapi_error_oom(err), NULL;
-    }
-    mapi_buf_init(&ua);
-    mapi_buf_printf(&ua, "merchantapi/%s libcurl/%s", MAPI_VERSION,
-                    vi && vi->version ? vi->version : "unknown");
-    if (cfg->user_agent && *cfg->user_agent)
-        mapi_buf_printf(&ua, " %s", cfg->user_agent);
-    ua_line = mapi_buf_take(&ua);
-    if (!ua_line) {
+    if (base_headers(&h->headers, api_key, user_agent, &ua_line) < 0 ||
+        append_header(&h->headers, "Expect:") < 0) {
         mapi_http_free(h);
         return mapi_error_oom(err), NULL;
     }
@@ -510,7 +517,6 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
     SET(CURLOPT_CLOSESOCKETDATA, h);
 #undef SET
-    free(ua_line); /* libcurl keeps its own copy */
     if (rc != CURLE_OK) {
         mapi_http_free(h);
         if (rc == CURLE_OUT_OF_MEMORY)
@@ -966,4 +972,36 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
     curl_slist_free_all(x->headers);
     mapi_response_free(x->t.res);
     free(x);
+}
+
+/* ---- the library's global state: libcurl's ---- */
+
+/* The once-guard of curl_global_init: the library's only globals. */
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_OK;
+
+static void global_init_once(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int mapi_global_init(mapi_error *err)
+{
+    if (pthread_once(&global_once, global_init_once) != 0)
+        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "pthread_once failed");
+    if (global_rc != CURLE_OK) {
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "curl_global_init failed: %s",
+                       curl_easy_strerror(global_rc));
+        if (err)
+            err->curl_code = (int)global_rc;
+        return -1;
+    }
+    return 0;
+}
+
+const char *mapi_http_version(void)
+{
+    const curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
+
+    return vi ? vi->version : NULL;
 }

@@ -3,168 +3,18 @@
  * Not installed.  Every symbol here is hidden (the library is built with
  * -fvisibility=hidden; only MAPI_API symbols of merchantapi.h are exported).
  *
- * Files:
- *   http.c      libcurl: one easy handle per client, request -> mapi_response
- *   json_parse.cpp  the JSON reader (simdjson On-Demand) -> the compact tree
- *               of json_parse.h; the project's only C++, behind a C function
- *   jsonapi.c   JSON:API documents: the (type,id) index, merging, resolution
- *   value.c     mapi_value navigation over the tree, its arena, JSON text
- *   client.c    the service's endpoints, URL building, retries (mapping.c: responses)
- *   request.c   the generic call (mapi_request) and mapi_get_payout
- *   error.c     mapi_error filling, messages (error_doc.c: error documents)
- *   headers.c   request headers of the caller's own: the rule, merging
+ * One section per file, in layer order: each file uses only the sections
+ * above its own (the README's "Layout" says what each file holds).
  */
 #ifndef MAPI_INTERNAL_H
 #define MAPI_INTERNAL_H
 
 #include <stdarg.h>
-#include "merchantapi.h"
-#include "json_parse.h"
-
-/* ---- responses (http.c fills them, jsonapi.c / client.c read them) ---- */
-
-typedef struct mapi_header {
-    char *name;  /* lower-cased */
-    char *value; /* trimmed */
-} mapi_header;
-
-struct mapi_response {
-    int status;
-    mapi_header *headers;
-    size_t nheaders, capheaders;
-    char *body;       /* NUL-terminated for convenience; len excludes the NUL.  Bodies
-                         received (http.c, lua_transport.c) and copied have
-                         cap >= len + MAPI_JSON_PADDING: the reader reads them in place */
-    size_t len, cap;
-    double elapsed;   /* seconds */
-};
-
-/* Frees a response; NULL ignored. */
-void mapi_response_free(mapi_response *res);
-
-/* ---- the HTTP layer (http.c) ---- */
-
-typedef struct mapi_http mapi_http;
-
-typedef struct mapi_http_request {
-    const char *method;     /* "GET", "PUT", ... */
-    const char *url;        /* full URL, already percent-encoded */
-    const char *body;       /* NULL for none */
-    size_t body_len;
-    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
-                               its own, never resent by libcurl (any method but GET/HEAD
-                               gets that anyway) */
-    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
-    const mapi_header_field *headers; /* the caller's own, sent after the client's */
-    size_t nheaders;
-    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
-                               client's timeout */
-} mapi_http_request;
-
-/* Settings copied from the config (validated by the caller); proxy: the
-   proxy URL to use (mapi_proxy_resolve), or NULL for none. */
-mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
-                         mapi_error *err);
-void mapi_http_free(mapi_http *h);
-
-/*
- * Performs one request on the reused easy handle: headers Content-Type and
- * Accept application/vnd.api+json, Authorization when a key is set,
- * User-Agent; no redirects; TLS verification on; max_body enforced while
- * receiving.  Returns 0 with *out set (any HTTP status) or -1 with err
- * filled: TRANSPORT (curl_code set, outcome NOT_SENT when the request
- * provably never left, else UNKNOWN; retryable 1) or DECODE (body over
- * max_body, response attached).  The caller owns *out.
- */
-int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
-                      mapi_error *err);
-/* 1 when e is an attempt libcurl was stopped from sending again by itself
-   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
-   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
-   (mapi_http_request.http1). */
-int mapi_http_resend_refused(const mapi_error *e);
-
-/* Concurrent transfers (multi.c drives them).  The client's libcurl multi
-   handle (a CURLM *), made on first use and freed with h; NULL when out of
-   memory.  Its transfers share the easy handle's connections, DNS cache and
-   TLS sessions (one CURLSH), and multiplex over HTTP/2 when offered. */
-typedef struct mapi_http_transfer mapi_http_transfer;
-void *mapi_http_multi(mapi_http *h);
-/* A transfer of req set up like mapi_http_perform's (a duplicate of the
-   client's easy handle), with CURLOPT_PRIVATE = private_data; NULL with err
-   (MEMORY, TRANSPORT for a refused option).  Add mapi_http_transfer_easy(x)
-   (a CURL *) to the multi; free with mapi_http_transfer_free after removing it. */
-mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
-                                           void *private_data, mapi_error *err);
-void *mapi_http_transfer_easy(mapi_http_transfer *x);
-/* Once the multi reported the transfer done with curl_code: exactly what
-   mapi_http_perform returns for it (0 with *out, or -1 with err).  Once only. */
-int mapi_http_transfer_result(mapi_http_transfer *x, int curl_code, mapi_response **out,
-                              mapi_error *err);
-void mapi_http_transfer_free(mapi_http_transfer *x);
-
-/* ---- JSON:API documents (jsonapi.c) ---- */
-
-/* Parses res->body into a document that takes ownership of res: on success
-   the document owns it (mapi_doc_response); on failure err->response owns it
-   (freed by mapi_error_clear).  Either way the caller must not free res.
-   Only parses: the caller decides what the status and errors[] mean.
-   max_depth <= 0 means 64. */
-int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
-
-/* Same as mapi_doc_parse with an explicit depth cap. */
-int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
-                      mapi_error *err);
-
-/* ---- counts: list pagination meta (value.c) ---- */
-
-/* The rule of mapi_value_count: NULL with *out set when v is a count, else
-   what v is instead ("a fraction", "a string that is not plain digits",
-   ...), a static string for an error title.  JSON null (NULL) is "null". */
-const char *mapi_value_count_check(const mapi_value *v, int64_t *out);
-
-/* ---- values (value.c) ---- */
-
-/* The member of object v named key[0..len), as stored (a null member is a
-   node of type MAPI_NULL, not NULL); NULL when absent or v is no object. */
-const mapi_value *mapi_value_member(const mapi_value *v, const char *key, size_t len);
-/* The same by interned name number (enum mapi_known_name, mapi_name.id). */
-const mapi_value *mapi_value_member_id(const mapi_value *v, size_t id);
-/* v's JSON text (compact; strings escaped as JSON requires, numbers as
-   written, null for NULL), NUL-terminated, with its length in *len (may
-   be NULL); caller frees.  NULL when out of memory. */
-char *mapi_value_json(const mapi_value *v, size_t *len);
-/* 1 when a and b are the same JSON value: members in any order, numbers
-   by their text.  NULL reads as null. */
-int mapi_value_equal(const mapi_value *a, const mapi_value *b);
-
-/* ---- \u escapes (utf8.c) ---- */
-
-/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
-   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
-   names that one when the reader refuses a string); 2 for another bad
-   escape. */
-size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
-
-/* ---- errors (error.c) ---- */
-
-/* Clears err, then sets kind and a printf-formatted title. Returns -1. */
-int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...);
-/* strdup that returns NULL for NULL. */
-char *mapi_strdup(const char *s);
-
-/* ------------------------------------------------------------------------ */
-/* Helpers of http.c, client.c, error.c and their small companions          */
-/*   buf.c       growable strings                                            */
-/*   url.c       percent-encoding, base_url rules, request URLs              */
-/*   retry.c     Retry-After, backoff, the default sleep and random hooks    */
-/*   response.c  mapi_response: building it, the public accessors            */
-/*   mapping.c   a response -> the call's document, or its error             */
-/*   error_doc.c errors[] of error documents, limit details                  */
-/* ------------------------------------------------------------------------ */
-
 #include <stdint.h>
 #include <time.h>
+
+#include "merchantapi.h"
+#include "json_parse.h"
 
 #if defined(__GNUC__)
 #define MAPI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -195,6 +45,72 @@ int mapi_buf_printf(mapi_buf *b, const char *fmt, ...) MAPI_PRINTF(2, 3);
 /* The built string (caller frees; "" when nothing was appended), or NULL
    after an allocation failure.  Leaves the buffer empty either way. */
 char *mapi_buf_take(mapi_buf *b);
+/* Writes zeros over a secret string, then frees it.  NULL ignored. */
+void mapi_wipe_free(char *s);
+
+/* ---- \u escapes (utf8.c) ---- */
+
+/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
+   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
+   names that one when the reader refuses a string); 2 for another bad
+   escape. */
+size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
+
+/* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
+
+typedef struct mapi_header {
+    char *name;  /* lower-cased */
+    char *value; /* trimmed */
+} mapi_header;
+
+struct mapi_response {
+    int status;
+    mapi_header *headers;
+    size_t nheaders, capheaders;
+    char *body;       /* NUL-terminated for convenience; len excludes the NUL.  Bodies
+                         received (http.c, lua_transport.c) and copied have
+                         cap >= len + MAPI_JSON_PADDING: the reader reads them in place */
+    size_t len, cap;
+    double elapsed;   /* seconds */
+};
+
+/* Frees a response; NULL ignored. */
+void mapi_response_free(mapi_response *res);
+
+/* ---- errors: filling, messages, the one redaction (error.c) ---- */
+
+/* Clears err, then sets kind and a printf-formatted title. Returns -1. */
+int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
+/* strdup / strndup that return NULL for NULL (or when out of memory). */
+char *mapi_strdup(const char *s);
+char *mapi_strndup(const char *s, size_t n);
+/* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */
+int mapi_error_oom(mapi_error *err);
+/* (Re)builds err->message from the other fields; -1 when out of memory
+   (message is then NULL: callers turn err into a MEMORY error, so that a
+   failed call's message is NULL only for kind MEMORY).
+   Format, one line, control bytes as spaces:
+     merchantapi: <status> <code>: <title> (<detail>) [<METHOD> <path?query>]   kind API
+     merchantapi: HTTP 502 (<detail>) [...]                                     kind HTTP
+     merchantapi: <kind>: <title> (<detail>) [...]                              the others */
+int mapi_error_message(mapi_error *err);
+/* The one redaction of the library: replaces every occurrence of secret
+   (the api key) in the string *field with "[REDACTED]" (a new string; the
+   old one freed).  Secrets shorter than 4 bytes are left alone (they would
+   mangle ordinary text).  Out of memory masks each occurrence with '*' in
+   place instead: the secret never stays.  icase: ASCII letters compared
+   without case (header names, which arrive lower-cased).  Returns 1 when
+   the secret was found, else 0.  field or *field NULL: 0. */
+int mapi_redact_ex(char **field, const char *secret, int icase);
+int mapi_redact(char **field, const char *secret); /* icase 0 */
+/* mapi_redact over every string field of err (entries included) and the
+   header names and values of err->response, then rebuilds the message.
+   When the message cannot be rebuilt, err becomes a MEMORY error. */
+void mapi_error_redact(mapi_error *err, const char *secret);
+/* mapi_redact over every header name (without case) and value: what hooks,
+   res.headers, res.request_id and err.request_id are made from.  The body is
+   left as received.  res NULL ignored. */
+void mapi_response_redact(mapi_response *res, const char *secret);
 
 /* ---- responses (response.c) ---- */
 
@@ -211,16 +127,14 @@ int mapi_response_fold_header(mapi_response *res, const char *value, size_t valu
 void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *res);
-/* mapi_redact over every header name (without case) and value: what hooks,
-   res.headers, res.request_id and err.request_id are made from.  The body is
-   left as received.  res NULL ignored. */
-void mapi_response_redact(mapi_response *res, const char *secret);
 
 /* ---- URLs (url.c) ---- */
 
 /* Appends s percent-encoded: RFC 3986 unreserved bytes (A-Z a-z 0-9 - . _ ~)
    as they are, every other byte as %XX (upper-case hex).  0 or -1 (oom). */
 int mapi_url_encode(mapi_buf *b, const char *s);
+/* The same for the n bytes at s (a NUL among them is %00). */
+int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n);
 /* The same into a new string (caller frees), NULL when out of memory. */
 char *mapi_percent_encode(const char *s);
 /* 1 when host (len bytes, as written in a URL: "[::1]" with brackets) is a
@@ -250,9 +164,6 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err);
  * option or variable, never its value: it may hold credentials) or MEMORY.
  */
 int mapi_proxy_resolve(const char *option, const char *base_url, char **out, mapi_error *err);
-/* The path and query of an absolute URL ("/api/...?.."), borrowed from url;
-   "/" when it has none. */
-const char *mapi_url_path(const char *url);
 
 /* ---- retries (retry.c) ---- */
 
@@ -269,11 +180,6 @@ double mapi_random_default(void *ctx);
 /* A non-zero seed from the clock and `salt` (e.g. an object's address). */
 uint64_t mapi_rng_seed(uintptr_t salt);
 
-/* Replace a client's hooks; fn NULL restores the default.  Tests use them to
-   avoid real waits; an event-loop binding may plug a non-blocking sleep. */
-void mapi_client_set_sleep(mapi_client *c, mapi_sleep_fn fn, void *ctx);
-void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx);
-
 /* Seconds to wait before retry number `retry` (0 for the first retry): full
    jitter, u * min(8, 0.5 * 2^retry), with u in [0, 1) from the random hook. */
 double mapi_backoff_delay(int retry, double u);
@@ -288,22 +194,76 @@ int mapi_status_retryable(int status);
    before each retry can take together. */
 double mapi_default_deadline(double timeout, int max_retries);
 
-/* ---- errors (error.c) ---- */
+/* ---- request headers (headers.c) ---- */
 
-/* (mapi_error_set again, with printf format checking where the compiler has it) */
-int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
-/* strndup that returns NULL for NULL (or when out of memory). */
-char *mapi_strndup(const char *s, size_t n);
-/* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */
-int mapi_error_oom(mapi_error *err);
-/* (Re)builds err->message from the other fields; -1 when out of memory
-   (message is then NULL: callers turn err into a MEMORY error, so that a
-   failed call's message is NULL only for kind MEMORY).
-   Format, one line, control bytes as spaces:
-     merchantapi: <status> <code>: <title> (<detail>) [<METHOD> <path?query>]   kind API
-     merchantapi: HTTP 502 (<detail>) [...]                                     kind HTTP
-     merchantapi: <kind>: <title> (<detail>) [...]                              the others */
-int mapi_error_message(mapi_error *err);
+/* 1 when two header names are equal, ASCII case-insensitively. */
+int mapi_header_name_equal(const char *a, const char *b);
+/* Checks a list of n headers (h may be NULL when n is 0): each by
+   mapi_header_check, and no name twice.  0, or -1 with err USAGE. */
+int mapi_headers_check(const mapi_header_field *h, size_t n, mapi_error *err);
+/* A new list: copies of base's headers whose names own does not hold, then
+   copies of own's (free with mapi_headers_free; NULL and 0 when both are
+   empty).  0, or -1 when out of memory. */
+int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
+                       const mapi_header_field *own, size_t nown, mapi_header_field **out,
+                       size_t *nout);
+/* Frees a list made by mapi_headers_merge (its strings too).  NULL ignored. */
+void mapi_headers_free(mapi_header_field *h, size_t n);
+/* The headers every request carries, in order, over any transport:
+   Content-Type and Accept application/vnd.api+json, Authorization (when
+   authorization, "Bearer <key>", is not NULL), User-Agent.  Fills names and
+   values (room for MAPI_BASE_HEADERS, borrowed) and returns how many. */
+#define MAPI_BASE_HEADERS 4
+size_t mapi_base_headers(const char *authorization, const char *user_agent,
+                         const char **names, const char **values);
+/* "Bearer <api_key>" (caller frees with mapi_wipe_free); NULL for no key or
+   when out of memory. */
+char *mapi_bearer(const char *api_key);
+/* "merchantapi/<v> libcurl/<curl_version>[ <product>]"; NULL when out of memory. */
+char *mapi_user_agent(const char *product, const char *curl_version);
+
+/* ---- values (value.c) ---- */
+
+/* The rule of mapi_value_count: NULL with *out set when v is a count, else
+   what v is instead ("a fraction", "a string that is not plain digits",
+   ...), a static string for an error title.  JSON null (NULL) is "null". */
+const char *mapi_value_count_check(const mapi_value *v, int64_t *out);
+/* The member of object v named key[0..len), as stored (a null member is a
+   node of type MAPI_NULL, not NULL); NULL when absent or v is no object. */
+const mapi_value *mapi_value_member(const mapi_value *v, const char *key, size_t len);
+/* The same by interned name number (enum mapi_known_name, mapi_name.id). */
+const mapi_value *mapi_value_member_id(const mapi_value *v, size_t id);
+/* v's JSON text (compact; strings escaped as JSON requires, numbers as
+   written, null for NULL), NUL-terminated, with its length in *len (may
+   be NULL); caller frees.  NULL when out of memory. */
+char *mapi_value_json(const mapi_value *v, size_t *len);
+/* 1 when a and b are the same JSON value: members in any order, numbers
+   by their text.  NULL reads as null. */
+int mapi_value_equal(const mapi_value *a, const mapi_value *b);
+
+/* ---- JSON:API documents (jsonapi.c) ---- */
+
+/* Parses res->body into a document that takes ownership of res: on success
+   the document owns it (mapi_doc_response); on failure err->response owns it
+   (freed by mapi_error_clear).  Either way the caller must not free res.
+   Only parses: the caller decides what the status and errors[] mean.
+   max_depth <= 0 means 64. */
+int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
+
+/* Same as mapi_doc_parse with an explicit depth cap. */
+int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
+                      mapi_error *err);
+/* A document without root or data that takes ownership of res (a 2xx
+   response without a body: HEAD, 204).  0, or -1 (MEMORY; res freed). */
+int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err);
+/* Marks doc as a settled confirm's read (mapi_doc_settled_by: "read"). */
+void mapi_doc_set_settled(mapi_doc *doc);
+/* 1 when r's id is exactly the string id (byte for byte: an id holding a
+   \u0000 is not equal to its part before it). */
+int mapi_resource_id_is(const mapi_resource *r, const char *id);
+
+/* ---- error documents (error_doc.c) ---- */
+
 /* Fills err->errors / nerrors from an errors[] array value, and code,
    title, detail, pointer from its first entry, and amount/minimum/maximum
    from the first amount_below_minimum / amount_above_maximum entry whose
@@ -330,26 +290,21 @@ int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
    out of memory (all outputs NULL then). */
 int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
                             char **maximum);
-/* The one redaction of the library: replaces every occurrence of secret
-   (the api key) in the string *field with "[REDACTED]" (a new string; the
-   old one freed).  Secrets shorter than 4 bytes are left alone (they would
-   mangle ordinary text).  Out of memory masks each occurrence with '*' in
-   place instead: the secret never stays.  icase: ASCII letters compared
-   without case (header names, which arrive lower-cased).  Returns 1 when
-   the secret was found, else 0.  field or *field NULL: 0. */
-int mapi_redact_ex(char **field, const char *secret, int icase);
-int mapi_redact(char **field, const char *secret); /* icase 0 */
-/* mapi_redact over every string field of err (entries included) and the
-   header names and values of err->response, then rebuilds the message.
-   When the message cannot be rebuilt, err becomes a MEMORY error. */
-void mapi_error_redact(mapi_error *err, const char *secret);
 
-/* ---- mapping responses to results (mapping.c) ---- */
+/* ---- the service's rules: building calls (calls.c) ---- */
+
+/* The service's endpoints (interface, "Endpoints"). */
+typedef enum mapi_endpoint {
+    MAPI_EP_PAYOUT = 0, /* /api/public/v1/payouts/<id> */
+    MAPI_EP_CHANNEL,    /* /api/public/v1/channels/<id> */
+    MAPI_EP_ADDRESSES   /* /api/public/v1/accounts/<id>/addresses */
+} mapi_endpoint;
 
 /* What one endpoint sends and expects back. */
 typedef struct mapi_call {
     const char *method;
     const char *url;
+    char *url_buf;        /* what mapi_call_release frees (the builders of calls.c) */
     int confirm;          /* the PUT confirm, and every generic call that is not GET/HEAD:
                              fresh connection, outcome, cautious retries */
     const char *type;     /* the primary resources' type; NULL (generic calls): any, or none */
@@ -359,13 +314,66 @@ typedef struct mapi_call {
     int generic;          /* 1: mapi_request: a 2xx without a body is a document without data */
     int has_max_retries;  /* 1: max_retries below replaces the client's for this call */
     int max_retries;
-    const mapi_header_field *headers; /* the call's own headers (checked by the client's
-                                         call path before anything is built), or NULL */
+    const mapi_header_field *headers; /* the call's own headers (checked by the builder),
+                                         or NULL */
     size_t nheaders;
     const char *id;       /* with type: the primary resource's id must be this one; or NULL */
     double deadline;      /* seconds for the whole call; 0: the client's */
     int settle;           /* the confirm: settle an unknown outcome by reading the payout */
 } mapi_call;
+
+/* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
+   (POST, PUT, PATCH, DELETE), -1 for one no call sends (NULL included). */
+int mapi_method_safety(const char *method);
+/* The outcome rule of a call that failed before anything was sent: when
+   err holds an error and method may move money, err->outcome = NOT_SENT.
+   Returns -1. */
+int mapi_call_not_sent(const char *method, mapi_error *err);
+/* An id for a path segment: non-empty, not "." or "..".  0, or -1 with
+   USAGE naming `what`. */
+int mapi_id_check(const char *what, const char *id, mapi_error *err);
+/* Checks a path and query under the base URL by the rules of merchantapi.h
+   (mapi_request).  0, or -1 with USAGE. */
+int mapi_path_check(const char *path_and_query, mapi_error *err);
+/* The endpoint named "payout", "channel" or "addresses" (core.path), or -1. */
+int mapi_endpoint_by_name(const char *name);
+/* Appends the path of endpoint e with id (len bytes) percent-encoded; 0 or
+   -1 (oom). */
+int mapi_endpoint_path(mapi_buf *b, mapi_endpoint e, const char *id, size_t len);
+
+/* The caps of one list_addresses_pages call: pages, and transfers in flight
+   (a larger concurrency is cut to it). */
+#define MAPI_PAGES_MAX 1000
+#define MAPI_PAGES_MAX_CONCURRENCY 64
+/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
+   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
+int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
+/* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
+size_t mapi_pages_concurrency(size_t concurrency);
+
+/* Build the call of an endpoint: the checks (USAGE, outcome NOT_SENT for a
+   method that may move money), the key when the call needs it, the URL
+   (the client's base URL + the path + the list query), the call's headers
+   checked.  0 with *k filled (strings borrowed from the arguments, k->url
+   owned: free it with mapi_call_release), or -1 with err (USAGE, MEMORY)
+   and nothing to release.  Each build is counted (mapi_client_calls_built). */
+int mapi_call_confirm_payout(mapi_client *c, const char *payout_id,
+                             const mapi_call_opts *opts, mapi_call *k, mapi_error *err);
+int mapi_call_get_channel(mapi_client *c, const char *channel_id,
+                          const mapi_call_opts *opts, mapi_call *k, mapi_error *err);
+int mapi_call_list_addresses(mapi_client *c, const char *account_id,
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, mapi_error *err);
+int mapi_call_get_payout(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
+                         mapi_call *k, mapi_error *err);
+/* The generic call (mapi_request_ex's rules; opts NULL: the defaults). */
+int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
+                      const char *body, size_t body_len, const mapi_request_opts *opts,
+                      mapi_call *k, mapi_error *err);
+/* Frees what a builder allocated (k->url); k NULL ignored. */
+void mapi_call_release(mapi_call *k);
+
+/* ---- mapping responses to results (mapping.c) ---- */
 
 /* 1 when a Content-Type is application/vnd.api+json or application/json
    (case-insensitive, parameters allowed). */
@@ -375,57 +383,6 @@ int mapi_media_type_is_json(const char *content_type);
    for the confirm, outcome; e->response owns res or a copy of it). */
 int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
                       mapi_error *e);
-
-/* ---- the client's retry loop, for request.c (client.c) ---- */
-
-/* Runs call k (k->url a full URL) with the client's retry rules; on failure
-   err gets attempts, method, url, message, and the api key redacted. */
-int mapi_client_run(mapi_client *c, const mapi_call *k, mapi_doc **out, mapi_error *err);
-/* The validated base URL, without trailing '/'.  Borrowed. */
-const char *mapi_client_base_url(const mapi_client *c);
-
-/* ---- documents without a body (jsonapi.c) ---- */
-
-/* A document without root or data that takes ownership of res (a 2xx
-   response without a body: HEAD, 204).  0, or -1 (MEMORY; res freed). */
-int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err);
-/* Marks doc as a settled confirm's read (mapi_doc_settled_by: "read"). */
-void mapi_doc_set_settled(mapi_doc *doc);
-/* 1 when r's id is exactly the string id (byte for byte: an id holding a
-   \u0000 is not equal to its part before it). */
-int mapi_resource_id_is(const mapi_resource *r, const char *id);
-
-/* ---- the concurrent page fetcher (multi.c) and what it uses of client.c ---- */
-
-/* What multi.c needs of a client: borrowed, valid while the client lives. */
-typedef struct mapi_client_parts {
-    mapi_http *http;
-    mapi_sleep_fn sleep;
-    void *sleep_ctx;
-} mapi_client_parts;
-void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
-/* The checks and the call of mapi_list_addresses_ex without sending it: 0
-   with *k filled (k->headers borrowed from opts, which may be NULL) and
-   k->url = *url (caller frees *url), or -1 with err (USAGE, MEMORY). */
-int mapi_list_addresses_call(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, const mapi_call_opts *opts,
-                             mapi_call *k, char **url, mapi_error *err);
-
-/* ---- request headers of one's own (headers.c) ---- */
-
-/* 1 when two header names are equal, ASCII case-insensitively. */
-int mapi_header_name_equal(const char *a, const char *b);
-/* Checks a list of n headers (h may be NULL when n is 0): each by
-   mapi_header_check, and no name twice.  0, or -1 with err USAGE. */
-int mapi_headers_check(const mapi_header_field *h, size_t n, mapi_error *err);
-/* A new list: copies of base's headers whose names own does not hold, then
-   copies of own's (free with mapi_headers_free; NULL and 0 when both are
-   empty).  0, or -1 when out of memory. */
-int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
-                       const mapi_header_field *own, size_t nown, mapi_header_field **out,
-                       size_t *nout);
-/* Frees a list made by mapi_headers_merge (its strings too).  NULL ignored. */
-void mapi_headers_free(mapi_header_field *h, size_t n);
 
 /* ---- one call across its attempts, without I/O (exchange.c) ---- */
 
@@ -512,29 +469,110 @@ void mapi_exchange_expire(mapi_exchange *x, mapi_error *e);
 /* The facts of the attempt ended last, for a MAPI_ATTEMPT_RESPONSE observer:
    borrowed, valid until the next begin and while *out / *e live. */
 const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
-int mapi_exchange_attempts(const mapi_exchange *x);
-/* "merchantapi/<v> libcurl/<curl_version>[ <product>]"; NULL when out of memory. */
-char *mapi_user_agent(const char *product, const char *curl_version);
+
 /* Seconds on a monotonic clock. */
 double mapi_monotonic_seconds(void);
 
-/* Makes the client's next call hand its exchange to *slot instead of
-   sending it (the call's checks and URL as usual; it then fails with a
-   USAGE error to be ignored, or with the checks' own error and *slot left
-   NULL).  For transports the binding runs in Lua.  slot NULL cancels. */
-void mapi_client_capture(mapi_client *c, mapi_exchange **slot);
-/* Makes the client's next call, instead of sending anything, end with the
-   result x's attempts ended with: it takes *doc (set to NULL) or moves *err
-   (left as MAPI_ERROR_INIT).  The call must build x's method and URL, else
-   it fails as USAGE.  x NULL cancels. */
-void mapi_client_replay(mapi_client *c, const mapi_exchange *x, mapi_doc **doc,
-                        mapi_error *err);
+/* ---- the HTTP layer: libcurl (http.c) ---- */
 
-/* For multi.c: an exchange for call k with the client's settings and
-   random hook (as its own calls get; NULL with err MEMORY), and the client's
-   observer (nothing when none is set). */
-mapi_exchange *mapi_client_exchange(mapi_client *c, const mapi_call *k, mapi_error *err);
+typedef struct mapi_http mapi_http;
+
+typedef struct mapi_http_request {
+    const char *method;     /* "GET", "PUT", ... */
+    const char *url;        /* full URL, already percent-encoded */
+    const char *body;       /* NULL for none */
+    size_t body_len;
+    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
+                               its own, never resent by libcurl (any method but GET/HEAD
+                               gets that anyway) */
+    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
+    const mapi_header_field *headers; /* the caller's own, sent after the client's */
+    size_t nheaders;
+    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
+                               client's timeout */
+} mapi_http_request;
+
+/* Settings copied from the config (validated by the caller); proxy: the
+   proxy URL to use (mapi_proxy_resolve), or NULL for none; user_agent: the
+   whole User-Agent value (mapi_user_agent). */
+mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
+                         const char *user_agent, mapi_error *err);
+void mapi_http_free(mapi_http *h);
+
+/*
+ * Performs one request on the reused easy handle: headers Content-Type and
+ * Accept application/vnd.api+json, Authorization when a key is set,
+ * User-Agent; no redirects; TLS verification on; max_body enforced while
+ * receiving.  Returns 0 with *out set (any HTTP status) or -1 with err
+ * filled: TRANSPORT (curl_code set, outcome NOT_SENT when the request
+ * provably never left, else UNKNOWN; retryable 1) or DECODE (body over
+ * max_body, response attached).  The caller owns *out.
+ */
+int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
+                      mapi_error *err);
+/* 1 when e is an attempt libcurl was stopped from sending again by itself
+   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
+   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
+   (mapi_http_request.http1). */
+int mapi_http_resend_refused(const mapi_error *e);
+
+/* Concurrent transfers (multi.c drives them).  The client's libcurl multi
+   handle (a CURLM *), made on first use and freed with h; NULL when out of
+   memory.  Its transfers share the easy handle's connections, DNS cache and
+   TLS sessions (one CURLSH), and multiplex over HTTP/2 when offered. */
+typedef struct mapi_http_transfer mapi_http_transfer;
+void *mapi_http_multi(mapi_http *h);
+/* A transfer of req set up like mapi_http_perform's (a duplicate of the
+   client's easy handle), with CURLOPT_PRIVATE = private_data; NULL with err
+   (MEMORY, TRANSPORT for a refused option).  Add mapi_http_transfer_easy(x)
+   (a CURL *) to the multi; free with mapi_http_transfer_free after removing it. */
+mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
+                                           void *private_data, mapi_error *err);
+void *mapi_http_transfer_easy(mapi_http_transfer *x);
+/* Once the multi reported the transfer done with curl_code: exactly what
+   mapi_http_perform returns for it (0 with *out, or -1 with err).  Once only. */
+int mapi_http_transfer_result(mapi_http_transfer *x, int curl_code, mapi_response **out,
+                              mapi_error *err);
+void mapi_http_transfer_free(mapi_http_transfer *x);
+/* libcurl's version ("8.1.2"), for the User-Agent; NULL when unknown.
+   (mapi_global_init, public, is here too: libcurl's global state.) */
+const char *mapi_http_version(void);
+
+/* ---- the client and its blocking driver (client.c) ---- */
+
+/* Runs the built call k with the client's retry rules over libcurl (the
+   blocking driver), and releases k (mapi_call_release); on failure err gets
+   attempts, method, url, message, and the api key redacted. */
+int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err);
+/* An exchange for the built call k with the client's settings and random
+   hook (what every driver runs: the blocking loop, multi.c, a Lua
+   transport); NULL with err MEMORY.  k is copied: release it after. */
+mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err);
+/* The client's observer, when one is set (for drivers other than client.c's). */
 void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
                          const mapi_attempt_info *info);
+/* The validated base URL, without trailing '/'.  Borrowed. */
+const char *mapi_client_base_url(const mapi_client *c);
+/* 1 when the client has an api key. */
+int mapi_client_has_key(const mapi_client *c);
+/* 1 when an unknown confirm is settled by default (mapi_config.no_settle 0). */
+int mapi_client_settles(const mapi_client *c);
+/* Counts one call built for c (calls.c), and reads the count: a test hook
+   (a call is built once, whatever drives it). */
+void mapi_client_count_build(mapi_client *c);
+unsigned long mapi_client_calls_built(const mapi_client *c);
+/* Replace a client's hooks; fn NULL restores the default.  Tests use them to
+   avoid real waits; an event-loop binding may plug a non-blocking sleep. */
+void mapi_client_set_sleep(mapi_client *c, mapi_sleep_fn fn, void *ctx);
+void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx);
+
+/* What other drivers (multi.c) need of a client: borrowed, valid while the
+   client lives. */
+typedef struct mapi_client_parts {
+    mapi_http *http;
+    mapi_sleep_fn sleep;
+    void *sleep_ctx;
+} mapi_client_parts;
+void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
 
 #endif /* MAPI_INTERNAL_H */

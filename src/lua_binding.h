@@ -80,7 +80,27 @@ void mapi_lua_client_open(lua_State *L);
 
 /* ---- custom transports and hooks (lua_transport.c) ---- */
 
-/* Adds the methods prepare and observed to the client method table on the
+/* The exchange userdata: one call built once (lua_client.c), driven by a
+   Lua transport, and what it holds between Lua calls. */
+typedef struct exchange_box exchange_box;
+/* Converts the call's result to Lua values (pushed; returns how many). */
+typedef int (*mapi_lua_convert_fn)(lua_State *L, exchange_box *xb);
+struct exchange_box {
+    struct mapi_exchange *x; /* NULL until built */
+    mapi_response *pending;  /* a response being built from the transport's table */
+    mapi_doc *doc;           /* the call's document once done (until x:result) */
+    mapi_error err;          /* the attempt's error; the call's once done */
+    int state;               /* lua_transport.c's X_ states */
+    mapi_lua_convert_fn convert; /* chosen by the call's kind when it is built */
+};
+
+/* Pushes a new empty exchange userdata (freed by __gc). */
+exchange_box *mapi_lua_push_exchange_box(lua_State *L);
+/* The conversion of the calls that give a document: value, nil, res |
+   nil, err[, res]. */
+int mapi_lua_exchange_results(lua_State *L, exchange_box *xb);
+
+/* Adds the method observed to the client method table on the
    top of the stack, and registers the exchange metatable; the stack is left
    as it was. */
 void mapi_lua_transport_open(lua_State *L);

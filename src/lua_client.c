@@ -15,6 +15,7 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
+#include "internal.h"
 
 #define PAGES_BOX_MT "merchantapi.pages_box"
 
@@ -145,8 +146,7 @@ static int read_headers(lua_State *L, int idx, const mapi_header_field **out, si
    method that may move money: nothing was sent) and clears it.  Returns 2. */
 static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
 {
-    if (method && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        eb->err.outcome = MAPI_OUTCOME_NOT_SENT;
+    mapi_call_not_sent(method, &eb->err);
     lua_pushnil(L);
     mapi_lua_push_error(L, &eb->err);
     mapi_error_clear(&eb->err);
@@ -362,21 +362,86 @@ static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
     return bad;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A call, built once and run by a driver                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Which builder of the core (calls.c) makes the call. */
+enum call_what { CALL_CONFIRM, CALL_CHANNEL, CALL_LIST, CALL_PAYOUT, CALL_REQUEST };
+
+/* A method's arguments, read from the stack (strings anchored there). */
+typedef struct call_args {
+    enum call_what what;
+    const char *id;          /* the endpoints */
+    mapi_call_opts opts;
+    mapi_page_params p;      /* CALL_LIST */
+    const char *method;      /* CALL_REQUEST: method, path, body; the method for the others */
+    const char *path, *body;
+    size_t body_len;
+    mapi_request_opts ropts;
+} call_args;
+
+static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_error *err)
+{
+    switch (a->what) {
+    case CALL_CONFIRM:
+        return mapi_call_confirm_payout(c, a->id, &a->opts, k, err);
+    case CALL_CHANNEL:
+        return mapi_call_get_channel(c, a->id, &a->opts, k, err);
+    case CALL_LIST:
+        return mapi_call_list_addresses(c, a->id, &a->p, &a->opts, k, err);
+    case CALL_PAYOUT:
+        return mapi_call_get_payout(c, a->id, &a->opts, k, err);
+    case CALL_REQUEST:
+        break;
+    }
+    return mapi_call_request(c, a->method, a->path, a->body, a->body_len, &a->ropts, k, err);
+}
+
+/* Builds the call once (calls.c) and hands it to its driver: prepare 0,
+   libcurl now (the results: value, nil, res | nil, err[, res]); prepare 1,
+   an exchange that a Lua transport drives (lua_transport.c), whose results
+   the same conversion (mapi_lua_exchange_results) gives when it is done;
+   or nil, err when the call failed its checks. */
+static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int prepare)
+{
+    err_box *eb = mapi_lua_push_err_box(L);
+    mapi_call k;
+
+    if (prepare) {
+        exchange_box *xb = mapi_lua_push_exchange_box(L);
+        if (build_call(c, a, &k, &eb->err) < 0)
+            return mapi_lua_push_failure(L, eb);
+        xb->x = mapi_client_prepare(c, &k, &eb->err);
+        mapi_call_release(&k);
+        if (!xb->x) {
+            mapi_call_not_sent(a->method, &eb->err); /* out of memory: nothing sent */
+            return mapi_lua_push_failure(L, eb);
+        }
+        xb->convert = mapi_lua_exchange_results;
+        return 1;
+    } else {
+        doc_box *db = mapi_lua_push_doc_box(L);
+        if (build_call(c, a, &k, &eb->err) < 0 ||
+            mapi_client_run(c, &k, &db->doc, &eb->err) != 0)
+            return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_results(L, db, eb, 0);
+    }
+}
+
 /* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
    res | nil, err[, res].  opts: headers, deadline, and settle for the confirm. */
-typedef int (*by_id_fn)(mapi_client *, const char *, const mapi_call_opts *, mapi_doc **,
-                        mapi_error *);
-
-static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_settle)
+static int call_by_id(lua_State *L, enum call_what what, int prepare)
 {
+    const char *method = what == CALL_CONFIRM ? "PUT" : "GET";
+    int with_settle = what == CALL_CONFIRM;
+    call_args a;
     static const char *const names[] = {"headers", "deadline", "settle", NULL};
     static const char *const names_no_settle[] = {"headers", "deadline", NULL};
     const char *id, *bad;
     int nret = 0;
     mapi_client *c;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-    doc_box *db;
-    err_box *eb;
 
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -397,23 +462,24 @@ static int call_by_id(lua_State *L, const char *method, by_id_fn fn, int with_se
         if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
             return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
     }
-    db = mapi_lua_push_doc_box(L);
-    eb = mapi_lua_push_err_box(L);
-    if (fn(c, id, &opts, &db->doc, &eb->err) != 0)
-        return mapi_lua_push_failure(L, eb);
-    return mapi_lua_push_results(L, db, eb, 0);
+    memset(&a, 0, sizeof a);
+    a.what = what;
+    a.method = method;
+    a.id = id;
+    a.opts = opts;
+    return finish_call(L, c, &a, prepare);
 }
 
 /* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
 static int l_confirm_payout(lua_State *L)
 {
-    return call_by_id(L, "PUT", mapi_confirm_payout_ex, 1);
+    return call_by_id(L, CALL_CONFIRM, 0);
 }
 
 /* client:get_channel(id[, {headers=, deadline=}]) -> channel, nil, res | nil, err[, res] */
 static int l_get_channel(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_channel_ex, 0);
+    return call_by_id(L, CALL_CHANNEL, 0);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -458,7 +524,7 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
 /* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=,
    deadline=})
    -> list, nil, res | nil, err[, res] */
-static int l_list_addresses(lua_State *L)
+static int list_addresses(lua_State *L, int prepare)
 {
     static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
                                         "deadline", NULL};
@@ -467,8 +533,7 @@ static int l_list_addresses(lua_State *L)
     mapi_client *c;
     mapi_page_params p;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-    doc_box *db;
-    err_box *eb;
+    call_args a;
 
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -493,15 +558,19 @@ static int l_list_addresses(lua_State *L)
     lua_getfield(L, 3, "headers");
     if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
-    db = mapi_lua_push_doc_box(L);
-    eb = mapi_lua_push_err_box(L);
-    if (mapi_list_addresses_ex(c, id, &p, &opts, &db->doc, &eb->err) != 0)
-        return mapi_lua_push_failure(L, eb);
-    return mapi_lua_push_results(L, db, eb, 0);
+    memset(&a, 0, sizeof a);
+    a.what = CALL_LIST;
+    a.method = "GET";
+    a.id = id;
+    a.opts = opts;
+    a.p = p;
+    return finish_call(L, c, &a, prepare);
 }
 
-/* The most pages one list_addresses_pages call fetches. */
-#define MAX_PAGES_PER_CALL 1000
+static int l_list_addresses(lua_State *L)
+{
+    return list_addresses(L, 0);
+}
 
 /* The documents and errors of one list_addresses_pages call, anchored in a
    userdata (PAGES_BOX_MT) whose __gc frees whatever is left. */
@@ -567,16 +636,19 @@ static int l_list_addresses_pages(lua_State *L)
         lua_pop(L, 1);
     check_option_names(L, 3, names);
     bad = read_page_options(L, 3, &p, 0);
-    if (first < 1 || first > LONG_MAX / 2)
-        bad = "first_page must be an integer >= 1";
-    if (count < 1 || count > MAX_PAGES_PER_CALL)
-        bad = "count must be an integer from 1 to 1000";
-    if (conc < 1)
-        bad = "concurrency must be an integer >= 1";
-    if (bad) {
-        lua_newtable(L);
-        mapi_lua_push_simple_error(L, "usage", bad, "GET");
-        return 2;
+    {
+        err_box *pb = mapi_lua_push_err_box(L);
+        if (mapi_pages_check(first > LONG_MAX ? LONG_MAX : (long)first,
+                             count > LONG_MAX ? LONG_MAX : (long)count,
+                             conc > LONG_MAX ? LONG_MAX : (long)conc, &pb->err) < 0)
+            bad = pb->err.title; /* anchored by pb until the results are made */
+        if (bad) {
+            lua_newtable(L);
+            mapi_lua_push_simple_error(L, "usage", bad, "GET");
+            mapi_error_clear(&pb->err);
+            return 2;
+        }
+        lua_pop(L, 1);
     }
     lua_getfield(L, 3, "headers");
     if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
@@ -600,7 +672,7 @@ static int l_list_addresses_pages(lua_State *L)
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
     mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
-                                 conc > 64 ? 64 : (size_t)conc, &opts, b->docs, b->errs);
+                                 mapi_pages_concurrency((size_t)conc), &opts, b->docs, b->errs);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, (int)count, 0);
@@ -663,15 +735,14 @@ static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
  * (the client's), headers a table name -> value or nil (see read_headers).
  * lua/merchantapi.lua builds path_and_query and the body from a table.
  */
-static int l_request(lua_State *L)
+static int request_call(lua_State *L, int prepare)
 {
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
     const char *method, *path, *body, *type, *id;
     size_t method_len, path_len, body_len, type_len, id_len;
     int64_t n;
-    doc_box *db;
-    err_box *eb;
+    call_args a;
 
     lua_settop(L, 9);
     if (lua_type(L, 2) != LUA_TSTRING)
@@ -704,28 +775,82 @@ static int l_request(lua_State *L)
                           cb->client == NULL ? "the client is closed"
                                              : "method, path, type or id contains a NUL byte",
                           method);
-        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-            lua_pushliteral(L, "not_sent"); /* like the confirm: nothing was sent */
-            lua_setfield(L, -2, "outcome");
-        }
         return 2;
     }
     opts.type = type;
     opts.id = id;
     if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
-    db = mapi_lua_push_doc_box(L);
-    eb = mapi_lua_push_err_box(L);
-    if (mapi_request_ex(cb->client, method, path, body, body_len, &opts, &db->doc,
-                        &eb->err) != 0)
-        return mapi_lua_push_failure(L, eb);
-    return mapi_lua_push_results(L, db, eb, 0);
+    memset(&a, 0, sizeof a);
+    a.what = CALL_REQUEST;
+    a.method = method;
+    a.path = path;
+    a.body = body;
+    a.body_len = body_len;
+    a.ropts = opts;
+    return finish_call(L, cb->client, &a, prepare);
+}
+
+static int l_request(lua_State *L)
+{
+    return request_call(L, 0);
 }
 
 /* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
 static int l_get_payout(lua_State *L)
 {
-    return call_by_id(L, "GET", mapi_get_payout_ex, 0);
+    return call_by_id(L, CALL_PAYOUT, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Custom transports: the call built once, handed over as an exchange       */
+/* ------------------------------------------------------------------------ */
+
+static int prepare_by_id(lua_State *L, enum call_what what)
+{
+    return call_by_id(L, what, 1);
+}
+
+/*
+ * client:prepare(name, ...) -> exchange | nil, err
+ * Builds the call of client:name(...) -- the same argument and option
+ * checks, the same core builder (calls.c) -- once, as an exchange that a
+ * Lua transport drives (lua_transport.c: x:request, x:response, x:failure)
+ * and whose x:result() gives the method's own results.  nil, err when the
+ * call failed its checks (nothing to send).  Raises for a name that is not
+ * a method carried by custom transports.
+ */
+static int l_prepare(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 2);
+
+    check_client(L);
+    lua_remove(L, 2); /* the method's own arguments from 2 on */
+    if (strcmp(name, "confirm_payout") == 0)
+        return prepare_by_id(L, CALL_CONFIRM);
+    if (strcmp(name, "get_channel") == 0)
+        return prepare_by_id(L, CALL_CHANNEL);
+    if (strcmp(name, "get_payout") == 0)
+        return prepare_by_id(L, CALL_PAYOUT);
+    if (strcmp(name, "list_addresses") == 0)
+        return list_addresses(L, 1);
+    if (strcmp(name, "request") == 0)
+        return request_call(L, 1);
+    return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
+                         "transport", name);
+}
+
+/* client:_calls_built() -> integer: the calls the core built for this
+   client so far (a test hook: a call is built once, whatever drives it);
+   nil once closed. */
+static int l_calls_built(lua_State *L)
+{
+    client_box *cb = check_client(L);
+
+    if (!cb->client)
+        return 0;
+    lua_pushnumber(L, (lua_Number)mapi_client_calls_built(cb->client));
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -741,6 +866,8 @@ void mapi_lua_client_open(lua_State *L)
         {"list_addresses_pages", l_list_addresses_pages},
         {"get_payout", l_get_payout},
         {"request", l_request},
+        {"prepare", l_prepare},
+        {"_calls_built", l_calls_built},
         {"close", l_client_close},
         {NULL, NULL}};
 
@@ -754,7 +881,7 @@ void mapi_lua_client_open(lua_State *L)
     mapi_lua_new_metatable(L, CLIENT_MT);
     lua_createtable(L, 0, 4);
     mapic_setfuncs(L, client_methods, 0);
-    mapi_lua_transport_open(L); /* prepare, observed: custom transports and hooks */
+    mapi_lua_transport_open(L); /* observed (hooks), and the exchange's metatable */
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__gc");

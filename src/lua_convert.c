@@ -33,6 +33,7 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
+#include "internal.h"
 
 /* The metatables that make a table weak-valued / weak-keyed (see "Links,
    meta and relationships" below). */
@@ -803,8 +804,8 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "retryable");
     set_string(L, "method", method);
-    if (method && strcmp(method, "PUT") == 0)
-        set_string(L, "outcome", "not_sent");
+    if (mapi_method_safety(method) == 0)
+        set_string(L, "outcome", "not_sent"); /* the core's rule (mapi_call_not_sent) */
     lua_pushfstring(L, "merchantapi: %s: %s", kind, title);
     lua_setfield(L, -2, "message");
     mapic_setmetatable(L, ERROR_MT);

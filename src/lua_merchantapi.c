@@ -10,11 +10,14 @@
  * (src/).  lua/merchantapi.lua is the public face.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
+#include "internal.h"
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps
    (CLOCK_MONOTONIC): only differences between two readings mean anything. */
@@ -51,6 +54,47 @@ static int l_sleep(lua_State *L)
     return 0;
 }
 
+/* core.path(endpoint, id) -> string: the path of the service's endpoint
+   "payout", "channel" or "addresses" for id (percent-encoded), by the
+   core's one table of paths (calls.c); raises for another endpoint name. */
+static int l_path(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    size_t len;
+    const char *id = luaL_checklstring(L, 2, &len);
+    int e = mapi_endpoint_by_name(name);
+    size_t room = 64 + 3 * len; /* the longest path: every id byte as %XX */
+    char *out;
+    mapi_buf b;
+
+    if (e < 0)
+        return luaL_error(L, "merchantapi: no endpoint '%s'", name);
+    out = (char *)mapic_newuserdata(L, room); /* Lua's memory first: nothing to leak */
+    mapi_buf_init(&b);
+    mapi_endpoint_path(&b, (mapi_endpoint)e, id, len);
+    if (b.oom || b.len >= room) {
+        mapi_buf_free(&b);
+        return luaL_error(L, "merchantapi: out of memory");
+    }
+    memcpy(out, b.data, b.len);
+    len = b.len;
+    mapi_buf_free(&b);
+    lua_pushlstring(L, out, len);
+    return 1;
+}
+
+/* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of
+   method that failed before anything was sent (the core's rule,
+   mapi_call_not_sent: a method that may move money). */
+static int l_not_sent(lua_State *L)
+{
+    if (lua_type(L, 1) == LUA_TSTRING && mapi_method_safety(lua_tostring(L, 1)) == 0)
+        lua_pushliteral(L, "not_sent");
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The module                                                               */
 /* ------------------------------------------------------------------------ */
@@ -71,6 +115,8 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"monotonic", l_monotonic},
                                          {"sleep", l_sleep},
                                          {"resource_info", mapi_lua_resource_info},
+                                         {"path", l_path},
+                                         {"not_sent", l_not_sent},
                                          {NULL, NULL}};
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");

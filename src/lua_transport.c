@@ -7,10 +7,11 @@
  * of such a call run in a Lua loop -- but every decision stays the core's
  * (src/exchange.c), made by these small functions:
  *
- *   x = client:prepare(name, ...)   runs the client method `name` with the
- *       core told to capture the call it builds (checks, URL, headers) as an
- *       exchange instead of sending it.  Returns the exchange, or the
- *       method's own results when the call failed its checks (nil, err).
+ *   x = client:prepare(name, ...)   (lua_client.c) builds the call of the
+ *       client method `name` once, by the core's builders (calls.c), as an
+ *       exchange, with the conversion of its results chosen by the call's
+ *       kind.  Returns the exchange, or nil, err when the call failed its
+ *       checks.
  *   req, info = x:request()         begins an attempt: the request to send
  *       (method, url, headers, body, limits) and the facts for on_request.
  *   action, info, wait = x:response(res) | x:failure(err)
@@ -18,9 +19,9 @@
  *       action is "retry" (wait seconds first; 0 when a confirm whose
  *       outcome is unknown goes on with the read of its payout) or "done";
  *       info holds the facts for on_response.
- *   ... = x:finish(client, name, ...)   runs the method once more with the
- *       core told to replay the result the attempts ended with, so the values
- *       come back in exactly the method's own shape.
+ *   ... = x:result()   once done: the call's results in exactly the method's
+ *       own shape (the exchange's conversion).  The exchange is the whole
+ *       call: another driver (an event loop) can run it the same way.
  *
  * Hooks over libcurl.  client:observed(state, name, ...) runs the method
  * with a core observer that calls state.on_request / state.on_response for
@@ -41,16 +42,9 @@
 
 #define EXCHANGE_MT "merchantapi.exchange"
 
-/* An exchange and what it holds between Lua calls. */
-typedef struct xbox {
-    mapi_exchange *x;       /* NULL until captured */
-    mapi_response *pending; /* a response being built from the transport's table */
-    mapi_doc *doc;          /* the call's document once done (until finish) */
-    mapi_error err;         /* the attempt's error; the call's once done */
-    int state;              /* see below */
-} xbox;
+typedef exchange_box xbox;
 
-enum { X_IDLE = 0, X_SENDING, X_DONE };
+enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
 
 /* ------------------------------------------------------------------------ */
 /* Attempt facts                                                            */
@@ -225,6 +219,17 @@ static int xbox_gc(lua_State *L)
     return 0;
 }
 
+exchange_box *mapi_lua_push_exchange_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    xbox *xb = (xbox *)mapic_newuserdata(L, sizeof *xb);
+
+    memset(xb, 0, sizeof *xb);
+    xb->err = init;
+    mapic_setmetatable(L, EXCHANGE_MT);
+    return xb;
+}
+
 static xbox *check_xbox(lua_State *L, int state)
 {
     xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
@@ -236,42 +241,6 @@ static xbox *check_xbox(lua_State *L, int state)
                    state == X_SENDING ? "no attempt begun" :
                    state == X_DONE ? "the call is not done" : "an attempt is under way");
     return xb;
-}
-
-/*
- * client:prepare(name, ...) -> exchange | the method's own results
- * Runs client:name(...) with the call captured instead of sent.  Raises when
- * the method succeeded without going through the core's call path (it
- * would have bypassed the transport).
- */
-static int l_prepare(lua_State *L)
-{
-    mapi_client *c = mapi_lua_client(L, 1);
-    const char *name = luaL_checkstring(L, 2);
-    int n = lua_gettop(L), status;
-    mapi_error init = MAPI_ERROR_INIT;
-    xbox *xb;
-
-    xb = (xbox *)mapic_newuserdata(L, sizeof *xb);
-    memset(xb, 0, sizeof *xb);
-    xb->err = init;
-    mapic_setmetatable(L, EXCHANGE_MT);
-    if (c)
-        mapi_client_capture(c, &xb->x);
-    status = call_method(L, 1, name, 3, n);
-    c = mapi_lua_client(L, 1);
-    if (c)
-        mapi_client_capture(c, NULL);
-    if (status != 0)
-        return lua_error(L);
-    if (xb->x) {
-        lua_settop(L, n + 1);
-        return 1;
-    }
-    if (lua_gettop(L) > n + 1 && lua_toboolean(L, n + 2))
-        return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
-                          "transport", name);
-    return lua_gettop(L) - (n + 1);
 }
 
 /* x:request() -> request, info.  request: method, url, headers (a table of
@@ -471,32 +440,40 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL);
 }
 
-/* x:finish(client, name, ...) -> the results of client:name(...), replayed */
-static int l_finish(lua_State *L)
+/* The conversion of the calls that give a document (every call a custom
+   transport carries): value, nil, res | nil, err[, res], as the method run
+   over libcurl gives them.  Takes the exchange's document or error. */
+int mapi_lua_exchange_results(lua_State *L, exchange_box *xb)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    doc_box *db = mapi_lua_push_doc_box(L);
+    err_box *eb = mapi_lua_push_err_box(L);
+
+    db->doc = xb->doc; /* moved once both anchors exist */
+    xb->doc = NULL;
+    eb->err = xb->err;
+    xb->err = init;
+    if (db->doc)
+        return mapi_lua_push_results(L, db, eb, 0);
+    return mapi_lua_push_failure(L, eb);
+}
+
+/* x:result() -> the call's results, by the conversion the call was built
+   with; once, after the attempts are done. */
+static int l_result(lua_State *L)
 {
     xbox *xb = check_xbox(L, X_DONE);
-    mapi_client *c = mapi_lua_client(L, 2);
-    const char *name = luaL_checkstring(L, 3);
-    int n = lua_gettop(L), status;
 
-    if (c)
-        mapi_client_replay(c, xb->x, &xb->doc, &xb->err);
-    status = call_method(L, 2, name, 4, n);
-    c = mapi_lua_client(L, 2);
-    if (c)
-        mapi_client_replay(c, NULL, NULL, NULL);
-    if (status != 0)
-        return lua_error(L);
-    return lua_gettop(L) - n;
+    xb->state = X_TAKEN;
+    return xb->convert(L, xb);
 }
 
 void mapi_lua_transport_open(lua_State *L)
 {
-    static const luaL_Reg client_methods[] = {
-        {"prepare", l_prepare}, {"observed", l_observed}, {NULL, NULL}};
+    static const luaL_Reg client_methods[] = {{"observed", l_observed}, {NULL, NULL}};
     static const luaL_Reg exchange_methods[] = {
         {"request", l_request}, {"response", l_response}, {"failure", l_failure},
-        {"finish", l_finish},   {NULL, NULL}};
+        {"result", l_result},   {NULL, NULL}};
 
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
     mapic_setfuncs(L, client_methods, 0);

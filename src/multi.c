@@ -22,8 +22,6 @@
 
 #include "internal.h"
 
-/* The most transfers in flight, whatever the caller asks. */
-#define MAX_CONCURRENCY 64
 /* The longest curl_multi_poll waits before looking again (ms). */
 #define POLL_MS 1000
 
@@ -327,10 +325,9 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     /* the argument checks of a single call, once for all pages */
     {
         mapi_call k;
-        char *url = NULL;
-        if (mapi_list_addresses_call(client, account_id, &p, opts, &k, &url, &errs[0]) < 0)
+        if (mapi_call_list_addresses(client, account_id, &p, opts, &k, &errs[0]) < 0)
             return -1;
-        free(url);
+        mapi_call_release(&k);
     }
 
     memset(&b, 0, sizeof b);
@@ -338,8 +335,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     mapi_client_parts_get(client, &b.parts);
     b.count = count;
     b.stop = count;
-    b.concurrency = concurrency < 1 ? 1 : concurrency > MAX_CONCURRENCY ? MAX_CONCURRENCY
-                                                                         : concurrency;
+    b.concurrency = mapi_pages_concurrency(concurrency);
     b.docs = docs;
     b.errs = errs;
     b.multi = mapi_http_multi(b.parts.http);
@@ -354,11 +350,11 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     for (i = 0; i < count; i++) {
         job *j = &b.jobs[i];
         mapi_call k;
-        char *url = NULL;
         p.page = first_page + (long)i;
-        if (mapi_list_addresses_call(client, account_id, &p, opts, &k, &url, &j->e) == 0)
-            j->x = mapi_client_exchange(client, &k, &j->e); /* copies the call */
-        free(url);
+        if (mapi_call_list_addresses(client, account_id, &p, opts, &k, &j->e) == 0) {
+            j->x = mapi_client_prepare(client, &k, &j->e); /* copies the call */
+            mapi_call_release(&k);
+        }
         if (!j->x) {
             fail_job(&b, j); /* out of memory: this page fails, later ones are not sent */
             break;

@@ -144,18 +144,6 @@ static int name_ieq(const char *lower, const char *name)
     return *lower == *name;
 }
 
-void mapi_response_redact(mapi_response *res, const char *secret)
-{
-    size_t i;
-
-    if (!res)
-        return;
-    for (i = 0; i < res->nheaders; i++) {
-        mapi_redact_ex(&res->headers[i].name, secret, 1);
-        mapi_redact(&res->headers[i].value, secret);
-    }
-}
-
 const char *mapi_response_header(const mapi_response *res, const char *name)
 {
     size_t i;

@@ -20,10 +20,15 @@ static int is_unreserved(unsigned char c)
 
 int mapi_url_encode(mapi_buf *b, const char *s)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    const unsigned char *p;
+    return mapi_url_encode_n(b, s, strlen(s));
+}
 
-    for (p = (const unsigned char *)s; *p; p++) {
+int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *p, *end = (const unsigned char *)s + n;
+
+    for (p = (const unsigned char *)s; p < end; p++) {
         if (is_unreserved(*p)) {
             mapi_buf_append(b, (const char *)p, 1);
         } else {
@@ -44,17 +49,6 @@ char *mapi_percent_encode(const char *s)
     mapi_buf_init(&b);
     mapi_url_encode(&b, s);
     return mapi_buf_take(&b);
-}
-
-const char *mapi_url_path(const char *url)
-{
-    const char *p = strstr(url, "://");
-    const char *slash;
-
-    if (!p)
-        return url;
-    slash = strchr(p + 3, '/');
-    return slash ? slash : "/";
 }
 
 static int ascii_ieq(const char *a, size_t alen, const char *b)

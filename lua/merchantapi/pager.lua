@@ -31,6 +31,7 @@
 --
 -- @module merchantapi.pager
 local request = require "merchantapi.request"
+local options = require "merchantapi.options"
 
 local type = type
 local error = error
@@ -39,7 +40,6 @@ local getmetatable = getmetatable
 local pairs = pairs
 local tostring = tostring
 local pcall = pcall
-local huge = math.huge
 local ceil = math.ceil
 local min, max = math.min, math.max
 local format = string.format
@@ -58,38 +58,10 @@ local OPTIONS = {
   concurrency = "integer",
 }
 
-local function is_integer(v)
-  return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
-end
+local is_integer = options.is_integer
 
 local function positive(v)
   return is_integer(v) and v >= 1
-end
-
-local function check_options(opts, level)
-  if opts == nil then
-    return {}
-  end
-  if type(opts) ~= "table" then
-    error("bad argument #2 to 'paginate' (table or nil expected, got " .. type(opts) .. ")",
-      level + 1)
-  end
-  for k, v in pairs(opts) do
-    local want = OPTIONS[k]
-    if not want then
-      error("unknown pager option '" .. tostring(k) .. "'", level + 1)
-    end
-    if want == "integer" then
-      if not positive(v) then
-        error("bad pager option '" .. k .. "' (integer >= 1 expected, got "
-          .. (type(v) == "number" and tostring(v) or type(v)) .. ")", level + 1)
-      end
-    elseif type(v) ~= want then
-      error("bad pager option '" .. k .. "' (" .. want .. " expected, got " .. type(v) .. ")",
-        level + 1)
-    end
-  end
-  return opts
 end
 
 --- Builds a pager over any list call: what `merchantapi.paginate` and
@@ -116,7 +88,7 @@ function M.paginate(fetch_page, opts, fetch_pages)
         .. type(fetch_pages) .. ")", 2)
     end
   end
-  opts = check_options(opts, 2)
+  opts = options.check_pager(opts, OPTIONS, 2)
   return setmetatable({
     concurrency = opts.concurrency or 1,
     meta = nil,             -- meta of the last page fetched

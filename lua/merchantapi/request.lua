@@ -67,7 +67,7 @@ local function usage(method, path, title, detail, pointer)
   return request.error {
     kind = "usage", title = title, detail = detail, pointer = pointer,
     method = method, path = path,
-    outcome = not SAFE[method] and METHODS[method] and "not_sent" or nil,
+    outcome = core.not_sent(method), -- the core's rule: nothing was sent
   }
 end
 

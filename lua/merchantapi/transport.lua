@@ -110,9 +110,9 @@ end
 -- method's arguments.
 local function run(proxy, name, ...)
   local c = proxy._c
-  local x, e2, e3 = c:prepare(name, ...)
-  if type(x) ~= "userdata" then
-    return x, e2, e3 -- the call failed its checks: nothing to send
+  local x, err = c:prepare(name, ...) -- the call, built once by the core
+  if not x then
+    return nil, err -- the call failed its checks: nothing to send
   end
   local transport, on_request, on_response = proxy._transport, proxy._on_request,
     proxy._on_response
@@ -154,7 +154,8 @@ local function run(proxy, name, ...)
     end
   end
   proxy._inflight = proxy._inflight - 1
-  local v, err, res = x:finish(c, name, ...)
+  local v, res
+  v, err, res = x:result() -- the method's own results, converted by the core
   if proxy._inflight == 0 and proxy._close_pending then
     c:close()
   end

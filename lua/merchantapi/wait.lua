@@ -21,8 +21,6 @@ local format = string.format
 
 local wait = {}
 
-local PAYOUTS = "/api/public/v1/payouts/"
-
 local DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
 
 local OPTIONS = {
@@ -101,7 +99,7 @@ function wait.for_txid(client, payout_id, opts)
     error("bad argument #1 to 'wait_for_txid' (string expected, got " .. type(payout_id) .. ")", 3)
   end
   opts = check_options(opts)
-  local path = PAYOUTS .. request.escape(payout_id)
+  local path = core.path("payout", payout_id) -- the core's one table of paths
   local timeout, msg = seconds(opts, "timeout", 0, false)
   local interval, max_interval
   if timeout then

@@ -1,0 +1,100 @@
+--- Internal: the option checks of the Lua modules, in one place: the
+-- client's and each call's options (`merchantapi.new`, the calls) and the
+-- pager's (`merchantapi.paginate`).  Option *names and types* are checked
+-- here and raise at the caller of the public function; option *values*
+-- that only the core can judge (headers, a base URL, ...) are the core's.
+--
+-- @module merchantapi.options
+local type = type
+local pairs = pairs
+local error = error
+local tostring = tostring
+local huge = math.huge
+
+local options = {}
+
+--- 1 rule for "an integer" of the Lua side: a finite number without a
+-- fraction (an integer subtype or a float such as 2.0).
+-- @param v any value
+-- @treturn boolean
+function options.is_integer(v)
+  return type(v) == "number" and v == v and v > -huge and v < huge and v % 1 == 0
+end
+local is_integer = options.is_integer
+
+--- Raises (at the caller of the public function, level 3) on an unknown
+-- option or an option of the wrong type: `allowed` maps each name to a
+-- type name or `"integer"`.  Values are checked later (usage errors).
+-- @tparam table|nil opts the options given
+-- @tparam table allowed name -> type
+-- @tparam string fname the public function's name, for messages
+-- @tparam integer argn the argument's position, for messages
+function options.check(opts, allowed, fname, argn)
+  if opts == nil then
+    return
+  end
+  if type(opts) ~= "table" then
+    error(("bad argument #%d to '%s' (table expected, got %s)"):format(argn, fname, type(opts)), 3)
+  end
+  for k, v in pairs(opts) do
+    local want = allowed[k]
+    if not want then
+      error(("unknown option '%s' to '%s'"):format(tostring(k), fname), 3)
+    end
+    local ok
+    if want == "integer" then
+      ok = is_integer(v)
+    else
+      ok = type(v) == want
+    end
+    if not ok then
+      -- a number's value helps ("got 1.5"), except where it may be a secret
+      error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
+        (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), 3)
+    end
+    if k == "headers" then
+      -- the values are checked by the core (merchantapi.h, mapi_header_check)
+      for name, value in pairs(v) do
+        if type(name) ~= "string" or type(value) ~= "string" then
+          error(("bad option 'headers' to '%s' (string names and values expected, got %s = %s)"
+            ):format(fname, type(name), type(value)), 3)
+        end
+      end
+    end
+  end
+end
+
+--- Checks the pager's options (`allowed`: name -> type, `"integer"` meaning
+-- an integer >= 1); raises at stack level `level` on an unknown option or a
+-- bad value.
+-- @tparam table|nil opts the options given
+-- @tparam table allowed name -> type
+-- @tparam integer level the error level of the caller to blame
+-- @treturn table opts, or a new empty table for nil
+function options.check_pager(opts, allowed, level)
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    error("bad argument #2 to 'paginate' (table or nil expected, got " .. type(opts) .. ")",
+      level + 1)
+  end
+  for k, v in pairs(opts) do
+    local want = allowed[k]
+    if not want then
+      error("unknown pager option '" .. tostring(k) .. "'", level + 1)
+    end
+    if want == "integer" then
+      if not (is_integer(v) and v >= 1) then
+        error("bad pager option '" .. k .. "' (integer >= 1 expected, got "
+          .. (type(v) == "number" and tostring(v) or type(v)) .. ")", level + 1)
+      end
+    elseif type(v) ~= want then
+      error("bad pager option '" .. k .. "' (" .. want .. " expected, got " .. type(v) .. ")",
+        level + 1)
+    end
+  end
+  return opts
+end
+
+return options
