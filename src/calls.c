@@ -5,7 +5,7 @@
  * the outcome rule of a call that failed before anything was sent.
  *
  * Every call is built here into a mapi_call -- by the C API (client.c,
- * request.c, multi.c) and by the Lua binding for any transport (libcurl or
+ * request.c, pages.c) and by the Lua binding for any transport (libcurl or
  * a Lua one) -- and then run by a driver over an exchange (exchange.c).
  * Nothing else writes an endpoint path; the Lua modules ask the core for
  * theirs (core.path, core.not_sent).

@@ -5,7 +5,7 @@
  * call's attempts over the HTTP layer (http.c).  The decisions between the
  * attempts -- the contract's "Retries", errors, observers -- are the
  * exchange's (exchange.c), so any other driver (a Lua transport, the page
- * fetcher of multi.c) runs the same exchange the same way.
+ * fetcher of pages.c) runs the same exchange the same way.
  */
 #include <stdlib.h>
 #include <string.h>

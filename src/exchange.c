@@ -10,7 +10,7 @@
  * unknown (the read of its payout, then the verdict), the error the call
  * fails with (outcome, attempts, method, url, message, the api key
  * redacted), the per-attempt facts for observers, and the MERCHANTAPI_DEBUG
- * line.  Whoever moves the bytes -- libcurl in client.c and multi.c, or a
+ * line.  Whoever moves the bytes -- libcurl in client.c and pages.c, or a
  * Lua transport through the binding -- only begins an attempt, sends what
  * mapi_exchange_request says, and hands the answer back, so every transport
  * behaves the same.

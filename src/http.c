@@ -1,6 +1,9 @@
 /*
- * http.c -- the libcurl layer: one easy handle per client, reused so its
- * connection stays alive; one request in, one mapi_response out.
+ * http.c -- the libcurl layer, the only file that calls libcurl: one easy
+ * handle per client, reused so its connection stays alive; one request in,
+ * one mapi_response out.  Several at once go through a multi (the end of
+ * this file): each transfer a duplicate of the easy handle, finished by the
+ * same code, so it answers exactly as one request would.
  *
  * Fixed for every request: Content-Type and Accept application/vnd.api+json,
  * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
@@ -44,6 +47,7 @@
  */
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +79,7 @@ struct open_sock {
 struct mapi_http {
     CURL *easy;
     CURLSH *share;              /* connections, DNS, TLS sessions: easy + multi transfers */
-    CURLM *multi;               /* concurrent transfers (multi.c); made on first use */
+    mapi_http_multi *multi;     /* concurrent transfers (pages.c); made on first use */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     long timeout_ms;            /* the client's timeout: a request's own replaces it */
@@ -84,6 +88,8 @@ struct mapi_http {
     size_t nsocks, capsocks;
     char errbuf[CURL_ERROR_SIZE];
 };
+
+static void multi_free(mapi_http_multi *m);
 
 /* State of one transfer, shared with the callbacks. */
 typedef struct transfer {
@@ -340,7 +346,7 @@ static CURLSH *new_share(void)
 
     if (!share)
         return NULL;
-    /* One pool for the easy handle and the concurrent transfers of multi.c.
+    /* One pool for the easy handle and the concurrent transfers (the multi).
        CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
@@ -369,8 +375,7 @@ static int own_process(mapi_http *h, mapi_error *err)
         return mapi_error_oom(err);
     }
     if (release_inherited(h) == 0) {
-        if (h->multi)
-            curl_multi_cleanup(h->multi);
+        multi_free(h->multi);
         curl_easy_cleanup(h->easy);
         curl_share_cleanup(h->share);
     } /* else left unfreed: a child short of file descriptors leaks them */
@@ -549,8 +554,7 @@ void mapi_http_free(mapi_http *h)
     if (h->pid != getpid()) /* freed in a child: the parent's connections stay untouched */
         inherited_left = release_inherited(h) < 0;
     if (!inherited_left) {
-        if (h->multi)
-            curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
+        multi_free(h->multi); /* its driver has freed its transfers */
         if (h->easy)
             curl_easy_cleanup(h->easy);
         if (h->share)
@@ -879,27 +883,72 @@ int mapi_http_resend_refused(const mapi_error *e)
     return e && e->kind == MAPI_ERR_TRANSPORT && e->curl_code == (int)CURLE_ABORTED_BY_CALLBACK;
 }
 
-/* ---- transfers for a multi handle (multi.c) ---- */
+/* ---- several transfers at once: a multi ---- */
+
+struct mapi_http_multi {
+    CURLM *handle;
+    mapi_http_transfer *running; /* the transfers added and not done, newest first */
+    int failed;                  /* a CURLMcode: the handle is broken (0: not) */
+};
 
 struct mapi_http_transfer {
     CURL *easy;
     struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
     size_t max_body;
+    void *data;                 /* the driver's */
+    mapi_http_multi *multi;     /* the multi it is added to, or NULL */
+    mapi_http_transfer *prev, *next; /* in multi->running */
+    CURLcode code;              /* once done: libcurl's result */
     char errbuf[CURL_ERROR_SIZE];
 };
 
-void *mapi_http_multi(mapi_http *h)
+/* Takes x off m (it stops where it is). */
+static void multi_remove(mapi_http_multi *m, mapi_http_transfer *x)
 {
-    if (own_process(h, NULL) < 0)
+    if (!x || x->multi != m)
+        return;
+    curl_multi_remove_handle(m->handle, x->easy);
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        m->running = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->prev = x->next = NULL;
+    x->multi = NULL;
+}
+
+static void multi_free(mapi_http_multi *m)
+{
+    if (!m)
+        return;
+    while (m->running)
+        multi_remove(m, m->running);
+    if (m->handle)
+        curl_multi_cleanup(m->handle);
+    free(m);
+}
+
+mapi_http_multi *mapi_http_multi_of(mapi_http *h, mapi_error *err)
+{
+    if (own_process(h, err) < 0)
         return NULL;
-    if (!h->multi)
-        h->multi = curl_multi_init();
+    if (!h->multi) {
+        h->multi = calloc(1, sizeof *h->multi);
+        if (h->multi)
+            h->multi->handle = curl_multi_init();
+        if (!h->multi || !h->multi->handle) {
+            multi_free(h->multi);
+            h->multi = NULL;
+            return mapi_error_oom(err), NULL;
+        }
+    }
     return h->multi;
 }
 
 mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
-                                           void *private_data, mapi_error *err)
+                                           void *data, mapi_error *err)
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
     CURLcode rc = CURLE_OK;
@@ -907,6 +956,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
 
     if (!x)
         return mapi_error_oom(err), NULL;
+    x->data = data;
     x->max_body = h->max_body;
     x->t.max_body = h->max_body;
     x->headers = request_headers(h, req, &oom);
@@ -924,7 +974,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     } while (0)
     SET(CURLOPT_SHARE, h->share); /* not copied by curl_easy_duphandle */
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
-    SET(CURLOPT_PRIVATE, private_data);
+    SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
     if (x->headers)
         SET(CURLOPT_HTTPHEADER, x->headers);
@@ -946,18 +996,98 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     return x;
 }
 
-void *mapi_http_transfer_easy(mapi_http_transfer *x)
+void *mapi_http_transfer_data(const mapi_http_transfer *x)
 {
-    return x->easy;
+    return x->data;
 }
 
-int mapi_http_transfer_result(mapi_http_transfer *x, int curl_code, mapi_response **out,
-                              mapi_error *err)
+int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *err)
+{
+    CURLMcode mc;
+
+    if (m->failed)
+        return mapi_http_multi_failed(m, err);
+    mc = curl_multi_add_handle(m->handle, x->easy);
+    if (mc == CURLM_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    if (mc != CURLM_OK) {
+        m->failed = (int)mc;
+        return mapi_http_multi_failed(m, err);
+    }
+    x->multi = m;
+    x->prev = NULL;
+    x->next = m->running;
+    if (m->running)
+        m->running->prev = x;
+    m->running = x;
+    return 0;
+}
+
+/* A multi call's result: 0, or -1 once the handle is broken. */
+static int multi_check(mapi_http_multi *m, CURLMcode mc)
+{
+    if (mc != CURLM_OK && !m->failed)
+        m->failed = (int)mc;
+    return m->failed ? -1 : 0;
+}
+
+int mapi_http_multi_perform(mapi_http_multi *m)
+{
+    int still = 0;
+
+    if (m->failed)
+        return -1;
+    return multi_check(m, curl_multi_perform(m->handle, &still));
+}
+
+int mapi_http_multi_wait(mapi_http_multi *m, double seconds)
+{
+    long ms = seconds_to_ms(seconds, 0);
+
+    if (m->failed)
+        return -1;
+    if (!m->running)
+        return 0;
+    return multi_check(m, curl_multi_poll(m->handle, NULL, 0, ms > INT_MAX ? INT_MAX : (int)ms,
+                                          NULL));
+}
+
+mapi_http_transfer *mapi_http_multi_done(mapi_http_multi *m)
+{
+    CURLMsg *msg;
+    int left;
+
+    while ((msg = curl_multi_info_read(m->handle, &left)) != NULL) {
+        mapi_http_transfer *x = NULL;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        if (!x || x->multi != m)
+            continue;
+        x->code = msg->data.result; /* msg is invalid once the handle is removed */
+        multi_remove(m, x);
+        return x;
+    }
+    return NULL;
+}
+
+int mapi_http_multi_failed(const mapi_http_multi *m, mapi_error *err)
+{
+    if ((CURLMcode)m->failed == CURLM_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
+                   curl_multi_strerror((CURLMcode)m->failed));
+    if (err && err->kind == MAPI_ERR_TRANSPORT)
+        err->outcome = MAPI_OUTCOME_UNKNOWN;
+    return -1;
+}
+
+int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err)
 {
     int rc;
 
     *out = NULL;
-    rc = finish(x->easy, &x->t, (CURLcode)curl_code, 1, x->errbuf, x->max_body, out, err);
+    rc = finish(x->easy, &x->t, x->code, 1, x->errbuf, x->max_body, out, err);
     x->t.res = NULL; /* handed over to *out or err, or freed */
     return rc;
 }
@@ -966,6 +1096,8 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
 {
     if (!x)
         return;
+    if (x->multi)
+        multi_remove(x->multi, x);
     if (x->easy)
         curl_easy_cleanup(x->easy);
     wipe_headers(x->headers);

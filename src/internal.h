@@ -516,23 +516,49 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
    (mapi_http_request.http1). */
 int mapi_http_resend_refused(const mapi_error *e);
 
-/* Concurrent transfers (multi.c drives them).  The client's libcurl multi
-   handle (a CURLM *), made on first use and freed with h; NULL when out of
-   memory.  Its transfers share the easy handle's connections, DNS cache and
-   TLS sessions (one CURLSH), and multiplex over HTTP/2 when offered. */
+/*
+ * Several transfers at once: a multi (libcurl's multi interface).  A
+ * transfer is one attempt, set up like mapi_http_perform's (a duplicate of
+ * the client's easy handle: the same headers, TLS, limits and resend rules)
+ * and sharing the client's connections, DNS cache and TLS sessions (one
+ * CURLSH), multiplexed over HTTP/2 when offered.  A driver adds transfers,
+ * moves them on (perform, then wait for activity), takes the finished ones
+ * (done) and reads each one's result exactly as mapi_http_perform would have
+ * returned it.  The pages (pages.c) drive the client's own multi this way;
+ * an event-loop driver would add its socket and timer calls beside perform
+ * and wait and keep the rest.  One thread at a time per multi.
+ */
+typedef struct mapi_http_multi mapi_http_multi;
 typedef struct mapi_http_transfer mapi_http_transfer;
-void *mapi_http_multi(mapi_http *h);
-/* A transfer of req set up like mapi_http_perform's (a duplicate of the
-   client's easy handle), with CURLOPT_PRIVATE = private_data; NULL with err
-   (MEMORY, TRANSPORT for a refused option).  Add mapi_http_transfer_easy(x)
-   (a CURL *) to the multi; free with mapi_http_transfer_free after removing it. */
+/* The client's multi, made on first use (and anew in a child after fork()),
+   freed with h; NULL with err MEMORY.  Borrowed. */
+mapi_http_multi *mapi_http_multi_of(mapi_http *h, mapi_error *err);
+/* A transfer of req over h's settings, carrying data (the driver's, see
+   mapi_http_transfer_data); NULL with err (MEMORY, TRANSPORT for an option
+   libcurl refused).  Nothing is sent until it is added to a multi. */
 mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
-                                           void *private_data, mapi_error *err);
-void *mapi_http_transfer_easy(mapi_http_transfer *x);
-/* Once the multi reported the transfer done with curl_code: exactly what
-   mapi_http_perform returns for it (0 with *out, or -1 with err).  Once only. */
-int mapi_http_transfer_result(mapi_http_transfer *x, int curl_code, mapi_response **out,
-                              mapi_error *err);
+                                           void *data, mapi_error *err);
+void *mapi_http_transfer_data(const mapi_http_transfer *x);
+/* Starts x on m; 0, or -1 with err (MEMORY, or the multi's failure) and x
+   not added. */
+int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *err);
+/* Moves every transfer on as far as it goes without waiting; 0, or -1 when
+   the multi itself failed (mapi_http_multi_failed): it is then broken for
+   good, its transfers must be removed and failed. */
+int mapi_http_multi_perform(mapi_http_multi *m);
+/* Waits up to `seconds` for activity on m's transfers (none added: returns
+   at once); 0, or -1 as mapi_http_multi_perform. */
+int mapi_http_multi_wait(mapi_http_multi *m, double seconds);
+/* The next finished transfer, taken off m (read its result, then free it),
+   or NULL when no other has finished. */
+mapi_http_transfer *mapi_http_multi_done(mapi_http_multi *m);
+/* Fills err with the multi's failure: MEMORY, or TRANSPORT "libcurl
+   multi: ..." with outcome UNKNOWN (requests may have left).  Always -1. */
+int mapi_http_multi_failed(const mapi_http_multi *m, mapi_error *err);
+/* A finished transfer's result: exactly what mapi_http_perform returns for
+   it (0 with *out, or -1 with err).  Once only. */
+int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
+/* Frees x; one still added to a multi is stopped where it is and taken off. */
 void mapi_http_transfer_free(mapi_http_transfer *x);
 /* libcurl's version ("8.1.2"), for the User-Agent; NULL when unknown.
    (mapi_global_init, public, is here too: libcurl's global state.) */
@@ -545,7 +571,7 @@ const char *mapi_http_version(void);
    attempts, method, url, message, and the api key redacted. */
 int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err);
 /* An exchange for the built call k with the client's settings and random
-   hook (what every driver runs: the blocking loop, multi.c, a Lua
+   hook (what every driver runs: the blocking loop, pages.c, a Lua
    transport); NULL with err MEMORY.  k is copied: release it after. */
 mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err);
 /* The client's observer, when one is set (for drivers other than client.c's). */
@@ -566,7 +592,7 @@ unsigned long mapi_client_calls_built(const mapi_client *c);
 void mapi_client_set_sleep(mapi_client *c, mapi_sleep_fn fn, void *ctx);
 void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx);
 
-/* What other drivers (multi.c) need of a client: borrowed, valid while the
+/* What other drivers (pages.c) need of a client: borrowed, valid while the
    client lives. */
 typedef struct mapi_client_parts {
     mapi_http *http;

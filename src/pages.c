@@ -1,11 +1,12 @@
 /*
- * multi.c -- several pages of a list at once, over libcurl's multi
- * interface (contract, "Lists and pages": the pager's `concurrency`).
+ * pages.c -- several pages of a list at once (contract, "Lists and pages":
+ * the pager's `concurrency`): which page starts when, the retry rounds, and
+ * which pages are kept.  No libcurl here: the transfers run on the client's
+ * multi (http.c).
  *
- * Each page is one transfer: a duplicate of the client's easy handle
- * (http.c), so it sends exactly what mapi_list_addresses sends, through the
- * client's multi handle, sharing the client's connections, DNS cache and TLS
- * sessions (one CURLSH); over HTTP/2 the transfers multiplex on one
+ * Each page is one transfer of the call mapi_list_addresses builds, so it
+ * sends exactly what that sends, sharing the client's connections, DNS cache
+ * and TLS sessions; over HTTP/2 the transfers multiplex on one
  * connection.  Every answer is mapped by mapping.c like a single call's, and
  * retried by the same rules (GET: transport errors, 429, 502-504, up to
  * max_retries, backoff or Retry-After, each page within its deadline).
@@ -14,7 +15,6 @@
  * pages to retry run again; a page whose deadline that wait would outlast
  * fails at once instead (exchange.c's rule, mapi_exchange_fits).
  */
-#include <curl/curl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +22,8 @@
 
 #include "internal.h"
 
-/* The longest curl_multi_poll waits before looking again (ms). */
-#define POLL_MS 1000
+/* The longest the multi waits for activity before looking again (seconds). */
+#define POLL_SECONDS 1.0
 
 typedef enum job_state {
     JOB_WAITING = 0, /* not started in this round */
@@ -46,7 +46,7 @@ typedef struct job {
 typedef struct batch {
     mapi_client *client;
     mapi_client_parts parts;
-    CURLM *multi;
+    mapi_http_multi *multi;
     job *jobs;
     size_t count;
     size_t stop;              /* index of the first page failed for good, or count */
@@ -111,54 +111,50 @@ static void start_job(batch *b, job *j)
     mapi_exchange_own_headers(j->x, &req.headers, &req.nheaders);
     mapi_exchange_limits(j->x, &req.timeout, &connect_timeout, &max_body);
     j->t = mapi_http_transfer_new(b->parts.http, &req, j, &j->e);
-    if (j->t && curl_multi_add_handle(b->multi, mapi_http_transfer_easy(j->t)) != CURLM_OK) {
+    if (j->t && mapi_http_multi_add(b->multi, j->t, &j->e) < 0) {
         mapi_http_transfer_free(j->t);
         j->t = NULL;
-        mapi_error_oom(&j->e);
     }
     if (!j->t) {
-        attempt_done(b, j, NULL); /* MEMORY, or an option libcurl refused */
+        /* MEMORY, an option libcurl refused, or the multi broken (failed below) */
+        attempt_done(b, j, NULL);
         return;
     }
     j->state = JOB_RUNNING;
 }
 
-/* Takes j's transfer off the multi handle and frees it. */
-static void detach_job(batch *b, job *j)
+/* Stops j's transfer if it still runs, and frees it. */
+static void detach_job(job *j)
 {
-    curl_multi_remove_handle(b->multi, mapi_http_transfer_easy(j->t));
     mapi_http_transfer_free(j->t);
     j->t = NULL;
 }
 
-/* Reads every finished transfer off the multi handle; returns how many. */
+/* Takes every finished transfer off the multi; returns how many. */
 static size_t collect(batch *b)
 {
-    CURLMsg *msg;
-    int left;
+    mapi_http_transfer *t;
     size_t n = 0;
 
-    while ((msg = curl_multi_info_read(b->multi, &left)) != NULL) {
-        job *j = NULL;
+    while ((t = mapi_http_multi_done(b->multi)) != NULL) {
+        job *j = mapi_http_transfer_data(t);
         mapi_response *res = NULL;
 
-        if (msg->msg != CURLMSG_DONE)
+        if (j->state != JOB_RUNNING || j->t != t) { /* never expected */
+            mapi_http_transfer_free(t);
             continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
-        if (!j || j->state != JOB_RUNNING)
-            continue;
-        /* msg is invalid once the handle is removed: read the result first */
-        if (mapi_http_transfer_result(j->t, (int)msg->data.result, &res, &j->e) < 0)
+        }
+        if (mapi_http_transfer_result(t, &res, &j->e) < 0)
             res = NULL;
-        detach_job(b, j);
+        detach_job(j);
         attempt_done(b, j, res);
         n++;
     }
     return n;
 }
 
-/* The multi handle itself failed: every running page fails with that. */
-static void abort_running(batch *b, size_t *running, CURLMcode mc)
+/* The multi itself failed: every running page fails with that. */
+static void abort_running(batch *b, size_t *running)
 {
     size_t i;
 
@@ -166,14 +162,8 @@ static void abort_running(batch *b, size_t *running, CURLMcode mc)
         job *j = &b->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        detach_job(b, j);
-        if (mc == CURLM_OUT_OF_MEMORY) {
-            mapi_error_oom(&j->e);
-        } else {
-            mapi_error_set(&j->e, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
-                           curl_multi_strerror(mc));
-            j->e.outcome = MAPI_OUTCOME_UNKNOWN;
-        }
+        detach_job(j);
+        mapi_http_multi_failed(b->multi, &j->e);
         attempt_done(b, j, NULL);
         if (j->state == JOB_RETRY) {
             mapi_exchange_fail(j->x, &j->e); /* the multi handle is broken: no retry */
@@ -193,7 +183,7 @@ static void drop_after_stop(batch *b, size_t *running)
         job *j = &b->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        detach_job(b, j);
+        detach_job(j);
         j->state = JOB_SKIPPED;
         (*running)--;
     }
@@ -206,9 +196,6 @@ static void run_round(batch *b)
     size_t next = 0, running = 0;
 
     for (;;) {
-        int still = 0;
-        CURLMcode mc;
-
         while (running < b->concurrency && next < b->count) {
             job *j = &b->jobs[next++];
             if (j->state != JOB_WAITING)
@@ -225,19 +212,15 @@ static void run_round(batch *b)
             return;
         if (running == 0)
             continue;
-        mc = curl_multi_perform(b->multi, &still);
-        if (mc != CURLM_OK) {
-            abort_running(b, &running, mc);
+        if (mapi_http_multi_perform(b->multi) < 0) {
+            abort_running(b, &running);
             continue;
         }
         running -= collect(b);
         if (b->stop < b->count)
             drop_after_stop(b, &running);
-        if (running > 0 && still > 0) {
-            mc = curl_multi_poll(b->multi, NULL, 0, POLL_MS, NULL);
-            if (mc != CURLM_OK)
-                abort_running(b, &running, mc);
-        }
+        if (running > 0 && mapi_http_multi_wait(b->multi, POLL_SECONDS) < 0)
+            abort_running(b, &running);
     }
 }
 
@@ -338,8 +321,10 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     b.concurrency = mapi_pages_concurrency(concurrency);
     b.docs = docs;
     b.errs = errs;
-    b.multi = mapi_http_multi(b.parts.http);
-    b.jobs = b.multi ? calloc(count, sizeof *b.jobs) : NULL;
+    b.multi = mapi_http_multi_of(b.parts.http, &errs[0]);
+    if (!b.multi)
+        return -1;
+    b.jobs = calloc(count, sizeof *b.jobs);
     if (!b.jobs)
         return mapi_error_oom(&errs[0]);
     for (i = 0; i < count; i++) {
