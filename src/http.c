@@ -407,6 +407,19 @@ static long seconds_to_ms(double s, long dflt)
     return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
 }
 
+/* A curl_easy_setopt that failed: MEMORY, or TRANSPORT "libcurl refused an
+   option" with its curl_code.  Always -1. */
+static int option_refused(CURLcode rc, mapi_error *err)
+{
+    if (rc == CURLE_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
+                   curl_easy_strerror(rc));
+    if (err)
+        err->curl_code = (int)rc;
+    return -1;
+}
+
 /* Appends "name: value" to the header list; 0 or -1 (oom).  The line is
    wiped before it is freed (it may hold the key). */
 static int append_field(struct curl_slist **list, const char *name, const char *value)
@@ -524,13 +537,7 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
 #undef SET
     if (rc != CURLE_OK) {
         mapi_http_free(h);
-        if (rc == CURLE_OUT_OF_MEMORY)
-            return mapi_error_oom(err), NULL;
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
-                       curl_easy_strerror(rc));
-        if (err)
-            err->curl_code = (int)rc;
-        return NULL;
+        return option_refused(rc, err), NULL;
     }
     return h;
 }
@@ -888,7 +895,7 @@ int mapi_http_resend_refused(const mapi_error *e)
 struct mapi_http_multi {
     CURLM *handle;
     mapi_http_transfer *running; /* the transfers added and not done, newest first */
-    int failed;                  /* a CURLMcode: the handle is broken (0: not) */
+    int failed;                  /* the CURLMcode of its last call that failed */
 };
 
 struct mapi_http_transfer {
@@ -985,13 +992,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
         rc = set_transfer(x->easy, &x->t);
     if (rc != CURLE_OK) {
         mapi_http_transfer_free(x);
-        if (rc == CURLE_OUT_OF_MEMORY)
-            return mapi_error_oom(err), NULL;
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
-                       curl_easy_strerror(rc));
-        if (err)
-            err->curl_code = (int)rc;
-        return NULL;
+        return option_refused(rc, err), NULL;
     }
     return x;
 }
@@ -1003,16 +1004,16 @@ void *mapi_http_transfer_data(const mapi_http_transfer *x)
 
 int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *err)
 {
-    CURLMcode mc;
+    CURLMcode mc = curl_multi_add_handle(m->handle, x->easy);
 
-    if (m->failed)
-        return mapi_http_multi_failed(m, err);
-    mc = curl_multi_add_handle(m->handle, x->easy);
     if (mc == CURLM_OUT_OF_MEMORY)
         return mapi_error_oom(err);
     if (mc != CURLM_OK) {
         m->failed = (int)mc;
-        return mapi_http_multi_failed(m, err);
+        mapi_http_multi_failed(m, err);
+        if (err && err->kind == MAPI_ERR_TRANSPORT)
+            err->outcome = MAPI_OUTCOME_NOT_SENT; /* never started */
+        return -1;
     }
     x->multi = m;
     x->prev = NULL;
@@ -1023,20 +1024,19 @@ int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *e
     return 0;
 }
 
-/* A multi call's result: 0, or -1 once the handle is broken. */
+/* A multi call's result: 0, or -1 (kept for mapi_http_multi_failed). */
 static int multi_check(mapi_http_multi *m, CURLMcode mc)
 {
-    if (mc != CURLM_OK && !m->failed)
-        m->failed = (int)mc;
-    return m->failed ? -1 : 0;
+    if (mc == CURLM_OK)
+        return 0;
+    m->failed = (int)mc;
+    return -1;
 }
 
 int mapi_http_multi_perform(mapi_http_multi *m)
 {
     int still = 0;
 
-    if (m->failed)
-        return -1;
     return multi_check(m, curl_multi_perform(m->handle, &still));
 }
 
@@ -1044,8 +1044,6 @@ int mapi_http_multi_wait(mapi_http_multi *m, double seconds)
 {
     long ms = seconds_to_ms(seconds, 0);
 
-    if (m->failed)
-        return -1;
     if (!m->running)
         return 0;
     return multi_check(m, curl_multi_poll(m->handle, NULL, 0, ms > INT_MAX ? INT_MAX : (int)ms,

@@ -539,12 +539,12 @@ mapi_http_multi *mapi_http_multi_of(mapi_http *h, mapi_error *err);
 mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
                                            void *data, mapi_error *err);
 void *mapi_http_transfer_data(const mapi_http_transfer *x);
-/* Starts x on m; 0, or -1 with err (MEMORY, or the multi's failure) and x
-   not added. */
+/* Starts x on m; 0, or -1 with err (MEMORY, or as mapi_http_multi_failed
+   but outcome NOT_SENT) and x not added. */
 int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *err);
 /* Moves every transfer on as far as it goes without waiting; 0, or -1 when
-   the multi itself failed (mapi_http_multi_failed): it is then broken for
-   good, its transfers must be removed and failed. */
+   the multi itself failed (mapi_http_multi_failed): the transfers on it
+   are then lost (free them; their requests may have left). */
 int mapi_http_multi_perform(mapi_http_multi *m);
 /* Waits up to `seconds` for activity on m's transfers (none added: returns
    at once); 0, or -1 as mapi_http_multi_perform. */
@@ -552,8 +552,9 @@ int mapi_http_multi_wait(mapi_http_multi *m, double seconds);
 /* The next finished transfer, taken off m (read its result, then free it),
    or NULL when no other has finished. */
 mapi_http_transfer *mapi_http_multi_done(mapi_http_multi *m);
-/* Fills err with the multi's failure: MEMORY, or TRANSPORT "libcurl
-   multi: ..." with outcome UNKNOWN (requests may have left).  Always -1. */
+/* Fills err with the failure of m's last call that failed: MEMORY, or
+   TRANSPORT "libcurl multi: ..." with outcome UNKNOWN and not retryable
+   (requests may have left).  Always -1. */
 int mapi_http_multi_failed(const mapi_http_multi *m, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */

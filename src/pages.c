@@ -116,7 +116,7 @@ static void start_job(batch *b, job *j)
         j->t = NULL;
     }
     if (!j->t) {
-        /* MEMORY, an option libcurl refused, or the multi broken (failed below) */
+        /* MEMORY, an option libcurl refused, or the multi failed */
         attempt_done(b, j, NULL);
         return;
     }
@@ -166,7 +166,7 @@ static void abort_running(batch *b, size_t *running)
         mapi_http_multi_failed(b->multi, &j->e);
         attempt_done(b, j, NULL);
         if (j->state == JOB_RETRY) {
-            mapi_exchange_fail(j->x, &j->e); /* the multi handle is broken: no retry */
+            mapi_exchange_fail(j->x, &j->e); /* the multi failed: no retry */
             fail_job(b, j);
         }
     }
