@@ -25,6 +25,7 @@ local core = require "merchantapi.core"
 local pager = require "merchantapi.pager"
 local json = require "merchantapi.json"
 local request = require "merchantapi.request"
+local errors = require "merchantapi.errors"
 local wait = require "merchantapi.wait"
 local transport = require "merchantapi.transport"
 local options = require "merchantapi.options"
@@ -167,7 +168,7 @@ function M.new(opts)
   end
   check_options(opts, CLIENT_OPTIONS, "new", 1)
   if opts.transport and opts.proxy then
-    return nil, request.error { kind = "usage",
+    return nil, errors.new { kind = "usage",
       title = "proxy is libcurl's: a custom transport connects by itself" }
   end
   local copy = { user_agent = LUA_TOKEN }
@@ -474,7 +475,7 @@ function Client:paginate(path, opts)
   local pending, pending_err = full, build_err -- the next path to request, or the error to give
   local followed = {}
   local function fail(title, detail, url)
-    return request.error { kind = "decode", title = title, detail = detail, method = "GET",
+    return errors.new { kind = "decode", title = title, detail = detail, method = "GET",
       path = url }
   end
   return pager.follow(function()
@@ -568,7 +569,9 @@ end
 -- @raise when payout_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:wait_for_txid(payout_id, opts)
-  return wait.for_txid(self, payout_id, opts)
+  -- not a tail call: wait.for_txid raises its argument errors two levels up
+  local payout, err, res = wait.for_txid(self, payout_id, opts)
+  return payout, err, res
 end
 
 --- Frees the client's handle and closes its connection.  Safe to call more
@@ -793,7 +796,7 @@ end
 function M.encode(value)
   local text, msg, pointer = json.encode(value)
   if not text then
-    return nil, request.error { kind = "usage", title = "the value has no JSON form",
+    return nil, errors.new { kind = "usage", title = "the value has no JSON form",
       detail = msg, pointer = pointer }
   end
   return text

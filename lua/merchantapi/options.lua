@@ -1,6 +1,6 @@
 --- Internal: the option checks of the Lua modules, in one place: the
--- client's and each call's options (`merchantapi.new`, the calls) and the
--- pager's (`merchantapi.paginate`).  Option *names and types* are checked
+-- client's and each call's options (`merchantapi.new`, the calls,
+-- `wait_for_txid`) and the pager's (`merchantapi.paginate`).  Option *names and types* are checked
 -- here and raise at the caller of the public function; option *values*
 -- that only the core can judge (headers, a base URL, ...) are the core's.
 --
@@ -22,24 +22,29 @@ function options.is_integer(v)
 end
 local is_integer = options.is_integer
 
---- Raises (at the caller of the public function, level 3) on an unknown
--- option or an option of the wrong type: `allowed` maps each name to a
--- type name or `"integer"`.  Values are checked later (usage errors).
+--- Raises (at the caller of the public function) on an unknown option or
+-- an option of the wrong type: `allowed` maps each name to a type name or
+-- `"integer"`.  Values are checked later (usage errors).
 -- @tparam table|nil opts the options given
 -- @tparam table allowed name -> type
 -- @tparam string fname the public function's name, for messages
 -- @tparam integer argn the argument's position, for messages
-function options.check(opts, allowed, fname, argn)
+-- @tparam[opt=2] integer depth how many calls below the public function's
+--   caller `options.check` is called from (2: from the public function itself)
+-- @treturn table opts, or a new empty table for nil
+function options.check(opts, allowed, fname, argn, depth)
   if opts == nil then
-    return
+    return {}
   end
+  local level = (depth or 2) + 1
   if type(opts) ~= "table" then
-    error(("bad argument #%d to '%s' (table expected, got %s)"):format(argn, fname, type(opts)), 3)
+    error(("bad argument #%d to '%s' (table expected, got %s)"):format(argn, fname, type(opts)),
+      level)
   end
   for k, v in pairs(opts) do
     local want = allowed[k]
     if not want then
-      error(("unknown option '%s' to '%s'"):format(tostring(k), fname), 3)
+      error(("unknown option '%s' to '%s'"):format(tostring(k), fname), level)
     end
     local ok
     if want == "integer" then
@@ -50,18 +55,19 @@ function options.check(opts, allowed, fname, argn)
     if not ok then
       -- a number's value helps ("got 1.5"), except where it may be a secret
       error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
-        (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), 3)
+        (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), level)
     end
     if k == "headers" then
       -- the values are checked by the core (merchantapi.h, mapi_header_check)
       for name, value in pairs(v) do
         if type(name) ~= "string" or type(value) ~= "string" then
           error(("bad option 'headers' to '%s' (string names and values expected, got %s = %s)"
-            ):format(fname, type(name), type(value)), 3)
+            ):format(fname, type(name), type(value)), level)
         end
       end
     end
   end
+  return opts
 end
 
 --- Checks the pager's options (`allowed`: name -> type, `"integer"` meaning

@@ -30,7 +30,7 @@
 -- apply, and no value is guessed for it.
 --
 -- @module merchantapi.pager
-local request = require "merchantapi.request"
+local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
 
 local type = type
@@ -210,7 +210,7 @@ end
 
 -- The walk's end on page `page`: a "decode" error naming it.
 local function page_error(page, fmt, ...)
-  return request.error({ kind = "decode", page = page,
+  return errors.new({ kind = "decode", page = page,
     title = format("page %d: " .. fmt, page, ...) })
 end
 

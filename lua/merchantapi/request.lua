@@ -1,17 +1,17 @@
 --- Internal: the Lua half of the generic call `client:request(method, path, opts)`:
 -- query strings, table bodies (through `merchantapi.json`), path segment
--- escaping, and error tables made on the Lua side.  The C core
+-- escaping, and its usage errors (`merchantapi.errors`).  The C core
 -- (`mapi_request_ex`) checks the path, sends the request and maps the
 -- response; see `lua/merchantapi.lua` for the public documentation.
 --
 -- @module merchantapi.request
 local core = require "merchantapi.core"
 local json = require "merchantapi.json"
+local errors = require "merchantapi.errors"
 
 local type = type
 local pairs = pairs
 local tostring = tostring
-local setmetatable = setmetatable
 local tonumber = tonumber
 local byte, format, gsub = string.byte, string.format, string.gsub
 local lower, match, sub = string.lower, string.match, string.sub
@@ -40,31 +40,8 @@ function request.escape(s)
 end
 local escape = request.escape
 
---- Makes an error table of the contract ("Errors") on the Lua side, with
--- the error metatable of the C module and a `message` built like the
--- core's: `merchantapi: <kind>: <title> (<detail>) [<METHOD> <path>]`.
--- @tparam table e at least `kind` and `title`; `path` (optional) only goes
---   into the message.
--- @treturn table e
-function request.error(e)
-  e.errors = e.errors or {}
-  if e.retryable == nil then
-    e.retryable = false
-  end
-  local parts = { "merchantapi: ", e.kind, ": ", e.title or "error" }
-  if e.detail then
-    parts[#parts + 1] = " (" .. e.detail .. ")"
-  end
-  if e.method then
-    parts[#parts + 1] = " [" .. e.method .. (e.path and " " .. e.path or "") .. "]"
-  end
-  e.path = nil -- only for the message: the contract's fields are method and url
-  e.message = gsub(concat(parts), "[%z\1-\31\127]", " ")
-  return setmetatable(e, core.error_metatable)
-end
-
 local function usage(method, path, title, detail, pointer)
-  return request.error {
+  return errors.new {
     kind = "usage", title = title, detail = detail, pointer = pointer,
     method = method, path = path,
     outcome = core.not_sent(method), -- the core's rule: nothing was sent

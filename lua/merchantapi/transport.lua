@@ -50,7 +50,7 @@
 --
 -- @module merchantapi.transport
 local wait = require "merchantapi.wait"
-local request = require "merchantapi.request"
+local errors = require "merchantapi.errors"
 
 local type = type
 local pcall = pcall
@@ -103,7 +103,7 @@ local function report_hook_error(hook_error, v, err, res)
 end
 
 local function usage_error(title)
-  return request.error { kind = "usage", title = title }
+  return errors.new { kind = "usage", title = title }
 end
 
 -- The attempts of one call over a custom transport.  `...` are the

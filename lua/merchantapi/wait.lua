@@ -9,11 +9,11 @@
 --
 -- @module merchantapi.wait
 local core = require "merchantapi.core"
-local request = require "merchantapi.request"
+local errors = require "merchantapi.errors"
+local options = require "merchantapi.options"
 
 local type = type
 local error = error
-local pairs = pairs
 local tostring = tostring
 local rawget = rawget
 local pcall = pcall
@@ -51,27 +51,6 @@ function wait.default_sleep()
   return core.sleep
 end
 
--- Raises (at the caller of client:wait_for_txid) on an unknown option or
--- an option of the wrong type.
-local function check_options(opts)
-  if opts == nil then
-    return {}
-  end
-  if type(opts) ~= "table" then
-    error("bad argument #2 to 'wait_for_txid' (table expected, got " .. type(opts) .. ")", 4)
-  end
-  for k, v in pairs(opts) do
-    local want = OPTIONS[k]
-    if not want then
-      error(("unknown option '%s' to 'wait_for_txid'"):format(tostring(k)), 4)
-    end
-    if type(v) ~= want then
-      error(("bad option '%s' to 'wait_for_txid' (%s expected, got %s)"):format(k, want, type(v)), 4)
-    end
-  end
-  return opts
-end
-
 -- The first value that is a finite number >= lo, or nil, message.
 local function seconds(opts, name, lo, strict)
   local v = opts[name]
@@ -98,7 +77,8 @@ function wait.for_txid(client, payout_id, opts)
   if type(payout_id) ~= "string" then
     error("bad argument #1 to 'wait_for_txid' (string expected, got " .. type(payout_id) .. ")", 3)
   end
-  opts = check_options(opts)
+  -- from for_txid, below client:wait_for_txid: raises at that one's caller
+  opts = options.check(opts, OPTIONS, "wait_for_txid", 2, 3)
   local path = core.path("payout", payout_id) -- the core's one table of paths
   local timeout, msg = seconds(opts, "timeout", 0, false)
   local interval, max_interval
@@ -109,7 +89,7 @@ function wait.for_txid(client, payout_id, opts)
     max_interval, msg = seconds(opts, "max_interval", 0, true)
   end
   if not max_interval or payout_id == "" then
-    return nil, request.error {
+    return nil, errors.new {
       kind = "usage", title = msg or "payout_id is empty", method = "GET", path = path,
     }
   end
@@ -159,7 +139,7 @@ function wait.for_txid(client, payout_id, opts)
         sleep(remaining) -- the deadline comes before the server allows another read
       end
       local elapsed = clock() - start
-      return nil, request.error {
+      return nil, errors.new {
         kind = "timeout",
         title = format("payout %s has no txid after %.3g s", payout_id, elapsed),
         detail = format("%d read%s, %s", reads, reads == 1 and "" or "s",
