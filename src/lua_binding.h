@@ -64,6 +64,8 @@ int mapi_lua_decode(lua_State *L);
 int mapi_lua_resource_info(lua_State *L);
 /* luaL_newmetatable with __name; the metatable is left on the stack. */
 void mapi_lua_new_metatable(lua_State *L, const char *name);
+/* Registers the metatable of an anchor userdata: __name and __gc = gc. */
+void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc);
 /* Registers the anchors', weak tables' and errors' metatables. */
 void mapi_lua_convert_open(lua_State *L);
 

@@ -76,9 +76,33 @@ static void check_option_names(lua_State *L, int idx, const char *const *names)
     }
 }
 
+/* Makes the options argument at idx (nil or a table, checked before) a
+   table, an empty one for nil, and raises on a name not in names. */
+static void options_table(lua_State *L, int idx, const char *const *names)
+{
+    if (lua_isnil(L, idx)) {
+        lua_newtable(L);
+        lua_replace(L, idx);
+    }
+    check_option_names(L, idx, names);
+}
+
 static int has_nul(const char *s, size_t len)
 {
     return s && strlen(s) != len;
+}
+
+/* A string option that a C string carries (no NUL inside): NULL when nil;
+   raises on another type; *bad = nul_msg when it holds a NUL byte. */
+static const char *opt_text(lua_State *L, int idx, const char *name, const char *nul_msg,
+                            const char **bad)
+{
+    size_t len = 0;
+    const char *s = opt_string(L, idx, name, &len);
+
+    if (has_nul(s, len))
+        *bad = nul_msg;
+    return s;
 }
 
 static int compare_headers(const void *a, const void *b)
@@ -142,6 +166,15 @@ static int read_headers(lua_State *L, int idx, const mapi_header_field **out, si
     return 0;
 }
 
+/* Pushes nil, err for a usage error with title (mapi_lua_push_simple_error:
+   outcome "not_sent" for a method that may move money).  Returns 2. */
+static int push_usage(lua_State *L, const char *title, const char *method)
+{
+    lua_pushnil(L);
+    mapi_lua_push_simple_error(L, "usage", title, method);
+    return 2;
+}
+
 /* Pushes nil, err for a usage error held in eb (outcome "not_sent" for a
    method that may move money: nothing was sent) and clears it.  Returns 2. */
 static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
@@ -167,7 +200,7 @@ int mapi_lua_new(lua_State *L)
                                         "user_agent", "proxy", "headers", "deadline",
                                         "settle", NULL};
     mapi_config cfg;
-    size_t url_len = 0, key_len = 0, len;
+    size_t url_len = 0, key_len = 0;
     double d;
     int64_t n;
     const char *bad = NULL;
@@ -212,23 +245,14 @@ int mapi_lua_new(lua_State *L)
             cfg.max_body = (size_t)n;
     }
     lua_getfield(L, 1, "cafile");
-    cfg.cafile = opt_string(L, 8, "cafile", &len);
-    if (has_nul(cfg.cafile, len))
-        bad = "cafile contains a NUL byte";
+    cfg.cafile = opt_text(L, 8, "cafile", "cafile contains a NUL byte", &bad);
     lua_getfield(L, 1, "capath");
-    cfg.capath = opt_string(L, 9, "capath", &len);
-    if (has_nul(cfg.capath, len))
-        bad = "capath contains a NUL byte";
+    cfg.capath = opt_text(L, 9, "capath", "capath contains a NUL byte", &bad);
     lua_getfield(L, 1, "user_agent");
-    if (!lua_isnil(L, 10)) {
-        cfg.user_agent = opt_string(L, 10, "user_agent", &len);
-        if (has_nul(cfg.user_agent, len))
-            bad = "user_agent contains a NUL byte";
-    }
+    if (!lua_isnil(L, 10))
+        cfg.user_agent = opt_text(L, 10, "user_agent", "user_agent contains a NUL byte", &bad);
     lua_getfield(L, 1, "proxy");
-    cfg.proxy = opt_string(L, 11, "proxy", &len);
-    if (has_nul(cfg.proxy, len))
-        bad = "proxy contains a NUL byte";
+    cfg.proxy = opt_text(L, 11, "proxy", "proxy contains a NUL byte", &bad);
     lua_getfield(L, 1, "deadline");
     if (opt_number(L, 12, "deadline", &d)) {
         cfg.deadline = d;
@@ -246,11 +270,8 @@ int mapi_lua_new(lua_State *L)
         bad = "base_url contains a NUL byte";
     if (has_nul(cfg.api_key, key_len))
         bad = "api_key contains a NUL byte"; /* never the key itself */
-    if (bad) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "usage", bad, NULL);
-        return 2;
-    }
+    if (bad)
+        return push_usage(L, bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
     if (read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
@@ -314,15 +335,11 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     }
     *id = lua_tolstring(L, 2, &len);
     if (cb->client == NULL) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "usage", "the client is closed", method);
-        *nret = 2;
+        *nret = push_usage(L, "the client is closed", method);
         return NULL;
     }
     if (has_nul(*id, len)) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "usage", "the id contains a NUL byte", method);
-        *nret = 2;
+        *nret = push_usage(L, "the id contains a NUL byte", method);
         return NULL;
     }
     return cb->client;
@@ -452,11 +469,8 @@ static int call_by_id(lua_State *L, enum call_what what, int prepare)
     if (!lua_isnil(L, 3))
         check_option_names(L, 3, with_settle ? names : names_no_settle);
     bad = read_call_options(L, 3, &opts, with_settle);
-    if (bad) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "usage", bad, method);
-        return 2;
-    }
+    if (bad)
+        return push_usage(L, bad, method);
     if (!lua_isnil(L, 3)) {
         lua_getfield(L, 3, "headers"); /* 4, and the array above it */
         if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
@@ -542,19 +556,11 @@ static int list_addresses(lua_State *L, int prepare)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    lua_newtable(L); /* 4: an empty options table when none was given */
-    if (lua_isnil(L, 3))
-        lua_replace(L, 3);
-    else
-        lua_pop(L, 1);
-    check_option_names(L, 3, names);
+    options_table(L, 3, names);
     bad = read_page_options(L, 3, &p, 1);
     bad_call = read_call_options(L, 3, &opts, 0);
-    if (bad || bad_call) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "usage", bad ? bad : bad_call, "GET");
-        return 2;
-    }
+    if (bad || bad_call)
+        return push_usage(L, bad ? bad : bad_call, "GET");
     lua_getfield(L, 3, "headers");
     if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
@@ -629,12 +635,7 @@ static int l_list_addresses_pages(lua_State *L)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    lua_newtable(L); /* 7: an empty options table when none was given */
-    if (lua_isnil(L, 3))
-        lua_replace(L, 3);
-    else
-        lua_pop(L, 1);
-    check_option_names(L, 3, names);
+    options_table(L, 3, names);
     bad = read_page_options(L, 3, &p, 0);
     {
         err_box *pb = mapi_lua_push_err_box(L);
@@ -769,14 +770,11 @@ static int request_call(lua_State *L, int prepare)
             opts.deadline = -1; /* refused by the core */
     }
     if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
-        has_nul(type, type_len) || has_nul(id, id_len)) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "usage",
+        has_nul(type, type_len) || has_nul(id, id_len))
+        return push_usage(L,
                           cb->client == NULL ? "the client is closed"
                                              : "method, path, type or id contains a NUL byte",
                           method);
-        return 2;
-    }
     opts.type = type;
     opts.id = id;
     if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
@@ -873,10 +871,7 @@ void mapi_lua_client_open(lua_State *L)
 
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
 
-    mapi_lua_new_metatable(L, PAGES_BOX_MT);
-    lua_pushcfunction(L, pages_box_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
 
     mapi_lua_new_metatable(L, CLIENT_MT);
     lua_createtable(L, 0, 4);

@@ -715,6 +715,18 @@ static void set_int(lua_State *L, const char *key, long value)
     lua_setfield(L, -2, key);
 }
 
+/* The fields an error and each of its entries share, into the table on top. */
+static void set_entry(lua_State *L, int status, const char *code, const char *title,
+                      const char *detail, const char *pointer)
+{
+    if (status > 0)
+        set_int(L, "status", status);
+    set_string(L, "code", code);
+    set_string(L, "title", title);
+    set_string(L, "detail", detail);
+    set_string(L, "pointer", pointer);
+}
+
 
 /* Pushes the contract's error table for e (every field; see docs/contract.md
    "Errors"), with the merchantapi.error metatable. */
@@ -726,23 +738,13 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, 0, 22);
     set_string(L, "kind", *kind ? kind : "memory");
-    if (e->status > 0)
-        set_int(L, "status", e->status);
-    set_string(L, "code", e->code);
-    set_string(L, "title", e->title);
-    set_string(L, "detail", e->detail);
-    set_string(L, "pointer", e->pointer);
+    set_entry(L, e->status, e->code, e->title, e->detail, e->pointer);
 
     lua_createtable(L, e->nerrors > INT_MAX ? INT_MAX : (int)e->nerrors, 0);
     for (i = 0; i < e->nerrors && i < (size_t)INT_MAX; i++) {
         const mapi_error_entry *en = &e->errors[i];
         lua_createtable(L, 0, 5);
-        if (en->status > 0)
-            set_int(L, "status", en->status);
-        set_string(L, "code", en->code);
-        set_string(L, "title", en->title);
-        set_string(L, "detail", en->detail);
-        set_string(L, "pointer", en->pointer);
+        set_entry(L, en->status, en->code, en->title, en->detail, en->pointer);
         lua_rawseti(L, -2, (int)(i + 1));
     }
     lua_setfield(L, -2, "errors");
@@ -1098,19 +1100,21 @@ void mapi_lua_new_metatable(lua_State *L, const char *name)
     lua_setfield(L, -2, "__name");
 }
 
+void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc)
+{
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    mapi_lua_new_metatable(L, name);
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
+
 void mapi_lua_convert_open(lua_State *L)
 {
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
 
-    mapi_lua_new_metatable(L, DOC_BOX_MT);
-    lua_pushcfunction(L, doc_box_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-
-    mapi_lua_new_metatable(L, ERR_BOX_MT);
-    lua_pushcfunction(L, err_box_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    mapi_lua_box_metatable(L, DOC_BOX_MT, doc_box_gc);
+    mapi_lua_box_metatable(L, ERR_BOX_MT, err_box_gc);
 
     mapi_lua_new_metatable(L, WEAK_V_MT);
     lua_pushliteral(L, "v");

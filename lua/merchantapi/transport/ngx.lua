@@ -158,6 +158,17 @@ local function set_timeout(st)
   end
 end
 
+-- Receives pattern (a byte count or "*l") within the deadline: the data,
+-- or nil, "<what>: <socket error>".
+local function receive(st, pattern, what)
+  set_timeout(st)
+  local data, err = st.sock:receive(pattern)
+  if not data then
+    return nil, what .. ": " .. tostring(err)
+  end
+  return data
+end
+
 -- A failed attempt: the shape merchantapi.transport expects.
 local function failure(message, sent)
   return nil, { message = message, sent = sent }
@@ -167,13 +178,11 @@ end
 -- Returns status, headers (lower-case name -> value or { values }), the
 -- HTTP minor version; or nil, err.
 local function read_head(st)
-  local sock = st.sock
   local bytes = 0
   while true do
-    set_timeout(st)
-    local line, err = sock:receive("*l")
+    local line, err = receive(st, "*l", "reading the status line")
     if not line then
-      return nil, "reading the status line: " .. tostring(err)
+      return nil, err
     end
     bytes = bytes + #line
     local minor, status = match(line, "^HTTP/1%.([01]) (%d%d%d)")
@@ -183,10 +192,9 @@ local function read_head(st)
     status = tonumber(status)
     local headers, last = {}, nil
     while true do
-      set_timeout(st)
-      line, err = sock:receive("*l")
+      line, err = receive(st, "*l", "reading the headers")
       if not line then
-        return nil, "reading the headers: " .. tostring(err)
+        return nil, err
       end
       bytes = bytes + #line + 2
       if bytes > MAX_HEADER_BYTES then
@@ -240,10 +248,9 @@ local function read_chunked(st, limit)
   local sock = st.sock
   local parts, total = {}, 0
   while true do
-    set_timeout(st)
-    local line, err = sock:receive("*l")
+    local line, err = receive(st, "*l", "reading a chunk size")
     if not line then
-      return nil, "reading a chunk size: " .. tostring(err)
+      return nil, err
     end
     local size = tonumber(match(line, "^%s*(%x+)"), 16)
     if not size then
@@ -251,21 +258,19 @@ local function read_chunked(st, limit)
     end
     if size == 0 then
       repeat -- trailers, up to the blank line
-        set_timeout(st)
-        line, err = sock:receive("*l")
+        line, err = receive(st, "*l", "reading the trailers")
         if not line then
-          return nil, "reading the trailers: " .. tostring(err)
+          return nil, err
         end
       until line == ""
       return concat(parts), true
     end
     local want = min(size, limit - total)
     if want > 0 then
-      set_timeout(st)
       local data
-      data, err = sock:receive(want)
+      data, err = receive(st, want, "reading a chunk")
       if not data then
-        return nil, "reading a chunk: " .. tostring(err)
+        return nil, err
       end
       parts[#parts + 1] = data
       total = total + #data
