@@ -29,8 +29,9 @@ local is_integer = options.is_integer
 -- @tparam table allowed name -> type
 -- @tparam string fname the public function's name, for messages
 -- @tparam integer argn the argument's position, for messages
--- @tparam[opt=2] integer depth how many calls below the public function's
---   caller `options.check` is called from (2: from the public function itself)
+-- @tparam[opt] integer depth how many calls below the public function's
+--   caller `options.check` is called from (default 2: from the public
+--   function itself)
 -- @treturn table opts, or a new empty table for nil
 function options.check(opts, allowed, fname, argn, depth)
   if opts == nil then
