@@ -176,6 +176,9 @@ typedef double (*mapi_random_fn)(void *ctx);
 /* The defaults: nanosleep (restarted on EINTR), and a xorshift64* generator
    whose state is the uint64_t that ctx points to (seeded by mapi_rng_seed). */
 int mapi_sleep_default(void *ctx, double seconds);
+/* Blocks the calling thread for seconds, at most cap (nanosleep, resumed
+   after signals; NaN and seconds <= 0: no wait).  Returns 0. */
+int mapi_sleep_seconds(double seconds, double cap);
 double mapi_random_default(void *ctx);
 /* A non-zero seed from the clock and `salt` (e.g. an object's address). */
 uint64_t mapi_rng_seed(uintptr_t salt);

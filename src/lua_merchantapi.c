@@ -9,10 +9,8 @@
  * The HTTP exchange, JSON:API parsing and error mapping are the core's
  * (src/).  lua/merchantapi.lua is the public face.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "merchantapi.h"
 #include "lua_compat.h"
@@ -20,37 +18,22 @@
 #include "internal.h"
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps
-   (CLOCK_MONOTONIC): only differences between two readings mean anything. */
+   (CLOCK_MONOTONIC): only differences between two readings mean anything.
+   The core's own clock (its deadlines), so Lua and C waits agree. */
 static int l_monotonic(lua_State *L)
 {
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return luaL_error(L, "merchantapi: clock_gettime failed");
-    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+    lua_pushnumber(L, (lua_Number)mapi_monotonic_seconds());
     return 1;
 }
 
 /* core.sleep(seconds) -- blocks the calling thread (nanosleep, resumed after
-   signals) for seconds >= 0 (at most a day; NaN and negatives: no wait). */
+   signals) for seconds >= 0 (at most a day; NaN and negatives: no wait):
+   the core's sleep (mapi_sleep_seconds). */
 static int l_sleep(lua_State *L)
 {
-    double s;
-    struct timespec req, rem;
-
     if (lua_type(L, 1) != LUA_TNUMBER)
         return mapic_typeerror(L, 1, "number");
-    s = (double)lua_tonumber(L, 1);
-    if (!(s > 0))
-        return 0;
-    if (s > 86400)
-        s = 86400;
-    req.tv_sec = (time_t)s;
-    req.tv_nsec = (long)((s - (double)req.tv_sec) * 1e9);
-    if (req.tv_nsec > 999999999L)
-        req.tv_nsec = 999999999L;
-    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
-        req = rem;
+    mapi_sleep_seconds((double)lua_tonumber(L, 1), 86400);
     return 0;
 }
 

@@ -78,13 +78,18 @@ double mapi_retry_after_parse(const char *value, time_t now)
 
 int mapi_sleep_default(void *ctx, double seconds)
 {
+    (void)ctx;
+    return mapi_sleep_seconds(seconds, 3600);
+}
+
+int mapi_sleep_seconds(double seconds, double cap)
+{
     struct timespec ts, rem;
 
-    (void)ctx;
     if (!(seconds > 0))
         return 0;
-    if (seconds > 3600)
-        seconds = 3600;
+    if (seconds > cap)
+        seconds = cap;
     ts.tv_sec = (time_t)seconds;
     ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
     if (ts.tv_nsec > 999999999L)
