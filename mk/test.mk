@@ -35,8 +35,9 @@ test: deps
 	@$(MAKE) --no-print-directory all check-c check-lua
 	@$(TEST_ENV) MERCHANTAPI_CHECK=0 ./scripts/test
 
-# The edit-run loop: lint, the C tests and every spec, no other suite, in
-# two lanes against two sandboxes (scripts/test, MERCHANTAPI_CHECK=1).
+# The edit-run loop: the C tests and every spec in two lanes against two
+# sandboxes, lint, the suites 01-standalone and 45-docs, no other suite
+# (scripts/test, MERCHANTAPI_CHECK=1).
 check: deps
 	@$(MAKE) --no-print-directory all check-c check-lua
 	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
