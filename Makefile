@@ -58,7 +58,7 @@ LIB_REAL   := $(LIB_DIR)/libmerchantapi.so.$(VERSION)
 LIB_SO     := $(LIB_DIR)/libmerchantapi.so
 LIB_A      := $(LIB_DIR)/libmerchantapi.a
 
-.PHONY: all lib lua deps test demo sandbox install uninstall clean help check-c check-lua lint \
+.PHONY: all lib lua deps test check demo sandbox install uninstall clean help check-c check-lua lint \
         examples fuzz version rockspec
 
 all: lib lua
@@ -70,6 +70,8 @@ help:
 	@echo "  lib | lua   only the C library | only the Lua module"
 	@echo "  demo        start a sandbox, confirm, read a channel, list, follow a txid, stop it"
 	@echo "  test        every C test, spec and suite; ends with 'N passed, N failed' (SANITIZE=1: ASan+UBSan)"
+	@echo "  check       the edit-run loop (about 35 s): every C test and spec in two lanes, lint and"
+	@echo "              the suites 01-standalone and 45-docs, no other; ends with 'N passed, N failed'"
 	@echo "  check-c     build the C tests (make test runs them)"
 	@echo "  lint        luacheck over every Lua file"
 	@echo "  sandbox     run the local sandbox in the foreground (SANDBOX_PORT, default 8089)"

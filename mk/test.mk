@@ -28,10 +28,19 @@ $(QUICKSTART): $(QUICKSTART).c $(CORE_OBJ)
 check-c: $(CTEST_BIN) $(QUICKSTART)
 check-lua: $(LUAMOD)
 
+TEST_ENV   = LUA=$(LUA) BUILD=$(BUILD) SANITIZE=$(SANITIZE) LUAMOD_DIR=$(LUAMOD_DIR) \
+             CTEST_BIN="$(CTEST_BIN)"
+
 test: deps
 	@$(MAKE) --no-print-directory all check-c check-lua
-	@LUA=$(LUA) BUILD=$(BUILD) SANITIZE=$(SANITIZE) LUAMOD_DIR=$(LUAMOD_DIR) \
-	  CTEST_BIN="$(CTEST_BIN)" ./scripts/test
+	@$(TEST_ENV) MERCHANTAPI_CHECK=0 ./scripts/test
+
+# The edit-run loop: the C tests and every spec in two lanes against two
+# sandboxes, lint, the suites 01-standalone and 45-docs, no other suite
+# (scripts/test, MERCHANTAPI_CHECK=1).
+check: deps
+	@$(MAKE) --no-print-directory all check-c check-lua
+	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
 
 lint:
 	luacheck lua spec examples sandbox tests/openresty bench bin/merchantapi

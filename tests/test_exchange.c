@@ -33,27 +33,11 @@ static mapi_exchange *new_exchange(int confirm, int max_retries, const char *key
     return x;
 }
 
-/* A response as a transport hands it over. */
+/* A response as a transport hands it over, with X-Request-Id "rid". */
 static mapi_response *response(int status, const char *ct, const char *retry_after,
                                const char *body)
 {
-    mapi_response *r = mapi_response_new();
-    size_t n = strlen(body);
-
-    assert_non_null(r);
-    r->status = status;
-    if (ct)
-        assert_int_equal(mapi_response_add_header(r, "Content-Type", 12, ct, strlen(ct)), 0);
-    if (retry_after)
-        assert_int_equal(mapi_response_add_header(r, "Retry-After", 11, retry_after,
-                                                  strlen(retry_after)), 0);
-    assert_int_equal(mapi_response_add_header(r, "X-Request-Id", 12, "rid", 3), 0);
-    r->body = malloc(n + 1);
-    assert_non_null(r->body);
-    memcpy(r->body, body, n + 1);
-    r->len = n;
-    r->cap = n + 1;
-    return r;
+    return tu_response(status, ct, retry_after, "rid", body);
 }
 
 static void transport_failure(mapi_error *e, mapi_outcome outcome)

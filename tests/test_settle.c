@@ -51,22 +51,7 @@ static mapi_exchange *confirm_exchange(int settle, int max_retries, double deadl
 static mapi_response *response(int status, const char *ct, const char *retry_after,
                                const char *body)
 {
-    mapi_response *r = mapi_response_new();
-    size_t n = strlen(body);
-
-    assert_non_null(r);
-    r->status = status;
-    if (ct)
-        assert_int_equal(mapi_response_add_header(r, "Content-Type", 12, ct, strlen(ct)), 0);
-    if (retry_after)
-        assert_int_equal(mapi_response_add_header(r, "Retry-After", 11, retry_after,
-                                                  strlen(retry_after)), 0);
-    r->body = malloc(n + 1);
-    assert_non_null(r->body);
-    memcpy(r->body, body, n + 1);
-    r->len = n;
-    r->cap = n + 1;
-    return r;
+    return tu_response(status, ct, retry_after, NULL, body);
 }
 
 /* Runs the confirm's one attempt to a 502 (outcome unknown) and checks the

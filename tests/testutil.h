@@ -235,6 +235,33 @@ static inline mapi_client *tu_client(void)
 
 /* ---- documents ---- */
 
+/* A response as a transport hands it to the exchange (which takes it):
+   status, the body (copied), and Content-Type ct, Retry-After retry_after
+   and X-Request-Id request_id, each left out when NULL. */
+static inline mapi_response *tu_response(int status, const char *ct, const char *retry_after,
+                                         const char *request_id, const char *body)
+{
+    mapi_response *r = mapi_response_new();
+    size_t n = strlen(body);
+
+    assert_non_null(r);
+    r->status = status;
+    if (ct)
+        assert_int_equal(mapi_response_add_header(r, "Content-Type", 12, ct, strlen(ct)), 0);
+    if (retry_after)
+        assert_int_equal(mapi_response_add_header(r, "Retry-After", 11, retry_after,
+                                                  strlen(retry_after)), 0);
+    if (request_id)
+        assert_int_equal(mapi_response_add_header(r, "X-Request-Id", 12, request_id,
+                                                  strlen(request_id)), 0);
+    r->body = malloc(n + 1);
+    assert_non_null(r->body);
+    memcpy(r->body, body, n + 1);
+    r->len = n;
+    r->cap = n + 1;
+    return r;
+}
+
 /* A string attribute of a resource ("" when not a string, so asserts read well). */
 static inline const char *tu_attr_str(const mapi_resource *r, const char *name)
 {
