@@ -17,6 +17,13 @@
  * (its buffers are about five times the body); a larger body gets its
  * buffers for that parse only.
  */
+/* simdjson's own invariants (SIMDJSON_ASSUME: the state of its iterator,
+   never the input) are assert() calls unless NDEBUG is defined, and cost
+   more than the walk itself (2.7x its time on a 322 KiB page): they are
+   hints to the compiler here, and checks in the sanitizer builds. */
+#if !defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(MAPI_SIMDJSON_CHECKS)
+#define NDEBUG 1
+#endif
 #include <simdjson.h>
 
 #include <stdlib.h>
@@ -447,7 +454,10 @@ mapi_json_status check_duplicates(builder &b, size_t base)
     return MAPI_JSON_OK;
 }
 
-mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *out, int depth)
+/* An object into its place d (computed once it is read: the scratch
+   arrays may move meanwhile; writing the node there, rather than handing it
+   back through memory, also spares a store-forwarding stall). */
+mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int depth)
 {
     ondemand::object obj;
     size_t base = b.nmem;
@@ -456,9 +466,11 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
     if (e != SUCCESS)
         return structure(b, e);
     for (auto fr : obj) {
-        ondemand::field f;
-        if ((e = std::move(fr).get(f)) != SUCCESS)
+        /* the field in place: a copy of it (its 8 + 4 byte parts read back
+           as 16) stalls on store forwarding */
+        if ((e = fr.error()) != SUCCESS)
             return structure(b, e);
+        ondemand::field &f = fr.value_unsafe();
         const char *k = f.key().raw(), *end = quote_or_backslash(k);
         std::string_view key;
         if (*end == '"') {
@@ -471,9 +483,9 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
             return fail(b, MAPI_JSON_MEMORY, NULL);
         if (!reserve(b.mem, b.capmem, b.nmem + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        dest d = {NULL, true, b.nmem++};
-        b.mem[d.i].name = nm;
-        mapi_json_status st = read_value(b, f.value(), d, depth, nm->id == MAPI_N_TYPE);
+        dest md = {NULL, true, b.nmem++};
+        b.mem[md.i].name = nm;
+        mapi_json_status st = read_value(b, f.value(), md, depth, nm->id == MAPI_N_TYPE);
         if (st != MAPI_JSON_OK)
             return st;
     }
@@ -488,11 +500,11 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
         memcpy(arr, b.mem + base, n * sizeof *arr);
     }
     b.nmem = base;
-    *out = make(arr, n, MAPI_OBJECT);
+    *place(b, d) = make(arr, n, MAPI_OBJECT);
     return MAPI_JSON_OK;
 }
 
-mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *out, int depth)
+mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int depth)
 {
     ondemand::array arr;
     size_t base = b.nval;
@@ -501,13 +513,13 @@ mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *o
     if (e != SUCCESS)
         return structure(b, e);
     for (auto er : arr) {
-        ondemand::value x;
-        if ((e = std::move(er).get(x)) != SUCCESS)
+        if ((e = er.error()) != SUCCESS)
             return structure(b, e);
+        ondemand::value &x = er.value_unsafe();
         if (!reserve(b.val, b.capval, b.nval + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        dest d = {NULL, false, b.nval++};
-        mapi_json_status st = read_value(b, x, d, depth, false);
+        dest ed = {NULL, false, b.nval++};
+        mapi_json_status st = read_value(b, x, ed, depth, false);
         if (st != MAPI_JSON_OK)
             return st;
     }
@@ -520,7 +532,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *o
         memcpy(items, b.val + base, n * sizeof *items);
     }
     b.nval = base;
-    *out = make(items, n, MAPI_ARRAY);
+    *place(b, d) = make(items, n, MAPI_ARRAY);
     return MAPI_JSON_OK;
 }
 
@@ -537,17 +549,10 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
     switch (t) {
     case ondemand::json_type::object:
     case ondemand::json_type::array:
-    {
-        struct mapi_value node;
-        mapi_json_status st;
         if (depth + 1 > b.max_depth)
             return fail(b, MAPI_JSON_DEPTH, raw.data());
-        st = t == ondemand::json_type::object ? read_object(b, v, &node, depth + 1)
-                                              : read_array(b, v, &node, depth + 1);
-        if (st == MAPI_JSON_OK)
-            *place(b, d) = node; /* the scratch arrays may have moved meanwhile */
-        return st;
-    }
+        return t == ondemand::json_type::object ? read_object(b, v, d, depth + 1)
+                                                : read_array(b, v, d, depth + 1);
     case ondemand::json_type::string:
         /* scalars: nothing moves while they are read */
         return read_string(b, v, raw, place(b, d), type_member);
@@ -663,16 +668,166 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     return MAPI_JSON_OK;
 }
 
+/* ---- the blocks kept per thread (json_parse.h) ---- */
+
+/* Plain data, valid at any time of the thread's life; its blocks are freed
+   by cache_owner's destructor at the thread's end, after which blocks
+   given are freed at once. */
+struct block_cache {
+    void *p[MAPI_BLOCK_SLOTS];
+    size_t size[MAPI_BLOCK_SLOTS];
+    size_t n, bytes;
+    bool dead;
+};
+thread_local block_cache cache;
+
+struct cache_owner {
+    bool armed;
+    ~cache_owner()
+    {
+        for (size_t i = 0; i < cache.n; i++)
+            free(cache.p[i]);
+        cache.n = cache.bytes = 0;
+        cache.dead = true;
+    }
+};
+thread_local cache_owner owner;
+
+} // namespace
+
+extern "C" void *mapi_block_take(size_t n, size_t *size)
+{
+    block_cache &c = cache;
+    size_t best = c.n;
+
+    /* the smallest kept block that holds n and is not twice as large */
+    for (size_t i = 0; i < c.n; i++)
+        if (c.size[i] >= n && c.size[i] / 2 <= n && (best == c.n || c.size[i] < c.size[best]))
+            best = i;
+    if (best < c.n) {
+        void *p = c.p[best];
+        *size = c.size[best];
+        c.bytes -= c.size[best];
+        c.n--;
+        c.p[best] = c.p[c.n];
+        c.size[best] = c.size[c.n];
+        return p;
+    }
+    *size = n;
+    return malloc(n ? n : 1);
+}
+
+extern "C" void mapi_block_give(void *p, size_t size)
+{
+    block_cache &c = cache;
+
+    if (!p)
+        return;
+    if (!c.dead && size <= MAPI_BLOCK_KEEP) {
+        owner.armed = true; /* constructs the owner: its destructor runs at the thread's end */
+        /* room: the oldest blocks go first */
+        while (c.n > 0 && (c.n == MAPI_BLOCK_SLOTS || c.bytes + size > MAPI_BLOCK_KEEP)) {
+            free(c.p[0]);
+            c.bytes -= c.size[0];
+            c.n--;
+            memmove(c.p, c.p + 1, c.n * sizeof c.p[0]);
+            memmove(c.size, c.size + 1, c.n * sizeof c.size[0]);
+        }
+        c.p[c.n] = p;
+        c.size[c.n] = size;
+        c.n++;
+        c.bytes += size;
+        return;
+    }
+    free(p);
+}
+
+namespace {
+
+/* The builder's scratch arrays, kept per thread between documents (as the
+   parser is) unless they grew beyond what a page of a few MiB needs. */
+struct scratch {
+    mapi_member *mem;
+    size_t capmem;
+    struct mapi_value *val;
+    size_t capval;
+    mapi_name **slots;
+    size_t nslots;
+    uint32_t *stamps;
+    size_t capstamps;
+    ~scratch()
+    {
+        free(mem);
+        free(val);
+        free(slots);
+        free(stamps);
+    }
+};
+
+const size_t KEEP_ENTRIES = (size_t)1 << 16, KEEP_SLOTS = 4096;
+
+/* b's scratch arrays from s (the name table emptied), s left empty. */
+void take_scratch(builder &b, scratch &s)
+{
+    b.mem = s.mem;
+    b.capmem = s.capmem;
+    b.val = s.val;
+    b.capval = s.capval;
+    b.slots = s.slots;
+    b.nslots = s.nslots;
+    b.stamps = s.stamps;
+    b.capstamps = s.capstamps;
+    if (b.slots)
+        memset(b.slots, 0, b.nslots * sizeof *b.slots);
+    s.mem = NULL;
+    s.val = NULL;
+    s.slots = NULL;
+    s.stamps = NULL;
+    s.capmem = s.capval = s.nslots = s.capstamps = 0;
+}
+
+/* b's scratch arrays back into s, or freed when too large to keep. */
+void keep_scratch(builder &b, scratch &s)
+{
+    if (b.capmem > KEEP_ENTRIES) {
+        free(b.mem);
+        b.mem = NULL;
+        b.capmem = 0;
+    }
+    if (b.capval > KEEP_ENTRIES) {
+        free(b.val);
+        b.val = NULL;
+        b.capval = 0;
+    }
+    if (b.nslots > KEEP_SLOTS || b.capstamps > KEEP_SLOTS) {
+        free(b.slots);
+        free(b.stamps);
+        b.slots = NULL;
+        b.stamps = NULL;
+        b.nslots = b.capstamps = 0;
+    }
+    s.mem = b.mem;
+    s.capmem = b.capmem;
+    s.val = b.val;
+    s.capval = b.capval;
+    s.slots = b.slots;
+    s.nslots = b.nslots;
+    s.stamps = b.stamps;
+    s.capstamps = b.capstamps;
+}
+
 } // namespace
 
 extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth,
                                             mapi_arena *arena, mapi_json_result *out)
 {
     static thread_local ondemand::parser kept;
+    static thread_local scratch kept_scratch;
     builder b;
     mapi_json_status st;
 
     memset(&b, 0, sizeof b);
+    take_scratch(b, kept_scratch);
     b.arena = arena;
     b.buf = buf;
     b.len = len;
@@ -705,9 +860,6 @@ done:
     out->names = b.nnames;
     out->offset = b.offset;
     out->dup = b.dup;
-    free(b.mem);
-    free(b.val);
-    free(b.slots);
-    free(b.stamps);
+    keep_scratch(b, kept_scratch);
     return st;
 }

@@ -48,6 +48,22 @@ void *mapi_arena_grow(mapi_arena *a, size_t n);
    with the arena; NULL when out of memory. */
 void *mapi_arena_block(mapi_arena *a, size_t n);
 
+/*
+ * Large blocks of documents (arena chunks, body copies), kept per thread
+ * for the next document instead of going back to malloc: a page read
+ * after page would otherwise have glibc give the pages back to the system
+ * and fault them in again at every document (a fifth of a decode's time).
+ * A thread keeps at most MAPI_BLOCK_KEEP bytes in MAPI_BLOCK_SLOTS blocks,
+ * freed when the thread ends.  mapi_block_take: a block of at least n bytes
+ * (*size gets its real size, at most twice n), or NULL when out of memory.
+ * mapi_block_give: p, a block of size bytes from mapi_block_take (freed on
+ * any thread), kept or freed; NULL is ignored.
+ */
+#define MAPI_BLOCK_KEEP ((size_t)4 << 20)
+#define MAPI_BLOCK_SLOTS 16
+void *mapi_block_take(size_t n, size_t *size);
+void mapi_block_give(void *p, size_t size);
+
 /* n bytes aligned to 8, or NULL when out of memory.  Freed with the arena. */
 static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)
 {

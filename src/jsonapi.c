@@ -92,8 +92,10 @@ static const char *str_of(const mapi_value *v)
     return (const char *)v->p;
 }
 
-/* Room for one more entry in an array of *cap elements of size sz. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+/* Room for one more entry in an array of *cap elements of size sz in the
+   document's arena (a grown array is a copy: the old one stays unused
+   until the document is freed). */
+static int grow(mapi_doc *d, void **arr, size_t *cap, size_t n, size_t sz)
 {
     size_t c;
     void *p;
@@ -103,9 +105,11 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
     c = *cap ? *cap * 2 : 64;
     if (c > ((size_t)-1) / 2 / sz)
         return -1;
-    p = realloc(*arr, c * sz);
+    p = mapi_arena_alloc(&d->arena, c * sz);
     if (!p)
         return -1;
+    if (n)
+        memcpy(p, *arr, n * sz);
     *arr = p;
     *cap = c;
     return 0;
@@ -251,11 +255,12 @@ static int grow_slots(mapi_doc *d, size_t want)
     }
     if (n <= d->nslots)
         return 0;
-    d->slots = calloc(n, sizeof(size_t));
+    d->slots = mapi_arena_alloc(&d->arena, n * sizeof(size_t));
     if (!d->slots) {
         d->slots = old;
         return -1;
     }
+    memset(d->slots, 0, n * sizeof(size_t));
     d->nslots = n;
     for (i = 0; i < nold; i++) {
         if (old[i]) {
@@ -265,7 +270,6 @@ static int grow_slots(mapi_doc *d, size_t want)
                        str_of(k), mapi_tl_len(k)) = old[i];
         }
     }
-    free(old);
     return 0;
 }
 
@@ -524,7 +528,7 @@ static int merge_resource(mapi_doc *d, mapi_resource *a, const mapi_resource *b,
 /* Room for one more resource. */
 static int reserve_resource(mapi_doc *d)
 {
-    return grow((void **)&d->res, &d->capres, d->nres, sizeof *d->res);
+    return grow(d, (void **)&d->res, &d->capres, d->nres, sizeof *d->res);
 }
 
 /* Makes (type, lid) find resource r.  0, or -1 with err when that lid
@@ -661,7 +665,7 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
                                   "not JSON:API: relationship %s of " LABEL_FMT
                                   " is not an object",
                                   quoted(m[k].name->s, m[k].name->len, q), LABEL_ARGS(owner));
-        if (grow((void **)&d->rels, &d->caprels, d->nrels, sizeof *d->rels) != 0)
+        if (grow(d, (void **)&d->rels, &d->caprels, d->nrels, sizeof *d->rels) != 0)
             return oom(err);
         data = mapi_value_member_id(rel, MAPI_N_DATA);
         rec = &d->rels[d->nrels];
@@ -683,7 +687,7 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
                 size_t idx = 0;
                 if (resolve_linkage(d, link, &idx, i, m[k].name, err) != 0)
                     return -1;
-                if (grow((void **)&d->targets, &d->captargets, d->ntargets,
+                if (grow(d, (void **)&d->targets, &d->captargets, d->ntargets,
                          sizeof *d->targets) != 0)
                     return oom(err);
                 d->targets[d->ntargets++] = idx;
@@ -707,7 +711,7 @@ static int build_index(mapi_doc *d, mapi_error *err)
 {
     const mapi_value *r = d->root, *data = NULL;
     uint32_t *stamps = NULL, serial = 0;
-    size_t i, n, nincl, idx = 0;
+    size_t i, n, nincl, nrels, idx = 0;
     int rc = -1;
     place p;
 
@@ -739,8 +743,8 @@ static int build_index(mapi_doc *d, mapi_error *err)
     /* one stamp per name: which attribute names the resource checked now has */
     stamps = calloc(d->nnames ? d->nnames : 1, sizeof *stamps);
     d->capres = n + nincl + 16;
-    d->res = malloc(d->capres * sizeof *d->res);
-    d->data_map = n ? malloc(n * sizeof *d->data_map) : NULL;
+    d->res = mapi_arena_alloc(&d->arena, d->capres * sizeof *d->res);
+    d->data_map = n ? mapi_arena_alloc(&d->arena, n * sizeof *d->data_map) : NULL;
     if (!stamps || !d->res || (n && !d->data_map) || grow_slots(d, 2 * (n + nincl) + 8) != 0) {
         rc = oom(err);
         goto out;
@@ -763,6 +767,16 @@ static int build_index(mapi_doc *d, mapi_error *err)
             goto out;
     }
     d->nreal = d->nres;
+    /* one record per relationship, one target per to-one linkage at least */
+    for (i = 0, nrels = 0; i < d->nreal; i++)
+        if (is_object(d->res[i].relationships))
+            nrels += mapi_tl_len(d->res[i].relationships);
+    if (nrels && ((d->rels = mapi_arena_alloc(&d->arena, nrels * sizeof *d->rels)) == NULL ||
+                  (d->targets = mapi_arena_alloc(&d->arena, nrels * sizeof *d->targets)) == NULL)) {
+        rc = oom(err);
+        goto out;
+    }
+    d->caprels = d->captargets = nrels;
     for (i = 0; i < d->nreal; i++)
         if (resolve_relationships(d, i, err) != 0)
             goto out;
@@ -884,8 +898,7 @@ int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **ou
     if (!d)
         return oom(err);
     /* the reader needs padding after the body: a copy of the caller's bytes */
-    d->copy_size = len + MAPI_JSON_PADDING;
-    d->copy = malloc(d->copy_size);
+    d->copy = mapi_block_take(len + MAPI_JSON_PADDING, &d->copy_size);
     if (!d->copy) {
         mapi_doc_free(d);
         return oom(err);
@@ -956,13 +969,8 @@ void mapi_doc_free(mapi_doc *d)
     if (!d)
         return;
     mapi_response_free(d->response);
-    free(d->res);
-    free(d->data_map);
-    free(d->slots);
-    free(d->rels);
-    free(d->targets);
     mapi_arena_free(&d->arena);
-    free(d->copy);
+    mapi_block_give(d->copy, d->copy_size);
     free(d);
 }
 
@@ -981,10 +989,8 @@ const mapi_response *mapi_doc_response(const mapi_doc *d) { return d->response; 
 
 size_t mapi_doc_size(const mapi_doc *d)
 {
-    return sizeof *d + d->arena.bytes + (d->copy ? d->copy_size : 0) +
-           d->capres * sizeof *d->res + d->ndata * sizeof *d->data_map +
-           d->nslots * sizeof *d->slots + d->caprels * sizeof *d->rels +
-           d->captargets * sizeof *d->targets;
+    /* the index, the resources and their relationships are in the arena */
+    return sizeof *d + d->arena.bytes + (d->copy ? d->copy_size : 0);
 }
 
 void mapi_doc_set_settled(mapi_doc *d) { d->settled = 1; }
