@@ -28,6 +28,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "json_parse.h"
 
@@ -108,30 +111,44 @@ inline uint64_t load8(const char *s)
     return w;
 }
 
-/* The first n < 8 bytes of s as a zero-extended word. */
+/* The first n <= 8 bytes of s as a zero-extended word.  padded: 8 bytes
+   may be read at s (the word is the same either way). */
 inline uint64_t load_short(const char *s, size_t n, bool padded)
 {
     uint64_t w = 0;
-    if (padded) /* 8 bytes may be read: keep n of them */
+    if (padded)
         return n ? load8(s) & (~UINT64_C(0) >> (64 - 8 * n)) : 0;
     for (size_t i = 0; i < n; i++)
         w |= (uint64_t)(unsigned char)s[i] << (8 * i);
     return w;
 }
 
-/* A hash of a byte string, eight bytes at a time: names are short, so up
-   to 16 bytes it is two loads.  padded: s[0..n + 8) may be read (a body or
-   simdjson's string buffer, both padded); the hash is the same either way. */
-inline size_t hash_bytes(const char *s, size_t n, bool padded = false)
+/* The first 16 bytes of a name, zero past its end: with its length, all a
+   name of up to 16 bytes is compared by. */
+struct head16 {
+    uint64_t w0, w1;
+};
+
+inline head16 head_of(const char *s, size_t n, bool padded)
 {
-    uint64_t h = (uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F);
+    head16 h;
+    h.w0 = load_short(s, n < 8 ? n : 8, padded);
+    h.w1 = n > 8 ? load_short(s + 8, n < 16 ? n - 8 : 8, padded) : 0;
+    return h;
+}
+
+/* A hash of a name: its length and head, then eight bytes at a time.
+   padded: s[0..n + 8) may be read (a body or simdjson's string buffer, both
+   padded); the hash is the same either way. */
+inline size_t hash_name(const char *s, size_t n, const head16 &hd, bool padded)
+{
+    uint64_t h = mapi_hash_mix((uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F), hd.w0);
     if (n <= 8)
-        return (size_t)mapi_hash_mix(h, load_short(s, n, padded));
-    if (n <= 16)
-        return (size_t)mapi_hash_mix(mapi_hash_mix(h, load8(s)), load8(s + n - 8));
-    for (; n >= 8; s += 8, n -= 8)
-        h = mapi_hash_mix(h, load8(s));
-    return (size_t)mapi_hash_mix(h, load_short(s, n, false));
+        return (size_t)h;
+    h = mapi_hash_mix(h, hd.w1);
+    for (s += 16, n = n > 16 ? n - 16 : 0; n > 0; s += 8, n -= n < 8 ? n : 8)
+        h = mapi_hash_mix(h, load_short(s, n < 8 ? n : 8, padded));
+    return (size_t)h;
 }
 
 bool grow_names(builder &b)
@@ -146,7 +163,8 @@ bool grow_names(builder &b)
         mapi_name *nm = b.slots[i];
         if (!nm)
             continue;
-        size_t j = hash_bytes(nm->s, nm->len) & (n - 1);
+        head16 hd = {nm->head[0], nm->head[1]};
+        size_t j = hash_name(nm->s, nm->len, hd, false) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = nm;
@@ -158,17 +176,20 @@ bool grow_names(builder &b)
 }
 
 /* The interned name of s[0..n), made on first sight; NULL when out of
-   memory.  padded: s is in a padded buffer (see hash_bytes). */
+   memory.  padded: s is in a padded buffer (see hash_name).  Compared by
+   length and head, and the bytes past 16 when there are more. */
 const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
 {
     if ((b.nnames + 1) * 2 > b.nslots && !grow_names(b))
         return NULL;
-    size_t mask = b.nslots - 1, j = hash_bytes(s, n, padded) & mask;
+    head16 hd = head_of(s, n, padded);
+    size_t mask = b.nslots - 1, j = hash_name(s, n, hd, padded) & mask;
     for (;;) {
         mapi_name *nm = b.slots[j];
         if (!nm)
             break;
-        if (nm->len == n && memcmp(nm->s, s, n) == 0)
+        if (nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
+            (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
             return nm;
         j = (j + 1) & mask;
     }
@@ -184,6 +205,8 @@ const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false
     nm->s = text;
     nm->len = n;
     nm->id = b.nnames;
+    nm->head[0] = hd.w0;
+    nm->head[1] = hd.w1;
     b.stamps[b.nnames] = 0;
     b.nnames++;
     b.slots[j] = nm;
@@ -260,13 +283,22 @@ mapi_type number_class(const char *s, size_t n)
     return digits < 19 ? MAPI_INT : MAPI_NUMBER;
 }
 
-/* A copy of s[0..n) with a NUL after it, in the text block. */
-inline const char *copy_text(builder &b, const char *s, size_t n)
+/* A copy of s[0..n) with a NUL after it, in the text block.  in_body: s
+   is in the body, whose padding may be read past s + n: the copy goes 16
+   bytes at a time (texts are short: a call of memcpy costs more), writing
+   up to 15 bytes past the NUL into room the next texts overwrite. */
+inline const char *copy_text(builder &b, const char *s, size_t n, bool in_body)
 {
     char *p;
-    if ((size_t)(b.text_end - b.text) > n) {
+    if ((size_t)(b.text_end - b.text) > n + 16) {
         p = b.text;
         b.text += n + 1;
+        if (in_body && n <= 64) {
+            for (size_t i = 0; i < n; i += 16)
+                memcpy(p + i, s + i, 16);
+            p[n] = '\0';
+            return p;
+        }
     } else { /* never for a body's own texts; kept safe */
         if (n >= MAX_LEN)
             return NULL;
@@ -306,10 +338,20 @@ inline struct mapi_value make(const void *p, size_t len, unsigned flags)
 #define HIGHS UINT64_C(0x8080808080808080)
 
 /* The first '"' or '\\' at or after s (one is there: simdjson found the
-   string closed; the padding makes the 8-byte reads safe). */
+   string closed; the padding makes the 16- or 8-byte reads safe). */
 inline const char *quote_or_backslash(const char *s)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+    for (;;) {
+        __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s));
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(w, q), _mm_cmpeq_epi8(w, bs)));
+        if (m)
+            return s + __builtin_ctz(m);
+        s += 16;
+    }
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (;;) {
         uint64_t w, q, bs;
         memcpy(&w, s, 8);
@@ -374,7 +416,7 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
         *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
         return MAPI_JSON_OK;
     }
-    const char *copy = copy_text(b, text.data(), text.size());
+    const char *copy = copy_text(b, text.data(), text.size(), *e == '"');
     if (!copy)
         return fail(b, text.size() >= MAX_LEN ? MAPI_JSON_TOO_LARGE : MAPI_JSON_MEMORY, NULL);
     *out = make(copy, text.size(), MAPI_STRING);
@@ -395,7 +437,7 @@ mapi_json_status read_scalar(builder &b, ondemand::json_type t, std::string_view
                                   memchr(tok.data(), 'E', tok.size())))
             copy = copy_with_decimal(b, tok.data(), tok.size());
         else
-            copy = copy_text(b, tok.data(), tok.size());
+            copy = copy_text(b, tok.data(), tok.size(), true);
         if (!copy)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(copy, tok.size(), nt);

@@ -93,6 +93,7 @@ typedef struct mapi_name {
     const char *s;
     size_t len;
     size_t id;
+    uint64_t head[2]; /* the reader's: s[0..16) as two words, zero past len */
 } mapi_name;
 
 /*

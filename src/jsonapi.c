@@ -188,24 +188,43 @@ static void label_of(label *l, const mapi_value *type, const mapi_value *id, con
 
 /* ---- the (type, id) / (type, lid) index ---- */
 
-/* Eight bytes at a time (ids are often 36-byte UUIDs). */
-static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+static uint64_t load64(const char *s)
 {
     uint64_t w;
-    size_t i;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+static uint64_t load32(const char *s)
+{
+    uint32_t w;
+    memcpy(&w, s, 4);
+    return w;
+}
+
+/* Eight bytes at a time (ids are often 36-byte UUIDs), then the last
+   n % 8 bytes as a word of their own (they differ most between ids): read
+   with one load ending at s + n, never past it. */
+static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+{
+    size_t r = n % 8, i;
+    uint64_t w;
 
     h = mapi_hash_mix(h, (uint64_t)n);
-    for (; n >= 8; s += 8, n -= 8) {
-        memcpy(&w, s, 8);
-        h = mapi_hash_mix(h, w);
-    }
-    if (n) {
+    for (i = 0; i + 8 <= n; i += 8)
+        h = mapi_hash_mix(h, load64(s + i));
+    if (r == 0)
+        return h;
+    if (n >= 8) {
+        w = load64(s + n - 8) >> (8 * (8 - r));
+    } else if (r >= 4) {
+        w = load32(s) | load32(s + r - 4) << (8 * (r - 4));
+    } else {
         w = 0;
-        for (i = 0; i < n; i++)
+        for (i = 0; i < r; i++)
             w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-        h = mapi_hash_mix(h, w);
     }
-    return h;
+    return mapi_hash_mix(h, w);
 }
 
 static size_t hash_key(const char *type, size_t tlen, unsigned kind, const char *v, size_t vlen)
@@ -293,12 +312,24 @@ static size_t slot_index(size_t s)
 static int read_identity(const mapi_value *obj, const mapi_value **type, const mapi_value **id,
                          const mapi_value **lid)
 {
-    const mapi_value *t = mapi_value_member_id(obj, MAPI_N_TYPE);
-    const mapi_value *i = mapi_value_member_id(obj, MAPI_N_ID);
-    const mapi_value *l = mapi_value_member_id(obj, MAPI_N_LID);
+    const mapi_value *t = NULL, *i = NULL, *l = NULL;
+    const mapi_member *m;
+    size_t k, n;
 
-    if (!is_object(obj) || !is_string(t) || (i && !is_string(i)) || (l && !is_string(l)) ||
-        (!i && !l))
+    if (!is_object(obj))
+        return -1;
+    /* one pass (names are unique in an object) */
+    m = (const mapi_member *)obj->p;
+    n = mapi_tl_len(obj);
+    for (k = 0; k < n; k++) {
+        switch (m[k].name->id) {
+        case MAPI_N_TYPE: t = &m[k].value; break;
+        case MAPI_N_ID: i = &m[k].value; break;
+        case MAPI_N_LID: l = &m[k].value; break;
+        default: break;
+        }
+    }
+    if (!is_string(t) || (i && !is_string(i)) || (l && !is_string(l)) || (!i && !l))
         return -1;
     *type = t;
     *id = i;
