@@ -59,7 +59,7 @@ void *mapi_arena_block(mapi_arena *a, size_t n);
  * mapi_block_give: p, a block of size bytes from mapi_block_take (freed on
  * any thread), kept or freed; NULL is ignored.
  */
-#define MAPI_BLOCK_KEEP ((size_t)4 << 20)
+#define MAPI_BLOCK_KEEP ((size_t)2 << 20)
 #define MAPI_BLOCK_SLOTS 16
 void *mapi_block_take(size_t n, size_t *size);
 void mapi_block_give(void *p, size_t size);
