@@ -21,7 +21,14 @@
    never the input) are assert() calls unless NDEBUG is defined, and cost
    more than the walk itself (2.7x its time on a 322 KiB page): they are
    hints to the compiler here, and checks in the sanitizer builds. */
-#if !defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(MAPI_SIMDJSON_CHECKS)
+#if defined(__SANITIZE_ADDRESS__)
+#define MAPI_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MAPI_SANITIZED 1
+#endif
+#endif
+#if !defined(NDEBUG) && !defined(MAPI_SANITIZED) && !defined(MAPI_SIMDJSON_CHECKS)
 #define NDEBUG 1
 #endif
 #include <simdjson.h>
