@@ -49,6 +49,7 @@ namespace {
 
 const size_t KEEP_CAPACITY = (size_t)1 << 20;
 const size_t MAX_LEN = ((size_t)-1) >> MAPI_TL_SHIFT;
+const size_t PREDICT = 512; /* member positions remembered: 32 parents' first 16 */
 
 /* The well-known names, in the order of enum mapi_known_name. */
 const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", "errors",
@@ -57,11 +58,11 @@ const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", 
 
 struct builder {
     mapi_arena *arena;
-    /* where string and number texts go, one after the other: a block of
-       the body's size (a text and its NUL never take more room than its
-       token and the byte after it) */
-    char *text, *text_end;
-    const char *buf;
+    /* the body being read, which the document owns: string values are
+       left in it (see read_string); orig: the same bytes unchanged, for
+       the diagnosis of a failure */
+    char *wbuf;
+    const char *buf, *orig;
     size_t len;
     int max_depth;
     /* the members / elements of the containers being read, innermost last */
@@ -76,6 +77,11 @@ struct builder {
     uint32_t *stamps;
     size_t capstamps;
     uint32_t serial;
+    /* the name last read at a member position (the name of the member
+       the object is the value of, or is in an array of; its index), checked
+       before the name table: the objects of a page repeat their names in
+       the same order */
+    const mapi_name *seen[PREDICT];
     /* the failure */
     mapi_json_status status;
     size_t offset;
@@ -185,11 +191,10 @@ bool grow_names(builder &b)
 /* The interned name of s[0..n), made on first sight; NULL when out of
    memory.  padded: s is in a padded buffer (see hash_name).  Compared by
    length and head, and the bytes past 16 when there are more. */
-const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
+const mapi_name *intern_head(builder &b, const char *s, size_t n, const head16 &hd, bool padded)
 {
     if ((b.nnames + 1) * 2 > b.nslots && !grow_names(b))
         return NULL;
-    head16 hd = head_of(s, n, padded);
     size_t mask = b.nslots - 1, j = hash_name(s, n, hd, padded) & mask;
     for (;;) {
         mapi_name *nm = b.slots[j];
@@ -217,6 +222,28 @@ const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false
     b.stamps[b.nnames] = 0;
     b.nnames++;
     b.slots[j] = nm;
+    return nm;
+}
+
+const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
+{
+    return intern_head(b, s, n, head_of(s, n, padded), padded);
+}
+
+/* The interned name of the key s[0..n) (padded) of member `index` of an
+   object under the member name of id `parent`: the name last seen there
+   when it is the same, else the name table's. */
+inline const mapi_name *intern_key(builder &b, const char *s, size_t n, size_t parent,
+                                   size_t index)
+{
+    head16 hd = head_of(s, n, true);
+    const mapi_name *&seen = b.seen[((parent << 4) | (index < 15 ? index : 15)) & (PREDICT - 1)];
+    const mapi_name *nm = seen;
+    if (nm && nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
+        (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
+        return nm;
+    nm = intern_head(b, s, n, hd, true);
+    seen = nm;
     return nm;
 }
 
@@ -290,30 +317,21 @@ mapi_type number_class(const char *s, size_t n)
     return digits < 19 ? MAPI_INT : MAPI_NUMBER;
 }
 
-/* A copy of s[0..n) with a NUL after it, in the text block.  in_body: s
-   is in the body, whose padding may be read past s + n: the copy goes 16
-   bytes at a time (texts are short: a call of memcpy costs more), writing
-   up to 15 bytes past the NUL into room the next texts overwrite. */
-inline const char *copy_text(builder &b, const char *s, size_t n, bool in_body)
+/* A copy of the number token s[0..n) (in the body: its padding may be
+   read past s + n) with a NUL after it, in the arena: the byte after a
+   number is the reader's (a comma, a bracket), never overwritten.  Texts
+   are short: 16 bytes at a time costs less than a call of memcpy. */
+inline const char *copy_number(builder &b, const char *s, size_t n)
 {
-    char *p;
-    if ((size_t)(b.text_end - b.text) > n + 16) {
-        p = b.text;
-        b.text += n + 1;
-        if (in_body && n <= 64) {
-            for (size_t i = 0; i < n; i += 16)
-                memcpy(p + i, s + i, 16);
-            p[n] = '\0';
-            return p;
-        }
-    } else { /* never for a body's own texts; kept safe */
-        if (n >= MAX_LEN)
-            return NULL;
-        p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 1));
-        if (!p)
-            return NULL;
+    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 16));
+    if (!p)
+        return NULL;
+    if (n < 64) {
+        for (size_t i = 0; i < n; i += 16)
+            memcpy(p + i, s + i, 16);
+    } else {
+        memcpy(p, s, n);
     }
-    memcpy(p, s, n);
     p[n] = '\0';
     return p;
 }
@@ -391,7 +409,7 @@ inline struct mapi_value *place(builder &b, const dest &d)
 }
 
 mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
-                            bool type_member);
+                            size_t parent, bool type_member);
 
 /* Where a value that simdjson could not type starts: a word ("NaN",
    "<html>") is a literal, anything else misplaced syntax. */
@@ -405,6 +423,17 @@ mapi_json_status untyped(builder &b, std::string_view tok)
     return fail(b, MAPI_JSON_LITERAL, at);
 }
 
+/*
+ * A string value is left where it is in the body (which the document
+ * owns): its closing quote becomes its NUL.  simdjson never reads that
+ * byte again: it moves from structural character to structural character
+ * (a string's opening quote is one, its closing quote is not), and only
+ * get_string reads a string's bytes, once, here, before the write.  A
+ * string with escapes is unescaped (by get_string, into simdjson's buffer)
+ * and copied back over its own source, never longer than it ("\n" is two
+ * bytes, "\u00e9" six for two): the NUL lands at the latest on the closing
+ * quote.  The bytes of a string are read by nothing after its value.
+ */
 mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view tok,
                              struct mapi_value *out, bool as_name)
 {
@@ -423,10 +452,13 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
         *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
         return MAPI_JSON_OK;
     }
-    const char *copy = copy_text(b, text.data(), text.size(), *e == '"');
-    if (!copy)
-        return fail(b, text.size() >= MAX_LEN ? MAPI_JSON_TOO_LARGE : MAPI_JSON_MEMORY, NULL);
-    *out = make(copy, text.size(), MAPI_STRING);
+    if (text.size() >= MAX_LEN)
+        return fail(b, MAPI_JSON_TOO_LARGE, NULL);
+    char *w = b.wbuf + (s - b.buf);
+    if (*e != '"')
+        memcpy(w, text.data(), text.size());
+    w[text.size()] = '\0';
+    *out = make(w, text.size(), MAPI_STRING);
     return MAPI_JSON_OK;
 }
 
@@ -444,7 +476,7 @@ mapi_json_status read_scalar(builder &b, ondemand::json_type t, std::string_view
                                   memchr(tok.data(), 'E', tok.size())))
             copy = copy_with_decimal(b, tok.data(), tok.size());
         else
-            copy = copy_text(b, tok.data(), tok.size(), true);
+            copy = copy_number(b, tok.data(), tok.size());
         if (!copy)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(copy, tok.size(), nt);
@@ -506,7 +538,8 @@ mapi_json_status check_duplicates(builder &b, size_t base)
 /* An object into its place d (computed once it is read: the scratch
    arrays may move meanwhile; writing the node there, rather than handing it
    back through memory, also spares a store-forwarding stall). */
-mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int depth)
+mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int depth,
+                             size_t parent)
 {
     ondemand::object obj;
     size_t base = b.nmem;
@@ -527,14 +560,14 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
         } else if (f.unescaped_key().get(key) != SUCCESS) {
             return fail(b, MAPI_JSON_STRING, k - 1);
         }
-        const mapi_name *nm = intern(b, key.data(), key.size(), true);
+        const mapi_name *nm = intern_key(b, key.data(), key.size(), parent, b.nmem - base);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         if (!reserve(b.mem, b.capmem, b.nmem + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
         dest md = {NULL, true, b.nmem++};
         b.mem[md.i].name = nm;
-        mapi_json_status st = read_value(b, f.value(), md, depth, nm->id == MAPI_N_TYPE);
+        mapi_json_status st = read_value(b, f.value(), md, depth, nm->id, nm->id == MAPI_N_TYPE);
         if (st != MAPI_JSON_OK)
             return st;
     }
@@ -553,7 +586,8 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
     return MAPI_JSON_OK;
 }
 
-mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int depth)
+mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int depth,
+                            size_t parent)
 {
     ondemand::array arr;
     size_t base = b.nval;
@@ -568,7 +602,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
         if (!reserve(b.val, b.capval, b.nval + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
         dest ed = {NULL, false, b.nval++};
-        mapi_json_status st = read_value(b, x, ed, depth, false);
+        mapi_json_status st = read_value(b, x, ed, depth, parent, false);
         if (st != MAPI_JSON_OK)
             return st;
     }
@@ -585,10 +619,11 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
     return MAPI_JSON_OK;
 }
 
-/* One value at nesting `depth` (its container's); type_member: the value of
-   a member named "type" (a string one is interned). */
+/* One value at nesting `depth` (its container's), of the member name of id
+   parent (or in an array of it); type_member: the value of a member named
+   "type" (a string one is interned). */
 mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
-                            bool type_member)
+                            size_t parent, bool type_member)
 {
     std::string_view raw = v.raw_json_token();
     ondemand::json_type t;
@@ -600,8 +635,8 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
     case ondemand::json_type::array:
         if (depth + 1 > b.max_depth)
             return fail(b, MAPI_JSON_DEPTH, raw.data());
-        return t == ondemand::json_type::object ? read_object(b, v, d, depth + 1)
-                                                : read_array(b, v, d, depth + 1);
+        return t == ondemand::json_type::object ? read_object(b, v, d, depth + 1, parent)
+                                                : read_array(b, v, d, depth + 1, parent);
     case ondemand::json_type::string:
         /* scalars: nothing moves while they are read */
         return read_string(b, v, raw, place(b, d), type_member);
@@ -617,6 +652,9 @@ mapi_json_status diagnose(builder &b)
 {
     uint64_t stack[MAPI_JSON_MAX_DEPTH / 64 + 1] = {0};
     size_t depth = 0;
+    /* the body unchanged (string values were written into); offsets are the
+       same in both */
+    b.buf = b.orig;
     const char *p = b.buf, *end = b.buf + b.len;
 
     for (; p < end; p++) {
@@ -706,7 +744,7 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     if ((e = doc.get_value().get(v)) != SUCCESS)
         return structure(b, e);
     dest d = {root, false, 0};
-    if (read_value(b, v, d, 0, false) != MAPI_JSON_OK) {
+    if (read_value(b, v, d, 0, MAPI_N_KNOWN, false) != MAPI_JSON_OK) {
         if (b.status == MAPI_JSON_SYNTAX)
             return diagnose(b);
         return b.status;
@@ -867,8 +905,9 @@ void keep_scratch(builder &b, scratch &s)
 
 } // namespace
 
-extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth,
-                                            mapi_arena *arena, mapi_json_result *out)
+extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *orig,
+                                            int max_depth, mapi_arena *arena,
+                                            mapi_json_result *out)
 {
     static thread_local ondemand::parser kept;
     static thread_local scratch kept_scratch;
@@ -878,7 +917,9 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth
     memset(&b, 0, sizeof b);
     take_scratch(b, kept_scratch);
     b.arena = arena;
+    b.wbuf = buf;
     b.buf = buf;
+    b.orig = orig;
     b.len = len;
     b.max_depth = max_depth < 1 ? 1 : max_depth > MAPI_JSON_MAX_DEPTH ? MAPI_JSON_MAX_DEPTH
                                                                       : max_depth;
@@ -896,9 +937,7 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth
         }
     if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
         st = fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    } else if (!(b.text = static_cast<char *>(mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
-        st = fail(b, MAPI_JSON_MEMORY, NULL);
-    } else if ((b.text_end = b.text + len + MAPI_JSON_PADDING), len <= KEEP_CAPACITY) {
+    } else if (len <= KEEP_CAPACITY) {
         st = read_document(b, kept, buf, &out->root);
     } else {
         /* buffers for this body only: a large one is not kept per thread */

@@ -889,9 +889,11 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
     }
 }
 
-/* Reads buf[0..len), which has MAPI_JSON_PADDING bytes of its own after it,
-   into d. */
-static int read_document(mapi_doc *d, char *buf, size_t len, int max_depth, mapi_error *err)
+/* Reads buf[0..len), which has MAPI_JSON_PADDING bytes of its own after it
+   and lives as long as d (its string values stay in it), into d; orig: the
+   same bytes unchanged, for the error messages. */
+static int read_document(mapi_doc *d, char *buf, const char *orig, size_t len, int max_depth,
+                         mapi_error *err)
 {
     mapi_json_result jr;
     mapi_json_status st;
@@ -904,9 +906,9 @@ static int read_document(mapi_doc *d, char *buf, size_t len, int max_depth, mapi
        much again, in chunks of a quarter of the body, at most 64 KiB (what
        the last one leaves unused is what is lost) */
     mapi_arena_init(&d->arena, len / 4 < ARENA_CHUNK_MAX ? len / 4 : ARENA_CHUNK_MAX);
-    st = mapi_json_parse(buf, len, max_depth, &d->arena, &jr);
+    st = mapi_json_parse(buf, len, orig, max_depth, &d->arena, &jr);
     if (st != MAPI_JSON_OK)
-        return json_error(st, &jr, buf, len, max_depth, err);
+        return json_error(st, &jr, orig, len, max_depth, err);
     d->root_node = jr.root;
     d->root = &d->root_node;
     d->nnames = jr.names;
@@ -928,7 +930,8 @@ int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **ou
     d = calloc(1, sizeof *d);
     if (!d)
         return oom(err);
-    /* the reader needs padding after the body: a copy of the caller's bytes */
+    /* the reader needs padding after the body, and the document keeps its
+       strings in what it read: a copy of the caller's bytes, one memcpy */
     d->copy = mapi_block_take(len + MAPI_JSON_PADDING, &d->copy_size);
     if (!d->copy) {
         mapi_doc_free(d);
@@ -936,7 +939,7 @@ int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **ou
     }
     if (len)
         memcpy(d->copy, body, len);
-    if (read_document(d, d->copy, len, max_depth, err) != 0) {
+    if (read_document(d, d->copy, body, len, max_depth, err) != 0) {
         mapi_doc_free(d);
         return -1;
     }
@@ -951,23 +954,10 @@ int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err
 
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err)
 {
-    int rc;
+    /* a copy: the document's strings stay in what it read, and the body
+       mapi_response_body hands out stays as received */
+    int rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
 
-    if (res->body && res->cap >= res->len + MAPI_JSON_PADDING) {
-        /* the body was received with room for the reader: read in place */
-        mapi_doc *d = calloc(1, sizeof *d);
-        mapi_error_clear(err);
-        *out = NULL;
-        if (!d) {
-            rc = oom(err);
-        } else if ((rc = read_document(d, res->body, res->len, max_depth, err)) != 0) {
-            mapi_doc_free(d);
-        } else {
-            *out = d;
-        }
-    } else {
-        rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
-    }
     if (rc != 0) {
         if (err) {
             mapi_response_free(err->response);
