@@ -63,6 +63,10 @@ struct builder {
        the diagnosis of a failure */
     char *wbuf;
     const char *buf, *orig;
+    /* !orig (a response's body, read where it was received): string values
+       are copied here instead, one after the other, a block of the body's
+       size (a text and its NUL never take more room than its token) */
+    char *text, *text_end;
     size_t len;
     int max_depth;
     /* the members / elements of the containers being read, innermost last */
@@ -435,7 +439,7 @@ mapi_json_status untyped(builder &b, std::string_view tok)
  * quote.  The bytes of a string are read by nothing after its value.
  */
 mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view tok,
-                             struct mapi_value *out, bool as_name)
+                             struct mapi_value *out, bool as_name, int depth)
 {
     const char *s = tok.data() + 1, *e = quote_or_backslash(s);
     std::string_view text;
@@ -446,7 +450,9 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
         return fail(b, MAPI_JSON_STRING, tok.data());
     }
     if (as_name) {
-        const mapi_name *nm = intern(b, text.data(), text.size(), true);
+        /* remembered as the (depth)th "member" of a "type": a page's
+           resources and linkages repeat their types level by level */
+        const mapi_name *nm = intern_key(b, text.data(), text.size(), MAPI_N_TYPE, (size_t)depth);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
@@ -454,7 +460,18 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
     }
     if (text.size() >= MAX_LEN)
         return fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    char *w = b.wbuf + (s - b.buf);
+    char *w;
+    if (!b.orig) { /* the body is not ours: a copy in the text block */
+        if ((size_t)(b.text_end - b.text) <= text.size())
+            return fail(b, MAPI_JSON_MEMORY, NULL); /* never: kept safe */
+        w = b.text;
+        b.text += text.size() + 1;
+        memcpy(w, text.data(), text.size());
+        w[text.size()] = '\0';
+        *out = make(w, text.size(), MAPI_STRING);
+        return MAPI_JSON_OK;
+    }
+    w = b.wbuf + (s - b.buf);
     if (*e != '"')
         memcpy(w, text.data(), text.size());
     w[text.size()] = '\0';
@@ -512,6 +529,18 @@ mapi_json_status structure(builder &b, error_code e)
         return fail(b, MAPI_JSON_STRING, NULL);
     default:
         return fail(b, MAPI_JSON_SYNTAX, NULL);
+    }
+}
+
+/* n entries from src to dst: a loop for the few members or elements most
+   containers have (a call of memcpy costs more), memcpy beyond. */
+template <typename T> inline void copy_small(T *dst, const T *src, size_t n)
+{
+    if (n <= 8) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = src[i];
+    } else {
+        memcpy(dst, src, n * sizeof *dst);
     }
 }
 
@@ -579,7 +608,7 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
         arr = static_cast<mapi_member *>(mapi_arena_alloc(b.arena, n * sizeof *arr));
         if (!arr)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        memcpy(arr, b.mem + base, n * sizeof *arr);
+        copy_small(arr, b.mem + base, n);
     }
     b.nmem = base;
     *place(b, d) = make(arr, n, MAPI_OBJECT);
@@ -612,7 +641,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
         items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.arena, n * sizeof *items));
         if (!items)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        memcpy(items, b.val + base, n * sizeof *items);
+        copy_small(items, b.val + base, n);
     }
     b.nval = base;
     *place(b, d) = make(items, n, MAPI_ARRAY);
@@ -639,7 +668,7 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
                                                 : read_array(b, v, d, depth + 1, parent);
     case ondemand::json_type::string:
         /* scalars: nothing moves while they are read */
-        return read_string(b, v, raw, place(b, d), type_member);
+        return read_string(b, v, raw, place(b, d), type_member, depth);
     default:
         return read_scalar(b, t, raw, place(b, d));
     }
@@ -654,7 +683,8 @@ mapi_json_status diagnose(builder &b)
     size_t depth = 0;
     /* the body unchanged (string values were written into); offsets are the
        same in both */
-    b.buf = b.orig;
+    if (b.orig)
+        b.buf = b.orig;
     const char *p = b.buf, *end = b.buf + b.len;
 
     for (; p < end; p++) {
@@ -937,7 +967,11 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *o
         }
     if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
         st = fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    } else if (len <= KEEP_CAPACITY) {
+    } else if (!orig && !(b.text = static_cast<char *>(
+                            mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
+        st = fail(b, MAPI_JSON_MEMORY, NULL);
+    } else if ((b.text_end = b.text ? b.text + len + MAPI_JSON_PADDING : NULL),
+               len <= KEEP_CAPACITY) {
         st = read_document(b, kept, buf, &out->root);
     } else {
         /* buffers for this body only: a large one is not kept per thread */

@@ -4,7 +4,7 @@
  * src/json_parse.cpp (the project's only C++: simdjson's On-Demand API)
  * reads a body once into a compact tree: every value is a 16-byte
  * struct mapi_value in an arena, strings are (pointer, length) in the body
- * the tree was read from, number texts (pointer, length) copies in the
+ * the tree was read from or copies, number texts (pointer, length) copies in the
  * arena, objects are arrays of members whose
  * names are interned (one mapi_name per distinct name, compared by
  * pointer).  This header is all the C files and the C++ file share: plain
@@ -107,7 +107,7 @@ typedef struct mapi_name {
  *                exponent ('e' or 'E'), its decimal form (mapi_decimal_form)
  *                follows the text's NUL, NUL-terminated too
  *   MAPI_STRING  p the bytes (NUL-terminated), length without the NUL,
- *                in the body read (mapi_json_parse);
+ *                in the body read or a copy (mapi_json_parse);
  *                MAPI_TL_NAME: p is the s of an interned mapi_name
  *   MAPI_ARRAY   p length struct mapi_value elements
  *   MAPI_OBJECT  p length mapi_member entries, in document order
@@ -201,11 +201,14 @@ typedef struct mapi_json_result {
  * Reads buf[0..len) -- one JSON value (RFC 8259, UTF-8), containers nested
  * at most max_depth deep (1 .. MAPI_JSON_MAX_DEPTH) -- into out->root, every
  * node, number text and name allocated from arena.  buf must be followed by
- * MAPI_JSON_PADDING bytes that belong to it: they are set to zero.  buf
- * becomes part of the tree: string values stay in it, unescaped in place,
- * their closing quote (or a byte before it) overwritten by their NUL, so
- * it must live as long as the arena and is no longer the JSON text.  orig:
- * the same len bytes unchanged (the caller's), read on failures only.
+ * MAPI_JSON_PADDING bytes that belong to it: they are set to zero.
+ * orig NULL: buf is read in place and stays as it is (but for the
+ * padding), string values are copied into the arena (a block of len).
+ * orig not NULL (the same len bytes, unchanged; read on failures only):
+ * buf becomes part of the tree -- string values stay in it, unescaped in
+ * place, their closing quote (or a byte before it) overwritten by their
+ * NUL -- so it must live as long as the arena, and is no longer the JSON
+ * text; no copy is made.
  * Numbers keep their exact text; strings are unescaped (a \u0000 is a
  * byte of the string); objects keep their members in document order and
  * must not repeat a name.  Every string value of a member named "type" is

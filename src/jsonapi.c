@@ -889,9 +889,9 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
     }
 }
 
-/* Reads buf[0..len), which has MAPI_JSON_PADDING bytes of its own after it
-   and lives as long as d (its string values stay in it), into d; orig: the
-   same bytes unchanged, for the error messages. */
+/* Reads buf[0..len), which has MAPI_JSON_PADDING bytes of its own after it,
+   into d.  orig NULL: buf stays unchanged; else buf lives as long as d (its
+   string values stay in it) and orig is the same bytes unchanged. */
 static int read_document(mapi_doc *d, char *buf, const char *orig, size_t len, int max_depth,
                          mapi_error *err)
 {
@@ -908,7 +908,7 @@ static int read_document(mapi_doc *d, char *buf, const char *orig, size_t len, i
     mapi_arena_init(&d->arena, len / 4 < ARENA_CHUNK_MAX ? len / 4 : ARENA_CHUNK_MAX);
     st = mapi_json_parse(buf, len, orig, max_depth, &d->arena, &jr);
     if (st != MAPI_JSON_OK)
-        return json_error(st, &jr, orig, len, max_depth, err);
+        return json_error(st, &jr, orig ? orig : buf, len, max_depth, err);
     d->root_node = jr.root;
     d->root = &d->root_node;
     d->nnames = jr.names;
@@ -954,10 +954,24 @@ int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err
 
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err)
 {
-    /* a copy: the document's strings stay in what it read, and the body
-       mapi_response_body hands out stays as received */
-    int rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
+    int rc;
 
+    if (res->body && res->cap >= res->len + MAPI_JSON_PADDING) {
+        /* the body was received with room for the reader: read in place (it
+           stays as mapi_response_body hands it out: strings are copied) */
+        mapi_doc *d = calloc(1, sizeof *d);
+        mapi_error_clear(err);
+        *out = NULL;
+        if (!d) {
+            rc = oom(err);
+        } else if ((rc = read_document(d, res->body, NULL, res->len, max_depth, err)) != 0) {
+            mapi_doc_free(d);
+        } else {
+            *out = d;
+        }
+    } else {
+        rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
+    }
     if (rc != 0) {
         if (err) {
             mapi_response_free(err->response);
