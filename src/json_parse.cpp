@@ -49,7 +49,14 @@ namespace {
 
 const size_t KEEP_CAPACITY = (size_t)1 << 20;
 const size_t MAX_LEN = ((size_t)-1) >> MAPI_TL_SHIFT;
-const size_t PREDICT = 512; /* member positions remembered: 32 parents' first 16 */
+const size_t PREDICT = 1024; /* member positions remembered: 64 groups of 16 */
+
+/* A remembered name: valid for the parse numbered gen only (the table is
+   kept per thread; a name lives in one document's arena). */
+struct seen_slot {
+    const mapi_name *nm;
+    uint64_t gen;
+};
 
 /* The well-known names, in the order of enum mapi_known_name. */
 const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", "errors",
@@ -85,7 +92,8 @@ struct builder {
        the object is the value of, or is in an array of; its index), checked
        before the name table: the objects of a page repeat their names in
        the same order */
-    const mapi_name *seen[PREDICT];
+    seen_slot *seen;
+    uint64_t gen;
     /* the failure */
     mapi_json_status status;
     size_t offset;
@@ -235,19 +243,21 @@ const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false
 }
 
 /* The interned name of the key s[0..n) (padded) of member `index` of an
-   object under the member name of id `parent`: the name last seen there
-   when it is the same, else the name table's. */
+   object at `depth` under the member name of id `parent`: the name last
+   seen there when it is the same, else the name table's. */
 inline const mapi_name *intern_key(builder &b, const char *s, size_t n, size_t parent,
-                                   size_t index)
+                                   int depth, size_t index)
 {
     head16 hd = head_of(s, n, true);
-    const mapi_name *&seen = b.seen[((parent << 4) | (index < 15 ? index : 15)) & (PREDICT - 1)];
-    const mapi_name *nm = seen;
-    if (nm && nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
+    uint32_t g = (uint32_t)(parent * 64 + (size_t)depth) * UINT32_C(0x9E3779B1) >> 26;
+    seen_slot &seen = b.seen[((size_t)g << 4) | (index < 15 ? index : 15)];
+    const mapi_name *nm = seen.nm;
+    if (seen.gen == b.gen && nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
         (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
         return nm;
     nm = intern_head(b, s, n, hd, true);
-    seen = nm;
+    seen.nm = nm;
+    seen.gen = b.gen;
     return nm;
 }
 
@@ -452,7 +462,7 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
     if (as_name) {
         /* remembered as the (depth)th "member" of a "type": a page's
            resources and linkages repeat their types level by level */
-        const mapi_name *nm = intern_key(b, text.data(), text.size(), MAPI_N_TYPE, (size_t)depth);
+        const mapi_name *nm = intern_key(b, text.data(), text.size(), MAPI_N_TYPE, depth, 15);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
@@ -589,7 +599,7 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
         } else if (f.unescaped_key().get(key) != SUCCESS) {
             return fail(b, MAPI_JSON_STRING, k - 1);
         }
-        const mapi_name *nm = intern_key(b, key.data(), key.size(), parent, b.nmem - base);
+        const mapi_name *nm = intern_key(b, key.data(), key.size(), parent, depth, b.nmem - base);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         if (!reserve(b.mem, b.capmem, b.nmem + 1))
@@ -941,11 +951,15 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *o
 {
     static thread_local ondemand::parser kept;
     static thread_local scratch kept_scratch;
+    static thread_local seen_slot seen[PREDICT];
+    static thread_local uint64_t gen;
     builder b;
     mapi_json_status st;
 
     memset(&b, 0, sizeof b);
     take_scratch(b, kept_scratch);
+    b.seen = seen;
+    b.gen = ++gen; /* from 1: a slot never filled has gen 0 */
     b.arena = arena;
     b.wbuf = buf;
     b.buf = buf;
