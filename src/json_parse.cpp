@@ -17,10 +17,27 @@
  * (its buffers are about five times the body); a larger body gets its
  * buffers for that parse only.
  */
+/* simdjson's own invariants (SIMDJSON_ASSUME: the state of its iterator,
+   never the input) are assert() calls unless NDEBUG is defined, and cost
+   more than the walk itself (2.7x its time on a 322 KiB page): they are
+   hints to the compiler here, and checks in the sanitizer builds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MAPI_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MAPI_SANITIZED 1
+#endif
+#endif
+#if !defined(NDEBUG) && !defined(MAPI_SANITIZED) && !defined(MAPI_SIMDJSON_CHECKS)
+#define NDEBUG 1
+#endif
 #include <simdjson.h>
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "json_parse.h"
 
@@ -32,6 +49,14 @@ namespace {
 
 const size_t KEEP_CAPACITY = (size_t)1 << 20;
 const size_t MAX_LEN = ((size_t)-1) >> MAPI_TL_SHIFT;
+const size_t PREDICT = 1024; /* member positions remembered: 64 groups of 16 */
+
+/* A remembered name: valid for the parse numbered gen only (the table is
+   kept per thread; a name lives in one document's arena). */
+struct seen_slot {
+    const mapi_name *nm;
+    uint64_t gen;
+};
 
 /* The well-known names, in the order of enum mapi_known_name. */
 const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", "errors",
@@ -40,11 +65,15 @@ const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", 
 
 struct builder {
     mapi_arena *arena;
-    /* where string and number texts go, one after the other: a block of
-       the body's size (a text and its NUL never take more room than its
-       token and the byte after it) */
+    /* the body being read, which the document owns: string values are
+       left in it (see read_string); orig: the same bytes unchanged, for
+       the diagnosis of a failure */
+    char *wbuf;
+    const char *buf, *orig;
+    /* !orig (a response's body, read where it was received): string values
+       are copied here instead, one after the other, a block of the body's
+       size (a text and its NUL never take more room than its token) */
     char *text, *text_end;
-    const char *buf;
     size_t len;
     int max_depth;
     /* the members / elements of the containers being read, innermost last */
@@ -59,6 +88,12 @@ struct builder {
     uint32_t *stamps;
     size_t capstamps;
     uint32_t serial;
+    /* the name last read at a member position (the name of the member
+       the object is the value of, or is in an array of; its index), checked
+       before the name table: the objects of a page repeat their names in
+       the same order */
+    seen_slot *seen;
+    uint64_t gen;
     /* the failure */
     mapi_json_status status;
     size_t offset;
@@ -101,30 +136,44 @@ inline uint64_t load8(const char *s)
     return w;
 }
 
-/* The first n < 8 bytes of s as a zero-extended word. */
+/* The first n <= 8 bytes of s as a zero-extended word.  padded: 8 bytes
+   may be read at s (the word is the same either way). */
 inline uint64_t load_short(const char *s, size_t n, bool padded)
 {
     uint64_t w = 0;
-    if (padded) /* 8 bytes may be read: keep n of them */
+    if (padded)
         return n ? load8(s) & (~UINT64_C(0) >> (64 - 8 * n)) : 0;
     for (size_t i = 0; i < n; i++)
         w |= (uint64_t)(unsigned char)s[i] << (8 * i);
     return w;
 }
 
-/* A hash of a byte string, eight bytes at a time: names are short, so up
-   to 16 bytes it is two loads.  padded: s[0..n + 8) may be read (a body or
-   simdjson's string buffer, both padded); the hash is the same either way. */
-inline size_t hash_bytes(const char *s, size_t n, bool padded = false)
+/* The first 16 bytes of a name, zero past its end: with its length, all a
+   name of up to 16 bytes is compared by. */
+struct head16 {
+    uint64_t w0, w1;
+};
+
+inline head16 head_of(const char *s, size_t n, bool padded)
 {
-    uint64_t h = (uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F);
+    head16 h;
+    h.w0 = load_short(s, n < 8 ? n : 8, padded);
+    h.w1 = n > 8 ? load_short(s + 8, n < 16 ? n - 8 : 8, padded) : 0;
+    return h;
+}
+
+/* A hash of a name: its length and head, then eight bytes at a time.
+   padded: s[0..n + 8) may be read (a body or simdjson's string buffer, both
+   padded); the hash is the same either way. */
+inline size_t hash_name(const char *s, size_t n, const head16 &hd, bool padded)
+{
+    uint64_t h = mapi_hash_mix((uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F), hd.w0);
     if (n <= 8)
-        return (size_t)mapi_hash_mix(h, load_short(s, n, padded));
-    if (n <= 16)
-        return (size_t)mapi_hash_mix(mapi_hash_mix(h, load8(s)), load8(s + n - 8));
-    for (; n >= 8; s += 8, n -= 8)
-        h = mapi_hash_mix(h, load8(s));
-    return (size_t)mapi_hash_mix(h, load_short(s, n, false));
+        return (size_t)h;
+    h = mapi_hash_mix(h, hd.w1);
+    for (s += 16, n = n > 16 ? n - 16 : 0; n > 0; s += 8, n -= n < 8 ? n : 8)
+        h = mapi_hash_mix(h, load_short(s, n < 8 ? n : 8, padded));
+    return (size_t)h;
 }
 
 bool grow_names(builder &b)
@@ -139,7 +188,8 @@ bool grow_names(builder &b)
         mapi_name *nm = b.slots[i];
         if (!nm)
             continue;
-        size_t j = hash_bytes(nm->s, nm->len) & (n - 1);
+        head16 hd = {nm->head[0], nm->head[1]};
+        size_t j = hash_name(nm->s, nm->len, hd, false) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = nm;
@@ -151,17 +201,19 @@ bool grow_names(builder &b)
 }
 
 /* The interned name of s[0..n), made on first sight; NULL when out of
-   memory.  padded: s is in a padded buffer (see hash_bytes). */
-const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
+   memory.  padded: s is in a padded buffer (see hash_name).  Compared by
+   length and head, and the bytes past 16 when there are more. */
+const mapi_name *intern_head(builder &b, const char *s, size_t n, const head16 &hd, bool padded)
 {
     if ((b.nnames + 1) * 2 > b.nslots && !grow_names(b))
         return NULL;
-    size_t mask = b.nslots - 1, j = hash_bytes(s, n, padded) & mask;
+    size_t mask = b.nslots - 1, j = hash_name(s, n, hd, padded) & mask;
     for (;;) {
         mapi_name *nm = b.slots[j];
         if (!nm)
             break;
-        if (nm->len == n && memcmp(nm->s, s, n) == 0)
+        if (nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
+            (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
             return nm;
         j = (j + 1) & mask;
     }
@@ -177,9 +229,35 @@ const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false
     nm->s = text;
     nm->len = n;
     nm->id = b.nnames;
+    nm->head[0] = hd.w0;
+    nm->head[1] = hd.w1;
     b.stamps[b.nnames] = 0;
     b.nnames++;
     b.slots[j] = nm;
+    return nm;
+}
+
+const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
+{
+    return intern_head(b, s, n, head_of(s, n, padded), padded);
+}
+
+/* The interned name of the key s[0..n) (padded) of member `index` of an
+   object at `depth` under the member name of id `parent`: the name last
+   seen there when it is the same, else the name table's. */
+inline const mapi_name *intern_key(builder &b, const char *s, size_t n, size_t parent,
+                                   int depth, size_t index)
+{
+    head16 hd = head_of(s, n, true);
+    uint32_t g = (uint32_t)(parent * 64 + (size_t)depth) * UINT32_C(0x9E3779B1) >> 26;
+    seen_slot &seen = b.seen[((size_t)g << 4) | (index < 15 ? index : 15)];
+    const mapi_name *nm = seen.nm;
+    if (seen.gen == b.gen && nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
+        (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
+        return nm;
+    nm = intern_head(b, s, n, hd, true);
+    seen.nm = nm;
+    seen.gen = b.gen;
     return nm;
 }
 
@@ -253,21 +331,21 @@ mapi_type number_class(const char *s, size_t n)
     return digits < 19 ? MAPI_INT : MAPI_NUMBER;
 }
 
-/* A copy of s[0..n) with a NUL after it, in the text block. */
-inline const char *copy_text(builder &b, const char *s, size_t n)
+/* A copy of the number token s[0..n) (in the body: its padding may be
+   read past s + n) with a NUL after it, in the arena: the byte after a
+   number is the reader's (a comma, a bracket), never overwritten.  Texts
+   are short: 16 bytes at a time costs less than a call of memcpy. */
+inline const char *copy_number(builder &b, const char *s, size_t n)
 {
-    char *p;
-    if ((size_t)(b.text_end - b.text) > n) {
-        p = b.text;
-        b.text += n + 1;
-    } else { /* never for a body's own texts; kept safe */
-        if (n >= MAX_LEN)
-            return NULL;
-        p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 1));
-        if (!p)
-            return NULL;
+    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 16));
+    if (!p)
+        return NULL;
+    if (n < 64) {
+        for (size_t i = 0; i < n; i += 16)
+            memcpy(p + i, s + i, 16);
+    } else {
+        memcpy(p, s, n);
     }
-    memcpy(p, s, n);
     p[n] = '\0';
     return p;
 }
@@ -299,10 +377,20 @@ inline struct mapi_value make(const void *p, size_t len, unsigned flags)
 #define HIGHS UINT64_C(0x8080808080808080)
 
 /* The first '"' or '\\' at or after s (one is there: simdjson found the
-   string closed; the padding makes the 8-byte reads safe). */
+   string closed; the padding makes the 16- or 8-byte reads safe). */
 inline const char *quote_or_backslash(const char *s)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+    for (;;) {
+        __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s));
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(w, q), _mm_cmpeq_epi8(w, bs)));
+        if (m)
+            return s + __builtin_ctz(m);
+        s += 16;
+    }
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (;;) {
         uint64_t w, q, bs;
         memcpy(&w, s, 8);
@@ -335,7 +423,7 @@ inline struct mapi_value *place(builder &b, const dest &d)
 }
 
 mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
-                            bool type_member);
+                            size_t parent, bool type_member);
 
 /* Where a value that simdjson could not type starts: a word ("NaN",
    "<html>") is a literal, anything else misplaced syntax. */
@@ -349,8 +437,19 @@ mapi_json_status untyped(builder &b, std::string_view tok)
     return fail(b, MAPI_JSON_LITERAL, at);
 }
 
+/*
+ * A string value is left where it is in the body (which the document
+ * owns): its closing quote becomes its NUL.  simdjson never reads that
+ * byte again: it moves from structural character to structural character
+ * (a string's opening quote is one, its closing quote is not), and only
+ * get_string reads a string's bytes, once, here, before the write.  A
+ * string with escapes is unescaped (by get_string, into simdjson's buffer)
+ * and copied back over its own source, never longer than it ("\n" is two
+ * bytes, "\u00e9" six for two): the NUL lands at the latest on the closing
+ * quote.  The bytes of a string are read by nothing after its value.
+ */
 mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view tok,
-                             struct mapi_value *out, bool as_name)
+                             struct mapi_value *out, bool as_name, int depth)
 {
     const char *s = tok.data() + 1, *e = quote_or_backslash(s);
     std::string_view text;
@@ -361,16 +460,32 @@ mapi_json_status read_string(builder &b, ondemand::value &v, std::string_view to
         return fail(b, MAPI_JSON_STRING, tok.data());
     }
     if (as_name) {
-        const mapi_name *nm = intern(b, text.data(), text.size(), true);
+        /* remembered as the (depth)th "member" of a "type": a page's
+           resources and linkages repeat their types level by level */
+        const mapi_name *nm = intern_key(b, text.data(), text.size(), MAPI_N_TYPE, depth, 15);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(nm->s, nm->len, MAPI_STRING | MAPI_TL_NAME);
         return MAPI_JSON_OK;
     }
-    const char *copy = copy_text(b, text.data(), text.size());
-    if (!copy)
-        return fail(b, text.size() >= MAX_LEN ? MAPI_JSON_TOO_LARGE : MAPI_JSON_MEMORY, NULL);
-    *out = make(copy, text.size(), MAPI_STRING);
+    if (text.size() >= MAX_LEN)
+        return fail(b, MAPI_JSON_TOO_LARGE, NULL);
+    char *w;
+    if (!b.orig) { /* the body is not ours: a copy in the text block */
+        if ((size_t)(b.text_end - b.text) <= text.size())
+            return fail(b, MAPI_JSON_MEMORY, NULL); /* never: kept safe */
+        w = b.text;
+        b.text += text.size() + 1;
+        memcpy(w, text.data(), text.size());
+        w[text.size()] = '\0';
+        *out = make(w, text.size(), MAPI_STRING);
+        return MAPI_JSON_OK;
+    }
+    w = b.wbuf + (s - b.buf);
+    if (*e != '"')
+        memcpy(w, text.data(), text.size());
+    w[text.size()] = '\0';
+    *out = make(w, text.size(), MAPI_STRING);
     return MAPI_JSON_OK;
 }
 
@@ -388,7 +503,7 @@ mapi_json_status read_scalar(builder &b, ondemand::json_type t, std::string_view
                                   memchr(tok.data(), 'E', tok.size())))
             copy = copy_with_decimal(b, tok.data(), tok.size());
         else
-            copy = copy_text(b, tok.data(), tok.size());
+            copy = copy_number(b, tok.data(), tok.size());
         if (!copy)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         *out = make(copy, tok.size(), nt);
@@ -427,6 +542,18 @@ mapi_json_status structure(builder &b, error_code e)
     }
 }
 
+/* n entries from src to dst: a loop for the few members or elements most
+   containers have (a call of memcpy costs more), memcpy beyond. */
+template <typename T> inline void copy_small(T *dst, const T *src, size_t n)
+{
+    if (n <= 8) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = src[i];
+    } else {
+        memcpy(dst, src, n * sizeof *dst);
+    }
+}
+
 /* No name twice among mem[base .. nmem). */
 mapi_json_status check_duplicates(builder &b, size_t base)
 {
@@ -447,7 +574,11 @@ mapi_json_status check_duplicates(builder &b, size_t base)
     return MAPI_JSON_OK;
 }
 
-mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *out, int depth)
+/* An object into its place d (computed once it is read: the scratch
+   arrays may move meanwhile; writing the node there, rather than handing it
+   back through memory, also spares a store-forwarding stall). */
+mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int depth,
+                             size_t parent)
 {
     ondemand::object obj;
     size_t base = b.nmem;
@@ -456,9 +587,11 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
     if (e != SUCCESS)
         return structure(b, e);
     for (auto fr : obj) {
-        ondemand::field f;
-        if ((e = std::move(fr).get(f)) != SUCCESS)
+        /* the field in place: a copy of it (its 8 + 4 byte parts read back
+           as 16) stalls on store forwarding */
+        if ((e = fr.error()) != SUCCESS)
             return structure(b, e);
+        ondemand::field &f = fr.value_unsafe();
         const char *k = f.key().raw(), *end = quote_or_backslash(k);
         std::string_view key;
         if (*end == '"') {
@@ -466,14 +599,14 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
         } else if (f.unescaped_key().get(key) != SUCCESS) {
             return fail(b, MAPI_JSON_STRING, k - 1);
         }
-        const mapi_name *nm = intern(b, key.data(), key.size(), true);
+        const mapi_name *nm = intern_key(b, key.data(), key.size(), parent, depth, b.nmem - base);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
         if (!reserve(b.mem, b.capmem, b.nmem + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        dest d = {NULL, true, b.nmem++};
-        b.mem[d.i].name = nm;
-        mapi_json_status st = read_value(b, f.value(), d, depth, nm->id == MAPI_N_TYPE);
+        dest md = {NULL, true, b.nmem++};
+        b.mem[md.i].name = nm;
+        mapi_json_status st = read_value(b, f.value(), md, depth, nm->id, nm->id == MAPI_N_TYPE);
         if (st != MAPI_JSON_OK)
             return st;
     }
@@ -485,14 +618,15 @@ mapi_json_status read_object(builder &b, ondemand::value &v, struct mapi_value *
         arr = static_cast<mapi_member *>(mapi_arena_alloc(b.arena, n * sizeof *arr));
         if (!arr)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        memcpy(arr, b.mem + base, n * sizeof *arr);
+        copy_small(arr, b.mem + base, n);
     }
     b.nmem = base;
-    *out = make(arr, n, MAPI_OBJECT);
+    *place(b, d) = make(arr, n, MAPI_OBJECT);
     return MAPI_JSON_OK;
 }
 
-mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *out, int depth)
+mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int depth,
+                            size_t parent)
 {
     ondemand::array arr;
     size_t base = b.nval;
@@ -501,13 +635,13 @@ mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *o
     if (e != SUCCESS)
         return structure(b, e);
     for (auto er : arr) {
-        ondemand::value x;
-        if ((e = std::move(er).get(x)) != SUCCESS)
+        if ((e = er.error()) != SUCCESS)
             return structure(b, e);
+        ondemand::value &x = er.value_unsafe();
         if (!reserve(b.val, b.capval, b.nval + 1))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        dest d = {NULL, false, b.nval++};
-        mapi_json_status st = read_value(b, x, d, depth, false);
+        dest ed = {NULL, false, b.nval++};
+        mapi_json_status st = read_value(b, x, ed, depth, parent, false);
         if (st != MAPI_JSON_OK)
             return st;
     }
@@ -517,17 +651,18 @@ mapi_json_status read_array(builder &b, ondemand::value &v, struct mapi_value *o
         items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.arena, n * sizeof *items));
         if (!items)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        memcpy(items, b.val + base, n * sizeof *items);
+        copy_small(items, b.val + base, n);
     }
     b.nval = base;
-    *out = make(items, n, MAPI_ARRAY);
+    *place(b, d) = make(items, n, MAPI_ARRAY);
     return MAPI_JSON_OK;
 }
 
-/* One value at nesting `depth` (its container's); type_member: the value of
-   a member named "type" (a string one is interned). */
+/* One value at nesting `depth` (its container's), of the member name of id
+   parent (or in an array of it); type_member: the value of a member named
+   "type" (a string one is interned). */
 mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
-                            bool type_member)
+                            size_t parent, bool type_member)
 {
     std::string_view raw = v.raw_json_token();
     ondemand::json_type t;
@@ -537,20 +672,13 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
     switch (t) {
     case ondemand::json_type::object:
     case ondemand::json_type::array:
-    {
-        struct mapi_value node;
-        mapi_json_status st;
         if (depth + 1 > b.max_depth)
             return fail(b, MAPI_JSON_DEPTH, raw.data());
-        st = t == ondemand::json_type::object ? read_object(b, v, &node, depth + 1)
-                                              : read_array(b, v, &node, depth + 1);
-        if (st == MAPI_JSON_OK)
-            *place(b, d) = node; /* the scratch arrays may have moved meanwhile */
-        return st;
-    }
+        return t == ondemand::json_type::object ? read_object(b, v, d, depth + 1, parent)
+                                                : read_array(b, v, d, depth + 1, parent);
     case ondemand::json_type::string:
         /* scalars: nothing moves while they are read */
-        return read_string(b, v, raw, place(b, d), type_member);
+        return read_string(b, v, raw, place(b, d), type_member, depth);
     default:
         return read_scalar(b, t, raw, place(b, d));
     }
@@ -563,6 +691,10 @@ mapi_json_status diagnose(builder &b)
 {
     uint64_t stack[MAPI_JSON_MAX_DEPTH / 64 + 1] = {0};
     size_t depth = 0;
+    /* the body unchanged (string values were written into); offsets are the
+       same in both */
+    if (b.orig)
+        b.buf = b.orig;
     const char *p = b.buf, *end = b.buf + b.len;
 
     for (; p < end; p++) {
@@ -652,7 +784,7 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     if ((e = doc.get_value().get(v)) != SUCCESS)
         return structure(b, e);
     dest d = {root, false, 0};
-    if (read_value(b, v, d, 0, false) != MAPI_JSON_OK) {
+    if (read_value(b, v, d, 0, MAPI_N_KNOWN, false) != MAPI_JSON_OK) {
         if (b.status == MAPI_JSON_SYNTAX)
             return diagnose(b);
         return b.status;
@@ -663,18 +795,175 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     return MAPI_JSON_OK;
 }
 
+/* ---- the blocks kept per thread (json_parse.h) ---- */
+
+/* Plain data, valid at any time of the thread's life; its blocks are freed
+   by cache_owner's destructor at the thread's end, after which blocks
+   given are freed at once. */
+struct block_cache {
+    void *p[MAPI_BLOCK_SLOTS];
+    size_t size[MAPI_BLOCK_SLOTS];
+    size_t n, bytes;
+    bool dead;
+};
+thread_local block_cache cache;
+
+struct cache_owner {
+    bool armed;
+    ~cache_owner()
+    {
+        for (size_t i = 0; i < cache.n; i++)
+            free(cache.p[i]);
+        cache.n = cache.bytes = 0;
+        cache.dead = true;
+    }
+};
+thread_local cache_owner owner;
+
 } // namespace
 
-extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth,
-                                            mapi_arena *arena, mapi_json_result *out)
+extern "C" void *mapi_block_take(size_t n, size_t *size)
+{
+    block_cache &c = cache;
+    size_t best = c.n;
+
+    /* the smallest kept block that holds n and is not twice as large */
+    for (size_t i = 0; i < c.n; i++)
+        if (c.size[i] >= n && c.size[i] / 2 <= n && (best == c.n || c.size[i] < c.size[best]))
+            best = i;
+    if (best < c.n) {
+        void *p = c.p[best];
+        *size = c.size[best];
+        c.bytes -= c.size[best];
+        c.n--;
+        c.p[best] = c.p[c.n];
+        c.size[best] = c.size[c.n];
+        return p;
+    }
+    *size = n;
+    return malloc(n ? n : 1);
+}
+
+extern "C" void mapi_block_give(void *p, size_t size)
+{
+    block_cache &c = cache;
+
+    if (!p)
+        return;
+    if (!c.dead && size <= MAPI_BLOCK_KEEP) {
+        owner.armed = true; /* constructs the owner: its destructor runs at the thread's end */
+        /* room: the oldest blocks go first */
+        while (c.n > 0 && (c.n == MAPI_BLOCK_SLOTS || c.bytes + size > MAPI_BLOCK_KEEP)) {
+            free(c.p[0]);
+            c.bytes -= c.size[0];
+            c.n--;
+            memmove(c.p, c.p + 1, c.n * sizeof c.p[0]);
+            memmove(c.size, c.size + 1, c.n * sizeof c.size[0]);
+        }
+        c.p[c.n] = p;
+        c.size[c.n] = size;
+        c.n++;
+        c.bytes += size;
+        return;
+    }
+    free(p);
+}
+
+namespace {
+
+/* The builder's scratch arrays, kept per thread between documents (as the
+   parser is) unless they grew beyond what a page of a few MiB needs. */
+struct scratch {
+    mapi_member *mem;
+    size_t capmem;
+    struct mapi_value *val;
+    size_t capval;
+    mapi_name **slots;
+    size_t nslots;
+    uint32_t *stamps;
+    size_t capstamps;
+    ~scratch()
+    {
+        free(mem);
+        free(val);
+        free(slots);
+        free(stamps);
+    }
+};
+
+const size_t KEEP_ENTRIES = (size_t)1 << 16, KEEP_SLOTS = 4096;
+
+/* b's scratch arrays from s (the name table emptied), s left empty. */
+void take_scratch(builder &b, scratch &s)
+{
+    b.mem = s.mem;
+    b.capmem = s.capmem;
+    b.val = s.val;
+    b.capval = s.capval;
+    b.slots = s.slots;
+    b.nslots = s.nslots;
+    b.stamps = s.stamps;
+    b.capstamps = s.capstamps;
+    if (b.slots)
+        memset(b.slots, 0, b.nslots * sizeof *b.slots);
+    s.mem = NULL;
+    s.val = NULL;
+    s.slots = NULL;
+    s.stamps = NULL;
+    s.capmem = s.capval = s.nslots = s.capstamps = 0;
+}
+
+/* b's scratch arrays back into s, or freed when too large to keep. */
+void keep_scratch(builder &b, scratch &s)
+{
+    if (b.capmem > KEEP_ENTRIES) {
+        free(b.mem);
+        b.mem = NULL;
+        b.capmem = 0;
+    }
+    if (b.capval > KEEP_ENTRIES) {
+        free(b.val);
+        b.val = NULL;
+        b.capval = 0;
+    }
+    if (b.nslots > KEEP_SLOTS || b.capstamps > KEEP_SLOTS) {
+        free(b.slots);
+        free(b.stamps);
+        b.slots = NULL;
+        b.stamps = NULL;
+        b.nslots = b.capstamps = 0;
+    }
+    s.mem = b.mem;
+    s.capmem = b.capmem;
+    s.val = b.val;
+    s.capval = b.capval;
+    s.slots = b.slots;
+    s.nslots = b.nslots;
+    s.stamps = b.stamps;
+    s.capstamps = b.capstamps;
+}
+
+} // namespace
+
+extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *orig,
+                                            int max_depth, mapi_arena *arena,
+                                            mapi_json_result *out)
 {
     static thread_local ondemand::parser kept;
+    static thread_local scratch kept_scratch;
+    static thread_local seen_slot seen[PREDICT];
+    static thread_local uint64_t gen;
     builder b;
     mapi_json_status st;
 
     memset(&b, 0, sizeof b);
+    take_scratch(b, kept_scratch);
+    b.seen = seen;
+    b.gen = ++gen; /* from 1: a slot never filled has gen 0 */
     b.arena = arena;
+    b.wbuf = buf;
     b.buf = buf;
+    b.orig = orig;
     b.len = len;
     b.max_depth = max_depth < 1 ? 1 : max_depth > MAPI_JSON_MAX_DEPTH ? MAPI_JSON_MAX_DEPTH
                                                                       : max_depth;
@@ -692,9 +981,11 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth
         }
     if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
         st = fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    } else if (!(b.text = static_cast<char *>(mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
+    } else if (!orig && !(b.text = static_cast<char *>(
+                            mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
         st = fail(b, MAPI_JSON_MEMORY, NULL);
-    } else if ((b.text_end = b.text + len + MAPI_JSON_PADDING), len <= KEEP_CAPACITY) {
+    } else if ((b.text_end = b.text ? b.text + len + MAPI_JSON_PADDING : NULL),
+               len <= KEEP_CAPACITY) {
         st = read_document(b, kept, buf, &out->root);
     } else {
         /* buffers for this body only: a large one is not kept per thread */
@@ -705,9 +996,6 @@ done:
     out->names = b.nnames;
     out->offset = b.offset;
     out->dup = b.dup;
-    free(b.mem);
-    free(b.val);
-    free(b.slots);
-    free(b.stamps);
+    keep_scratch(b, kept_scratch);
     return st;
 }

@@ -3,8 +3,9 @@
  *
  * src/json_parse.cpp (the project's only C++: simdjson's On-Demand API)
  * reads a body once into a compact tree: every value is a 16-byte
- * struct mapi_value in an arena, strings and number texts are (pointer,
- * length) copies in the same arena, objects are arrays of members whose
+ * struct mapi_value in an arena, strings are (pointer, length) in the body
+ * the tree was read from or copies, number texts (pointer, length) copies in the
+ * arena, objects are arrays of members whose
  * names are interned (one mapi_name per distinct name, compared by
  * pointer).  This header is all the C files and the C++ file share: plain
  * C, no C++ type, nothing that throws.  Not installed.
@@ -48,6 +49,22 @@ void *mapi_arena_grow(mapi_arena *a, size_t n);
    with the arena; NULL when out of memory. */
 void *mapi_arena_block(mapi_arena *a, size_t n);
 
+/*
+ * Large blocks of documents (arena chunks, body copies), kept per thread
+ * for the next document instead of going back to malloc: a page read
+ * after page would otherwise have glibc give the pages back to the system
+ * and fault them in again at every document (a fifth of a decode's time).
+ * A thread keeps at most MAPI_BLOCK_KEEP bytes in MAPI_BLOCK_SLOTS blocks,
+ * freed when the thread ends.  mapi_block_take: a block of at least n bytes
+ * (*size gets its real size, at most twice n), or NULL when out of memory.
+ * mapi_block_give: p, a block of size bytes from mapi_block_take (freed on
+ * any thread), kept or freed; NULL is ignored.
+ */
+#define MAPI_BLOCK_KEEP ((size_t)2 << 20)
+#define MAPI_BLOCK_SLOTS 16
+void *mapi_block_take(size_t n, size_t *size);
+void mapi_block_give(void *p, size_t size);
+
 /* n bytes aligned to 8, or NULL when out of memory.  Freed with the arena. */
 static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)
 {
@@ -77,6 +94,7 @@ typedef struct mapi_name {
     const char *s;
     size_t len;
     size_t id;
+    uint64_t head[2]; /* the reader's: s[0..16) as two words, zero past len */
 } mapi_name;
 
 /*
@@ -88,7 +106,8 @@ typedef struct mapi_name {
  *   MAPI_NUMBER  p the token's text, as for MAPI_INT; when it has an
  *                exponent ('e' or 'E'), its decimal form (mapi_decimal_form)
  *                follows the text's NUL, NUL-terminated too
- *   MAPI_STRING  p the bytes (NUL-terminated), length without the NUL;
+ *   MAPI_STRING  p the bytes (NUL-terminated), length without the NUL,
+ *                in the body read or a copy (mapi_json_parse);
  *                MAPI_TL_NAME: p is the s of an interned mapi_name
  *   MAPI_ARRAY   p length struct mapi_value elements
  *   MAPI_OBJECT  p length mapi_member entries, in document order
@@ -181,8 +200,15 @@ typedef struct mapi_json_result {
 /*
  * Reads buf[0..len) -- one JSON value (RFC 8259, UTF-8), containers nested
  * at most max_depth deep (1 .. MAPI_JSON_MAX_DEPTH) -- into out->root, every
- * node, string and name allocated from arena.  buf must be followed by
+ * node, number text and name allocated from arena.  buf must be followed by
  * MAPI_JSON_PADDING bytes that belong to it: they are set to zero.
+ * orig NULL: buf is read in place and stays as it is (but for the
+ * padding), string values are copied into the arena (a block of len).
+ * orig not NULL (the same len bytes, unchanged; read on failures only):
+ * buf becomes part of the tree -- string values stay in it, unescaped in
+ * place, their closing quote (or a byte before it) overwritten by their
+ * NUL -- so it must live as long as the arena, and is no longer the JSON
+ * text; no copy is made.
  * Numbers keep their exact text; strings are unescaped (a \u0000 is a
  * byte of the string); objects keep their members in document order and
  * must not repeat a name.  Every string value of a member named "type" is
@@ -190,8 +216,8 @@ typedef struct mapi_json_result {
  * wrong with out->offset (and out->dup) set; the arena then holds partial
  * work that only mapi_arena_free releases.
  */
-mapi_json_status mapi_json_parse(char *buf, size_t len, int max_depth, mapi_arena *arena,
-                                 mapi_json_result *out);
+mapi_json_status mapi_json_parse(char *buf, size_t len, const char *orig, int max_depth,
+                                 mapi_arena *arena, mapi_json_result *out);
 
 #ifdef __cplusplus
 }

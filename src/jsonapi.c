@@ -92,8 +92,10 @@ static const char *str_of(const mapi_value *v)
     return (const char *)v->p;
 }
 
-/* Room for one more entry in an array of *cap elements of size sz. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+/* Room for one more entry in an array of *cap elements of size sz in the
+   document's arena (a grown array is a copy: the old one stays unused
+   until the document is freed). */
+static int grow(mapi_doc *d, void **arr, size_t *cap, size_t n, size_t sz)
 {
     size_t c;
     void *p;
@@ -103,9 +105,11 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
     c = *cap ? *cap * 2 : 64;
     if (c > ((size_t)-1) / 2 / sz)
         return -1;
-    p = realloc(*arr, c * sz);
+    p = mapi_arena_alloc(&d->arena, c * sz);
     if (!p)
         return -1;
+    if (n)
+        memcpy(p, *arr, n * sz);
     *arr = p;
     *cap = c;
     return 0;
@@ -184,24 +188,43 @@ static void label_of(label *l, const mapi_value *type, const mapi_value *id, con
 
 /* ---- the (type, id) / (type, lid) index ---- */
 
-/* Eight bytes at a time (ids are often 36-byte UUIDs). */
-static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+static uint64_t load64(const char *s)
 {
     uint64_t w;
-    size_t i;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+static uint64_t load32(const char *s)
+{
+    uint32_t w;
+    memcpy(&w, s, 4);
+    return w;
+}
+
+/* Eight bytes at a time (ids are often 36-byte UUIDs), then the last
+   n % 8 bytes as a word of their own (they differ most between ids): read
+   with one load ending at s + n, never past it. */
+static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+{
+    size_t r = n % 8, i;
+    uint64_t w;
 
     h = mapi_hash_mix(h, (uint64_t)n);
-    for (; n >= 8; s += 8, n -= 8) {
-        memcpy(&w, s, 8);
-        h = mapi_hash_mix(h, w);
-    }
-    if (n) {
+    for (i = 0; i + 8 <= n; i += 8)
+        h = mapi_hash_mix(h, load64(s + i));
+    if (r == 0)
+        return h;
+    if (n >= 8) {
+        w = load64(s + n - 8) >> (8 * (8 - r));
+    } else if (r >= 4) {
+        w = load32(s) | load32(s + r - 4) << (8 * (r - 4));
+    } else {
         w = 0;
-        for (i = 0; i < n; i++)
+        for (i = 0; i < r; i++)
             w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-        h = mapi_hash_mix(h, w);
     }
-    return h;
+    return mapi_hash_mix(h, w);
 }
 
 static size_t hash_key(const char *type, size_t tlen, unsigned kind, const char *v, size_t vlen)
@@ -251,11 +274,12 @@ static int grow_slots(mapi_doc *d, size_t want)
     }
     if (n <= d->nslots)
         return 0;
-    d->slots = calloc(n, sizeof(size_t));
+    d->slots = mapi_arena_alloc(&d->arena, n * sizeof(size_t));
     if (!d->slots) {
         d->slots = old;
         return -1;
     }
+    memset(d->slots, 0, n * sizeof(size_t));
     d->nslots = n;
     for (i = 0; i < nold; i++) {
         if (old[i]) {
@@ -265,7 +289,6 @@ static int grow_slots(mapi_doc *d, size_t want)
                        str_of(k), mapi_tl_len(k)) = old[i];
         }
     }
-    free(old);
     return 0;
 }
 
@@ -289,12 +312,24 @@ static size_t slot_index(size_t s)
 static int read_identity(const mapi_value *obj, const mapi_value **type, const mapi_value **id,
                          const mapi_value **lid)
 {
-    const mapi_value *t = mapi_value_member_id(obj, MAPI_N_TYPE);
-    const mapi_value *i = mapi_value_member_id(obj, MAPI_N_ID);
-    const mapi_value *l = mapi_value_member_id(obj, MAPI_N_LID);
+    const mapi_value *t = NULL, *i = NULL, *l = NULL;
+    const mapi_member *m;
+    size_t k, n;
 
-    if (!is_object(obj) || !is_string(t) || (i && !is_string(i)) || (l && !is_string(l)) ||
-        (!i && !l))
+    if (!is_object(obj))
+        return -1;
+    /* one pass (names are unique in an object) */
+    m = (const mapi_member *)obj->p;
+    n = mapi_tl_len(obj);
+    for (k = 0; k < n; k++) {
+        switch (m[k].name->id) {
+        case MAPI_N_TYPE: t = &m[k].value; break;
+        case MAPI_N_ID: i = &m[k].value; break;
+        case MAPI_N_LID: l = &m[k].value; break;
+        default: break;
+        }
+    }
+    if (!is_string(t) || (i && !is_string(i)) || (l && !is_string(l)) || (!i && !l))
         return -1;
     *type = t;
     *id = i;
@@ -524,7 +559,7 @@ static int merge_resource(mapi_doc *d, mapi_resource *a, const mapi_resource *b,
 /* Room for one more resource. */
 static int reserve_resource(mapi_doc *d)
 {
-    return grow((void **)&d->res, &d->capres, d->nres, sizeof *d->res);
+    return grow(d, (void **)&d->res, &d->capres, d->nres, sizeof *d->res);
 }
 
 /* Makes (type, lid) find resource r.  0, or -1 with err when that lid
@@ -661,7 +696,7 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
                                   "not JSON:API: relationship %s of " LABEL_FMT
                                   " is not an object",
                                   quoted(m[k].name->s, m[k].name->len, q), LABEL_ARGS(owner));
-        if (grow((void **)&d->rels, &d->caprels, d->nrels, sizeof *d->rels) != 0)
+        if (grow(d, (void **)&d->rels, &d->caprels, d->nrels, sizeof *d->rels) != 0)
             return oom(err);
         data = mapi_value_member_id(rel, MAPI_N_DATA);
         rec = &d->rels[d->nrels];
@@ -683,7 +718,7 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
                 size_t idx = 0;
                 if (resolve_linkage(d, link, &idx, i, m[k].name, err) != 0)
                     return -1;
-                if (grow((void **)&d->targets, &d->captargets, d->ntargets,
+                if (grow(d, (void **)&d->targets, &d->captargets, d->ntargets,
                          sizeof *d->targets) != 0)
                     return oom(err);
                 d->targets[d->ntargets++] = idx;
@@ -707,7 +742,7 @@ static int build_index(mapi_doc *d, mapi_error *err)
 {
     const mapi_value *r = d->root, *data = NULL;
     uint32_t *stamps = NULL, serial = 0;
-    size_t i, n, nincl, idx = 0;
+    size_t i, n, nincl, nrels, idx = 0;
     int rc = -1;
     place p;
 
@@ -739,8 +774,8 @@ static int build_index(mapi_doc *d, mapi_error *err)
     /* one stamp per name: which attribute names the resource checked now has */
     stamps = calloc(d->nnames ? d->nnames : 1, sizeof *stamps);
     d->capres = n + nincl + 16;
-    d->res = malloc(d->capres * sizeof *d->res);
-    d->data_map = n ? malloc(n * sizeof *d->data_map) : NULL;
+    d->res = mapi_arena_alloc(&d->arena, d->capres * sizeof *d->res);
+    d->data_map = n ? mapi_arena_alloc(&d->arena, n * sizeof *d->data_map) : NULL;
     if (!stamps || !d->res || (n && !d->data_map) || grow_slots(d, 2 * (n + nincl) + 8) != 0) {
         rc = oom(err);
         goto out;
@@ -763,6 +798,16 @@ static int build_index(mapi_doc *d, mapi_error *err)
             goto out;
     }
     d->nreal = d->nres;
+    /* one record per relationship, one target per to-one linkage at least */
+    for (i = 0, nrels = 0; i < d->nreal; i++)
+        if (is_object(d->res[i].relationships))
+            nrels += mapi_tl_len(d->res[i].relationships);
+    if (nrels && ((d->rels = mapi_arena_alloc(&d->arena, nrels * sizeof *d->rels)) == NULL ||
+                  (d->targets = mapi_arena_alloc(&d->arena, nrels * sizeof *d->targets)) == NULL)) {
+        rc = oom(err);
+        goto out;
+    }
+    d->caprels = d->captargets = nrels;
     for (i = 0; i < d->nreal; i++)
         if (resolve_relationships(d, i, err) != 0)
             goto out;
@@ -845,8 +890,10 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
 }
 
 /* Reads buf[0..len), which has MAPI_JSON_PADDING bytes of its own after it,
-   into d. */
-static int read_document(mapi_doc *d, char *buf, size_t len, int max_depth, mapi_error *err)
+   into d.  orig NULL: buf stays unchanged; else buf lives as long as d (its
+   string values stay in it) and orig is the same bytes unchanged. */
+static int read_document(mapi_doc *d, char *buf, const char *orig, size_t len, int max_depth,
+                         mapi_error *err)
 {
     mapi_json_result jr;
     mapi_json_status st;
@@ -859,9 +906,9 @@ static int read_document(mapi_doc *d, char *buf, size_t len, int max_depth, mapi
        much again, in chunks of a quarter of the body, at most 64 KiB (what
        the last one leaves unused is what is lost) */
     mapi_arena_init(&d->arena, len / 4 < ARENA_CHUNK_MAX ? len / 4 : ARENA_CHUNK_MAX);
-    st = mapi_json_parse(buf, len, max_depth, &d->arena, &jr);
+    st = mapi_json_parse(buf, len, orig, max_depth, &d->arena, &jr);
     if (st != MAPI_JSON_OK)
-        return json_error(st, &jr, buf, len, max_depth, err);
+        return json_error(st, &jr, orig ? orig : buf, len, max_depth, err);
     d->root_node = jr.root;
     d->root = &d->root_node;
     d->nnames = jr.names;
@@ -883,16 +930,16 @@ int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **ou
     d = calloc(1, sizeof *d);
     if (!d)
         return oom(err);
-    /* the reader needs padding after the body: a copy of the caller's bytes */
-    d->copy_size = len + MAPI_JSON_PADDING;
-    d->copy = malloc(d->copy_size);
+    /* the reader needs padding after the body, and the document keeps its
+       strings in what it read: a copy of the caller's bytes, one memcpy */
+    d->copy = mapi_block_take(len + MAPI_JSON_PADDING, &d->copy_size);
     if (!d->copy) {
         mapi_doc_free(d);
         return oom(err);
     }
     if (len)
         memcpy(d->copy, body, len);
-    if (read_document(d, d->copy, len, max_depth, err) != 0) {
+    if (read_document(d, d->copy, body, len, max_depth, err) != 0) {
         mapi_doc_free(d);
         return -1;
     }
@@ -910,13 +957,14 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
     int rc;
 
     if (res->body && res->cap >= res->len + MAPI_JSON_PADDING) {
-        /* the body was received with room for the reader: read in place */
+        /* the body was received with room for the reader: read in place (it
+           stays as mapi_response_body hands it out: strings are copied) */
         mapi_doc *d = calloc(1, sizeof *d);
         mapi_error_clear(err);
         *out = NULL;
         if (!d) {
             rc = oom(err);
-        } else if ((rc = read_document(d, res->body, res->len, max_depth, err)) != 0) {
+        } else if ((rc = read_document(d, res->body, NULL, res->len, max_depth, err)) != 0) {
             mapi_doc_free(d);
         } else {
             *out = d;
@@ -956,13 +1004,8 @@ void mapi_doc_free(mapi_doc *d)
     if (!d)
         return;
     mapi_response_free(d->response);
-    free(d->res);
-    free(d->data_map);
-    free(d->slots);
-    free(d->rels);
-    free(d->targets);
     mapi_arena_free(&d->arena);
-    free(d->copy);
+    mapi_block_give(d->copy, d->copy_size);
     free(d);
 }
 
@@ -981,10 +1024,8 @@ const mapi_response *mapi_doc_response(const mapi_doc *d) { return d->response; 
 
 size_t mapi_doc_size(const mapi_doc *d)
 {
-    return sizeof *d + d->arena.bytes + (d->copy ? d->copy_size : 0) +
-           d->capres * sizeof *d->res + d->ndata * sizeof *d->data_map +
-           d->nslots * sizeof *d->slots + d->caprels * sizeof *d->rels +
-           d->captargets * sizeof *d->targets;
+    /* the index, the resources and their relationships are in the arena */
+    return sizeof *d + d->arena.bytes + (d->copy ? d->copy_size : 0);
 }
 
 void mapi_doc_set_settled(mapi_doc *d) { d->settled = 1; }

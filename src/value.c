@@ -35,15 +35,17 @@ static char *new_chunk(mapi_arena *a, size_t size)
 {
     mapi_arena_chunk *c;
 
+    size_t got;
+
     if (size > ((size_t)-1) / 2 - CHUNK_HEADER)
         return NULL;
-    c = malloc(CHUNK_HEADER + size);
+    c = mapi_block_take(CHUNK_HEADER + size, &got);
     if (!c)
         return NULL;
     c->prev = a->chunks;
-    c->size = size;
+    c->size = got - CHUNK_HEADER; /* a kept block may be larger */
     a->chunks = c;
-    a->bytes += CHUNK_HEADER + size;
+    a->bytes += got;
     return (char *)c + CHUNK_HEADER;
 }
 
@@ -57,7 +59,7 @@ void mapi_arena_free(mapi_arena *a)
     mapi_arena_chunk *c = a->chunks;
     while (c) {
         mapi_arena_chunk *prev = c->prev;
-        free(c);
+        mapi_block_give(c, CHUNK_HEADER + c->size);
         c = prev;
     }
     a->pos = a->end = NULL;
@@ -74,7 +76,7 @@ void *mapi_arena_grow(mapi_arena *a, size_t n)
     if (!p)
         return NULL;
     a->pos = p + n;
-    a->end = p + size;
+    a->end = p + a->chunks->size;
     return p;
 }
 
