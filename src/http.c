@@ -1005,3 +1005,212 @@ const char *mapi_http_version(void)
 
     return vi ? vi->version : NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* ---- transfers driven by a host's event loop (loop.c) ----                */
+/*                                                                          */
+/* libcurl's multi socket interface: CURLMOPT_SOCKETFUNCTION says which     */
+/* sockets to watch for what, CURLMOPT_TIMERFUNCTION when to call back      */
+/* without I/O; an epoll set of our own holds the sockets, so the whole     */
+/* loop is one descriptor (readable when a socket is) and one deadline.     */
+/* Each transfer is a mapi_http_transfer of its client (a duplicate of its  */
+/* easy handle, on its share: connections, DNS cache, TLS sessions).        */
+/* ------------------------------------------------------------------------ */
+
+#include <errno.h>
+#include <sys/epoll.h>
+
+/* Events read from the epoll set per epoll_wait. */
+#define LOOP_EVENTS 64
+
+struct mapi_http_loop {
+    CURLM *multi;
+    int epfd;        /* the epoll set: the loop's descriptor */
+    double timer_at; /* monotonic seconds when libcurl wants its timeout call; < 0: none */
+    int busy;        /* 1 while libcurl's multi is being driven (not re-entered) */
+};
+
+/* CURLMOPT_SOCKETFUNCTION: the socket s is to be watched for what (or no
+   longer).  A socket that closed behind our back is already out of the set. */
+static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    mapi_http_loop *l = userp;
+    struct epoll_event ev;
+
+    (void)easy, (void)socketp;
+    if (what == CURL_POLL_REMOVE) {
+        (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
+        return 0;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, s, &ev) != 0 &&
+        (errno != ENOENT || epoll_ctl(l->epfd, EPOLL_CTL_ADD, s, &ev) != 0))
+        return -1; /* libcurl fails the transfer */
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: call curl_multi_socket_action(TIMEOUT) in
+   timeout_ms (-1: the timer is off). */
+static int loop_on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    mapi_http_loop *l = userp;
+
+    (void)multi;
+    l->timer_at = timeout_ms < 0 ? -1.0 : mapi_monotonic_seconds() + (double)timeout_ms / 1000.0;
+    return 0;
+}
+
+mapi_http_loop *mapi_http_loop_new(mapi_error *err)
+{
+    mapi_http_loop *l = calloc(1, sizeof *l);
+    CURLMcode mc = CURLM_OK;
+
+    if (!l)
+        return mapi_error_oom(err), NULL;
+    l->timer_at = -1.0;
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (l->epfd < 0) {
+        free(l);
+        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "epoll_create1 failed"), NULL;
+    }
+    l->multi = curl_multi_init();
+    if (!l->multi) {
+        mapi_http_loop_free(l);
+        return mapi_error_oom(err), NULL;
+    }
+    mc = curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, loop_on_socket);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, (void *)l);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, loop_on_timer);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, (void *)l);
+    if (mc != CURLM_OK) {
+        mapi_http_loop_free(l);
+        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
+                              curl_multi_strerror(mc)), NULL;
+    }
+    return l;
+}
+
+void mapi_http_loop_free(mapi_http_loop *l)
+{
+    if (!l)
+        return;
+    if (l->multi)
+        curl_multi_cleanup(l->multi);
+    if (l->epfd >= 0)
+        close(l->epfd);
+    free(l);
+}
+
+int mapi_http_loop_fd(const mapi_http_loop *l)
+{
+    return l->epfd;
+}
+
+double mapi_http_loop_timeout(const mapi_http_loop *l)
+{
+    double left;
+
+    if (l->timer_at < 0)
+        return -1.0;
+    left = l->timer_at - mapi_monotonic_seconds();
+    return left > 0 ? left : 0.0;
+}
+
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+                       void *private_data, mapi_http_transfer **out, mapi_error *err)
+{
+    mapi_http_transfer *t;
+    CURLMcode mc;
+
+    *out = NULL;
+    if (own_process(h, err) < 0)
+        return -1;
+    t = mapi_http_transfer_new(h, req, private_data, err);
+    if (!t)
+        return -1;
+    /* PIPEWAIT holds a transfer back until a connection being opened shows
+       whether it multiplexes: only HTTP/2 over TLS can; over http:// it would
+       put the calls of a loop one behind the other */
+    if (strncmp(req->url, "http://", 7) == 0)
+        curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, 0L);
+    mc = curl_multi_add_handle(l->multi, t->easy);
+    if (mc != CURLM_OK) {
+        mapi_http_transfer_free(t);
+        if (mc == CURLM_OUT_OF_MEMORY)
+            return mapi_error_oom(err);
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
+        if (err)
+            err->outcome = MAPI_OUTCOME_NOT_SENT; /* never added: nothing left */
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
+{
+    if (!t)
+        return;
+    curl_multi_remove_handle(l->multi, t->easy);
+    mapi_http_transfer_free(t);
+}
+
+/* Hands every finished transfer to done (which removes it). */
+static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *ctx)
+{
+    CURLMsg *msg;
+    int left;
+
+    while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+        void *priv = NULL;
+        int code;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&priv);
+        code = (int)msg->data.result; /* msg dies with the handle's removal */
+        if (priv)
+            done(ctx, priv, code);
+    }
+}
+
+int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
+                        void *ctx)
+{
+    struct epoll_event evs[LOOP_EVENTS];
+    int n, i, running = 0, ms;
+
+    if (l->busy)
+        return -1;
+    if (seconds < 0)
+        ms = -1;
+    else if (seconds > 86400.0)
+        ms = 86400 * 1000;
+    else
+        ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
+    n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
+    if (n < 0)
+        n = 0; /* EINTR: a signal; the caller steps again */
+    l->busy = 1;
+    for (i = 0; i < n; i++) {
+        int mask = 0;
+        if (evs[i].events & (EPOLLIN | EPOLLHUP))
+            mask |= CURL_CSELECT_IN;
+        if (evs[i].events & EPOLLOUT)
+            mask |= CURL_CSELECT_OUT;
+        if (evs[i].events & EPOLLERR)
+            mask |= CURL_CSELECT_ERR;
+        curl_multi_socket_action(l->multi, evs[i].data.fd, mask, &running);
+    }
+    if (l->timer_at >= 0 && mapi_monotonic_seconds() >= l->timer_at) {
+        l->timer_at = -1.0; /* libcurl sets it again when it wants one */
+        curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    l->busy = 0;
+    loop_collect(l, done, ctx);
+    return n;
+}
