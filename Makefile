@@ -103,7 +103,8 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # The binding's files, compiled once per Lua target.
-LUA_SRC    := src/lua_merchantapi.c src/lua_convert.c src/lua_client.c src/lua_transport.c
+LUA_SRC    := src/lua_merchantapi.c src/lua_convert.c src/lua_client.c src/lua_transport.c \
+              src/lua_loop.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 
 $(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/lua_compat.h \

@@ -28,6 +28,7 @@ local request = require "merchantapi.request"
 local wait = require "merchantapi.wait"
 local transport = require "merchantapi.transport"
 local options = require "merchantapi.options"
+local loop = require "merchantapi.loop"
 
 local type = type
 local error = error
@@ -37,6 +38,8 @@ local ipairs = ipairs
 local setmetatable = setmetatable
 local getmetatable = getmetatable
 local jit = rawget(_G, "jit")
+-- the client core a call goes through: inside a merchantapi.loop task, the task's loop
+local core_of = loop.core_of
 
 local M = {
   _NAME = "merchantapi",
@@ -231,7 +234,7 @@ end
 function Client:confirm_payout(payout_id, opts)
   check_id(payout_id, "confirm_payout")
   check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
-  return self._core:confirm_payout(payout_id, opts)
+  return core_of(self._core):confirm_payout(payout_id, opts)
 end
 
 --- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
@@ -255,7 +258,7 @@ end
 function Client:get_channel(channel_id, opts)
   check_id(channel_id, "get_channel")
   check_options(opts, CALL_OPTIONS, "get_channel", 2)
-  return self._core:get_channel(channel_id, opts)
+  return core_of(self._core):get_channel(channel_id, opts)
 end
 
 --- Lists one page of an account's receiving addresses:
@@ -285,7 +288,7 @@ end
 function Client:list_addresses(account_id, opts)
   check_id(account_id, "list_addresses")
   check_options(opts, LIST_OPTIONS, "list_addresses", 2)
-  return self._core:list_addresses(account_id, opts)
+  return core_of(self._core):list_addresses(account_id, opts)
 end
 
 --- A pager over every address of an account (docs/contract.md, "Lists and pages").
@@ -330,9 +333,9 @@ function Client:addresses(account_id, opts)
   end
   local c = self._core
   local ok, p = pcall(pager.paginate, function(params)
-    return c:list_addresses(account_id, with_headers(params))
+    return core_of(c):list_addresses(account_id, with_headers(params))
   end, opts, function(params, first_page, count, concurrency)
-    return c:list_addresses_pages(account_id, with_headers(params), first_page, count,
+    return core_of(c):list_addresses_pages(account_id, with_headers(params), first_page, count,
       concurrency)
   end)
   if not ok then
@@ -414,7 +417,7 @@ function Client:request(method, path, opts)
   if err then
     return nil, err
   end
-  return self._core:request(method, full, body, nil, nil, nil, opts and opts.deadline,
+  return core_of(self._core):request(method, full, body, nil, nil, nil, opts and opts.deadline,
     opts and opts.headers)
 end
 
@@ -488,7 +491,7 @@ function Client:paginate(path, opts)
       return nil
     end
     pending, followed[current] = nil, true
-    local list, err = c:request("GET", current)
+    local list, err = core_of(c):request("GET", current)
     if not list then
       if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
         -- the server's link is what the request refused
@@ -530,7 +533,7 @@ end
 function Client:get_payout(payout_id, opts)
   check_id(payout_id, "get_payout")
   check_options(opts, CALL_OPTIONS, "get_payout", 2)
-  return self._core:get_payout(payout_id, opts)
+  return core_of(self._core):get_payout(payout_id, opts)
 end
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed
@@ -590,6 +593,24 @@ Client.__close = Client.close
 
 function Client:__tostring()
   return "merchantapi.client (" .. self.base_url .. ")"
+end
+
+--- A new event loop: calls that never block the host (a game's tick,
+-- libuv, epoll).  `loop:spawn(fn, ...)` runs `fn` as a task in which every
+-- client call (the three calls, `get_payout`, `request`, the pagers with
+-- their `concurrency`, `wait_for_txid`, and the waits between retries)
+-- yields to the loop instead of blocking, with the same results as the
+-- blocking call; `loop:step(timeout)` moves it on; `loop:pollfd()` and
+-- `loop:timeout()` let another loop drive it.  Calls made outside a task
+-- block as always.  See `merchantapi.loop` for every method.
+--
+-- syntax: `loop, err = merchantapi.loop()`
+--
+-- @return the loop (methods `spawn`, `step`, `run`, `pollfd`, `timeout`,
+--   `close`), or `nil, err` (`"memory"`, or `"transport"` when its
+--   descriptor could not be made).
+function M.loop()
+  return loop.new()
 end
 
 --- `assert` for the results of a call: raises the error's one-line
@@ -822,15 +843,17 @@ M.array = json.array
 -- @treturn string the encoded text.
 M.escape = request.escape
 
---- Blocks the calling thread for `seconds` (nanosleep).  The default
--- `sleep` of `wait_for_txid` outside OpenResty.
+--- Waits `seconds`: inside a `merchantapi.loop` task the task yields to
+-- its loop (a timer of the loop: the host keeps running), elsewhere it
+-- blocks the calling thread (nanosleep).  The default `sleep` of
+-- `wait_for_txid` outside OpenResty.
 --
 -- syntax: `merchantapi.sleep(seconds)`
 --
 -- @function sleep
 -- @tparam number seconds how long (fractions allowed, at most a day; 0 or
---   less returns at once).
-M.sleep = core.sleep
+--   less returns at once -- in a task, at the loop's next step).
+M.sleep = loop.sleep
 
 --- Seconds on a monotonic clock (only differences mean anything).  The
 -- default `clock` of `wait_for_txid`.

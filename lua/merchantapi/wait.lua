@@ -10,6 +10,7 @@
 -- @module merchantapi.wait
 local core = require "merchantapi.core"
 local request = require "merchantapi.request"
+local loop = require "merchantapi.loop"
 
 local type = type
 local error = error
@@ -34,12 +35,16 @@ local NGX_SLEEP_PHASES = {
   ssl_session_fetch = true, ssl_client_hello = true, preread = true,
 }
 
---- The sleep used when none is given: `ngx.sleep` inside an OpenResty phase
--- that may yield (it does not block the worker), else the C module's
--- nanosleep (blocks the calling thread).  Chosen at each call, since a
--- module loaded in `init_by_lua` is later used in `content_by_lua`.
+--- The sleep used when none is given: inside a `merchantapi.loop` task a
+-- timer of the loop (the task yields), else `ngx.sleep` inside an
+-- OpenResty phase that may yield (it does not block the worker), else the
+-- C module's nanosleep (blocks the calling thread).  Chosen at each call,
+-- since a module loaded in `init_by_lua` is later used in `content_by_lua`.
 -- @treturn function `sleep(seconds)`
 function wait.default_sleep()
+  if loop.current() then
+    return loop.sleep
+  end
   local ngx = rawget(_G, "ngx")
   if type(ngx) == "table" and type(ngx.sleep) == "function" and
     type(ngx.get_phase) == "function" then
@@ -119,7 +124,7 @@ function wait.for_txid(client, payout_id, opts)
   local sleep = opts.sleep or wait.default_sleep()
   local clock = opts.clock or core.monotonic
   local on_read = opts.on_read
-  local c = client._core
+  local c = loop.core_of(client._core) -- inside a loop task: the task's loop
 
   local start = clock()
   local deadline = start + timeout
