@@ -37,6 +37,8 @@ local error = error
 local select = select
 local setmetatable = setmetatable
 local tostring = tostring
+local rawget = rawget
+local pcall = pcall
 local co_create = coroutine.create
 local co_resume = coroutine.resume
 local co_running = coroutine.running
@@ -424,6 +426,27 @@ function Proxy.__index(proxy, name)
   end
 end
 
+-- Phases of OpenResty in which cosockets and ngx.sleep may yield
+-- (lua-nginx-module's docs).
+local NGX_YIELD_PHASES = {
+  rewrite = true, access = true, content = true, timer = true, ssl_cert = true,
+  ssl_session_fetch = true, ssl_client_hello = true, preread = true,
+}
+
+--- True inside an OpenResty phase where cosockets and `ngx.sleep` may
+-- yield (not in `init_by_lua*`, `set_by_lua*`, filters, `log_by_lua*`, nor
+-- outside OpenResty).  Checked at each call: a client made in
+-- `init_by_lua` is used later in `content_by_lua`.
+-- @local
+function M.ngx_yields()
+  local ngx = rawget(_G, "ngx")
+  if type(ngx) == "table" and type(ngx.get_phase) == "function" then
+    local ok, phase = pcall(ngx.get_phase)
+    return ok and NGX_YIELD_PHASES[phase] == true
+  end
+  return false
+end
+
 --- The client core that calls go through: inside a loop task a stand-in
 -- whose calls run on the task's loop, else `core_client` itself.
 -- @local
@@ -440,6 +463,19 @@ function M.core_of(core_client)
     loop._proxies[core_client] = proxy
   end
   return proxy
+end
+
+--- The client core a call of `client` (a `merchantapi.new` client) goes
+-- through: inside an OpenResty phase that can yield, its cosocket core
+-- (made by `merchantapi.new` for a client without `transport`); else
+-- `core_of(client._core)`.
+-- @local
+function M.core_for(client)
+  local ngx_core = client._ngx_core
+  if ngx_core and M.ngx_yields() then
+    return ngx_core
+  end
+  return M.core_of(client._core)
 end
 
 --- A new loop (the C side: one libcurl multi handle, one epoll

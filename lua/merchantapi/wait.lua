@@ -17,7 +17,6 @@ local error = error
 local pairs = pairs
 local tostring = tostring
 local rawget = rawget
-local pcall = pcall
 local format = string.format
 
 local wait = {}
@@ -29,12 +28,6 @@ local OPTIONS = {
   sleep = "function", clock = "function", on_read = "function",
 }
 
--- Phases of OpenResty in which ngx.sleep may yield (lua-nginx-module's docs).
-local NGX_SLEEP_PHASES = {
-  rewrite = true, access = true, content = true, timer = true, ssl_cert = true,
-  ssl_session_fetch = true, ssl_client_hello = true, preread = true,
-}
-
 --- The sleep used when none is given: inside a `merchantapi.loop` task a
 -- timer of the loop (the task yields), else `ngx.sleep` inside an
 -- OpenResty phase that may yield (it does not block the worker), else the
@@ -42,18 +35,10 @@ local NGX_SLEEP_PHASES = {
 -- since a module loaded in `init_by_lua` is later used in `content_by_lua`.
 -- @treturn function `sleep(seconds)`
 function wait.default_sleep()
-  if loop.current() then
-    return loop.sleep
+  if not loop.current() and loop.ngx_yields() then
+    return rawget(_G, "ngx").sleep
   end
-  local ngx = rawget(_G, "ngx")
-  if type(ngx) == "table" and type(ngx.sleep) == "function" and
-    type(ngx.get_phase) == "function" then
-    local ok, phase = pcall(ngx.get_phase)
-    if ok and NGX_SLEEP_PHASES[phase] then
-      return ngx.sleep
-    end
-  end
-  return core.sleep
+  return loop.sleep -- merchantapi.sleep: yields in a loop task, else blocks
 end
 
 -- Raises (at the caller of client:wait_for_txid) on an unknown option or
@@ -124,7 +109,7 @@ function wait.for_txid(client, payout_id, opts)
   local sleep = opts.sleep or wait.default_sleep()
   local clock = opts.clock or core.monotonic
   local on_read = opts.on_read
-  local c = loop.core_of(client._core) -- inside a loop task: the task's loop
+  local c = loop.core_for(client) -- a loop task's loop, or cosockets, or libcurl
 
   local start = clock()
   local deadline = start + timeout
