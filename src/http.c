@@ -76,6 +76,7 @@ struct mapi_http {
     CURL *easy;
     CURLSH *share;              /* connections, DNS, TLS sessions: easy + multi transfers */
     CURLM *multi;               /* concurrent transfers (multi.c); made on first use */
+    CURL *spare;                /* a transfer's easy handle kept for the next one, or NULL */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     long timeout_ms;            /* the client's timeout: a request's own replaces it */
@@ -369,12 +370,15 @@ static int own_process(mapi_http *h, mapi_error *err)
         return mapi_error_oom(err);
     }
     if (release_inherited(h) == 0) {
+        if (h->spare)
+            curl_easy_cleanup(h->spare);
         if (h->multi)
             curl_multi_cleanup(h->multi);
         curl_easy_cleanup(h->easy);
         curl_share_cleanup(h->share);
     } /* else left unfreed: a child short of file descriptors leaks them */
     h->multi = NULL;
+    h->spare = NULL;
     h->easy = easy;
     h->share = share;
     h->pid = getpid();
@@ -549,6 +553,8 @@ void mapi_http_free(mapi_http *h)
     if (h->pid != getpid()) /* freed in a child: the parent's connections stay untouched */
         inherited_left = release_inherited(h) < 0;
     if (!inherited_left) {
+        if (h->spare)
+            curl_easy_cleanup(h->spare);
         if (h->multi)
             curl_multi_cleanup(h->multi); /* its transfers were removed and freed by multi.c */
         if (h->easy)
@@ -882,6 +888,7 @@ int mapi_http_resend_refused(const mapi_error *e)
 /* ---- transfers for a multi handle (multi.c) ---- */
 
 struct mapi_http_transfer {
+    mapi_http *h;               /* whose easy handle it duplicates (its spare, if any) */
     CURL *easy;
     struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
@@ -907,12 +914,20 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
 
     if (!x)
         return mapi_error_oom(err), NULL;
+    x->h = h;
     x->max_body = h->max_body;
     x->t.max_body = h->max_body;
     x->headers = request_headers(h, req, &oom);
     x->t.res = oom ? NULL : mapi_response_new();
-    /* every option of the client's handle: headers, TLS, timeouts, callbacks */
-    x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+    /* every option of the client's handle: headers, TLS, timeouts, callbacks;
+       a spare one (an earlier transfer's) has them too, and only the options
+       set below and by set_request / set_transfer changed */
+    if (x->t.res && h->spare) {
+        x->easy = h->spare;
+        h->spare = NULL;
+    } else {
+        x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+    }
     if (!x->easy) {
         mapi_http_transfer_free(x);
         return mapi_error_oom(err), NULL;
@@ -926,8 +941,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, private_data);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
-    if (x->headers)
-        SET(CURLOPT_HTTPHEADER, x->headers);
+    SET(CURLOPT_HTTPHEADER, x->headers ? x->headers : h->headers);
 #undef SET
     if (rc == CURLE_OK)
         rc = (CURLcode)set_request(x->easy, req, h->timeout_ms);
@@ -966,8 +980,16 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
 {
     if (!x)
         return;
-    if (x->easy)
+    if (x->easy && !x->h->spare && x->h->pid == getpid()) {
+        /* kept for the client's next transfer (its multi removed it first) */
+        set_transfer(x->easy, NULL);
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->h->headers);
+        curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, (char *)NULL);
+        curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (void *)NULL);
+        x->h->spare = x->easy;
+    } else if (x->easy) {
         curl_easy_cleanup(x->easy);
+    }
     wipe_headers(x->headers);
     curl_slist_free_all(x->headers);
     mapi_response_free(x->t.res);

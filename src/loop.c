@@ -436,7 +436,11 @@ int mapi_loop_step(mapi_loop *l, double timeout)
     if (!l || l->stepping)
         return -1;
     l->stepping = 1;
-    begin_due(l);
+    /* a step that may wait sends what began at once, so that the answers
+       can come within it; a step that may not (a host's tick) leaves that
+       to libcurl's timer, at the next step, spreading the work */
+    if (begin_due(l) > 0 && timeout != 0)
+        mapi_http_loop_wait(l->io, 0, transfer_done, l);
     if (l->count > 0) {
         double wait = next_timeout(l);
         /* the caller's bound; negative: whatever the next event needs */

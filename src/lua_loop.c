@@ -138,6 +138,7 @@ static int l_start(lua_State *L)
 {
     loop_box *b = check_loop(L);
     exchange_box *xb = (exchange_box *)luaL_checkudata(L, 3, "merchantapi.exchange");
+    mapi_error e = MAPI_ERROR_INIT;
     err_box *eb;
     mapi_client *c;
     lua_op *o;
@@ -147,7 +148,6 @@ static int l_start(lua_State *L)
         luaL_checktype(L, 4, LUA_TTABLE);
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
-    eb = mapi_lua_push_err_box(L); /* 5 */
     if (!b->loop) {
         lua_pushnil(L);
         mapi_lua_push_simple_error(L, "usage", "the loop is closed",
@@ -156,6 +156,7 @@ static int l_start(lua_State *L)
     }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
+        eb = mapi_lua_push_err_box(L);
         mapi_error_oom(&eb->err);
         return mapi_lua_push_failure(L, eb);
     }
@@ -171,9 +172,11 @@ static int l_start(lua_State *L)
     o->xb = xb;
     o->hooks.ref = LUA_NOREF;
     if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, lua_isnil(L, 4) ? NULL : op_observe, o,
-                               op_done, o, &eb->err) < 0) {
+                               op_done, o, &e) < 0) {
         mapi_lua_client_release(L, 2);
         free(o);
+        eb = mapi_lua_push_err_box(L); /* MEMORY: nothing in e to lose if this raises */
+        eb->err = e;
         return mapi_lua_push_failure(L, eb);
     }
     /* luaL_ref cannot fail but for memory: the call is registered already,

@@ -38,6 +38,7 @@ local select = select
 local setmetatable = setmetatable
 local tostring = tostring
 local rawget = rawget
+local rawset = rawset
 local pcall = pcall
 local co_create = coroutine.create
 local co_resume = coroutine.resume
@@ -106,16 +107,21 @@ local function finish(loop, task, results)
   loop._running = loop._running - 1
 end
 
--- Resumes task with ...; records its end, or queues it again after a plain yield.
-local function resume(loop, task, ...)
-  local r = pack(co_resume(task._co, ...))
-  if not r[1] then
-    finish(loop, task, { n = 2, nil, r[2] }) -- it raised: never the loop's concern
+-- What a resume of task gave: its end (returned or raised), or a yield --
+-- WAIT, or a plain yield, after which it is queued for the next step.
+local function resumed(loop, task, ok, ...)
+  if not ok then
+    finish(loop, task, { n = 2, nil, (...) }) -- it raised: never the loop's concern
   elseif co_status(task._co) == "dead" then
-    finish(loop, task, pack(unpack(r, 2, r.n)))
-  elseif r[2] ~= WAIT then
-    loop._ready[#loop._ready + 1] = { task, { n = 0 } } -- a plain yield: next step
+    finish(loop, task, pack(...))
+  elseif (...) ~= WAIT then
+    loop._ready[#loop._ready + 1] = { task, { n = 0 } }
   end
+end
+
+-- Resumes task with ... (no table made on the way: this runs for every call).
+local function resume(loop, task, ...)
+  return resumed(loop, task, co_resume(task._co, ...))
 end
 
 -- Resumes every task queued before this call, then every sleeper that is due.
@@ -405,7 +411,7 @@ local Proxy = {}
 
 function Proxy.__index(proxy, name)
   local core_client = proxy._core
-  return function(_, ...)
+  local method = function(_, ...)
     local task = M.current()
     if not task or task._loop ~= proxy._loop then
       return core_client[name](core_client, ...) -- not in this loop's task: as always
@@ -424,6 +430,8 @@ function Proxy.__index(proxy, name)
     end
     return call(proxy._loop, task, ud, hooks, name, ...)
   end
+  rawset(proxy, name, method) -- made once per name
+  return method
 end
 
 -- Phases of OpenResty in which cosockets and ngx.sleep may yield
