@@ -308,6 +308,7 @@ end
 --- Inside a task: yields until `seconds` have passed (a timer of the
 -- loop).  Outside a task: blocks (`merchantapi.sleep`).
 -- @local
+-- @tparam number seconds how long (0 or less: until the loop's next step).
 function M.sleep(seconds)
   local task = M.current()
   if not task then
@@ -478,6 +479,7 @@ end
 -- (made by `merchantapi.new` for a client without `transport`); else
 -- `core_of(client._core)`.
 -- @local
+-- @tparam table client the client (its `_core`, and `_ngx_core` when it has one).
 function M.core_for(client)
   local ngx_core = client._ngx_core
   if ngx_core and M.ngx_yields() then

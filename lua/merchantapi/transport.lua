@@ -106,6 +106,10 @@ end
 -- (`hook_raised`, `hook_error`: see `client:observed`) on the results of a
 -- call, as over libcurl (merchantapi.loop runs hooks so).
 -- @local
+-- @tparam table state the observer's state table.
+-- @param v the call's first result.
+-- @param err its error, or nil.
+-- @param res its response object, or nil.
 function M.report_hook_error(state, v, err, res)
   return report_hook_error(state.hook_raised and hook_error_value(state.hook_error) or nil,
     v, err, res)
