@@ -44,7 +44,7 @@ CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvis
 CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/value.c \
               src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
               src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
-              src/pages.c src/version.c src/headers.c src/calls.c
+              src/pages.c src/version.c src/headers.c src/calls.c src/loop.c
 CORE_CXX   := src/json_parse.cpp
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o) $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
@@ -105,7 +105,8 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # The binding's files, compiled once per Lua target.
-LUA_SRC    := src/lua_merchantapi.c src/lua_convert.c src/lua_client.c src/lua_transport.c
+LUA_SRC    := src/lua_merchantapi.c src/lua_convert.c src/lua_client.c src/lua_transport.c \
+              src/lua_loop.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 
 $(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/lua_compat.h \

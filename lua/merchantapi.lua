@@ -29,6 +29,7 @@ local errors = require "merchantapi.errors"
 local wait = require "merchantapi.wait"
 local transport = require "merchantapi.transport"
 local options = require "merchantapi.options"
+local loop = require "merchantapi.loop"
 
 local type = type
 local error = error
@@ -38,6 +39,9 @@ local ipairs = ipairs
 local setmetatable = setmetatable
 local getmetatable = getmetatable
 local jit = rawget(_G, "jit")
+-- the client core a call goes through: a merchantapi.loop task's loop,
+-- cosockets in an OpenResty phase that can yield, or libcurl
+local core_for = loop.core_for
 
 local M = {
   _NAME = "merchantapi",
@@ -59,7 +63,7 @@ local CLIENT_OPTIONS = {
   cafile = "string",
   capath = "string",
   proxy = "string",
-  transport = "function",
+  transport = 'function or "libcurl"',
   on_request = "function",
   on_response = "function",
   headers = "table",
@@ -138,7 +142,12 @@ Client.__index = Client
 --   `transport` (`function(request) -> res | nil, err`: performs each
 --   request instead of libcurl, e.g. `require "merchantapi.transport.ngx"`
 --   in OpenResty; the core still builds every request and decodes every
---   answer, retries included.  See `merchantapi.transport`),
+--   answer, retries included.  See `merchantapi.transport`.  Without it,
+--   inside OpenResty a client with neither `proxy` nor `cafile`/`capath`
+--   uses `merchantapi.transport.ngx` by itself in the phases where
+--   cosockets can yield (rewrite, access, content, timers, ...), so it
+--   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
+--   `"libcurl"`: always libcurl, even there (it blocks the worker)),
 --   `on_request`, `on_response` (`function(info)`: called for every attempt,
 --   retries included, with `info.method`, `url`, `attempt`, and for
 --   on_response `status`, `elapsed` (seconds), `request_id`, `error`,
@@ -167,7 +176,8 @@ function M.new(opts)
     error("bad argument #1 to 'new' (table expected, got " .. type(opts) .. ")", 2)
   end
   check_options(opts, CLIENT_OPTIONS, "new", 1)
-  if opts.transport and opts.proxy then
+  local custom = type(opts.transport) == "function" and opts.transport or nil
+  if custom and opts.proxy then
     return nil, errors.new { kind = "usage",
       title = "proxy is libcurl's: a custom transport connects by itself" }
   end
@@ -181,10 +191,21 @@ function M.new(opts)
   if not c then
     return nil, err
   end
-  if opts.transport or opts.on_request or opts.on_response then
-    c = transport.wrap(c, opts) -- the same methods, through the transport / hooks
+  -- OpenResty: a client without transport, proxy, cafile or capath goes
+  -- over cosockets in the phases that can yield (loop.core_for), over
+  -- libcurl elsewhere (init_by_lua, ...); transport = "libcurl" opts out
+  local ngx_core
+  if opts.transport == nil and not (opts.proxy or opts.cafile or opts.capath) and
+    type(rawget(_G, "ngx")) == "table" then
+    ngx_core = transport.wrap(c, { transport = require("merchantapi.transport.ngx").request,
+      on_request = opts.on_request, on_response = opts.on_response })
   end
-  return setmetatable({ _core = c, base_url = display_url(opts.base_url) }, Client)
+  if custom or opts.on_request or opts.on_response then
+    c = transport.wrap(c, { transport = custom, on_request = opts.on_request,
+      on_response = opts.on_response }) -- the same methods, through the transport / hooks
+  end
+  return setmetatable({ _core = c, _ngx_core = ngx_core, base_url = display_url(opts.base_url) },
+    Client)
 end
 
 --- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`.
@@ -232,7 +253,7 @@ end
 function Client:confirm_payout(payout_id, opts)
   check_id(payout_id, "confirm_payout")
   check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
-  return self._core:confirm_payout(payout_id, opts)
+  return core_for(self):confirm_payout(payout_id, opts)
 end
 
 --- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
@@ -256,7 +277,7 @@ end
 function Client:get_channel(channel_id, opts)
   check_id(channel_id, "get_channel")
   check_options(opts, CALL_OPTIONS, "get_channel", 2)
-  return self._core:get_channel(channel_id, opts)
+  return core_for(self):get_channel(channel_id, opts)
 end
 
 --- Lists one page of an account's receiving addresses:
@@ -286,7 +307,7 @@ end
 function Client:list_addresses(account_id, opts)
   check_id(account_id, "list_addresses")
   check_options(opts, LIST_OPTIONS, "list_addresses", 2)
-  return self._core:list_addresses(account_id, opts)
+  return core_for(self):list_addresses(account_id, opts)
 end
 
 --- A pager over every address of an account (docs/contract.md, "Lists and pages").
@@ -329,11 +350,10 @@ function Client:addresses(account_id, opts)
     end
     return copy
   end
-  local c = self._core
   local ok, p = pcall(pager.paginate, function(params)
-    return c:list_addresses(account_id, with_headers(params))
+    return core_for(self):list_addresses(account_id, with_headers(params))
   end, opts, function(params, first_page, count, concurrency)
-    return c:list_addresses_pages(account_id, with_headers(params), first_page, count,
+    return core_for(self):list_addresses_pages(account_id, with_headers(params), first_page, count,
       concurrency)
   end)
   if not ok then
@@ -415,7 +435,7 @@ function Client:request(method, path, opts)
   if err then
     return nil, err
   end
-  return self._core:request(method, full, body, nil, nil, nil, opts and opts.deadline,
+  return core_for(self):request(method, full, body, nil, nil, nil, opts and opts.deadline,
     opts and opts.headers)
 end
 
@@ -471,7 +491,7 @@ function Client:paginate(path, opts)
     end
   end
   local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
-  local base_url, c = self.base_url, self._core
+  local base_url = self.base_url
   local pending, pending_err = full, build_err -- the next path to request, or the error to give
   local followed = {}
   local function fail(title, detail, url)
@@ -489,7 +509,7 @@ function Client:paginate(path, opts)
       return nil
     end
     pending, followed[current] = nil, true
-    local list, err = c:request("GET", current)
+    local list, err = core_for(self):request("GET", current)
     if not list then
       if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
         -- the server's link is what the request refused
@@ -531,7 +551,7 @@ end
 function Client:get_payout(payout_id, opts)
   check_id(payout_id, "get_payout")
   check_options(opts, CALL_OPTIONS, "get_payout", 2)
-  return self._core:get_payout(payout_id, opts)
+  return core_for(self):get_payout(payout_id, opts)
 end
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed
@@ -593,6 +613,24 @@ Client.__close = Client.close
 
 function Client:__tostring()
   return "merchantapi.client (" .. self.base_url .. ")"
+end
+
+--- A new event loop: calls that never block the host (a game's tick,
+-- libuv, epoll).  `loop:spawn(fn, ...)` runs `fn` as a task in which every
+-- client call (the three calls, `get_payout`, `request`, the pagers with
+-- their `concurrency`, `wait_for_txid`, and the waits between retries)
+-- yields to the loop instead of blocking, with the same results as the
+-- blocking call; `loop:step(timeout)` moves it on; `loop:pollfd()` and
+-- `loop:timeout()` let another loop drive it.  Calls made outside a task
+-- block as always.  See `merchantapi.loop` for every method.
+--
+-- syntax: `loop, err = merchantapi.loop()`
+--
+-- @return the loop (methods `spawn`, `step`, `run`, `pollfd`, `timeout`,
+--   `close`), or `nil, err` (`"memory"`, or `"transport"` when its
+--   descriptor could not be made).
+function M.loop()
+  return loop.new()
 end
 
 --- `assert` for the results of a call: raises the error's one-line
@@ -825,15 +863,17 @@ M.array = json.array
 -- @treturn string the encoded text.
 M.escape = request.escape
 
---- Blocks the calling thread for `seconds` (nanosleep).  The default
--- `sleep` of `wait_for_txid` outside OpenResty.
+--- Waits `seconds`: inside a `merchantapi.loop` task the task yields to
+-- its loop (a timer of the loop: the host keeps running), elsewhere it
+-- blocks the calling thread (nanosleep).  The default `sleep` of
+-- `wait_for_txid` outside OpenResty.
 --
 -- syntax: `merchantapi.sleep(seconds)`
 --
 -- @function sleep
 -- @tparam number seconds how long (fractions allowed, at most a day; 0 or
---   less returns at once).
-M.sleep = core.sleep
+--   less returns at once -- in a task, at the loop's next step).
+M.sleep = loop.sleep
 
 --- Seconds on a monotonic clock (only differences mean anything).  The
 -- default `clock` of `wait_for_txid`.

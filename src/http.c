@@ -80,6 +80,7 @@ struct mapi_http {
     CURL *easy;
     CURLSH *share;              /* connections, DNS, TLS sessions: easy + multi transfers */
     mapi_http_multi *multi;     /* concurrent transfers (pages.c); made on first use */
+    CURL *spare;                /* a transfer's easy handle kept for the next one, or NULL */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     long timeout_ms;            /* the client's timeout: a request's own replaces it */
@@ -375,11 +376,14 @@ static int own_process(mapi_http *h, mapi_error *err)
         return mapi_error_oom(err);
     }
     if (release_inherited(h) == 0) {
+        if (h->spare)
+            curl_easy_cleanup(h->spare);
         multi_free(h->multi);
         curl_easy_cleanup(h->easy);
         curl_share_cleanup(h->share);
     } /* else left unfreed: a child short of file descriptors leaks them */
     h->multi = NULL;
+    h->spare = NULL;
     h->easy = easy;
     h->share = share;
     h->pid = getpid();
@@ -561,6 +565,8 @@ void mapi_http_free(mapi_http *h)
     if (h->pid != getpid()) /* freed in a child: the parent's connections stay untouched */
         inherited_left = release_inherited(h) < 0;
     if (!inherited_left) {
+        if (h->spare)
+            curl_easy_cleanup(h->spare);
         multi_free(h->multi); /* its driver has freed its transfers */
         if (h->easy)
             curl_easy_cleanup(h->easy);
@@ -899,6 +905,7 @@ struct mapi_http_multi {
 };
 
 struct mapi_http_transfer {
+    mapi_http *h;               /* whose easy handle it duplicates (its spare, if any) */
     CURL *easy;
     struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
@@ -963,13 +970,21 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
 
     if (!x)
         return mapi_error_oom(err), NULL;
+    x->h = h;
     x->data = data;
     x->max_body = h->max_body;
     x->t.max_body = h->max_body;
     x->headers = request_headers(h, req, &oom);
     x->t.res = oom ? NULL : mapi_response_new();
-    /* every option of the client's handle: headers, TLS, timeouts, callbacks */
-    x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+    /* every option of the client's handle: headers, TLS, timeouts, callbacks;
+       a spare one (an earlier transfer's) has them too, and only the options
+       set below and by set_request / set_transfer changed */
+    if (x->t.res && h->spare) {
+        x->easy = h->spare;
+        h->spare = NULL;
+    } else {
+        x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+    }
     if (!x->easy) {
         mapi_http_transfer_free(x);
         return mapi_error_oom(err), NULL;
@@ -983,8 +998,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
-    if (x->headers)
-        SET(CURLOPT_HTTPHEADER, x->headers);
+    SET(CURLOPT_HTTPHEADER, x->headers ? x->headers : h->headers);
 #undef SET
     if (rc == CURLE_OK)
         rc = (CURLcode)set_request(x->easy, req, h->timeout_ms);
@@ -1096,8 +1110,16 @@ void mapi_http_transfer_free(mapi_http_transfer *x)
         return;
     if (x->multi)
         multi_remove(x->multi, x);
-    if (x->easy)
+    if (x->easy && !x->h->spare && x->h->pid == getpid()) {
+        /* kept for the client's next transfer (its multi removed it first) */
+        set_transfer(x->easy, NULL);
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->h->headers);
+        curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, (char *)NULL);
+        curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (void *)NULL);
+        x->h->spare = x->easy;
+    } else if (x->easy) {
         curl_easy_cleanup(x->easy);
+    }
     wipe_headers(x->headers);
     curl_slist_free_all(x->headers);
     mapi_response_free(x->t.res);
@@ -1134,4 +1156,213 @@ const char *mapi_http_version(void)
     const curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
 
     return vi ? vi->version : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ---- transfers driven by a host's event loop (loop.c) ----                */
+/*                                                                          */
+/* libcurl's multi socket interface: CURLMOPT_SOCKETFUNCTION says which     */
+/* sockets to watch for what, CURLMOPT_TIMERFUNCTION when to call back      */
+/* without I/O; an epoll set of our own holds the sockets, so the whole     */
+/* loop is one descriptor (readable when a socket is) and one deadline.     */
+/* Each transfer is a mapi_http_transfer of its client (a duplicate of its  */
+/* easy handle, on its share: connections, DNS cache, TLS sessions).        */
+/* ------------------------------------------------------------------------ */
+
+#include <errno.h>
+#include <sys/epoll.h>
+
+/* Events read from the epoll set per epoll_wait. */
+#define LOOP_EVENTS 64
+
+struct mapi_http_loop {
+    CURLM *multi;
+    int epfd;        /* the epoll set: the loop's descriptor */
+    double timer_at; /* monotonic seconds when libcurl wants its timeout call; < 0: none */
+    int busy;        /* 1 while libcurl's multi is being driven (not re-entered) */
+};
+
+/* CURLMOPT_SOCKETFUNCTION: the socket s is to be watched for what (or no
+   longer).  A socket that closed behind our back is already out of the set. */
+static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    mapi_http_loop *l = userp;
+    struct epoll_event ev;
+
+    (void)easy, (void)socketp;
+    if (what == CURL_POLL_REMOVE) {
+        (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
+        return 0;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, s, &ev) != 0 &&
+        (errno != ENOENT || epoll_ctl(l->epfd, EPOLL_CTL_ADD, s, &ev) != 0))
+        return -1; /* libcurl fails the transfer */
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: call curl_multi_socket_action(TIMEOUT) in
+   timeout_ms (-1: the timer is off). */
+static int loop_on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    mapi_http_loop *l = userp;
+
+    (void)multi;
+    l->timer_at = timeout_ms < 0 ? -1.0 : mapi_monotonic_seconds() + (double)timeout_ms / 1000.0;
+    return 0;
+}
+
+mapi_http_loop *mapi_http_loop_new(mapi_error *err)
+{
+    mapi_http_loop *l = calloc(1, sizeof *l);
+    CURLMcode mc = CURLM_OK;
+
+    if (!l)
+        return mapi_error_oom(err), NULL;
+    l->timer_at = -1.0;
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (l->epfd < 0) {
+        free(l);
+        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "epoll_create1 failed"), NULL;
+    }
+    l->multi = curl_multi_init();
+    if (!l->multi) {
+        mapi_http_loop_free(l);
+        return mapi_error_oom(err), NULL;
+    }
+    mc = curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, loop_on_socket);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, (void *)l);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, loop_on_timer);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, (void *)l);
+    if (mc != CURLM_OK) {
+        mapi_http_loop_free(l);
+        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
+                              curl_multi_strerror(mc)), NULL;
+    }
+    return l;
+}
+
+void mapi_http_loop_free(mapi_http_loop *l)
+{
+    if (!l)
+        return;
+    if (l->multi)
+        curl_multi_cleanup(l->multi);
+    if (l->epfd >= 0)
+        close(l->epfd);
+    free(l);
+}
+
+int mapi_http_loop_fd(const mapi_http_loop *l)
+{
+    return l->epfd;
+}
+
+double mapi_http_loop_timeout(const mapi_http_loop *l)
+{
+    double left;
+
+    if (l->timer_at < 0)
+        return -1.0;
+    left = l->timer_at - mapi_monotonic_seconds();
+    return left > 0 ? left : 0.0;
+}
+
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+                       void *private_data, mapi_http_transfer **out, mapi_error *err)
+{
+    mapi_http_transfer *t;
+    CURLMcode mc;
+
+    *out = NULL;
+    if (own_process(h, err) < 0)
+        return -1;
+    t = mapi_http_transfer_new(h, req, private_data, err);
+    if (!t)
+        return -1;
+    /* PIPEWAIT holds a transfer back until a connection being opened shows
+       whether it multiplexes: only HTTP/2 over TLS can; over http:// it would
+       put the calls of a loop one behind the other */
+    if (strncmp(req->url, "http://", 7) == 0)
+        curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, 0L);
+    mc = curl_multi_add_handle(l->multi, t->easy);
+    if (mc != CURLM_OK) {
+        mapi_http_transfer_free(t);
+        if (mc == CURLM_OUT_OF_MEMORY)
+            return mapi_error_oom(err);
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
+        if (err)
+            err->outcome = MAPI_OUTCOME_NOT_SENT; /* never added: nothing left */
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
+{
+    if (!t)
+        return;
+    curl_multi_remove_handle(l->multi, t->easy);
+    mapi_http_transfer_free(t);
+}
+
+/* Hands every finished transfer to done (which removes it). */
+static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *ctx)
+{
+    CURLMsg *msg;
+    int left;
+
+    while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+        mapi_http_transfer *x = NULL;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        if (!x || x->multi)
+            continue; /* not a loop's transfer */
+        x->code = msg->data.result; /* msg dies with the handle's removal */
+        done(ctx, x->data, (int)x->code);
+    }
+}
+
+int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
+                        void *ctx)
+{
+    struct epoll_event evs[LOOP_EVENTS];
+    int n, i, running = 0, ms;
+
+    if (l->busy)
+        return -1;
+    if (seconds < 0)
+        ms = -1;
+    else if (seconds > 86400.0)
+        ms = 86400 * 1000;
+    else
+        ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
+    n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
+    if (n < 0)
+        n = 0; /* EINTR: a signal; the caller steps again */
+    l->busy = 1;
+    for (i = 0; i < n; i++) {
+        int mask = 0;
+        if (evs[i].events & (EPOLLIN | EPOLLHUP))
+            mask |= CURL_CSELECT_IN;
+        if (evs[i].events & EPOLLOUT)
+            mask |= CURL_CSELECT_OUT;
+        if (evs[i].events & EPOLLERR)
+            mask |= CURL_CSELECT_ERR;
+        curl_multi_socket_action(l->multi, evs[i].data.fd, mask, &running);
+    }
+    if (l->timer_at >= 0 && mapi_monotonic_seconds() >= l->timer_at) {
+        l->timer_at = -1.0; /* libcurl sets it again when it wants one */
+        curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    l->busy = 0;
+    loop_collect(l, done, ctx);
+    return n;
 }

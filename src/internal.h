@@ -568,6 +568,41 @@ void mapi_http_transfer_free(mapi_http_transfer *x);
    (mapi_global_init, public, is here too: libcurl's global state.) */
 const char *mapi_http_version(void);
 
+/* ---- the HTTP layer: transfers driven by an event loop (http.c, its last section) ---- */
+
+/* libcurl's multi socket interface behind one epoll descriptor: loop.c
+   drives it without knowing libcurl.  One per mapi_loop; single-threaded. */
+typedef struct mapi_http_loop mapi_http_loop;
+/* A transfer finished with curl_code: ctx is mapi_http_loop_wait's, priv the
+   transfer's private_data.  Read its result (mapi_http_transfer_result),
+   then take it off with mapi_http_loop_remove, inside the callback. */
+typedef void (*mapi_http_loop_done_fn)(void *ctx, void *priv, int curl_code);
+/* A new multi handle with its epoll set; NULL with err (MEMORY, TRANSPORT).
+   Free with mapi_http_loop_free (NULL ignored) once every transfer is off. */
+mapi_http_loop *mapi_http_loop_new(mapi_error *err);
+void mapi_http_loop_free(mapi_http_loop *l);
+/* The epoll descriptor: readable when a socket of a transfer is ready.
+   Owned by l. */
+int mapi_http_loop_fd(const mapi_http_loop *l);
+/* Seconds until libcurl wants to be called without I/O (0: now), or -1
+   when it set no timer. */
+double mapi_http_loop_timeout(const mapi_http_loop *l);
+/* Starts one request of the client whose HTTP layer is h on the loop: a
+   transfer set up as mapi_http_perform's, with private_data handed back to
+   the done callback.  0 with *out (remove it with mapi_http_loop_remove), or
+   -1 with err (MEMORY, TRANSPORT outcome NOT_SENT): nothing was sent. */
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+                       void *private_data, mapi_http_transfer **out, mapi_error *err);
+/* Takes t off the loop and frees it (a transfer under way is abandoned).
+   NULL ignored. */
+void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
+/* Waits up to `seconds` (0: not at all; < 0: until a socket is ready) for
+   the sockets, moves every ready transfer on, calls libcurl's timeout when
+   it is due, then calls done for each finished transfer.  Returns the
+   number of ready sockets, or -1 when called from inside itself. */
+int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
+                        void *ctx);
+
 /* ---- the client and its blocking driver (client.c) ---- */
 
 /* Runs the built call k with the client's retry rules over libcurl (the
@@ -604,5 +639,18 @@ typedef struct mapi_client_parts {
     void *sleep_ctx;
 } mapi_client_parts;
 void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
+
+/* ---- calls driven by an event loop (loop.c) ---- */
+
+/* Runs exchange x (prepared by mapi_client_prepare) of client c on loop l:
+   each attempt a transfer of the loop, the waits between attempts timers of
+   the loop, every decision x's.  owns: 1 when the loop frees x once done.
+   observer NULL: the client's (mapi_client_observe); else this one for
+   every attempt of this call.  0: done(ctx, doc, err) is called exactly
+   once, from mapi_loop_step or mapi_loop_free; -1 with err (MEMORY, USAGE
+   for a loop being freed), done never called (x freed when owned). */
+int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
+                           mapi_observer_fn observer, void *observer_ctx,
+                           mapi_loop_done_fn done, void *ctx, mapi_error *err);
 
 #endif /* MAPI_INTERNAL_H */

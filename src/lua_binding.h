@@ -6,6 +6,7 @@
  *   lua_convert.c      documents, errors, responses -> Lua; the C anchors
  *   lua_client.c       the client userdata, its options and methods
  *   lua_transport.c    custom transports (exchanges) and attempt hooks
+ *   lua_loop.c         the event loop (merchantapi.loop's C side)
  *   lua_merchantapi.c  the module entry; clock and sleep
  */
 #ifndef MAPI_LUA_BINDING_H
@@ -76,6 +77,12 @@ int mapi_lua_new(lua_State *L);
 /* The mapi_client of the client userdata at idx (raises when idx holds
    something else); NULL once the client is closed. */
 mapi_client *mapi_lua_client(lua_State *L, int idx);
+/* For a call running on a loop (lua_loop.c): the mapi_client of the client
+   userdata at idx, held so that close() waits for the call's end; NULL
+   (nothing held) when closed.  Each hold is ended by one release, which
+   frees the client when a close() came meanwhile. */
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx);
+void mapi_lua_client_release(lua_State *L, int idx);
 /* Registers the client's metatable (its methods, and those of
    mapi_lua_transport_open). */
 void mapi_lua_client_open(lua_State *L);
@@ -96,15 +103,37 @@ struct exchange_box {
     mapi_lua_convert_fn convert; /* chosen by the call's kind when it is built */
 };
 
+/* exchange_box.state: idle (an attempt may begin), an attempt under way,
+   the call done (x:result() may be taken), the result taken.  A loop
+   (lua_loop.c) holds an exchange in X_SENDING for the whole call. */
+enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
+
 /* Pushes a new empty exchange userdata (freed by __gc). */
 exchange_box *mapi_lua_push_exchange_box(lua_State *L);
 /* The conversion of the calls that give a document: value, nil, res |
    nil, err[, res]. */
 int mapi_lua_exchange_results(lua_State *L, exchange_box *xb);
 
+/* The observer hooks are run by: ctx a mapi_lua_hooks (the thread running
+   the call, and the registry ref of the table holding on_request and
+   on_response, which receives hook_raised and hook_error).  Hooks run under
+   a protected call: an error is recorded, never raised. */
+typedef struct mapi_lua_hooks {
+    lua_State *L;
+    int ref;
+} mapi_lua_hooks;
+void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
+
 /* Adds the method observed to the client method table on the
    top of the stack, and registers the exchange metatable; the stack is left
    as it was. */
 void mapi_lua_transport_open(lua_State *L);
+
+/* ---- the event loop (lua_loop.c) ---- */
+
+/* core.loop_new */
+int mapi_lua_loop_new(lua_State *L);
+/* Registers the loop's metatable. */
+void mapi_lua_loop_open(lua_State *L);
 
 #endif /* MAPI_LUA_BINDING_H */

@@ -21,6 +21,8 @@
 
 typedef struct client_box {
     mapi_client *client; /* NULL once closed */
+    int holds;           /* calls running on a loop (mapi_lua_client_hold) */
+    int close_pending;   /* close() came while holds > 0: closed at the last release */
     char base_url[];     /* for __tostring: never the api key */
 } client_box;
 
@@ -282,6 +284,8 @@ int mapi_lua_new(lua_State *L)
     }
     cb = (client_box *)mapic_newuserdata(L, sizeof *cb + url_len + 1);
     cb->client = NULL;
+    cb->holds = 0;
+    cb->close_pending = 0;
     if (cfg.base_url)
         memcpy(cb->base_url, cfg.base_url, url_len);
     cb->base_url[url_len] = '\0';
@@ -305,13 +309,41 @@ mapi_client *mapi_lua_client(lua_State *L, int idx)
     return ((client_box *)luaL_checkudata(L, idx, CLIENT_MT))->client;
 }
 
-/* client:close() -- frees the handle; safe to call again; also __gc, __close. */
+/* client:close() -- frees the handle; safe to call again; also __gc, __close.
+   While calls of the client run on a loop, the handle is freed when the last
+   one ends (the client counts as closed for new calls at once). */
 static int l_client_close(lua_State *L)
 {
     client_box *cb = check_client(L);
+    if (cb->holds > 0) {
+        cb->close_pending = 1;
+        return 0;
+    }
     mapi_client_free(cb->client);
     cb->client = NULL;
     return 0;
+}
+
+/* For lua_loop.c (lua_binding.h). */
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx)
+{
+    client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
+
+    if (!cb->client || cb->close_pending)
+        return NULL;
+    cb->holds++;
+    return cb->client;
+}
+
+void mapi_lua_client_release(lua_State *L, int idx)
+{
+    client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
+
+    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending) {
+        mapi_client_free(cb->client);
+        cb->client = NULL;
+        cb->close_pending = 0;
+    }
 }
 
 static int l_client_tostring(lua_State *L)
@@ -334,7 +366,7 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
         return NULL;
     }
     *id = lua_tolstring(L, 2, &len);
-    if (cb->client == NULL) {
+    if (cb->client == NULL || cb->close_pending) {
         *nret = push_usage(L, "the client is closed", method);
         return NULL;
     }
@@ -769,10 +801,11 @@ static int request_call(lua_State *L, int prepare)
         if (!(opts.deadline > 0 && opts.deadline <= 1e9))
             opts.deadline = -1; /* refused by the core */
     }
-    if (cb->client == NULL || has_nul(method, method_len) || has_nul(path, path_len) ||
+    if (cb->client == NULL || cb->close_pending ||
+        has_nul(method, method_len) || has_nul(path, path_len) ||
         has_nul(type, type_len) || has_nul(id, id_len))
         return push_usage(L,
-                          cb->client == NULL ? "the client is closed"
+                          cb->client == NULL || cb->close_pending ? "the client is closed"
                                              : "method, path, type or id contains a NUL byte",
                           method);
     opts.type = type;

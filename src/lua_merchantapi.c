@@ -100,11 +100,13 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
                                          {"not_sent", l_not_sent},
+                                         {"loop_new", mapi_lua_loop_new},
                                          {NULL, NULL}};
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     mapi_lua_convert_open(L);
     mapi_lua_client_open(L);
+    mapi_lua_loop_open(L);
 
     lua_createtable(L, 0, 8);
     mapic_setfuncs(L, functions, 0);

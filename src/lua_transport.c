@@ -44,8 +44,6 @@
 
 typedef exchange_box xbox;
 
-enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
-
 /* ------------------------------------------------------------------------ */
 /* Attempt facts                                                            */
 /* ------------------------------------------------------------------------ */
@@ -117,10 +115,7 @@ static int call_method(lua_State *L, int client, const char *name, int first, in
 /* Hooks over libcurl: client:observed(state, name, ...)                    */
 /* ------------------------------------------------------------------------ */
 
-typedef struct observe_ctx {
-    lua_State *L; /* the thread making the call */
-    int ref;      /* the state table, in the registry */
-} observe_ctx;
+typedef mapi_lua_hooks observe_ctx; /* L: the thread making the call; ref: the state table */
 
 typedef struct hook_call {
     observe_ctx *ctx;
@@ -155,7 +150,7 @@ static int hook_trampoline(lua_State *L)
     return 0;
 }
 
-static void lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_info *info)
+void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_info *info)
 {
     observe_ctx *ctx = (observe_ctx *)p;
     lua_State *L = ctx->L;
@@ -190,7 +185,7 @@ static int l_observed(lua_State *L)
     ctx.ref = luaL_ref(L, LUA_REGISTRYINDEX);
     ctx.L = L;
     if (c)
-        mapi_client_set_observer(c, lua_observer, &ctx);
+        mapi_client_set_observer(c, mapi_lua_observer, &ctx);
     status = call_method(L, 1, name, 4, n);
     c = mapi_lua_client(L, 1); /* NULL if the method closed it */
     if (c)

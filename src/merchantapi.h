@@ -906,6 +906,112 @@ typedef void (*mapi_observer_fn)(void *ctx, mapi_attempt_event event,
  */
 MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn, void *ctx);
 
+/* ------------------------------------------------------------------------ */
+/* Calls that never block: an event loop                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A mapi_loop runs calls without blocking the thread that makes them, for a
+ * host that has a loop of its own (a game's fixed tick, libuv, epoll).  A
+ * call started on it runs exactly as the blocking call would -- the same
+ * request, the same retries (backoff, Retry-After), deadline, outcome,
+ * settling of a confirm and error fields, observed the same way -- but each
+ * attempt is a transfer on the loop's libcurl multi handle (sharing the
+ * client's connections, DNS cache and TLS sessions), and each wait between
+ * attempts is a timer of the loop, never a sleep.  Nothing happens outside
+ * mapi_loop_step: the host calls it from its own loop, either every tick
+ * with timeout 0, or when mapi_loop_fd() is readable or mapi_loop_timeout()
+ * seconds have passed.
+ *
+ *   mapi_loop *loop = mapi_loop_new(&err);
+ *   mapi_loop_get_channel(loop, client, id, NULL, on_channel, my_ctx, &err);
+ *   while (mapi_loop_step(loop, 0.0) > 0)
+ *       ... the host's own work for this tick ...
+ *   mapi_loop_free(loop);
+ *
+ * Threading: a loop, and every client whose calls run on it, are used by
+ * one thread (the one that steps the loop).  Several loops may serve one
+ * client on that thread.  A client must outlive the calls started with it
+ * (free it once they are done, or after mapi_loop_free).
+ */
+typedef struct mapi_loop mapi_loop;
+
+/*
+ * What a call started on a loop reports when it ends, exactly once, from
+ * mapi_loop_step (or mapi_loop_free).  On success doc is the document the
+ * blocking call would give (the callback owns it: free with mapi_doc_free)
+ * and err->kind is MAPI_ERR_NONE.  On failure doc is NULL and *err is the
+ * error the blocking call would give; it is borrowed for the callback (to
+ * keep it: copy the struct, then set *err = (mapi_error)MAPI_ERROR_INIT).
+ * ctx is what the call was started with.  The callback may start new calls
+ * on the loop; it must not step nor free the loop.
+ */
+typedef void (*mapi_loop_done_fn)(void *ctx, mapi_doc *doc, mapi_error *err);
+
+/* A new loop (its libcurl multi handle and one epoll descriptor); NULL with
+   err MEMORY or TRANSPORT (the descriptor could not be made).  Caller frees
+   with mapi_loop_free. */
+MAPI_API mapi_loop *mapi_loop_new(mapi_error *err);
+
+/* Ends every call still running -- each callback is called once, with the
+   call's error: a call between attempts fails with its last attempt's
+   error, one under way with TRANSPORT "the loop was freed" (outcome UNKNOWN
+   for a confirm, which may have arrived) -- then frees the loop and closes
+   its descriptor.  NULL is ignored.  Not from a callback. */
+MAPI_API void mapi_loop_free(mapi_loop *loop);
+
+/*
+ * Start a call on the loop: the same arguments, checks and results as the
+ * blocking function of the same name (mapi_confirm_payout_ex,
+ * mapi_get_channel_ex, mapi_list_addresses_ex, mapi_get_payout_ex,
+ * mapi_request_ex; opts NULL: the defaults), with done(ctx, doc, err)
+ * called when the call is over.  Strings and options are copied: the
+ * caller may free them on return.  Nothing is sent before the next
+ * mapi_loop_step.  Returns 0 when the call started, or -1 with err filled
+ * and done never called: USAGE (a NULL loop, client or done, and every
+ * USAGE error of the blocking call; outcome NOT_SENT for a confirm) or
+ * MEMORY.
+ */
+MAPI_API int mapi_loop_confirm_payout(mapi_loop *loop, mapi_client *client,
+                                      const char *payout_id, const mapi_call_opts *opts,
+                                      mapi_loop_done_fn done, void *ctx, mapi_error *err);
+MAPI_API int mapi_loop_get_channel(mapi_loop *loop, mapi_client *client,
+                                   const char *channel_id, const mapi_call_opts *opts,
+                                   mapi_loop_done_fn done, void *ctx, mapi_error *err);
+MAPI_API int mapi_loop_list_addresses(mapi_loop *loop, mapi_client *client,
+                                      const char *account_id, const mapi_page_params *p,
+                                      const mapi_call_opts *opts, mapi_loop_done_fn done,
+                                      void *ctx, mapi_error *err);
+MAPI_API int mapi_loop_get_payout(mapi_loop *loop, mapi_client *client, const char *payout_id,
+                                  const mapi_call_opts *opts, mapi_loop_done_fn done,
+                                  void *ctx, mapi_error *err);
+MAPI_API int mapi_loop_request(mapi_loop *loop, mapi_client *client, const char *method,
+                               const char *path_and_query, const char *body, size_t body_len,
+                               const mapi_request_opts *opts, mapi_loop_done_fn done,
+                               void *ctx, mapi_error *err);
+
+/*
+ * Moves every call on: begins the attempts that are due, waits at most
+ * `timeout` seconds for the loop's sockets or its next timer (0: does not
+ * wait; negative: as long as the next event needs; never longer than the
+ * next timer, and not at all when a call has already ended or none is
+ * running), moves the ready transfers on, and calls the callbacks of the
+ * calls that ended.  Returns how many calls are still running (0: none
+ * left), or -1 when loop is NULL or the step is made from a callback.
+ */
+MAPI_API int mapi_loop_step(mapi_loop *loop, double timeout);
+
+/* The loop's descriptor (an epoll set of its own): readable when one of its
+   transfers' sockets is ready, so a host can poll it among its own and call
+   mapi_loop_step(loop, 0) then.  Owned by the loop: never close it or read
+   from it.  Timers are not in it: see mapi_loop_timeout.  -1 for NULL. */
+MAPI_API int mapi_loop_fd(const mapi_loop *loop);
+
+/* Seconds until mapi_loop_step must be called even when the descriptor
+   stays quiet (libcurl's timeouts, a wait before a retry); 0 when a step is
+   due now; -1 when no call is running (or loop is NULL). */
+MAPI_API double mapi_loop_timeout(const mapi_loop *loop);
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,8 @@ function options.check(opts, allowed, fname, argn, depth)
     local ok
     if want == "integer" then
       ok = is_integer(v)
+    elseif want == 'function or "libcurl"' then -- transport
+      ok = type(v) == "function" or v == "libcurl"
     else
       ok = type(v) == want
     end

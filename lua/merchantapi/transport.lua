@@ -102,6 +102,19 @@ local function report_hook_error(hook_error, v, err, res)
   return v, err, res
 end
 
+--- Reports the first hook error a core observer recorded in `state`
+-- (`hook_raised`, `hook_error`: see `client:observed`) on the results of a
+-- call, as over libcurl (merchantapi.loop runs hooks so).
+-- @local
+-- @tparam table state the observer's state table.
+-- @param v the call's first result.
+-- @param err its error, or nil.
+-- @param res its response object, or nil.
+function M.report_hook_error(state, v, err, res)
+  return report_hook_error(state.hook_raised and hook_error_value(state.hook_error) or nil,
+    v, err, res)
+end
+
 local function usage_error(title)
   return errors.new { kind = "usage", title = title }
 end

@@ -11,12 +11,12 @@
 local core = require "merchantapi.core"
 local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
+local loop = require "merchantapi.loop"
 
 local type = type
 local error = error
 local tostring = tostring
 local rawget = rawget
-local pcall = pcall
 local format = string.format
 
 local wait = {}
@@ -28,27 +28,17 @@ local OPTIONS = {
   sleep = "function", clock = "function", on_read = "function",
 }
 
--- Phases of OpenResty in which ngx.sleep may yield (lua-nginx-module's docs).
-local NGX_SLEEP_PHASES = {
-  rewrite = true, access = true, content = true, timer = true, ssl_cert = true,
-  ssl_session_fetch = true, ssl_client_hello = true, preread = true,
-}
-
---- The sleep used when none is given: `ngx.sleep` inside an OpenResty phase
--- that may yield (it does not block the worker), else the C module's
--- nanosleep (blocks the calling thread).  Chosen at each call, since a
--- module loaded in `init_by_lua` is later used in `content_by_lua`.
+--- The sleep used when none is given: inside a `merchantapi.loop` task a
+-- timer of the loop (the task yields), else `ngx.sleep` inside an
+-- OpenResty phase that may yield (it does not block the worker), else the
+-- C module's nanosleep (blocks the calling thread).  Chosen at each call,
+-- since a module loaded in `init_by_lua` is later used in `content_by_lua`.
 -- @treturn function `sleep(seconds)`
 function wait.default_sleep()
-  local ngx = rawget(_G, "ngx")
-  if type(ngx) == "table" and type(ngx.sleep) == "function" and
-    type(ngx.get_phase) == "function" then
-    local ok, phase = pcall(ngx.get_phase)
-    if ok and NGX_SLEEP_PHASES[phase] then
-      return ngx.sleep
-    end
+  if not loop.current() and loop.ngx_yields() then
+    return rawget(_G, "ngx").sleep
   end
-  return core.sleep
+  return loop.sleep -- merchantapi.sleep: yields in a loop task, else blocks
 end
 
 -- The first value that is a finite number >= lo, or nil, message.
@@ -99,7 +89,7 @@ function wait.for_txid(client, payout_id, opts)
   local sleep = opts.sleep or wait.default_sleep()
   local clock = opts.clock or core.monotonic
   local on_read = opts.on_read
-  local c = client._core
+  local c = loop.core_for(client) -- a loop task's loop, or cosockets, or libcurl
 
   local start = clock()
   local deadline = start + timeout

@@ -26,7 +26,9 @@ local function client(opts)
     o[k] = v
   end
   if o.transport == false then
-    o.transport = nil
+    o.transport = "libcurl"
+  elseif o.transport == "default" then
+    o.transport = nil -- merchantapi.new's own choice
   end
   return assert(merchantapi.new(o))
 end
@@ -177,10 +179,42 @@ function M.raise()
   reply { id = ch.id }
 end
 
---- The example handler with the default (libcurl) transport: it blocks the
--- worker during each call -- what the cosocket transport avoids.
+--- The example handler with libcurl forced (transport = "libcurl"): it
+-- blocks the worker during each call -- what cosockets avoid.
 function M.blocking()
   return handler.channel_and_addresses(client { transport = false })
+end
+
+--- The example handler with a client made without `transport`: in
+-- content_by_lua it goes over cosockets by itself.
+function M.default()
+  return handler.channel_and_addresses(client { transport = "default" })
+end
+
+--- Three reads of channel ?id= by a client made without `transport`, and
+-- how many requests the cosocket transport sent meanwhile.
+function M.default_stats()
+  local c = client { transport = "default" }
+  local before = ngx_transport.stats.requests
+  for _ = 1, 3 do
+    assert(c:get_channel(ngx.var.arg_id))
+  end
+  reply { cosocket_requests = ngx_transport.stats.requests - before }
+end
+
+--- In set_by_lua (cosockets cannot yield there): a client made without
+-- `transport` reads channel ?id= over libcurl.  Returns "<id> <requests the
+-- cosocket transport sent meanwhile>" for default_set_reply.
+function M.default_in_set()
+  local c = client { transport = "default" }
+  local before = ngx_transport.stats.requests
+  local ch, err = c:get_channel(ngx.var.arg_id)
+  return (ch and ch.id or tostring(err)) .. " " .. (ngx_transport.stats.requests - before)
+end
+
+function M.default_set_reply()
+  local id, n = ngx.var.probe_set:match("^(%S+) (%d+)$")
+  reply { id = id or ngx.var.probe_set, cosocket_requests = tonumber(n) }
 end
 
 return M

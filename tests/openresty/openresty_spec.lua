@@ -215,6 +215,17 @@ describe("merchantapi in OpenResty", function()
     assert.matches("runtime error: %S+merchantapi_probe%.lua:%d+: ", line)
   end)
 
+  it("a client made without transport goes over cosockets where they can yield", function()
+    local v = get_json("/probe/default-stats?id=" .. CHANNEL_ID)
+    assert.equal(3, v.cosocket_requests)
+  end)
+
+  it("a client made without transport uses libcurl where cosockets cannot yield (set_by_lua)", function()
+    local v = get_json("/probe/default-set?id=" .. CHANNEL_ID)
+    assert.equal(CHANNEL_ID, v.id)
+    assert.equal(0, v.cosocket_requests)
+  end)
+
   describe("with the service answering each call after 200 ms", function()
     before_each(function()
       sandbox("/__sandbox/config", '{"latency_ms":200}')
@@ -242,6 +253,13 @@ describe("merchantapi in OpenResty", function()
       assert.is_true(v.t_sequential >= 5 * 0.2 - 0.05)
       assert.is_true(v.t_concurrent < v.t_sequential - 0.3,
         ("concurrent %.2f s, sequential %.2f s"):format(v.t_concurrent, v.t_sequential))
+    end)
+
+    it("never blocks the worker with a client made without transport", function()
+      -- one worker: 5 requests x 2 calls x 200 ms = 2 s if each blocked it
+      local statuses, elapsed = parallel(OR .. "/default?channel=" .. CHANNEL_ID .. "&account=acct-22", 5)
+      assert.same({ 200, 200, 200, 200, 200 }, statuses)
+      assert.is_true(elapsed < 1.5, ("5 requests took %.2f s"):format(elapsed))
     end)
 
     it("would be serialised by the blocking libcurl transport (the control)", function()

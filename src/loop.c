@@ -1,0 +1,467 @@
+/*
+ * loop.c -- calls that never block: the driver of exchanges for a host's
+ * event loop (merchantapi.h, mapi_loop).
+ *
+ * Every call on a loop is one exchange (exchange.c) -- built once by the
+ * service's rules (calls.c), prepared with the client's settings -- and
+ * this file only moves it on: an attempt is begun and handed to the loop's
+ * HTTP side (the last section of http.c: libcurl's multi socket interface
+ * behind one epoll descriptor), its end is handed back to the exchange,
+ * and a wait the exchange asks for (backoff, Retry-After, none before the
+ * read settling a confirm) becomes a timer of the loop.  So a call on a
+ * loop decides exactly what the blocking driver (client.c) decides; only
+ * the waiting differs.  No libcurl here.
+ *
+ * Callbacks run from mapi_loop_step only, once the step has finished with
+ * libcurl: a finished call is first taken off the list, then reported, so
+ * a callback may start new calls.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef enum op_state {
+    OP_DUE = 0, /* its next attempt begins at wake_at */
+    OP_SENDING, /* an attempt is a transfer of the loop */
+    OP_DONE     /* over: doc or e is the call's result, reported by the next step */
+} op_state;
+
+typedef struct op {
+    struct op *prev, *next;
+    mapi_client *client;
+    mapi_http *http;          /* the client's HTTP layer (borrowed) */
+    mapi_exchange *x;
+    int owns;                 /* 1: x is freed with the op */
+    op_state state;
+    double wake_at;           /* OP_DUE: monotonic seconds */
+    int http1;                /* the next attempt over HTTP/1.1 (mapi_http_resend_refused) */
+    mapi_http_transfer *t;    /* OP_SENDING */
+    mapi_doc *doc;            /* OP_DONE, success */
+    mapi_error e;             /* the last attempt's error; the call's once failed */
+    mapi_observer_fn observer;
+    void *observer_ctx;
+    mapi_loop_done_fn done;
+    void *ctx;
+} op;
+
+struct mapi_loop {
+    mapi_http_loop *io;
+    op *head, *tail;          /* every call not yet reported, in start order */
+    size_t count;
+    int stepping;             /* 1 inside mapi_loop_step (callbacks included) */
+    int freeing;
+};
+
+/* ---- the list ---- */
+
+static void link_op(mapi_loop *l, op *o)
+{
+    o->prev = l->tail;
+    o->next = NULL;
+    if (l->tail)
+        l->tail->next = o;
+    else
+        l->head = o;
+    l->tail = o;
+    l->count++;
+}
+
+static void unlink_op(mapi_loop *l, op *o)
+{
+    if (o->prev)
+        o->prev->next = o->next;
+    else
+        l->head = o->next;
+    if (o->next)
+        o->next->prev = o->prev;
+    else
+        l->tail = o->prev;
+    o->prev = o->next = NULL;
+    l->count--;
+}
+
+static void free_op(op *o)
+{
+    if (o->owns)
+        mapi_exchange_free(o->x);
+    mapi_doc_free(o->doc);
+    mapi_error_clear(&o->e);
+    free(o);
+}
+
+static void observe(const op *o, mapi_attempt_event ev, const mapi_attempt_info *info)
+{
+    if (o->observer)
+        o->observer(o->observer_ctx, ev, info);
+    else
+        mapi_client_observe(o->client, ev, info);
+}
+
+/* ---- attempts ---- */
+
+/* The attempt begun last ended: res (taken), or NULL with o->e filled as
+   mapi_http_perform fills it.  The exchange decides what comes next. */
+static void attempt_end(op *o, mapi_response *res)
+{
+    double wait = 0;
+    mapi_step step = mapi_exchange_end(o->x, res, &o->e, &o->doc, &wait);
+
+    observe(o, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(o->x));
+    switch (step) {
+    case MAPI_STEP_RETRY:
+        /* e stays until the next attempt begins: the call's error, should
+           the loop be freed during the wait */
+        o->http1 = mapi_http_resend_refused(&o->e);
+        o->wake_at = mapi_monotonic_seconds() + (wait > 0 ? wait : 0);
+        o->state = OP_DUE;
+        break;
+    case MAPI_STEP_SETTLE: /* the read of the confirm's payout, at once */
+        o->http1 = 0;
+        o->wake_at = 0;
+        o->state = OP_DUE;
+        break;
+    case MAPI_STEP_DONE:
+        mapi_error_clear(&o->e);
+        o->state = OP_DONE;
+        break;
+    case MAPI_STEP_FAILED:
+    default:
+        o->state = OP_DONE;
+        break;
+    }
+}
+
+/* Begins o's next attempt as a transfer of the loop. */
+static void attempt_begin(mapi_loop *l, op *o)
+{
+    mapi_http_request req;
+    const mapi_call *k;
+    double connect_timeout;
+    size_t max_body;
+
+    mapi_error_clear(&o->e);
+    observe(o, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(o->x));
+    k = mapi_exchange_request(o->x); /* the call, or the read settling it */
+    memset(&req, 0, sizeof req);
+    req.method = k->method;
+    req.url = k->url;
+    req.body = k->body;
+    req.body_len = k->body_len;
+    req.fresh_connection = k->confirm;
+    req.http1 = o->http1;
+    mapi_exchange_own_headers(o->x, &req.headers, &req.nheaders);
+    mapi_exchange_limits(o->x, &req.timeout, &connect_timeout, &max_body);
+    if (mapi_http_loop_add(l->io, o->http, &req, o, &o->t, &o->e) < 0) {
+        o->t = NULL;
+        attempt_end(o, NULL); /* MEMORY, or an option libcurl refused: nothing sent */
+        return;
+    }
+    o->state = OP_SENDING;
+}
+
+/* http.c's report of a finished transfer (priv: its op). */
+static void transfer_done(void *ctx, void *priv, int curl_code)
+{
+    mapi_loop *l = ctx;
+    op *o = priv;
+    mapi_response *res = NULL;
+
+    if (o->state != OP_SENDING || !o->t)
+        return;
+    /* the result first: it reads the transfer's handle */
+    (void)curl_code; /* the transfer keeps it: mapi_http_transfer_result reads it */
+    if (mapi_http_transfer_result(o->t, &res, &o->e) < 0)
+        res = NULL;
+    mapi_http_loop_remove(l->io, o->t);
+    o->t = NULL;
+    attempt_end(o, res);
+}
+
+/* Begins every attempt that is due; returns how many began. */
+static size_t begin_due(mapi_loop *l)
+{
+    double now = mapi_monotonic_seconds();
+    size_t n = 0;
+    op *o;
+
+    for (o = l->head; o; o = o->next)
+        if (o->state == OP_DUE && o->wake_at <= now) {
+            attempt_begin(l, o);
+            n++;
+        }
+    return n;
+}
+
+/* Seconds until the loop needs a step: 0 when a call is over or an attempt
+   is due, else the sooner of the next wait's end and libcurl's timer; -1
+   when nothing is running. */
+static double next_timeout(const mapi_loop *l)
+{
+    double t = -1.0, now = 0, io;
+    const op *o;
+    int have_now = 0;
+
+    if (l->count == 0)
+        return -1.0;
+    for (o = l->head; o; o = o->next) {
+        double left;
+        if (o->state == OP_DONE)
+            return 0.0;
+        if (o->state != OP_DUE)
+            continue;
+        if (!have_now) {
+            now = mapi_monotonic_seconds();
+            have_now = 1;
+        }
+        left = o->wake_at - now;
+        if (left <= 0)
+            return 0.0;
+        if (t < 0 || left < t)
+            t = left;
+    }
+    io = mapi_http_loop_timeout(l->io);
+    if (io >= 0 && (t < 0 || io < t))
+        t = io;
+    return t;
+}
+
+/* Takes every finished call off the list, then calls back each one. */
+static void report_done(mapi_loop *l)
+{
+    op *done = NULL, *last = NULL, *o, *next;
+
+    for (o = l->head; o; o = next) {
+        next = o->next;
+        if (o->state != OP_DONE)
+            continue;
+        unlink_op(l, o);
+        if (last)
+            last->next = o;
+        else
+            done = o;
+        last = o;
+    }
+    for (o = done; o; o = next) {
+        mapi_doc *doc = o->doc;
+        next = o->next;
+        o->doc = NULL;
+        if (doc)
+            mapi_error_clear(&o->e);
+        o->done(o->ctx, doc, &o->e);
+        free_op(o);
+    }
+}
+
+/* ---- the loop ---- */
+
+mapi_loop *mapi_loop_new(mapi_error *err)
+{
+    mapi_loop *l;
+
+    if (mapi_global_init(err) < 0)
+        return NULL;
+    l = calloc(1, sizeof *l);
+    if (!l)
+        return mapi_error_oom(err), NULL;
+    l->io = mapi_http_loop_new(err);
+    if (!l->io) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void mapi_loop_free(mapi_loop *l)
+{
+    op *o;
+
+    if (!l || l->stepping || l->freeing)
+        return;
+    l->freeing = 1;
+    for (o = l->head; o; o = o->next) {
+        if (o->state == OP_DONE)
+            continue;
+        if (o->state == OP_SENDING) {
+            mapi_http_loop_remove(l->io, o->t);
+            o->t = NULL;
+            mapi_error_clear(&o->e);
+            mapi_error_set(&o->e, MAPI_ERR_TRANSPORT,
+                           "the loop was freed while the request was under way");
+            o->e.outcome = MAPI_OUTCOME_UNKNOWN;
+        } else if (o->e.kind == MAPI_ERR_NONE) {
+            /* no attempt yet, or the read settling a confirm not begun */
+            mapi_error_set(&o->e, MAPI_ERR_TRANSPORT,
+                           "the loop was freed before the request was sent");
+            o->e.outcome = MAPI_OUTCOME_NOT_SENT;
+        } /* else between attempts: the last attempt's error */
+        mapi_exchange_fail(o->x, &o->e);
+        o->state = OP_DONE;
+    }
+    l->stepping = 1; /* callbacks may not step, free, or start calls now */
+    report_done(l);
+    mapi_http_loop_free(l->io);
+    free(l);
+}
+
+int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
+                           mapi_observer_fn observer, void *observer_ctx,
+                           mapi_loop_done_fn done, void *ctx, mapi_error *err)
+{
+    mapi_client_parts parts;
+    op *o;
+
+    if (l->freeing) {
+        if (owns)
+            mapi_exchange_free(x);
+        return mapi_error_set(err, MAPI_ERR_USAGE, "the loop is being freed");
+    }
+    o = calloc(1, sizeof *o);
+    if (!o) {
+        if (owns)
+            mapi_exchange_free(x);
+        return mapi_error_oom(err);
+    }
+    mapi_client_parts_get(c, &parts);
+    o->client = c;
+    o->http = parts.http;
+    o->x = x;
+    o->owns = owns;
+    o->state = OP_DUE;
+    o->wake_at = 0; /* the first attempt at the next step */
+    o->e = (mapi_error)MAPI_ERROR_INIT;
+    o->observer = observer;
+    o->observer_ctx = observer ? observer_ctx : NULL;
+    o->done = done;
+    o->ctx = ctx;
+    link_op(l, o);
+    return 0;
+}
+
+/* Starts the built call k (released here) with the client's settings. */
+static int start(mapi_loop *l, mapi_client *c, mapi_call *k, mapi_loop_done_fn done,
+                 void *ctx, mapi_error *err)
+{
+    const char *method = k->method; /* a static string of the builder */
+    mapi_exchange *x = mapi_client_prepare(c, k, err);
+
+    mapi_call_release(k);
+    if (!x)
+        return mapi_call_not_sent(method, err); /* out of memory: nothing sent */
+    if (mapi_loop_run_exchange(l, c, x, 1, NULL, NULL, done, ctx, err) < 0)
+        return mapi_call_not_sent(method, err);
+    return 0;
+}
+
+/* The checks every start makes before building its call. */
+static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
+                       const char *method, mapi_error *err)
+{
+    if (!l || !c || !done) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: loop, client and done are required");
+        return mapi_call_not_sent(method, err);
+    }
+    if (l->freeing) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: the loop is being freed");
+        return mapi_call_not_sent(method, err);
+    }
+    return 0;
+}
+
+int mapi_loop_confirm_payout(mapi_loop *l, mapi_client *c, const char *payout_id,
+                             const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
+                             mapi_error *err)
+{
+    mapi_call k;
+
+    if (check_start(l, c, done, "PUT", err) < 0 ||
+        mapi_call_confirm_payout(c, payout_id, opts, &k, err) < 0)
+        return -1;
+    return start(l, c, &k, done, ctx, err);
+}
+
+int mapi_loop_get_channel(mapi_loop *l, mapi_client *c, const char *channel_id,
+                          const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
+                          mapi_error *err)
+{
+    mapi_call k;
+
+    if (check_start(l, c, done, "GET", err) < 0 ||
+        mapi_call_get_channel(c, channel_id, opts, &k, err) < 0)
+        return -1;
+    return start(l, c, &k, done, ctx, err);
+}
+
+int mapi_loop_list_addresses(mapi_loop *l, mapi_client *c, const char *account_id,
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_loop_done_fn done, void *ctx, mapi_error *err)
+{
+    mapi_call k;
+
+    if (check_start(l, c, done, "GET", err) < 0 ||
+        mapi_call_list_addresses(c, account_id, p, opts, &k, err) < 0)
+        return -1;
+    return start(l, c, &k, done, ctx, err);
+}
+
+int mapi_loop_get_payout(mapi_loop *l, mapi_client *c, const char *payout_id,
+                         const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
+                         mapi_error *err)
+{
+    mapi_call k;
+
+    if (check_start(l, c, done, "GET", err) < 0 ||
+        mapi_call_get_payout(c, payout_id, opts, &k, err) < 0)
+        return -1;
+    return start(l, c, &k, done, ctx, err);
+}
+
+int mapi_loop_request(mapi_loop *l, mapi_client *c, const char *method,
+                      const char *path_and_query, const char *body, size_t body_len,
+                      const mapi_request_opts *opts, mapi_loop_done_fn done, void *ctx,
+                      mapi_error *err)
+{
+    mapi_call k;
+
+    if (!method || !path_and_query)
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "mapi_loop_request: method and path are required");
+    if (check_start(l, c, done, method, err) < 0 ||
+        mapi_call_request(c, method, path_and_query, body, body_len, opts, &k, err) < 0)
+        return -1;
+    return start(l, c, &k, done, ctx, err);
+}
+
+int mapi_loop_step(mapi_loop *l, double timeout)
+{
+    if (!l || l->stepping)
+        return -1;
+    l->stepping = 1;
+    /* a step that may wait sends what began at once, so that the answers
+       can come within it; a step that may not (a host's tick) leaves that
+       to libcurl's timer, at the next step, spreading the work */
+    if (begin_due(l) > 0 && timeout != 0)
+        mapi_http_loop_wait(l->io, 0, transfer_done, l);
+    if (l->count > 0) {
+        double wait = next_timeout(l);
+        /* the caller's bound; negative: whatever the next event needs */
+        if (timeout >= 0 && (wait < 0 || timeout < wait))
+            wait = timeout;
+        mapi_http_loop_wait(l->io, wait, transfer_done, l);
+        if (begin_due(l) > 0) /* a wait ended: its attempt on its way now */
+            mapi_http_loop_wait(l->io, 0, transfer_done, l);
+    }
+    report_done(l);
+    l->stepping = 0;
+    return (int)l->count;
+}
+
+int mapi_loop_fd(const mapi_loop *l)
+{
+    return l ? mapi_http_loop_fd(l->io) : -1;
+}
+
+double mapi_loop_timeout(const mapi_loop *l)
+{
+    return l ? next_timeout(l) : -1.0;
+}

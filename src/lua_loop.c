@@ -1,0 +1,267 @@
+/*
+ * lua_loop.c -- merchantapi.core's side of the event loop
+ * (lua/merchantapi/loop.lua is the Lua side: tasks, their coroutines, the
+ * waits of wait_for_txid).
+ *
+ *   loop = core.loop_new()
+ *   loop:start(client, x[, hooks])  runs the exchange x -- a call built by
+ *       client:prepare(name, ...) (lua_client.c) -- on the C loop
+ *       (src/loop.c): every attempt, wait and decision happens there, as
+ *       for a C caller of mapi_loop.  hooks: a table with on_request /
+ *       on_response, called for each attempt (under a protected call, as
+ *       over libcurl).  true, or nil, err.
+ *   running, finished = loop:step(timeout)  mapi_loop_step; finished is an
+ *       array of the exchanges whose call ended in this step (x:result()
+ *       gives each one's results), or nil.
+ *   loop:fd(), loop:timeout()       the descriptor and seconds (nil: none).
+ *   loop:close()                    ends every running call (its exchange
+ *       gets the error "the loop was freed"); also __gc.
+ *
+ * Memory: while a call runs, the loop holds registry references to its
+ * exchange, its client and its hooks, so none of them is collected; the
+ * client is held (mapi_lua_client_hold) so that close() waits for the end.
+ * The C callback only records the end (no Lua call inside the C loop);
+ * step hands the ends over once mapi_loop_step has returned.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lua_binding.h"
+
+#define LOOP_MT "merchantapi.loop"
+
+typedef struct lua_op lua_op;
+typedef struct loop_box loop_box;
+
+struct lua_op {
+    lua_op *next;      /* in the box's list of ended calls */
+    loop_box *box;
+    exchange_box *xb;  /* anchored by xref */
+    int xref, cref;    /* registry refs: the exchange, the client */
+    mapi_lua_hooks hooks; /* hooks.ref: LUA_NOREF without hooks */
+};
+
+struct loop_box {
+    mapi_loop *loop;   /* NULL once closed */
+    lua_State *L;      /* the thread stepping the loop (for hooks) */
+    lua_op *ended;     /* calls ended, not yet handed over */
+};
+
+/* The C loop's report: the exchange gets the call's result. */
+static void op_done(void *ctx, mapi_doc *doc, mapi_error *err)
+{
+    lua_op *o = ctx;
+    exchange_box *xb = o->xb;
+    mapi_error init = MAPI_ERROR_INIT;
+
+    mapi_doc_free(xb->doc);
+    mapi_error_clear(&xb->err);
+    xb->doc = doc;
+    xb->err = *err;
+    *err = init;
+    xb->state = X_DONE;
+    o->next = o->box->ended;
+    o->box->ended = o;
+}
+
+static void op_observe(void *ctx, mapi_attempt_event ev, const mapi_attempt_info *info)
+{
+    lua_op *o = ctx;
+
+    o->hooks.L = o->box->L;
+    if (o->hooks.L)
+        mapi_lua_observer(&o->hooks, ev, info);
+}
+
+/* Lets go of an ended call: its client released, its references dropped.
+   Pushes nothing. */
+static void op_release(lua_State *L, lua_op *o)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, o->cref);
+    mapi_lua_client_release(L, lua_gettop(L));
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, o->cref);
+    luaL_unref(L, LUA_REGISTRYINDEX, o->xref);
+    if (o->hooks.ref != LUA_NOREF)
+        luaL_unref(L, LUA_REGISTRYINDEX, o->hooks.ref);
+    free(o);
+}
+
+static loop_box *check_loop(lua_State *L)
+{
+    return (loop_box *)luaL_checkudata(L, 1, LOOP_MT);
+}
+
+/* Frees the C loop (every running call ends) and lets go of every call. */
+static void close_loop(lua_State *L, loop_box *b)
+{
+    if (b->loop) {
+        mapi_loop *loop = b->loop;
+        b->loop = NULL;
+        b->L = L;
+        mapi_loop_free(loop); /* calls op_done for each call still running */
+        b->L = NULL;
+    }
+    while (b->ended) {
+        lua_op *o = b->ended;
+        b->ended = o->next;
+        op_release(L, o);
+    }
+}
+
+/* loop:close() -- ends the running calls, frees the loop; safe twice; __gc. */
+static int l_close(lua_State *L)
+{
+    close_loop(L, check_loop(L));
+    return 0;
+}
+
+/* core.loop_new() -> loop, or nil, err */
+int mapi_lua_loop_new(lua_State *L)
+{
+    loop_box *b = (loop_box *)mapic_newuserdata(L, sizeof *b);
+    err_box *eb;
+
+    memset(b, 0, sizeof *b);
+    mapic_setmetatable(L, LOOP_MT);
+    eb = mapi_lua_push_err_box(L);
+    b->loop = mapi_loop_new(&eb->err);
+    if (!b->loop)
+        return mapi_lua_push_failure(L, eb);
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* loop:start(client, x[, hooks]) -> true | nil, err */
+static int l_start(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 3, "merchantapi.exchange");
+    mapi_error e = MAPI_ERROR_INIT;
+    err_box *eb;
+    mapi_client *c;
+    lua_op *o;
+
+    lua_settop(L, 4);
+    if (!lua_isnil(L, 4))
+        luaL_checktype(L, 4, LUA_TTABLE);
+    if (!xb->x || xb->state != X_IDLE)
+        return luaL_error(L, "merchantapi: the exchange is not a call to start");
+    if (!b->loop) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", "the loop is closed",
+                                   mapi_exchange_call(xb->x)->method);
+        return 2;
+    }
+    o = (lua_op *)calloc(1, sizeof *o);
+    if (!o) {
+        eb = mapi_lua_push_err_box(L);
+        mapi_error_oom(&eb->err);
+        return mapi_lua_push_failure(L, eb);
+    }
+    c = mapi_lua_client_hold(L, 2);
+    if (!c) {
+        free(o);
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "usage", "the client is closed",
+                                   mapi_exchange_call(xb->x)->method);
+        return 2;
+    }
+    o->box = b;
+    o->xb = xb;
+    o->hooks.ref = LUA_NOREF;
+    if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, lua_isnil(L, 4) ? NULL : op_observe, o,
+                               op_done, o, &e) < 0) {
+        mapi_lua_client_release(L, 2);
+        free(o);
+        eb = mapi_lua_push_err_box(L); /* MEMORY: nothing in e to lose if this raises */
+        eb->err = e;
+        return mapi_lua_push_failure(L, eb);
+    }
+    /* luaL_ref cannot fail but for memory: the call is registered already,
+       and o is reachable from the C loop, so its refs are taken last */
+    xb->state = X_SENDING;
+    lua_pushvalue(L, 3);
+    o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, 2);
+    o->cref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (!lua_isnil(L, 4)) {
+        lua_pushvalue(L, 4);
+        o->hooks.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* loop:step([timeout]) -> running, finished | nil.  timeout: seconds (nil or
+   negative: as long as the next event needs; 0: no wait). */
+static int l_step(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    double timeout = luaL_optnumber(L, 2, -1.0);
+    int running = 0, i = 0;
+
+    if (b->loop) {
+        if (b->L)
+            return luaL_error(L, "merchantapi: loop:step called from a hook");
+        b->L = L;
+        running = mapi_loop_step(b->loop, timeout);
+        b->L = NULL;
+    }
+    lua_pushinteger(L, running < 0 ? 0 : running);
+    if (!b->ended) {
+        lua_pushnil(L);
+        return 2;
+    }
+    lua_newtable(L);
+    while (b->ended) {
+        lua_op *o = b->ended;
+        b->ended = o->next;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, o->xref);
+        lua_rawseti(L, -2, ++i);
+        op_release(L, o);
+    }
+    return 2;
+}
+
+/* loop:fd() -> integer: the loop's descriptor (nil once closed). */
+static int l_fd(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+
+    if (!b->loop)
+        return 0;
+    lua_pushinteger(L, mapi_loop_fd(b->loop));
+    return 1;
+}
+
+/* loop:timeout() -> seconds until a step is needed, or nil when no call runs. */
+static int l_timeout(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    double t = b->loop ? mapi_loop_timeout(b->loop) : -1.0;
+
+    if (b->ended)
+        t = 0; /* ended calls wait to be handed over */
+    if (t < 0)
+        return 0;
+    lua_pushnumber(L, (lua_Number)t);
+    return 1;
+}
+
+void mapi_lua_loop_open(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"start", l_start}, {"step", l_step},
+                                       {"fd", l_fd},       {"timeout", l_timeout},
+                                       {"close", l_close}, {NULL, NULL}};
+
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    mapi_lua_new_metatable(L, LOOP_MT);
+    lua_createtable(L, 0, 5);
+    mapic_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
