@@ -212,21 +212,10 @@ static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
         for (;;) {
             mapi_http_request req;
             mapi_response *res = NULL;
-            const mapi_call *r;
-            double wait, connect_timeout;
-            size_t max_body;
+            double wait;
 
             observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
-            r = mapi_exchange_request(x); /* the call, or the read settling it */
-            memset(&req, 0, sizeof req);
-            req.method = r->method;
-            req.url = r->url;
-            req.body = r->body;
-            req.body_len = r->body_len;
-            req.fresh_connection = r->confirm;
-            req.http1 = http1;
-            mapi_exchange_own_headers(x, &req.headers, &req.nheaders);
-            mapi_exchange_limits(x, &req.timeout, &connect_timeout, &max_body);
+            mapi_exchange_http_request(x, http1, &req);
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
             step = mapi_exchange_end(x, res, &e, out, &wait);

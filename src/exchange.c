@@ -180,6 +180,23 @@ void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *conne
     *max_body = x->max_body;
 }
 
+void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req)
+{
+    const mapi_call *k = mapi_exchange_request(x); /* the call, or the read settling it */
+    double connect_timeout;
+    size_t max_body;
+
+    memset(req, 0, sizeof *req);
+    req->method = k->method;
+    req->url = k->url;
+    req->body = k->body;
+    req->body_len = k->body_len;
+    req->fresh_connection = k->confirm;
+    req->http1 = http1;
+    mapi_exchange_own_headers(x, &req->headers, &req->nheaders);
+    mapi_exchange_limits(x, &req->timeout, &connect_timeout, &max_body);
+}
+
 /* The deadline's rule, in one place: an attempt may begin only before the
    deadline, so a retry is made only when its wait ends before it. */
 int mapi_exchange_fits(const mapi_exchange *x, double wait)

@@ -434,6 +434,13 @@ const mapi_call *mapi_exchange_request(const mapi_exchange *x);
    transport may stop reading after max_body + 1 bytes of body). */
 void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
                           size_t *max_body);
+/* What libcurl is to send for the attempt begun last (the call, or the read
+   settling it): method, URL, body, fresh_connection for a call that may move
+   money, the headers of one's own and the attempt's timeout; http1 as the
+   driver decided (mapi_http_resend_refused).  Borrowed from x until the next
+   attempt begins. */
+struct mapi_http_request;
+void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req);
 /* Request header i (0-based): Content-Type, Accept, Authorization (with a
    key), User-Agent, then the headers of one's own (the client's, and the
    call's, which replace the client's of the same name) -- what libcurl

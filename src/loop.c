@@ -136,22 +136,10 @@ static void attempt_end(op *o, mapi_response *res)
 static void attempt_begin(mapi_loop *l, op *o)
 {
     mapi_http_request req;
-    const mapi_call *k;
-    double connect_timeout;
-    size_t max_body;
 
     mapi_error_clear(&o->e);
     observe(o, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(o->x));
-    k = mapi_exchange_request(o->x); /* the call, or the read settling it */
-    memset(&req, 0, sizeof req);
-    req.method = k->method;
-    req.url = k->url;
-    req.body = k->body;
-    req.body_len = k->body_len;
-    req.fresh_connection = k->confirm;
-    req.http1 = o->http1;
-    mapi_exchange_own_headers(o->x, &req.headers, &req.nheaders);
-    mapi_exchange_limits(o->x, &req.timeout, &connect_timeout, &max_body);
+    mapi_exchange_http_request(o->x, o->http1, &req);
     if (mapi_http_loop_add(l->io, o->http, &req, o, &o->t, &o->e) < 0) {
         o->t = NULL;
         attempt_end(o, NULL); /* MEMORY, or an option libcurl refused: nothing sent */

@@ -96,20 +96,12 @@ static void attempt_done(batch *b, job *j, mapi_response *res)
 /* Starts j's next attempt on the multi handle. */
 static void start_job(batch *b, job *j)
 {
-    const mapi_call *k;
     mapi_http_request req;
-    double connect_timeout;
-    size_t max_body;
+    int http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
 
-    memset(&req, 0, sizeof req);
-    req.http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
     mapi_error_clear(&j->e);
     mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));
-    k = mapi_exchange_request(j->x);
-    req.method = k->method;
-    req.url = k->url;
-    mapi_exchange_own_headers(j->x, &req.headers, &req.nheaders);
-    mapi_exchange_limits(j->x, &req.timeout, &connect_timeout, &max_body);
+    mapi_exchange_http_request(j->x, http1, &req);
     j->t = mapi_http_transfer_new(b->parts.http, &req, j, &j->e);
     if (j->t && mapi_http_multi_add(b->multi, j->t, &j->e) < 0) {
         mapi_http_transfer_free(j->t);
