@@ -252,7 +252,9 @@ end
 --   option or an option of the wrong type.
 function Client:confirm_payout(payout_id, opts)
   check_id(payout_id, "confirm_payout")
-  check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
+  if opts ~= nil then -- nil: nothing to check (and no table made)
+    check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
+  end
   return core_for(self):confirm_payout(payout_id, opts)
 end
 
@@ -276,7 +278,9 @@ end
 --   option or an option of the wrong type.
 function Client:get_channel(channel_id, opts)
   check_id(channel_id, "get_channel")
-  check_options(opts, CALL_OPTIONS, "get_channel", 2)
+  if opts ~= nil then -- nil: nothing to check (and no table made)
+    check_options(opts, CALL_OPTIONS, "get_channel", 2)
+  end
   return core_for(self):get_channel(channel_id, opts)
 end
 
@@ -306,7 +310,9 @@ end
 --   option or an option of the wrong type.
 function Client:list_addresses(account_id, opts)
   check_id(account_id, "list_addresses")
-  check_options(opts, LIST_OPTIONS, "list_addresses", 2)
+  if opts ~= nil then -- nil: nothing to check (and no table made)
+    check_options(opts, LIST_OPTIONS, "list_addresses", 2)
+  end
   return core_for(self):list_addresses(account_id, opts)
 end
 
@@ -550,7 +556,9 @@ end
 --   option or an option of the wrong type.
 function Client:get_payout(payout_id, opts)
   check_id(payout_id, "get_payout")
-  check_options(opts, CALL_OPTIONS, "get_payout", 2)
+  if opts ~= nil then -- nil: nothing to check (and no table made)
+    check_options(opts, CALL_OPTIONS, "get_payout", 2)
+  end
   return core_for(self):get_payout(payout_id, opts)
 end
 

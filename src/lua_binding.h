@@ -33,9 +33,18 @@ typedef struct err_box {
     mapi_error err;
 } err_box;
 
+/* A call's document and error under one anchor (one userdata, one
+   finalizer per call instead of two). */
+#define CALL_BOX_MT "merchantapi.call_box"
+typedef struct call_box {
+    mapi_doc *doc;
+    mapi_error err;
+} call_box;
+
 /* Push a new empty anchor (its metatable set). */
 doc_box *mapi_lua_push_doc_box(lua_State *L);
 err_box *mapi_lua_push_err_box(lua_State *L);
+call_box *mapi_lua_push_call_box(lua_State *L);
 
 /* Pushes the contract's error table for e (every field; docs/contract.md
    "Errors"), with the merchantapi.error metatable. */
@@ -60,6 +69,10 @@ int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body);
 /* The results of a call that failed: nil, err[, res]; clears eb.  Returns
    the number of results. */
 int mapi_lua_push_failure(lua_State *L, err_box *eb);
+/* The same two on a document and an error whose owner anchors them (a
+   call_box, an exchange): *docp is freed and set to NULL, err cleared. */
+int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);
+int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
 /* core.decode and core.resource_info. */
 int mapi_lua_decode(lua_State *L);
 int mapi_lua_resource_info(lua_State *L);

@@ -454,27 +454,26 @@ static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_err
    or nil, err when the call failed its checks. */
 static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int prepare)
 {
-    err_box *eb = mapi_lua_push_err_box(L);
     mapi_call k;
 
     if (prepare) {
-        exchange_box *xb = mapi_lua_push_exchange_box(L);
-        if (build_call(c, a, &k, &eb->err) < 0)
-            return mapi_lua_push_failure(L, eb);
-        xb->x = mapi_client_prepare(c, &k, &eb->err);
+        exchange_box *xb = mapi_lua_push_exchange_box(L); /* anchors the error too */
+        if (build_call(c, a, &k, &xb->err) < 0)
+            return mapi_lua_push_err_results(L, &xb->err);
+        xb->x = mapi_client_prepare(c, &k, &xb->err);
         mapi_call_release(&k);
         if (!xb->x) {
-            mapi_call_not_sent(a->method, &eb->err); /* out of memory: nothing sent */
-            return mapi_lua_push_failure(L, eb);
+            mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
+            return mapi_lua_push_err_results(L, &xb->err);
         }
         xb->convert = mapi_lua_exchange_results;
         return 1;
     } else {
-        doc_box *db = mapi_lua_push_doc_box(L);
-        if (build_call(c, a, &k, &eb->err) < 0 ||
-            mapi_client_run(c, &k, &db->doc, &eb->err) != 0)
-            return mapi_lua_push_failure(L, eb);
-        return mapi_lua_push_results(L, db, eb, 0);
+        call_box *cb = mapi_lua_push_call_box(L);
+        if (build_call(c, a, &k, &cb->err) < 0 ||
+            mapi_client_run(c, &k, &cb->doc, &cb->err) != 0)
+            return mapi_lua_push_err_results(L, &cb->err);
+        return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
     }
 }
 

@@ -87,6 +87,25 @@ err_box *mapi_lua_push_err_box(lua_State *L)
     return b;
 }
 
+static int call_box_gc(lua_State *L)
+{
+    call_box *b = (call_box *)luaL_checkudata(L, 1, CALL_BOX_MT);
+    mapi_doc_free(b->doc);
+    b->doc = NULL;
+    mapi_error_clear(&b->err);
+    return 0;
+}
+
+call_box *mapi_lua_push_call_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    call_box *b = (call_box *)mapic_newuserdata(L, sizeof *b);
+    b->doc = NULL;
+    b->err = init;
+    mapic_setmetatable(L, CALL_BOX_MT);
+    return b;
+}
+
 static void doc_box_release(doc_box *b)
 {
     mapi_doc_free(b->doc);
@@ -934,7 +953,8 @@ static void push_response(lua_State *L, const mapi_response *resp, int body, int
         lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
         lua_setfield(L, -2, "elapsed");
     }
-    lua_newtable(L);
+    /* sized once (a hint: a repeated header takes one slot) */
+    lua_createtable(L, 0, resp && resp->nheaders < 64 ? (int)resp->nheaders : 0);
     for (i = 0; resp && mapi_response_header_at(resp, i, &name, &value); i++) {
         lua_pushstring(L, value ? value : "");
         lua_setfield(L, -2, name);
@@ -995,7 +1015,14 @@ void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc)
  */
 int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body)
 {
-    const mapi_doc *doc = db->doc;
+    return mapi_lua_push_doc_results(L, &db->doc, &eb->err, body);
+}
+
+/* mapi_lua_push_results on a document and an error anchored by their owner
+   (a call box, an exchange): *docp is freed and set to NULL. */
+int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)
+{
+    const mapi_doc *doc = *docp;
     int meta;
 
     luaL_checkstack(L, 10, "merchantapi: out of stack space");
@@ -1006,13 +1033,13 @@ int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body)
     mapi_lua_push_doc_members(L, doc);
     meta = lua_gettop(L) - 2;
 
-    if (mapi_doc_error(doc, &eb->err) != 0) {
+    if (mapi_doc_error(doc, err) != 0) {
         /* an error document by the core's one rule (mapi_doc_error_rule): API,
            DECODE (data and errors together) or MEMORY.  Only decode meets one:
            the client's calls were mapped by the same rule. */
         lua_pushnil(L);
-        mapi_lua_push_error(L, &eb->err);
-        mapi_error_clear(&eb->err);
+        mapi_lua_push_error(L, err);
+        mapi_error_clear(err);
     } else if (mapi_lua_push_flattened(L, doc, meta, meta + 2, body)) {
         lua_pushnil(L);
     } else {
@@ -1021,7 +1048,8 @@ int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body)
     }
     push_response(L, mapi_doc_response(doc), body, meta, meta + 1, meta + 2);
     set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
-    doc_box_release(db);
+    mapi_doc_free(*docp);
+    *docp = NULL;
     return 3;
 }
 
@@ -1031,17 +1059,23 @@ int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body)
    Returns the number of results. */
 int mapi_lua_push_failure(lua_State *L, err_box *eb)
 {
-    const mapi_response *resp = eb->err.response;
+    return mapi_lua_push_err_results(L, &eb->err);
+}
+
+/* mapi_lua_push_failure on an error anchored by its owner (a call box, an
+   exchange). */
+int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
+{
+    const mapi_response *resp = err->response;
     int top, body, meta = 0;
     const char *text;
     size_t len;
-    doc_box *db;
-    err_box *pb;
+    call_box *pb;
 
     lua_pushnil(L);
-    mapi_lua_push_error(L, &eb->err);
+    mapi_lua_push_error(L, err);
     if (!resp) {
-        mapi_error_clear(&eb->err);
+        mapi_error_clear(err);
         return 2;
     }
     top = lua_gettop(L);
@@ -1049,18 +1083,18 @@ int mapi_lua_push_failure(lua_State *L, err_box *eb)
     mapi_lua_push_body(L, resp);
     body = lua_gettop(L);
     text = lua_tolstring(L, body, &len);
-    db = mapi_lua_push_doc_box(L);
-    pb = mapi_lua_push_err_box(L);
-    if (len > 0 && mapi_doc_parse(text, len, &db->doc, &pb->err) == 0) {
-        mapi_lua_push_doc_members(L, db->doc);
+    pb = mapi_lua_push_call_box(L);
+    if (len > 0 && mapi_doc_parse(text, len, &pb->doc, &pb->err) == 0) {
+        mapi_lua_push_doc_members(L, pb->doc);
         meta = lua_gettop(L) - 2;
-        doc_box_release(db);
+        mapi_doc_free(pb->doc);
+        pb->doc = NULL;
     }
     mapi_error_clear(&pb->err);
     push_response(L, resp, body, meta, meta ? meta + 1 : 0, meta ? meta + 2 : 0);
     lua_replace(L, top + 1);
     lua_settop(L, top + 1);
-    mapi_error_clear(&eb->err);
+    mapi_error_clear(err);
     return 3;
 }
 
@@ -1074,19 +1108,17 @@ int mapi_lua_decode(lua_State *L)
 {
     size_t len;
     const char *body;
-    doc_box *db;
-    err_box *eb;
+    call_box *cb;
 
     if (lua_type(L, 1) != LUA_TSTRING)
         return mapic_typeerror(L, 1, "string");
     lua_settop(L, 1);
     body = lua_tolstring(L, 1, &len);
-    db = mapi_lua_push_doc_box(L);
-    eb = mapi_lua_push_err_box(L);
-    if (mapi_doc_parse(body, len, &db->doc, &eb->err) != 0)
-        return mapi_lua_push_failure(L, eb);
+    cb = mapi_lua_push_call_box(L);
+    if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
+        return mapi_lua_push_err_results(L, &cb->err);
     /* res.body and res:document() use the argument itself, not a copy of it */
-    return mapi_lua_push_results(L, db, eb, 1);
+    return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1115,6 +1147,7 @@ void mapi_lua_convert_open(lua_State *L)
 
     mapi_lua_box_metatable(L, DOC_BOX_MT, doc_box_gc);
     mapi_lua_box_metatable(L, ERR_BOX_MT, err_box_gc);
+    mapi_lua_box_metatable(L, CALL_BOX_MT, call_box_gc);
 
     mapi_lua_new_metatable(L, WEAK_V_MT);
     lua_pushliteral(L, "v");
