@@ -12,13 +12,14 @@
  *       exchange, with the conversion of its results chosen by the call's
  *       kind.  Returns the exchange, or nil, err when the call failed its
  *       checks.
- *   req, info = x:request()         begins an attempt: the request to send
- *       (method, url, headers, body, limits) and the facts for on_request.
- *   action, info, wait = x:response(res) | x:failure(err)
+ *   req, info = x:request([skip])   begins an attempt: the request to send
+ *       (method, url, headers, body, limits) and the facts for on_request
+ *       (not built, and not returned, when skip is true: no hook).
+ *   action, info, wait = x:response(res[, skip]) | x:failure(err[, skip])
  *       ends the attempt with the transport's answer, or its failure.
  *       action is "retry" (wait seconds first; 0 when a confirm whose
  *       outcome is unknown goes on with the read of its payout) or "done";
- *       info holds the facts for on_response.
+ *       info holds the facts for on_response (false when skip is true).
  *   ... = x:result()   once done: the call's results in exactly the method's
  *       own shape (the exchange's conversion).  The exchange is the whole
  *       call: another driver (an event loop) can run it the same way.
@@ -245,6 +246,7 @@ static xbox *check_xbox(lua_State *L, int state)
 static int l_request(lua_State *L)
 {
     xbox *xb = check_xbox(L, X_IDLE);
+    int skip_info = lua_toboolean(L, 2); /* no hook to see it: not built */
     const mapi_attempt_info *info;
     const mapi_call *k;
     const char *name, *value;
@@ -281,13 +283,15 @@ static int l_request(lua_State *L)
     lua_setfield(L, -2, "fresh_connection");
     mapic_pushint64(L, info->attempt);
     lua_setfield(L, -2, "attempt");
+    if (skip_info)
+        return 1;
     push_info(L, info, 0);
     return 2;
 }
 
 /* Ends the attempt with res (taken) or with xb->err; pushes the results of
-   x:response / x:failure. */
-static int end_attempt(lua_State *L, xbox *xb, mapi_response *res)
+   x:response / x:failure (info false when skip_info: no hook to see it). */
+static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info)
 {
     double wait = -1;
     mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
@@ -295,14 +299,20 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res)
     if (step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE) {
         xb->state = X_IDLE;
         lua_pushliteral(L, "retry");
-        push_info(L, mapi_exchange_info(xb->x), 1);
+        if (skip_info)
+            lua_pushboolean(L, 0);
+        else
+            push_info(L, mapi_exchange_info(xb->x), 1);
         lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));
         mapi_error_clear(&xb->err); /* the info above borrowed from it */
         return 3;
     }
     xb->state = X_DONE;
     lua_pushliteral(L, "done");
-    push_info(L, mapi_exchange_info(xb->x), 1);
+    if (skip_info)
+        lua_pushboolean(L, 0);
+    else
+        push_info(L, mapi_exchange_info(xb->x), 1);
     return 2;
 }
 
@@ -333,6 +343,7 @@ static int l_response(lua_State *L)
     const char *body = NULL;
     size_t len = 0;
     mapi_response *res;
+    int skip_info = lua_toboolean(L, 3);
 
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
@@ -353,7 +364,7 @@ static int l_response(lua_State *L)
     xb->pending = mapi_response_new();
     if (!xb->pending) {
         mapi_error_oom(&xb->err);
-        return end_attempt(L, xb, NULL);
+        return end_attempt(L, xb, NULL, skip_info);
     }
     xb->pending->status = (int)status;
     if (lua_type(L, 4) == LUA_TTABLE) {
@@ -381,7 +392,7 @@ static int l_response(lua_State *L)
             lua_pop(L, 1);
             if (rc < 0) {
                 mapi_error_oom(&xb->err);
-                return end_attempt(L, xb, NULL);
+                return end_attempt(L, xb, NULL, skip_info);
             }
         }
     }
@@ -389,7 +400,7 @@ static int l_response(lua_State *L)
     xb->pending->body = (char *)malloc(len + MAPI_JSON_PADDING);
     if (!xb->pending->body) {
         mapi_error_oom(&xb->err);
-        return end_attempt(L, xb, NULL);
+        return end_attempt(L, xb, NULL, skip_info);
     }
     if (len)
         memcpy(xb->pending->body, body, len);
@@ -398,7 +409,7 @@ static int l_response(lua_State *L)
     xb->pending->cap = len + MAPI_JSON_PADDING;
     res = xb->pending;
     xb->pending = NULL;
-    return end_attempt(L, xb, res);
+    return end_attempt(L, xb, res, skip_info);
 }
 
 /*
@@ -413,6 +424,7 @@ static int l_failure(lua_State *L)
     xbox *xb = check_xbox(L, X_SENDING);
     const char *msg = NULL;
     int not_sent = 0;
+    int skip_info = lua_toboolean(L, 3);
 
     lua_settop(L, 2);
     if (lua_type(L, 2) == LUA_TSTRING) {
@@ -432,7 +444,7 @@ static int l_failure(lua_State *L)
         if (mapi_error_message(&xb->err) < 0)
             mapi_error_oom(&xb->err);
     }
-    return end_attempt(L, xb, NULL);
+    return end_attempt(L, xb, NULL, skip_info);
 }
 
 /* The conversion of the calls that give a document (every call a custom
@@ -440,17 +452,10 @@ static int l_failure(lua_State *L)
    over libcurl gives them.  Takes the exchange's document or error. */
 int mapi_lua_exchange_results(lua_State *L, exchange_box *xb)
 {
-    mapi_error init = MAPI_ERROR_INIT;
-    doc_box *db = mapi_lua_push_doc_box(L);
-    err_box *eb = mapi_lua_push_err_box(L);
-
-    db->doc = xb->doc; /* moved once both anchors exist */
-    xb->doc = NULL;
-    eb->err = xb->err;
-    xb->err = init;
-    if (db->doc)
-        return mapi_lua_push_results(L, db, eb, 0);
-    return mapi_lua_push_failure(L, eb);
+    /* the exchange (x:result's self, on the stack) anchors both */
+    if (xb->doc)
+        return mapi_lua_push_doc_results(L, &xb->doc, &xb->err, 0);
+    return mapi_lua_push_err_results(L, &xb->err);
 }
 
 /* x:result() -> the call's results, by the conversion the call was built

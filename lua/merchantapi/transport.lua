@@ -132,7 +132,7 @@ local function run(proxy, name, ...)
   local hook_error
   proxy._inflight = proxy._inflight + 1
   while true do
-    local req, info = x:request()
+    local req, info = x:request(not on_request) -- info only for a hook
     if on_request then
       hook_error = call_hook(on_request, info, hook_error)
     end
@@ -152,9 +152,9 @@ local function run(proxy, name, ...)
     end
     local action, rinfo, delay
     if res ~= nil then
-      action, rinfo, delay = x:response(res)
+      action, rinfo, delay = x:response(res, not on_response)
     else
-      action, rinfo, delay = x:failure(terr)
+      action, rinfo, delay = x:failure(terr, not on_response)
     end
     if on_response then
       hook_error = call_hook(on_response, rinfo, hook_error)
@@ -244,6 +244,15 @@ end
 
 local Proxy = {}
 
+-- The methods a transport carries, one function per name shared by every
+-- client (no closure made per call).
+local RUNNERS = {}
+for name in pairs(M.METHODS) do
+  RUNNERS[name] = function(self, ...)
+    return run(self, name, ...)
+  end
+end
+
 function Proxy.close(proxy)
   if proxy._busy or proxy._inflight > 0 then
     proxy._close_pending = true -- closed once the calls under way are over
@@ -264,7 +273,7 @@ function Proxy.__index(proxy, name)
     if not M.METHODS[name] then
       return nil -- not carried: callers fall back (the pager fetches pages one by one)
     end
-    return function(self, ...)
+    return RUNNERS[name] or function(self, ...) -- (a name added to M.METHODS later)
       return run(self, name, ...)
     end
   end
