@@ -30,7 +30,10 @@ int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n)
 
     for (p = (const unsigned char *)s; p < end; p++) {
         if (is_unreserved(*p)) {
-            mapi_buf_append(b, (const char *)p, 1);
+            const unsigned char *run = p; /* a run of them: one append */
+            while (p + 1 < end && is_unreserved(p[1]))
+                p++;
+            mapi_buf_append(b, (const char *)run, (size_t)(p - run) + 1);
         } else {
             char e[3];
             e[0] = '%';
