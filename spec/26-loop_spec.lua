@@ -302,6 +302,27 @@ describe("merchantapi.loop: tasks", function()
     loop:close()
   end)
 
+  it("a Lua state closed while calls run on a loop ends cleanly", function()
+    -- lua_close finalizes every object, a call's exchange before its loop
+    local out, ok = helpers.run_lua([[
+      local merchantapi = require "merchantapi"
+      local c = assert(merchantapi.new({ base_url = arg[1], api_key = arg[2], max_retries = 0 }))
+      local loop = assert(merchantapi.loop())
+      loop:spawn(function() return c:get_channel(arg[3]) end)
+      loop:spawn(function() return c:addresses("acct-22", { per_page = 5, concurrency = 2 }):all() end)
+      loop:step(0)
+      local inner = assert(merchantapi.loop()) -- and a client made inside a task, after its loop
+      inner:spawn(function()
+        local c2 = assert(merchantapi.new({ base_url = arg[1], api_key = arg[2] }))
+        return c2:get_channel(arg[3])
+      end)
+      inner:step(0)
+      print("exiting")
+    ]], { helpers.base_url(), helpers.API_KEY, helpers.CHANNEL_ID })
+    assert.is_true(ok, out)
+    assert.matches("exiting", out)
+  end)
+
   it("steps with bad arguments raise; timeout() is nil without tasks", function()
     local loop = assert(merchantapi.loop())
     assert.is_nil(loop:timeout())
