@@ -302,6 +302,49 @@ describe("merchantapi.loop: tasks", function()
     loop:close()
   end)
 
+  it("a call where the task cannot yield blocks, or raises before anything is sent", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    -- a table.sort comparator: a C function's callback, in every Lua
+    local sorted = loop:spawn(function()
+      local r
+      table.sort({ 2, 1 }, function(a, b)
+        r = r or { c:confirm_payout(helpers.PAYOUT_ID) }
+        return a < b
+      end)
+      return r[1], r[2]
+    end)
+    -- pcall: yields on 5.2+ and LuaJIT, not on Lua 5.1
+    local caught = loop:spawn(function()
+      return pcall(c.confirm_payout, c, helpers.PARTNER_PAY_ID)
+    end)
+    loop:spawn(function() merchantapi.sleep(0.3) end) -- the loop goes on meanwhile
+    loop:run()
+    local p, err = sorted:result()
+    if rawget(coroutine, "isyieldable") then -- 5.3+, LuaJIT: it blocked
+      assert.is_nil(err)
+      assert.equal("processing", p.status)
+      assert.equal(1, count(helpers.PAYOUT_ID))
+    else -- 5.1, 5.2 cannot tell: raised, nothing sent
+      assert.is_nil(p)
+      assert.matches("attempt to yield across", err)
+      assert.equal(0, count(helpers.PAYOUT_ID))
+    end
+    local ok, v = caught:result()
+    if helpers.YIELDS_IN_PCALL then
+      assert.is_true(ok)
+      assert.equal(helpers.PARTNER_PAY_ID, v.id)
+      assert.equal(1, count(helpers.PARTNER_PAY_ID))
+    else
+      assert.is_false(ok)
+      assert.matches("attempt to yield across", v)
+      assert.equal(0, count(helpers.PARTNER_PAY_ID))
+    end
+    loop:close()
+    c:close()
+  end)
+
   it("a Lua state closed while calls run on a loop ends cleanly", function()
     -- lua_close finalizes every object, a call's exchange before its loop
     local out, ok = helpers.run_lua([[
