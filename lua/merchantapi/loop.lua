@@ -345,12 +345,33 @@ function M.sleep(seconds)
   co_yield(WAIT)
 end
 
+-- A hook of a transport.lua wrapper, run with the wrapper busy as over
+-- libcurl: a call of the client from the hook fails as "usage", a close()
+-- is done once the hook is over.
+local function busy_hook(wrapper, hook)
+  if not hook then
+    return nil
+  end
+  return function(info)
+    wrapper._busy = true
+    local ok, err = pcall(hook, info)
+    wrapper._busy = false
+    if wrapper._close_pending then
+      wrapper._c:close() -- the loop's calls still running hold it: closed after them
+    end
+    if not ok then
+      error(err, 0) -- recorded as the hook's error (nil and false included)
+    end
+  end
+end
+
 -- The hooks of a transport.lua wrapper, as the core's observer takes them.
 local function hooks_of(wrapper)
   if not (wrapper._on_request or wrapper._on_response) then
     return nil
   end
-  return { on_request = wrapper._on_request or nil, on_response = wrapper._on_response or nil }
+  return { on_request = busy_hook(wrapper, wrapper._on_request),
+           on_response = busy_hook(wrapper, wrapper._on_response) }
 end
 
 -- The results of a call, with the first hook error reported as over libcurl.
