@@ -66,7 +66,7 @@ local function pack(...)
   return { n = select("#", ...), ... }
 end
 
---- The task whose coroutine is running, or nil outside a loop task -- and
+--- The task whose coroutine is running, or nil outside a loop task, and
 -- where the task cannot yield (inside a C function's callback, such as a
 -- `table.sort` comparator), on a Lua that can tell (5.3+, LuaJIT): a call
 -- there blocks, as outside a task.
