@@ -24,7 +24,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
   describe("settling a confirm whose outcome is unknown, over " .. name, function()
     before_each(helpers.reset)
 
-    it("the confirm was carried out, then answered 502: confirmed by the read", function()
+    helpers.both("the confirm was carried out, then answered 502: confirmed by the read", function()
       local r = recorder()
       local c = helpers.client({ max_retries = 2, transport = transport,
                                  on_response = r.on_response })
@@ -40,7 +40,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.same({ "PUT 502", "GET 200" }, r.methods)
     end)
 
-    it("the confirm was carried out, then the connection dropped: confirmed by the read", function()
+    helpers.both("the confirm was carried out, then the connection dropped: confirmed by the read", function()
       local c = helpers.client({ max_retries = 2, transport = transport })
       local payout, err, res = c:confirm_payout("fault-applied-no-response")
       c:close()
@@ -50,7 +50,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal(2, count("fault-applied-no-response"))
     end)
 
-    it("not carried out (502, still a draft): unknown with err.payout; a second try confirms", function()
+    helpers.both("not carried out (502, still a draft): unknown with err.payout; a second try confirms", function()
       local c = helpers.client({ max_retries = 2, transport = transport })
       local p, err, res = c:confirm_payout("fault-flaky-1-502")
       assert.is_nil(p)
@@ -74,7 +74,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal(3, count("fault-flaky-1-502"))
     end)
 
-    it("the read fails too: the confirm's error, with the read's as err.settle_error", function()
+    helpers.both("the read fails too: the confirm's error, with the read's as err.settle_error", function()
       local c = helpers.client({ max_retries = 1, transport = transport })
       local p, err = c:confirm_payout("fault-502-json")
       c:close()
@@ -94,7 +94,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal(3, count("fault-502-json")) -- 1 PUT + 2 GET
     end)
 
-    it("is turned off on the client, or per call", function()
+    helpers.both("is turned off on the client, or per call", function()
       local off = helpers.client({ transport = transport, settle = false })
       local p, err = off:confirm_payout("fault-applied-502")
       assert.is_nil(p)
@@ -118,7 +118,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
   describe("the id of the answer, over " .. name, function()
     before_each(helpers.reset)
 
-    it("another id than the one asked for is decode, naming both", function()
+    helpers.both("another id than the one asked for is decode, naming both", function()
       local c = helpers.client({ transport = transport, max_retries = 2 })
       local ch, err, res = c:get_channel("fault-other-id")
       assert.is_nil(ch)
@@ -147,7 +147,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
   describe("the whole-call deadline, over " .. name, function()
     before_each(helpers.reset)
 
-    it("a Retry-After of 60 s with deadline = 1 ends the confirm at once with the 429", function()
+    helpers.both("a Retry-After of 60 s with deadline = 1 ends the confirm at once with the 429", function()
       local c = helpers.client({ transport = transport, max_retries = 2 })
       local t0 = helpers.now()
       local p, err = c:confirm_payout("fault-429-after-60", { deadline = 1 })
@@ -164,7 +164,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal(1, count("fault-429-after-60"))
     end)
 
-    it("the client's deadline bounds GETs, lists and generic calls the same way", function()
+    helpers.both("the client's deadline bounds GETs, lists and generic calls the same way", function()
       local c = helpers.client({ transport = transport, max_retries = 2, deadline = 1 })
       local t0 = helpers.now()
       local _, e1 = c:get_channel("fault-429-after-60")
@@ -181,7 +181,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal(3, count("fault-429-after-60"))
     end)
 
-    it("cuts an attempt's timeout to what is left: a 3 s first byte, timeout 10, deadline 1", function()
+    helpers.both("cuts an attempt's timeout to what is left: a 3 s first byte, timeout 10, deadline 1", function()
       local c = helpers.client({ transport = transport, max_retries = 2, timeout = 10 })
       local t0 = helpers.now()
       local ch, err = c:get_channel("fault-slow-first-byte", { deadline = 1 })
@@ -200,7 +200,7 @@ end
 describe("the whole-call deadline", function()
   before_each(helpers.reset)
 
-  it("timeout = 1, max_retries = 2, deadline = 1.5: two attempts, over in < 2.5 s", function()
+  helpers.both("timeout = 1, max_retries = 2, deadline = 1.5: two attempts, over in < 2.5 s", function()
     local c = helpers.client({ timeout = 1, max_retries = 2, deadline = 1.5 })
     local t0 = helpers.now()
     local _, err = c:get_channel("fault-slow-first-byte")
@@ -215,7 +215,7 @@ describe("the whole-call deadline", function()
     assert.is_true(reached >= 1 and reached <= 2, tostring(reached))
   end)
 
-  it("a pager's pages end at the deadline too", function()
+  helpers.both("a pager's pages end at the deadline too", function()
     local c = helpers.client({ max_retries = 2, deadline = 1 })
     local t0 = helpers.now()
     local list, err = c:addresses("fault-429-after-60", { per_page = 5 }):all()
@@ -228,7 +228,7 @@ describe("the whole-call deadline", function()
     assert.equal(1, count("fault-429-after-60"))
   end)
 
-  it("a transport is handed the timeout cut to what is left", function()
+  helpers.both("a transport is handed the timeout cut to what is left", function()
     local requests = {}
     local c = assert(merchantapi.new({
       base_url = "http://127.0.0.1:1", api_key = helpers.API_KEY, timeout = 30, deadline = 0.5,
@@ -249,7 +249,7 @@ describe("the whole-call deadline", function()
     assert.is_true(err.deadline_exceeded)
   end)
 
-  it("refuses a deadline or settle that is not one", function()
+  helpers.both("refuses a deadline or settle that is not one", function()
     local base = { base_url = "http://127.0.0.1:9", api_key = helpers.API_KEY }
     local function with(extra)
       local o = {}

@@ -243,6 +243,75 @@ describe("merchantapi.loop: the calls in a task", function()
   end)
 end)
 
+describe("merchantapi.loop: a custom transport in a task", function()
+  local socket_transport = require "support.socket_transport"
+
+  it("carries the calls; its own waits and the waits between retries yield to the loop", function()
+    helpers.reset()
+    local sent = 0
+    local c = helpers.client { max_retries = 1, transport = function(request)
+      sent = sent + 1
+      merchantapi.sleep(0.05) -- a transport that waits as a cosocket does: yields in a task
+      return socket_transport(request)
+    end }
+    -- blocking first: what the loop must give back
+    local _, berr = c:get_channel("fault-429") -- 429, Retry-After: 1, then 429 again
+    local bch = assert(c:get_channel(helpers.CHANNEL_ID))
+    assert.equal(3, sent)
+    local loop = assert(merchantapi.loop())
+    local ticks, ticks_when_done = 0, nil
+    local limited = loop:spawn(function()
+      local v, err = c:get_channel("fault-429")
+      ticks_when_done = ticks
+      return v, err
+    end)
+    local channel = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
+    loop:spawn(function()
+      while not (limited:done() and channel:done()) do
+        ticks = ticks + 1
+        merchantapi.sleep(0.02)
+      end
+    end)
+    loop:run()
+    local v, err = limited:result()
+    assert.is_nil(v)
+    assert_same_error(berr, err)
+    assert.equal(429, err.status)
+    assert.equal(2, err.attempts)
+    assert.same(bch, (channel:result()))
+    assert.equal(6, sent)
+    assert.equal(4, count("fault-429")) -- 2 blocking, 2 in the task
+    assert.equal(2, count(helpers.CHANNEL_ID))
+    assert.is_true(ticks_when_done > 5) -- the ticker ran through the 1 s wait
+    loop:close()
+    c:close()
+  end)
+
+  it("a transport's failure and a confirm's outcome come back as blocking", function()
+    helpers.reset()
+    local c = helpers.client { max_retries = 2, transport = socket_transport }
+    local dead = helpers.client { base_url = "http://127.0.0.1:1", max_retries = 1,
+                                  transport = socket_transport }
+    local _, bdead = dead:get_channel("x")
+    local _, bsettled = c:confirm_payout("fault-flaky-1-502") -- a 502, read as a draft
+    helpers.reset()
+    local results = { in_task(function()
+      local _, e1 = dead:get_channel("x")
+      local _, e2 = c:confirm_payout("fault-flaky-1-502")
+      return e1, e2
+    end) }
+    assert_same_error(bdead, results[1])
+    assert.equal("transport", results[1].kind)
+    assert.equal(2, results[1].attempts)
+    assert_same_error(bsettled, results[2])
+    assert.equal("unknown", results[2].outcome)
+    assert.equal("draft", results[2].payout.status)
+    assert.equal(2, count("fault-flaky-1-502")) -- the PUT once, the read once
+    c:close()
+    dead:close()
+  end)
+end)
+
 describe("merchantapi.loop: tasks", function()
   it("a task that raises ends alone: nil, err; the loop and other tasks go on", function()
     local c = client()
@@ -300,6 +369,70 @@ describe("merchantapi.loop: tasks", function()
     local _, err = c:get_channel(helpers.CHANNEL_ID)
     assert.equal("usage", err.kind)
     loop:close()
+  end)
+
+  it("a call where the task cannot yield blocks, or raises before anything is sent", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    -- a table.sort comparator: a C function's callback, in every Lua
+    local sorted = loop:spawn(function()
+      local r
+      table.sort({ 2, 1 }, function(a, b)
+        r = r or { c:confirm_payout(helpers.PAYOUT_ID) }
+        return a < b
+      end)
+      return r[1], r[2]
+    end)
+    -- pcall: yields on 5.2+ and LuaJIT, not on Lua 5.1
+    local caught = loop:spawn(function()
+      return pcall(c.confirm_payout, c, helpers.PARTNER_PAY_ID)
+    end)
+    loop:spawn(function() merchantapi.sleep(0.3) end) -- the loop goes on meanwhile
+    loop:run()
+    local p, err = sorted:result()
+    if rawget(coroutine, "isyieldable") then -- 5.3+, LuaJIT: it blocked
+      assert.is_nil(err)
+      assert.equal("processing", p.status)
+      assert.equal(1, count(helpers.PAYOUT_ID))
+    else -- 5.1, 5.2 cannot tell: raised, nothing sent
+      assert.is_nil(p)
+      assert.matches("attempt to yield across", err)
+      assert.equal(0, count(helpers.PAYOUT_ID))
+    end
+    local ok, v = caught:result()
+    if helpers.YIELDS_IN_PCALL then
+      assert.is_true(ok)
+      assert.equal(helpers.PARTNER_PAY_ID, v.id)
+      assert.equal(1, count(helpers.PARTNER_PAY_ID))
+    else
+      assert.is_false(ok)
+      assert.matches("attempt to yield across", v)
+      assert.equal(0, count(helpers.PARTNER_PAY_ID))
+    end
+    loop:close()
+    c:close()
+  end)
+
+  it("a Lua state closed while calls run on a loop ends cleanly", function()
+    -- lua_close finalizes every object, a call's exchange before its loop
+    local out, ok = helpers.run_lua([[
+      local merchantapi = require "merchantapi"
+      local c = assert(merchantapi.new({ base_url = arg[1], api_key = arg[2], max_retries = 0 }))
+      local loop = assert(merchantapi.loop())
+      loop:spawn(function() return c:get_channel(arg[3]) end)
+      loop:spawn(function() return c:addresses("acct-22", { per_page = 5, concurrency = 2 }):all() end)
+      loop:step(0)
+      local inner = assert(merchantapi.loop()) -- and a client made inside a task, after its loop
+      inner:spawn(function()
+        local c2 = assert(merchantapi.new({ base_url = arg[1], api_key = arg[2] }))
+        return c2:get_channel(arg[3])
+      end)
+      inner:step(0)
+      print("exiting")
+    ]], { helpers.base_url(), helpers.API_KEY, helpers.CHANNEL_ID })
+    assert.is_true(ok, out)
+    assert.matches("exiting", out)
   end)
 
   it("steps with bad arguments raise; timeout() is nil without tasks", function()

@@ -26,7 +26,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       helpers.reset()
     end)
 
-    it("see attempts 1..3 of a GET retried after two 503s", function()
+    helpers.both("see attempts 1..3 of a GET retried after two 503s", function()
       local r = recorder()
       local c = helpers.client({ max_retries = 2, transport = transport,
                                  on_request = r.on_request, on_response = r.on_response })
@@ -65,7 +65,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       c:close()
     end)
 
-    it("see a failed confirm's single attempt, and a transport failure", function()
+    helpers.both("see a failed confirm's single attempt, and a transport failure", function()
       local r = recorder()
       local c = helpers.client({ max_retries = 2, transport = transport,
                                  on_request = r.on_request, on_response = r.on_response })
@@ -89,7 +89,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       dead:close()
     end)
 
-    it("never change the result when they raise: the first error is reported", function()
+    helpers.both("never change the result when they raise: the first error is reported", function()
       local calls = 0
       local c = helpers.client({ transport = transport,
         on_request = function() calls = calls + 1; error("request hook broke") end,
@@ -106,7 +106,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       c:close()
     end)
 
-    it("report a hook raising nil or false too (a hook_error that reads as true)", function()
+    helpers.both("report a hook raising nil or false too (a hook_error that reads as true)", function()
       local c = helpers.client({ transport = transport,
         on_request = function() error(nil) end,
         on_response = function() error(false) end })
@@ -123,7 +123,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       f:close()
     end)
 
-    it("may close the client: it closes once the call is over", function()
+    helpers.both("may close the client: it closes once the call is over", function()
       local c
       c = helpers.client({ transport = transport, on_response = function() c:close() end })
       local ch = assert(c:get_channel(helpers.CHANNEL_ID))
@@ -135,7 +135,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
 end
 
 describe("hooks over libcurl", function()
-  it("cannot call the client they observe (usage error), nor yield", function()
+  helpers.both("cannot call the client they observe (usage error), nor yield", function()
     local inner, yielded
     local c
     c = helpers.client({ on_request = function()

@@ -44,7 +44,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       for _, c in ipairs(CASES) do
         local id, per_page, page, title, before = c[1], c[2], c[3], c[4], c[5]
         local requests = concurrency == 1 and c[6] or c[7]
-        it(format("%s at concurrency %d: decode on page %d after %d items, %d requests",
+        helpers.both(format("%s at concurrency %d: decode on page %d after %d items, %d requests",
           id, concurrency, page, before, requests), function()
           local pager = client:addresses(id, { per_page = per_page, concurrency = concurrency })
           local items, err, partial = pager:all()
@@ -64,7 +64,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
         end)
       end
 
-      it(format("raises it from each() at concurrency %d after the items before it", concurrency),
+      helpers.both(format("raises it from each() at concurrency %d after the items before it", concurrency),
         function()
           local n = 0
           local ok, err = pcall(function()
@@ -77,9 +77,9 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
           assert.equal("decode", err.kind)
           assert.equal(3, err.page)
           assert.equal(200, n)
-        end)
+        end, { yields_in_pcall = true, yields_in_iterator = true })
 
-      it(format("says what was announced and what came at concurrency %d", concurrency), function()
+      helpers.both(format("says what was announced and what came at concurrency %d", concurrency), function()
         local items = assert(client:addresses("acct-22",
           { per_page = 5, concurrency = concurrency }):all())
         assert.equal(22, #items)

@@ -205,6 +205,78 @@ function helpers.headers(id)
 end
 
 -- ---------------------------------------------------------------------------
+-- Both ways: blocking, and inside a task of merchantapi.loop()
+-- ---------------------------------------------------------------------------
+
+local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
+
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
+-- Whether a coroutine may yield from inside pcall, and from a generic
+-- for's iterator (Lua 5.2+, LuaJIT; not the standalone Lua 5.1, which
+-- raises "attempt to yield across metamethod/C-call boundary").
+local function can_yield(fn)
+  local co = coroutine.create(fn)
+  local _, yielded = coroutine.resume(co)
+  return yielded == true
+end
+
+helpers.YIELDS_IN_PCALL = can_yield(function() pcall(coroutine.yield, true) end)
+helpers.YIELDS_IN_ITERATOR = can_yield(function()
+  for _ in function() return coroutine.yield(true) end do -- luacheck: ignore 512
+    break
+  end
+end)
+
+--- Runs fn(...) as the one task of a new merchantapi.loop(), steps the loop
+-- until the task is done, and returns what fn returned; what fn raised (a
+-- failed assertion, an error) is raised again as it was, so busted reports
+-- it as it would from a blocking run.
+function helpers.in_loop(fn, ...)
+  local loop = assert(merchantapi.loop())
+  local task = loop:spawn(function(...)
+    return true, pack(fn(...))
+  end, ...)
+  loop:run()
+  assert(task:done(), "helpers.in_loop: the loop ended before its task")
+  local ok, results = task:result()
+  loop:close()
+  if not ok then
+    error(results, 0)
+  end
+  return unpack(results, 1, results.n)
+end
+
+--- Defines the case `name` twice in the current describe block: `fn("blocking")`
+-- as it is, and `fn("loop")` inside a loop task (helpers.in_loop), named
+-- "<name> [in a loop task]", with the same assertions.  `fn`'s argument
+-- lets a case keep the two runs apart where a counter outlives the
+-- sandbox's reset (a test server's).
+-- opts.yields_in_pcall / opts.yields_in_iterator: the case makes a client
+-- call inside pcall (has_error) / from a generic for's iterator
+-- (`pager:each()`): the loop's run is pending on a Lua where that cannot
+-- yield (Lua 5.1).
+function helpers.both(name, fn, opts)
+  local busted = require "busted"
+  busted.it(name, function()
+    return fn("blocking")
+  end)
+  local loop_name = name .. " [in a loop task]"
+  opts = opts or {}
+  if opts.yields_in_pcall and not helpers.YIELDS_IN_PCALL then
+    busted.pending(loop_name .. ": this Lua cannot yield inside pcall")
+  elseif opts.yields_in_iterator and not helpers.YIELDS_IN_ITERATOR then
+    busted.pending(loop_name .. ": this Lua cannot yield from a for's iterator")
+  else
+    busted.it(loop_name, function()
+      helpers.in_loop(fn, "loop")
+    end)
+  end
+end
+
+-- ---------------------------------------------------------------------------
 -- The sandbox's HTTPS ports and test CA (sandbox/README.md, "HTTPS")
 -- ---------------------------------------------------------------------------
 

@@ -114,6 +114,9 @@ struct exchange_box {
     mapi_error err;          /* the attempt's error; the call's once done */
     int state;               /* lua_transport.c's X_ states */
     mapi_lua_convert_fn convert; /* chosen by the call's kind when it is built */
+    int on_loop;             /* 1 while a loop (lua_loop.c) runs the call; 2: and __gc
+                                came meanwhile (lua_close finalizes in any order): the
+                                loop frees what the box holds when it lets go */
 };
 
 /* exchange_box.state: idle (an attempt may begin), an attempt under way,
@@ -123,6 +126,9 @@ enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
 
 /* Pushes a new empty exchange userdata (freed by __gc). */
 exchange_box *mapi_lua_push_exchange_box(lua_State *L);
+/* Frees what xb holds (its exchange, response, document, error): __gc's
+   work, done by the loop for a box finalized while its call ran. */
+void mapi_lua_exchange_box_clear(exchange_box *xb);
 /* The conversion of the calls that give a document: value, nil, res |
    nil, err[, res]. */
 int mapi_lua_exchange_results(lua_State *L, exchange_box *xb);

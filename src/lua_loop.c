@@ -20,6 +20,10 @@
  * Memory: while a call runs, the loop holds registry references to its
  * exchange, its client and its hooks, so none of them is collected; the
  * client is held (mapi_lua_client_hold) so that close() waits for the end.
+ * lua_close finalizes every userdata whatever refers to it, a call's
+ * exchange (made after its loop) before the loop: its __gc then leaves
+ * the exchange to the loop (exchange_box.on_loop), which frees it when it
+ * lets go of the call.
  * The C callback only records the end (no Lua call inside the C loop);
  * step hands the ends over once mapi_loop_step has returned.
  */
@@ -82,6 +86,9 @@ static void op_release(lua_State *L, lua_op *o)
     mapi_lua_client_release(L, lua_gettop(L));
     lua_pop(L, 1);
     luaL_unref(L, LUA_REGISTRYINDEX, o->cref);
+    if (o->xb->on_loop == 2)
+        mapi_lua_exchange_box_clear(o->xb); /* finalized first, at lua_close */
+    o->xb->on_loop = 0;
     luaL_unref(L, LUA_REGISTRYINDEX, o->xref);
     if (o->hooks.ref != LUA_NOREF)
         luaL_unref(L, LUA_REGISTRYINDEX, o->hooks.ref);
@@ -182,6 +189,7 @@ static int l_start(lua_State *L)
     /* luaL_ref cannot fail but for memory: the call is registered already,
        and o is reachable from the C loop, so its refs are taken last */
     xb->state = X_SENDING;
+    xb->on_loop = 1;
     lua_pushvalue(L, 3);
     o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, 2);

@@ -205,6 +205,18 @@ static int xbox_gc(lua_State *L)
 {
     xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
 
+    if (xb->on_loop) {
+        /* only at lua_close (a running call's box is anchored in the
+           registry): the loop, finalized later, still uses the exchange */
+        xb->on_loop = 2;
+        return 0;
+    }
+    mapi_lua_exchange_box_clear(xb);
+    return 0;
+}
+
+void mapi_lua_exchange_box_clear(exchange_box *xb)
+{
     mapi_exchange_free(xb->x);
     xb->x = NULL;
     mapi_response_free(xb->pending);
@@ -212,7 +224,6 @@ static int xbox_gc(lua_State *L)
     mapi_doc_free(xb->doc);
     xb->doc = NULL;
     mapi_error_clear(&xb->err);
-    return 0;
 }
 
 exchange_box *mapi_lua_push_exchange_box(lua_State *L)

@@ -24,10 +24,14 @@
 -- inside a task (its waits between retries yield to the loop).
 --
 -- A task is the coroutine the loop made: a client call made from a
--- coroutine of one's own inside a task blocks, and on Lua 5.1 (not
--- LuaJIT) a call inside `pcall` cannot yield (it raises "attempt to yield
--- across metamethod/C-call boundary").  A loop and its clients stay on one
--- thread (one `lua_State` and its coroutines).
+-- coroutine of one's own inside a task blocks, and so does a call where
+-- the task cannot yield (a C function's callback, e.g. a `table.sort`
+-- comparator) on Lua 5.3+ and LuaJIT.  Lua 5.1 and 5.2 cannot tell: there
+-- such a call raises "attempt to yield across ..." before anything is
+-- sent -- on Lua 5.1 (not LuaJIT) that is also a call inside `pcall` or
+-- from a generic `for`'s iterator (`for item in pager:each()`; use
+-- `pager:next()` or `all()`).  A loop and its clients stay on one thread
+-- (one `lua_State` and its coroutines).
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
@@ -45,6 +49,7 @@ local co_resume = coroutine.resume
 local co_running = coroutine.running
 local co_status = coroutine.status
 local co_yield = coroutine.yield
+local co_isyieldable = rawget(coroutine, "isyieldable") -- Lua 5.3+, LuaJIT 2.1
 local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
 local monotonic = core.monotonic
 
@@ -61,11 +66,28 @@ local function pack(...)
   return { n = select("#", ...), ... }
 end
 
---- The task whose coroutine is running, or nil outside a loop task.
+--- The task whose coroutine is running, or nil outside a loop task, and
+-- where the task cannot yield (inside a C function's callback, such as a
+-- `table.sort` comparator), on a Lua that can tell (5.3+, LuaJIT): a call
+-- there blocks, as outside a task.
 -- @local
 function M.current()
   local co = co_running()
-  return co and task_of[co]
+  local task = co and task_of[co]
+  if task and co_isyieldable and not co_isyieldable() then
+    return nil
+  end
+  return task
+end
+
+-- Before a call starts on the loop: on a Lua that cannot tell whether the
+-- task may yield here (5.1, 5.2), one plain yield (the task goes on at
+-- this step's end), which raises "attempt to yield across ..." where it
+-- cannot -- before the request is started, never after it left.
+local function yield_or_raise()
+  if not co_isyieldable then
+    co_yield()
+  end
 end
 
 local Task = {}
@@ -318,8 +340,29 @@ function M.sleep(seconds)
     error("bad argument #1 to 'sleep' (number expected, got " .. type(seconds) .. ")", 2)
   end
   local loop = task._loop
+  yield_or_raise() -- else a sleeper left behind by a yield that failed
   loop._sleepers[#loop._sleepers + 1] = { monotonic() + (seconds > 0 and seconds or 0), task }
   co_yield(WAIT)
+end
+
+-- A hook of a transport.lua wrapper, run with the wrapper busy as over
+-- libcurl: a call of the client from the hook fails as "usage", a close()
+-- is done once the hook is over.
+local function busy_hook(wrapper, hook)
+  if not hook then
+    return nil
+  end
+  return function(info)
+    wrapper._busy = true
+    local ok, err = pcall(hook, info)
+    wrapper._busy = false
+    if wrapper._close_pending then
+      wrapper._c:close() -- the loop's calls still running hold it: closed after them
+    end
+    if not ok then
+      error(err, 0) -- recorded as the hook's error (nil and false included)
+    end
+  end
 end
 
 -- The hooks of a transport.lua wrapper, as the core's observer takes them.
@@ -327,7 +370,8 @@ local function hooks_of(wrapper)
   if not (wrapper._on_request or wrapper._on_response) then
     return nil
   end
-  return { on_request = wrapper._on_request or nil, on_response = wrapper._on_response or nil }
+  return { on_request = busy_hook(wrapper, wrapper._on_request),
+           on_response = busy_hook(wrapper, wrapper._on_response) }
 end
 
 -- The results of a call, with the first hook error reported as over libcurl.
@@ -344,6 +388,7 @@ local function call(loop, task, ud, hooks, name, ...)
   if not x then
     return nil, err
   end
+  yield_or_raise()
   local ok, serr = loop._c:start(ud, x, hooks)
   if not ok then
     return nil, serr
@@ -361,6 +406,7 @@ local function pages(loop, task, ud, hooks, account_id, params, first_page, coun
   local last = first_page + count - 1
   local got, page_of = {}, {}
   local nextp, inflight, failed = first_page, 0, nil
+  yield_or_raise()
   while true do
     while inflight < (concurrency or 1) and nextp <= last and not failed do
       local p = nextp
