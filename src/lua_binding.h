@@ -80,6 +80,10 @@ int mapi_lua_resource_info(lua_State *L);
 void mapi_lua_new_metatable(lua_State *L, const char *name);
 /* Registers the metatable of an anchor userdata: __name and __gc = gc. */
 void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc);
+/* Registers the metatable of a userdata with methods: __name, __index = a
+   table of the methods (a NULL-terminated list), __gc = gc. */
+void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
+                              lua_CFunction gc);
 /* Registers the anchors', weak tables' and errors' metatables. */
 void mapi_lua_convert_open(lua_State *L);
 

@@ -1141,6 +1141,23 @@ void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc)
     lua_pop(L, 1);
 }
 
+void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
+                              lua_CFunction gc)
+{
+    int n = 0;
+
+    while (methods[n].name)
+        n++;
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    mapi_lua_new_metatable(L, name);
+    lua_createtable(L, 0, n);
+    mapic_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
+
 void mapi_lua_convert_open(lua_State *L)
 {
     luaL_checkstack(L, 4, "merchantapi: out of stack space");

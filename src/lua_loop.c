@@ -264,12 +264,5 @@ void mapi_lua_loop_open(lua_State *L)
                                        {"fd", l_fd},       {"timeout", l_timeout},
                                        {"close", l_close}, {NULL, NULL}};
 
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
-    mapi_lua_new_metatable(L, LOOP_MT);
-    lua_createtable(L, 0, 5);
-    mapic_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, l_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    mapi_lua_class_metatable(L, LOOP_MT, methods, l_close);
 }

@@ -489,13 +489,5 @@ void mapi_lua_transport_open(lua_State *L)
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
     mapic_setfuncs(L, client_methods, 0);
 
-    luaL_newmetatable(L, EXCHANGE_MT);
-    lua_pushliteral(L, EXCHANGE_MT);
-    lua_setfield(L, -2, "__name");
-    lua_createtable(L, 0, 4);
-    mapic_setfuncs(L, exchange_methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, xbox_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    mapi_lua_class_metatable(L, EXCHANGE_MT, exchange_methods, xbox_gc);
 }
