@@ -306,25 +306,22 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info
 {
     double wait = -1;
     mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
+    int again = step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE;
 
-    if (step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE) {
-        xb->state = X_IDLE;
+    xb->state = again ? X_IDLE : X_DONE;
+    if (again)
         lua_pushliteral(L, "retry");
-        if (skip_info)
-            lua_pushboolean(L, 0);
-        else
-            push_info(L, mapi_exchange_info(xb->x), 1);
-        lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));
-        mapi_error_clear(&xb->err); /* the info above borrowed from it */
-        return 3;
-    }
-    xb->state = X_DONE;
-    lua_pushliteral(L, "done");
+    else
+        lua_pushliteral(L, "done");
     if (skip_info)
         lua_pushboolean(L, 0);
     else
         push_info(L, mapi_exchange_info(xb->x), 1);
-    return 2;
+    if (!again)
+        return 2;
+    lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));
+    mapi_error_clear(&xb->err); /* the info above borrowed from it */
+    return 3;
 }
 
 /* Appends the header name: value (a string or a number) to the pending
