@@ -1,9 +1,9 @@
 /*
  * http.c -- the libcurl layer, the only file that calls libcurl: one easy
  * handle per client, reused so its connection stays alive; one request in,
- * one mapi_response out.  Several at once go through a multi (the end of
- * this file): each transfer a duplicate of the easy handle, finished by the
- * same code, so it answers exactly as one request would.
+ * one mapi_response out.  Several at once go through an event loop's multi
+ * (the end of this file): each transfer a duplicate of the easy handle,
+ * finished by the same code, so it answers exactly as one request would.
  *
  * Fixed for every request: Content-Type and Accept application/vnd.api+json,
  * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
@@ -78,19 +78,16 @@ struct open_sock {
 
 struct mapi_http {
     CURL *easy;
-    CURLSH *share;              /* connections, DNS, TLS sessions: easy + multi transfers */
-    mapi_http_multi *multi;     /* concurrent transfers (pages.c); made on first use */
+    CURLSH *share;              /* connections, DNS, TLS sessions: easy + loop transfers */
     CURL *spare;                /* a transfer's easy handle kept for the next one, or NULL */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     long timeout_ms;            /* the client's timeout: a request's own replaces it */
-    pid_t pid;                  /* the process that made easy, share and multi */
+    pid_t pid;                  /* the process that made easy and share */
     struct open_sock *socks;    /* the sockets libcurl opened for them and has not closed */
     size_t nsocks, capsocks;
     char errbuf[CURL_ERROR_SIZE];
 };
-
-static void multi_free(mapi_http_multi *m);
 
 /* State of one transfer, shared with the callbacks. */
 typedef struct transfer {
@@ -347,8 +344,9 @@ static CURLSH *new_share(void)
 
     if (!share)
         return NULL;
-    /* One pool for the easy handle and the concurrent transfers (the multi).
-       CONNECT needs libcurl 7.57; without it the multi keeps its own pool. */
+    /* One pool for the easy handle and the transfers of event loops (pages.c
+       runs its pages on one).  CONNECT needs libcurl 7.57; without it each
+       loop's multi keeps its own pool. */
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
@@ -378,11 +376,9 @@ static int own_process(mapi_http *h, mapi_error *err)
     if (release_inherited(h) == 0) {
         if (h->spare)
             curl_easy_cleanup(h->spare);
-        multi_free(h->multi);
         curl_easy_cleanup(h->easy);
         curl_share_cleanup(h->share);
     } /* else left unfreed: a child short of file descriptors leaks them */
-    h->multi = NULL;
     h->spare = NULL;
     h->easy = easy;
     h->share = share;
@@ -567,7 +563,6 @@ void mapi_http_free(mapi_http *h)
     if (!inherited_left) {
         if (h->spare)
             curl_easy_cleanup(h->spare);
-        multi_free(h->multi); /* its driver has freed its transfers */
         if (h->easy)
             curl_easy_cleanup(h->easy);
         if (h->share)
@@ -896,13 +891,7 @@ int mapi_http_resend_refused(const mapi_error *e)
     return e && e->kind == MAPI_ERR_TRANSPORT && e->curl_code == (int)CURLE_ABORTED_BY_CALLBACK;
 }
 
-/* ---- several transfers at once: a multi ---- */
-
-struct mapi_http_multi {
-    CURLM *handle;
-    mapi_http_transfer *running; /* the transfers added and not done, newest first */
-    int failed;                  /* the CURLMcode of its last call that failed */
-};
+/* ---- one transfer of an event loop (its multi: the last section) ---- */
 
 struct mapi_http_transfer {
     mapi_http *h;               /* whose easy handle it duplicates (its spare, if any) */
@@ -911,58 +900,39 @@ struct mapi_http_transfer {
     transfer t;
     size_t max_body;
     void *data;                 /* the driver's */
-    mapi_http_multi *multi;     /* the multi it is added to, or NULL */
-    mapi_http_transfer *prev, *next; /* in multi->running */
+    struct mapi_http_loop *loop; /* the loop it is added to, or NULL */
+    mapi_http_transfer *prev, *next; /* in loop->running */
+    int multi_failed;           /* the CURLMcode that ended it with its multi, or 0 */
     CURLcode code;              /* once done: libcurl's result */
     char errbuf[CURL_ERROR_SIZE];
 };
 
-/* Takes x off m (it stops where it is). */
-static void multi_remove(mapi_http_multi *m, mapi_http_transfer *x)
+/* Frees x, once off its multi (or never added). */
+static void transfer_free(mapi_http_transfer *x)
 {
-    if (!x || x->multi != m)
+    if (!x)
         return;
-    curl_multi_remove_handle(m->handle, x->easy);
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        m->running = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    x->prev = x->next = NULL;
-    x->multi = NULL;
-}
-
-static void multi_free(mapi_http_multi *m)
-{
-    if (!m)
-        return;
-    while (m->running)
-        multi_remove(m, m->running);
-    if (m->handle)
-        curl_multi_cleanup(m->handle);
-    free(m);
-}
-
-mapi_http_multi *mapi_http_multi_of(mapi_http *h, mapi_error *err)
-{
-    if (own_process(h, err) < 0)
-        return NULL;
-    if (!h->multi) {
-        h->multi = calloc(1, sizeof *h->multi);
-        if (h->multi)
-            h->multi->handle = curl_multi_init();
-        if (!h->multi || !h->multi->handle) {
-            multi_free(h->multi);
-            h->multi = NULL;
-            return mapi_error_oom(err), NULL;
-        }
+    if (x->easy && !x->h->spare && x->h->pid == getpid()) {
+        /* kept for the client's next transfer (its multi removed it first) */
+        set_transfer(x->easy, NULL);
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->h->headers);
+        curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, (char *)NULL);
+        curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (void *)NULL);
+        x->h->spare = x->easy;
+    } else if (x->easy) {
+        curl_easy_cleanup(x->easy);
     }
-    return h->multi;
+    wipe_headers(x->headers);
+    curl_slist_free_all(x->headers);
+    mapi_response_free(x->t.res);
+    free(x);
 }
 
-mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
-                                           void *data, mapi_error *err)
+/* A transfer of req over h's settings, carrying data (the driver's); NULL
+   with err (MEMORY, TRANSPORT for an option libcurl refused).  Nothing is
+   sent until it is added to a loop's multi. */
+static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *req, void *data,
+                                        mapi_error *err)
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
     CURLcode rc = CURLE_OK;
@@ -986,7 +956,7 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
         x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
     }
     if (!x->easy) {
-        mapi_http_transfer_free(x);
+        transfer_free(x);
         return mapi_error_oom(err), NULL;
     }
 #define SET(opt, val)                                  \
@@ -1005,93 +975,10 @@ mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request
     if (rc == CURLE_OK)
         rc = set_transfer(x->easy, &x->t);
     if (rc != CURLE_OK) {
-        mapi_http_transfer_free(x);
+        transfer_free(x);
         return option_refused(rc, err), NULL;
     }
     return x;
-}
-
-void *mapi_http_transfer_data(const mapi_http_transfer *x)
-{
-    return x->data;
-}
-
-int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *err)
-{
-    CURLMcode mc = curl_multi_add_handle(m->handle, x->easy);
-
-    if (mc == CURLM_OUT_OF_MEMORY)
-        return mapi_error_oom(err);
-    if (mc != CURLM_OK) {
-        m->failed = (int)mc;
-        mapi_http_multi_failed(m, err);
-        if (err && err->kind == MAPI_ERR_TRANSPORT)
-            err->outcome = MAPI_OUTCOME_NOT_SENT; /* never started */
-        return -1;
-    }
-    x->multi = m;
-    x->prev = NULL;
-    x->next = m->running;
-    if (m->running)
-        m->running->prev = x;
-    m->running = x;
-    return 0;
-}
-
-/* A multi call's result: 0, or -1 (kept for mapi_http_multi_failed). */
-static int multi_check(mapi_http_multi *m, CURLMcode mc)
-{
-    if (mc == CURLM_OK)
-        return 0;
-    m->failed = (int)mc;
-    return -1;
-}
-
-int mapi_http_multi_perform(mapi_http_multi *m)
-{
-    int still = 0;
-
-    return multi_check(m, curl_multi_perform(m->handle, &still));
-}
-
-int mapi_http_multi_wait(mapi_http_multi *m, double seconds)
-{
-    long ms = seconds_to_ms(seconds, 0);
-
-    if (!m->running)
-        return 0;
-    return multi_check(m, curl_multi_poll(m->handle, NULL, 0, ms > INT_MAX ? INT_MAX : (int)ms,
-                                          NULL));
-}
-
-mapi_http_transfer *mapi_http_multi_done(mapi_http_multi *m)
-{
-    CURLMsg *msg;
-    int left;
-
-    while ((msg = curl_multi_info_read(m->handle, &left)) != NULL) {
-        mapi_http_transfer *x = NULL;
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        if (!x || x->multi != m)
-            continue;
-        x->code = msg->data.result; /* msg is invalid once the handle is removed */
-        multi_remove(m, x);
-        return x;
-    }
-    return NULL;
-}
-
-int mapi_http_multi_failed(const mapi_http_multi *m, mapi_error *err)
-{
-    if ((CURLMcode)m->failed == CURLM_OUT_OF_MEMORY)
-        return mapi_error_oom(err);
-    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
-                   curl_multi_strerror((CURLMcode)m->failed));
-    if (err && err->kind == MAPI_ERR_TRANSPORT)
-        err->outcome = MAPI_OUTCOME_UNKNOWN;
-    return -1;
 }
 
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err)
@@ -1099,31 +986,23 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
     int rc;
 
     *out = NULL;
+    if (x->multi_failed) {
+        /* ended by its multi's failure (mapi_http_loop_wait): requests may
+           have left, and the multi's state is not to be trusted for a retry */
+        set_transfer(x->easy, NULL);
+        mapi_response_free(x->t.res);
+        x->t.res = NULL;
+        if ((CURLMcode)x->multi_failed == CURLM_OUT_OF_MEMORY)
+            return mapi_error_oom(err);
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
+                       curl_multi_strerror((CURLMcode)x->multi_failed));
+        if (err && err->kind == MAPI_ERR_TRANSPORT)
+            err->outcome = MAPI_OUTCOME_UNKNOWN;
+        return -1;
+    }
     rc = finish(x->easy, &x->t, x->code, 1, x->errbuf, x->max_body, out, err);
     x->t.res = NULL; /* handed over to *out or err, or freed */
     return rc;
-}
-
-void mapi_http_transfer_free(mapi_http_transfer *x)
-{
-    if (!x)
-        return;
-    if (x->multi)
-        multi_remove(x->multi, x);
-    if (x->easy && !x->h->spare && x->h->pid == getpid()) {
-        /* kept for the client's next transfer (its multi removed it first) */
-        set_transfer(x->easy, NULL);
-        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->h->headers);
-        curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, (char *)NULL);
-        curl_easy_setopt(x->easy, CURLOPT_PRIVATE, (void *)NULL);
-        x->h->spare = x->easy;
-    } else if (x->easy) {
-        curl_easy_cleanup(x->easy);
-    }
-    wipe_headers(x->headers);
-    curl_slist_free_all(x->headers);
-    mapi_response_free(x->t.res);
-    free(x);
 }
 
 /* ---- the library's global state: libcurl's ---- */
@@ -1180,6 +1059,7 @@ struct mapi_http_loop {
     int epfd;        /* the epoll set: the loop's descriptor */
     double timer_at; /* monotonic seconds when libcurl wants its timeout call; < 0: none */
     int busy;        /* 1 while libcurl's multi is being driven (not re-entered) */
+    mapi_http_transfer *running; /* the transfers added and not removed, newest first */
 };
 
 /* CURLMOPT_SOCKETFUNCTION: the socket s is to be watched for what (or no
@@ -1282,7 +1162,7 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
     *out = NULL;
     if (own_process(h, err) < 0)
         return -1;
-    t = mapi_http_transfer_new(h, req, private_data, err);
+    t = transfer_new(h, req, private_data, err);
     if (!t)
         return -1;
     /* PIPEWAIT holds a transfer back until a connection being opened shows
@@ -1292,7 +1172,7 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
         curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, 0L);
     mc = curl_multi_add_handle(l->multi, t->easy);
     if (mc != CURLM_OK) {
-        mapi_http_transfer_free(t);
+        transfer_free(t);
         if (mc == CURLM_OUT_OF_MEMORY)
             return mapi_error_oom(err);
         mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
@@ -1300,6 +1180,11 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
             err->outcome = MAPI_OUTCOME_NOT_SENT; /* never added: nothing left */
         return -1;
     }
+    t->loop = l;
+    t->next = l->running;
+    if (l->running)
+        l->running->prev = t;
+    l->running = t;
     *out = t;
     return 0;
 }
@@ -1309,7 +1194,15 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
     if (!t)
         return;
     curl_multi_remove_handle(l->multi, t->easy);
-    mapi_http_transfer_free(t);
+    if (t->loop == l) {
+        if (t->prev)
+            t->prev->next = t->next;
+        else
+            l->running = t->next;
+        if (t->next)
+            t->next->prev = t->prev;
+    }
+    transfer_free(t);
 }
 
 /* Hands every finished transfer to done (which removes it). */
@@ -1323,8 +1216,8 @@ static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *c
         if (msg->msg != CURLMSG_DONE)
             continue;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        if (!x || x->multi)
-            continue; /* not a loop's transfer */
+        if (!x)
+            continue;
         x->code = msg->data.result; /* msg dies with the handle's removal */
         done(ctx, x->data, (int)x->code);
     }
@@ -1335,6 +1228,7 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
 {
     struct epoll_event evs[LOOP_EVENTS];
     int n, i, running = 0, ms;
+    CURLMcode mc = CURLM_OK, failed = CURLM_OK;
 
     if (l->busy)
         return -1;
@@ -1356,13 +1250,28 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
             mask |= CURL_CSELECT_OUT;
         if (evs[i].events & EPOLLERR)
             mask |= CURL_CSELECT_ERR;
-        curl_multi_socket_action(l->multi, evs[i].data.fd, mask, &running);
+        mc = curl_multi_socket_action(l->multi, evs[i].data.fd, mask, &running);
+        if (mc != CURLM_OK && mc != CURLM_BAD_SOCKET) /* BAD_SOCKET: closed meanwhile */
+            failed = mc;
     }
     if (l->timer_at >= 0 && mapi_monotonic_seconds() >= l->timer_at) {
         l->timer_at = -1.0; /* libcurl sets it again when it wants one */
-        curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        mc = curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        if (mc != CURLM_OK)
+            failed = mc;
     }
     l->busy = 0;
     loop_collect(l, done, ctx);
+    if (failed != CURLM_OK) {
+        /* The multi failed (out of memory, most likely): what it was doing
+           is lost -- a socket it no longer watches, a timer never set -- and
+           its transfers would never end.  Each ends now with that failure. */
+        mapi_http_transfer *x, *next;
+        for (x = l->running; x; x = next) {
+            next = x->next;
+            x->multi_failed = (int)failed;
+            done(ctx, x->data, (int)CURLE_OK);
+        }
+    }
     return n;
 }

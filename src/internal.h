@@ -526,51 +526,6 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
    (mapi_http_request.http1). */
 int mapi_http_resend_refused(const mapi_error *e);
 
-/*
- * Several transfers at once: a multi (libcurl's multi interface).  A
- * transfer is one attempt, set up like mapi_http_perform's (a duplicate of
- * the client's easy handle: the same headers, TLS, limits and resend rules)
- * and sharing the client's connections, DNS cache and TLS sessions (one
- * CURLSH), multiplexed over HTTP/2 when offered.  A driver adds transfers,
- * moves them on (perform, then wait for activity), takes the finished ones
- * (done) and reads each one's result exactly as mapi_http_perform would have
- * returned it.  The pages (pages.c) drive the client's own multi this way;
- * an event-loop driver would add its socket and timer calls beside perform
- * and wait and keep the rest.  One thread at a time per multi.
- */
-typedef struct mapi_http_multi mapi_http_multi;
-typedef struct mapi_http_transfer mapi_http_transfer;
-/* The client's multi, made on first use (and anew in a child after fork()),
-   freed with h; NULL with err MEMORY.  Borrowed. */
-mapi_http_multi *mapi_http_multi_of(mapi_http *h, mapi_error *err);
-/* A transfer of req over h's settings, carrying data (the driver's, see
-   mapi_http_transfer_data); NULL with err (MEMORY, TRANSPORT for an option
-   libcurl refused).  Nothing is sent until it is added to a multi. */
-mapi_http_transfer *mapi_http_transfer_new(mapi_http *h, const mapi_http_request *req,
-                                           void *data, mapi_error *err);
-void *mapi_http_transfer_data(const mapi_http_transfer *x);
-/* Starts x on m; 0, or -1 with err (MEMORY, or as mapi_http_multi_failed
-   but outcome NOT_SENT) and x not added. */
-int mapi_http_multi_add(mapi_http_multi *m, mapi_http_transfer *x, mapi_error *err);
-/* Moves every transfer on as far as it goes without waiting; 0, or -1 when
-   the multi itself failed (mapi_http_multi_failed): the transfers on it
-   are then lost (free them; their requests may have left). */
-int mapi_http_multi_perform(mapi_http_multi *m);
-/* Waits up to `seconds` for activity on m's transfers (none added: returns
-   at once); 0, or -1 as mapi_http_multi_perform. */
-int mapi_http_multi_wait(mapi_http_multi *m, double seconds);
-/* The next finished transfer, taken off m (read its result, then free it),
-   or NULL when no other has finished. */
-mapi_http_transfer *mapi_http_multi_done(mapi_http_multi *m);
-/* Fills err with the failure of m's last call that failed: MEMORY, or
-   TRANSPORT "libcurl multi: ..." with outcome UNKNOWN and not retryable
-   (requests may have left).  Always -1. */
-int mapi_http_multi_failed(const mapi_http_multi *m, mapi_error *err);
-/* A finished transfer's result: exactly what mapi_http_perform returns for
-   it (0 with *out, or -1 with err).  Once only. */
-int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
-/* Frees x; one still added to a multi is stopped where it is and taken off. */
-void mapi_http_transfer_free(mapi_http_transfer *x);
 /* libcurl's version ("8.1.2"), for the User-Agent; NULL when unknown.
    (mapi_global_init, public, is here too: libcurl's global state.) */
 const char *mapi_http_version(void);
@@ -580,6 +535,11 @@ const char *mapi_http_version(void);
 /* libcurl's multi socket interface behind one epoll descriptor: loop.c
    drives it without knowing libcurl.  One per mapi_loop; single-threaded. */
 typedef struct mapi_http_loop mapi_http_loop;
+/* One request on a loop: set up like mapi_http_perform's (a duplicate of
+   the client's easy handle: the same headers, TLS, limits and resend rules),
+   sharing the client's connections, DNS cache and TLS sessions (one CURLSH),
+   multiplexed over HTTP/2 when offered. */
+typedef struct mapi_http_transfer mapi_http_transfer;
 /* A transfer finished with curl_code: ctx is mapi_http_loop_wait's, priv the
    transfer's private_data.  Read its result (mapi_http_transfer_result),
    then take it off with mapi_http_loop_remove, inside the callback. */
@@ -603,9 +563,16 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
 /* Takes t off the loop and frees it (a transfer under way is abandoned).
    NULL ignored. */
 void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
+/* A finished transfer's result: exactly what mapi_http_perform returns for
+   it (0 with *out, or -1 with err).  Once only. */
+int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
 /* Waits up to `seconds` (0: not at all; < 0: until a socket is ready) for
    the sockets, moves every ready transfer on, calls libcurl's timeout when
-   it is due, then calls done for each finished transfer.  Returns the
+   it is due, then calls done for each finished transfer.  When libcurl's
+   multi itself failed meanwhile (out of memory, most likely), done is then
+   called for every transfer still on it, whose result is MEMORY, or
+   TRANSPORT "libcurl multi: ..." with outcome UNKNOWN, not retryable: what
+   the multi was doing is lost, and none would ever end.  Returns the
    number of ready sockets, or -1 when called from inside itself. */
 int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
                         void *ctx);
@@ -659,5 +626,29 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
 int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
                            mapi_observer_fn observer, void *observer_ctx,
                            mapi_loop_done_fn done, void *ctx, mapi_error *err);
+
+/* One attempt of a call on a loop, for a driver that decides its own waits
+   (pages.c: the retry rounds).  The handle of a call not yet reported. */
+typedef struct mapi_loop_op mapi_loop_op;
+/* An attempt's end as exchange x decided it (mapi_exchange_end): step DONE
+   with doc (the callee's), RETRY with wait (seconds) and e this attempt's
+   error, FAILED with e the call's final error.  e may be moved out (reset
+   it to MAPI_ERROR_INIT then); the loop clears what is left. */
+typedef void (*mapi_loop_attempt_fn)(void *ctx, mapi_step step, mapi_doc *doc, double wait,
+                                     mapi_error *e);
+/* Begins the next attempt of exchange x (not owned: it must outlive the
+   call) of client c at l's next step, over HTTP/1.1 when http1
+   (mapi_http_resend_refused of the last attempt's error).  The exchange
+   decides as in mapi_loop_run_exchange (a confirm's settling read
+   included), except that a retry is not waited for: attempt(ctx, ...) is
+   called once, from mapi_loop_step or mapi_loop_free.  0 with *out, or -1
+   with err (MEMORY, USAGE for a loop being freed): no attempt began. */
+int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
+                      mapi_loop_attempt_fn attempt, void *ctx, mapi_loop_op **out,
+                      mapi_error *err);
+/* Drops the call o of l before its callback (a transfer under way is
+   abandoned): the callback is never called.  Not for a call being
+   reported (from inside its own callback). */
+void mapi_loop_cancel(mapi_loop *l, mapi_loop_op *o);
 
 #endif /* MAPI_INTERNAL_H */

@@ -15,6 +15,10 @@
  * Callbacks run from mapi_loop_step only, once the step has finished with
  * libcurl: a finished call is first taken off the list, then reported, so
  * a callback may start new calls.
+ *
+ * A driver that decides its own waits (pages.c: retry rounds) runs a call
+ * one attempt at a time (mapi_loop_attempt): the exchange decides as ever,
+ * but a retry is reported to it instead of becoming a timer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +31,8 @@ typedef enum op_state {
     OP_DONE     /* over: doc or e is the call's result, reported by the next step */
 } op_state;
 
-typedef struct op {
-    struct op *prev, *next;
+typedef struct mapi_loop_op {
+    struct mapi_loop_op *prev, *next;
     mapi_client *client;
     mapi_http *http;          /* the client's HTTP layer (borrowed) */
     mapi_exchange *x;
@@ -42,6 +46,9 @@ typedef struct op {
     mapi_observer_fn observer;
     void *observer_ctx;
     mapi_loop_done_fn done;
+    mapi_loop_attempt_fn attempt; /* one attempt at a time (mapi_loop_attempt), or NULL */
+    mapi_step step;           /* attempt, OP_DONE: the exchange's decision */
+    double wait;              /* attempt, step RETRY: seconds before the next attempt */
     void *ctx;
 } op;
 
@@ -108,8 +115,14 @@ static void attempt_end(op *o, mapi_response *res)
     mapi_step step = mapi_exchange_end(o->x, res, &o->e, &o->doc, &wait);
 
     observe(o, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(o->x));
+    o->step = step;
     switch (step) {
     case MAPI_STEP_RETRY:
+        if (o->attempt) { /* the caller waits: reported with this attempt's error */
+            o->wait = wait;
+            o->state = OP_DONE;
+            break;
+        }
         /* e stays until the next attempt begins: the call's error, should
            the loop be freed during the wait */
         o->http1 = mapi_http_resend_refused(&o->e);
@@ -236,7 +249,10 @@ static void report_done(mapi_loop *l)
         o->doc = NULL;
         if (doc)
             mapi_error_clear(&o->e);
-        o->done(o->ctx, doc, &o->e);
+        if (o->attempt)
+            o->attempt(o->ctx, o->step, doc, o->wait, &o->e);
+        else
+            o->done(o->ctx, doc, &o->e);
         free_op(o);
     }
 }
@@ -284,6 +300,7 @@ void mapi_loop_free(mapi_loop *l)
             o->e.outcome = MAPI_OUTCOME_NOT_SENT;
         } /* else between attempts: the last attempt's error */
         mapi_exchange_fail(o->x, &o->e);
+        o->step = MAPI_STEP_FAILED;
         o->state = OP_DONE;
     }
     l->stepping = 1; /* callbacks may not step, free, or start calls now */
@@ -324,6 +341,44 @@ int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int o
     o->ctx = ctx;
     link_op(l, o);
     return 0;
+}
+
+int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
+                      mapi_loop_attempt_fn attempt, void *ctx, mapi_loop_op **out,
+                      mapi_error *err)
+{
+    mapi_client_parts parts;
+    op *o;
+
+    *out = NULL;
+    if (l->freeing)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "the loop is being freed");
+    o = calloc(1, sizeof *o);
+    if (!o)
+        return mapi_error_oom(err);
+    mapi_client_parts_get(c, &parts);
+    o->client = c;
+    o->http = parts.http;
+    o->x = x;
+    o->state = OP_DUE;
+    o->http1 = http1;
+    o->e = (mapi_error)MAPI_ERROR_INIT;
+    o->attempt = attempt;
+    o->ctx = ctx;
+    link_op(l, o);
+    *out = o;
+    return 0;
+}
+
+void mapi_loop_cancel(mapi_loop *l, mapi_loop_op *o)
+{
+    if (!l || !o)
+        return;
+    if (o->state == OP_SENDING)
+        mapi_http_loop_remove(l->io, o->t);
+    o->t = NULL;
+    unlink_op(l, o);
+    free_op(o);
 }
 
 /* Starts the built call k (released here) with the client's settings. */

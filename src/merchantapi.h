@@ -739,11 +739,12 @@ MAPI_API int mapi_list_addresses_ex(mapi_client *client, const char *account_id,
  * mapi_list_addresses(client, account_id, &{base with page = that page})
  * would send (base->page is ignored; base may be NULL).  Up to `concurrency`
  * requests are in flight at once (0 counts as 1; at most 64), started in
- * page order over the client's libcurl multi handle: they share the
- * client's connections, DNS cache and TLS sessions, and multiplex over one
- * connection when the server speaks HTTP/2.  Each page is retried and its
- * errors are mapped exactly like a single mapi_list_addresses call (its
- * own attempts, method, url, request_id, ...).  Retries run in rounds:
+ * page order on an event loop of the call's own (libcurl's multi socket
+ * interface, as mapi_loop; the call blocks until its pages are done): they
+ * share the client's connections, DNS cache and TLS sessions, and multiplex
+ * over one connection when the server speaks HTTP/2.  Each page is retried
+ * and its errors are mapped exactly like a single mapi_list_addresses call
+ * (its own attempts, method, url, request_id, ...).  Retries run in rounds:
  * once every transfer in flight is done, the client waits the longest
  * backoff or Retry-After any page asked for, then retries those pages.
  *

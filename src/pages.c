@@ -1,14 +1,19 @@
 /*
  * pages.c -- several pages of a list at once (contract, "Lists and pages":
  * the pager's `concurrency`): which page starts when, the retry rounds, and
- * which pages are kept.  No libcurl here: the transfers run on the client's
- * multi (http.c).
+ * which pages are kept.  No libcurl here: each attempt of a page is a call
+ * of an event loop (loop.c, mapi_loop_attempt) private to the batch, stepped
+ * here until the round's pages are over -- the one machinery that runs
+ * calls at once.  A loop of its own per batch, not one per client: nothing
+ * outlives the call (no descriptor to leak into a fork() or to share
+ * between threads), and nothing is lost between batches, since connections,
+ * DNS cache and TLS sessions are the client's (its share handle).
  *
- * Each page is one transfer of the call mapi_list_addresses builds, so it
- * sends exactly what that sends, sharing the client's connections, DNS cache
- * and TLS sessions; over HTTP/2 the transfers multiplex on one
- * connection.  Every answer is mapped by mapping.c like a single call's, and
- * retried by the same rules (GET: transport errors, 429, 502-504, up to
+ * Each page is one attempt at a time of the call mapi_list_addresses builds,
+ * so it sends exactly what that sends; over HTTP/2 the transfers multiplex on
+ * one connection.  Every answer is decided by the page's exchange like a
+ * single call's (the loop hands back its decision), and retried by the same
+ * rules (GET: transport errors, 429, 502-504, up to
  * max_retries, backoff or Retry-After, each page within its deadline).
  * Retries run in rounds: once the transfers of a round are done, the
  * client's sleep hook waits the longest wait any page asked for, then the
@@ -22,7 +27,7 @@
 
 #include "internal.h"
 
-/* The longest the multi waits for activity before looking again (seconds). */
+/* The longest a step of the loop waits for activity (seconds). */
 #define POLL_SECONDS 1.0
 
 typedef enum job_state {
@@ -39,16 +44,18 @@ typedef struct job {
     job_state state;
     double wait;              /* JOB_RETRY: seconds before the next attempt */
     mapi_exchange *x;         /* the call across its attempts (exchange.c) */
-    mapi_http_transfer *t;    /* JOB_RUNNING */
+    mapi_loop_op *op;         /* JOB_RUNNING: its attempt on the batch's loop */
     mapi_error e;             /* the last attempt's error */
+    struct batch *b;
 } job;
 
 typedef struct batch {
     mapi_client *client;
     mapi_client_parts parts;
-    mapi_http_multi *multi;
+    mapi_loop *loop;          /* the batch's own (loop.c) */
     job *jobs;
     size_t count;
+    size_t running;           /* jobs JOB_RUNNING */
     size_t stop;              /* index of the first page failed for good, or count */
     size_t concurrency;
     mapi_doc **docs;
@@ -67,15 +74,18 @@ static void fail_job(batch *b, job *j)
         b->stop = j->i;
 }
 
-/* The attempt begun last ended: res (taken), or NULL with j->e filled the
-   way mapi_http_perform fills it.  The exchange decides, as for one call. */
-static void attempt_done(batch *b, job *j, mapi_response *res)
+/* The loop's report of j's attempt (mapi_loop_attempt_fn): the exchange
+   has decided, as for one call. */
+static void attempt_done(void *ctx, mapi_step step, mapi_doc *doc, double wait, mapi_error *e)
 {
-    mapi_doc *doc = NULL;
-    double wait = 0;
-    mapi_step step = mapi_exchange_end(j->x, res, &j->e, &doc, &wait);
+    job *j = ctx;
+    batch *b = j->b;
 
-    mapi_client_observe(b->client, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(j->x));
+    j->op = NULL;
+    b->running--;
+    mapi_error_clear(&j->e);
+    j->e = *e; /* moved */
+    *e = (mapi_error)MAPI_ERROR_INIT;
     switch (step) {
     case MAPI_STEP_DONE:
         mapi_error_clear(&j->e);
@@ -88,86 +98,31 @@ static void attempt_done(batch *b, job *j, mapi_response *res)
         break;
     case MAPI_STEP_FAILED:
     default:
+        mapi_doc_free(doc); /* never given with a failure */
         fail_job(b, j);
         break;
     }
 }
 
-/* Starts j's next attempt on the multi handle. */
+/* Starts j's next attempt on the batch's loop (it begins at the next step). */
 static void start_job(batch *b, job *j)
 {
-    mapi_http_request req;
     int http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
 
     mapi_error_clear(&j->e);
-    mapi_client_observe(b->client, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(j->x));
-    mapi_exchange_http_request(j->x, http1, &req);
-    j->t = mapi_http_transfer_new(b->parts.http, &req, j, &j->e);
-    if (j->t && mapi_http_multi_add(b->multi, j->t, &j->e) < 0) {
-        mapi_http_transfer_free(j->t);
-        j->t = NULL;
-    }
-    if (!j->t) {
-        /* MEMORY, an option libcurl refused, or the multi failed */
-        attempt_done(b, j, NULL);
+    if (mapi_loop_attempt(b->loop, b->client, j->x, http1, attempt_done, j, &j->op, &j->e) < 0) {
+        /* MEMORY: no attempt began */
+        mapi_exchange_fail(j->x, &j->e);
+        fail_job(b, j);
         return;
     }
     j->state = JOB_RUNNING;
-}
-
-/* Stops j's transfer if it still runs, and frees it. */
-static void detach_job(job *j)
-{
-    mapi_http_transfer_free(j->t);
-    j->t = NULL;
-}
-
-/* Takes every finished transfer off the multi; returns how many. */
-static size_t collect(batch *b)
-{
-    mapi_http_transfer *t;
-    size_t n = 0;
-
-    while ((t = mapi_http_multi_done(b->multi)) != NULL) {
-        job *j = mapi_http_transfer_data(t);
-        mapi_response *res = NULL;
-
-        if (j->state != JOB_RUNNING || j->t != t) { /* never expected */
-            mapi_http_transfer_free(t);
-            continue;
-        }
-        if (mapi_http_transfer_result(t, &res, &j->e) < 0)
-            res = NULL;
-        detach_job(j);
-        attempt_done(b, j, res);
-        n++;
-    }
-    return n;
-}
-
-/* The multi itself failed: every running page fails with that. */
-static void abort_running(batch *b, size_t *running)
-{
-    size_t i;
-
-    for (i = 0; i < b->count; i++) {
-        job *j = &b->jobs[i];
-        if (j->state != JOB_RUNNING)
-            continue;
-        detach_job(j);
-        mapi_http_multi_failed(b->multi, &j->e);
-        attempt_done(b, j, NULL);
-        if (j->state == JOB_RETRY) {
-            mapi_exchange_fail(j->x, &j->e); /* the multi failed: no retry */
-            fail_job(b, j);
-        }
-    }
-    *running = 0;
+    b->running++;
 }
 
 /* Once a page has failed for good, the pages after it that are still in
    flight will be dropped anyway: stop them now instead of waiting. */
-static void drop_after_stop(batch *b, size_t *running)
+static void drop_after_stop(batch *b)
 {
     size_t i;
 
@@ -175,9 +130,10 @@ static void drop_after_stop(batch *b, size_t *running)
         job *j = &b->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        detach_job(j);
+        mapi_loop_cancel(b->loop, j->op);
+        j->op = NULL;
         j->state = JOB_SKIPPED;
-        (*running)--;
+        b->running--;
     }
 }
 
@@ -185,10 +141,10 @@ static void drop_after_stop(batch *b, size_t *running)
    until each is DONE, RETRY, FAILED or SKIPPED. */
 static void run_round(batch *b)
 {
-    size_t next = 0, running = 0;
+    size_t next = 0;
 
     for (;;) {
-        while (running < b->concurrency && next < b->count) {
+        while (b->running < b->concurrency && next < b->count) {
             job *j = &b->jobs[next++];
             if (j->state != JOB_WAITING)
                 continue;
@@ -197,22 +153,16 @@ static void run_round(batch *b)
                 continue;
             }
             start_job(b, j);
-            if (j->state == JOB_RUNNING)
-                running++;
         }
-        if (running == 0 && next >= b->count)
+        if (b->running == 0 && next >= b->count)
             return;
-        if (running == 0)
+        if (b->running == 0)
             continue;
-        if (mapi_http_multi_perform(b->multi) < 0) {
-            abort_running(b, &running);
-            continue;
-        }
-        running -= collect(b);
+        /* begins the new attempts, moves every transfer on, reports the
+           attempts that ended (attempt_done) */
+        (void)mapi_loop_step(b->loop, POLL_SECONDS);
         if (b->stop < b->count)
-            drop_after_stop(b, &running);
-        if (running > 0 && mapi_http_multi_wait(b->multi, POLL_SECONDS) < 0)
-            abort_running(b, &running);
+            drop_after_stop(b);
     }
 }
 
@@ -313,13 +263,16 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     b.concurrency = mapi_pages_concurrency(concurrency);
     b.docs = docs;
     b.errs = errs;
-    b.multi = mapi_http_multi_of(b.parts.http, &errs[0]);
-    if (!b.multi)
+    b.loop = mapi_loop_new(&errs[0]);
+    if (!b.loop)
         return -1;
     b.jobs = calloc(count, sizeof *b.jobs);
-    if (!b.jobs)
+    if (!b.jobs) {
+        mapi_loop_free(b.loop);
         return mapi_error_oom(&errs[0]);
+    }
     for (i = 0; i < count; i++) {
+        b.jobs[i].b = &b;
         b.jobs[i].i = i;
         b.jobs[i].e = (mapi_error)MAPI_ERROR_INIT;
         b.jobs[i].state = JOB_SKIPPED; /* until its call is built */
@@ -356,6 +309,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     }
     if (b.stop < count)
         rc = -1;
+    mapi_loop_free(b.loop); /* no call left on it */
     free(b.jobs);
     return rc;
 }

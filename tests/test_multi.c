@@ -1,6 +1,6 @@
 /*
  * test_multi.c -- mapi_list_addresses_pages against the sandbox: several
- * pages at once over the multi handle, in page order, each page exactly what
+ * pages at once on the batch's event loop, in page order, each page exactly what
  * mapi_list_addresses gives; the first failed page k keeps pages 1..k-1 and
  * its error (retried by the GET rules), nothing after it; usage errors.
  */
@@ -166,7 +166,7 @@ static void single_calls_still_work_after(void **state)
     TU_NEED_SANDBOX();
     memset(errs, 0, sizeof errs);
     c = tu_client();
-    /* the easy handle and the multi transfers share connections: both work in turn */
+    /* the easy handle and the loop's transfers share connections: both work in turn */
     assert_int_equal(mapi_list_addresses(c, "acct-22", &p, &doc, &err), 0);
     mapi_doc_free(doc);
     assert_int_equal(mapi_list_addresses_pages(c, "acct-22", &p, 1, 3, 3, docs, errs), 0);

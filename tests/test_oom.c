@@ -135,7 +135,7 @@ static int call_get_payout(mapi_client *c, mapi_doc **out, mapi_error *err)
     return mapi_get_payout(c, "6ecebf80-b210-413b-b396-df4760d142c5", out, err);
 }
 
-/* Three pages at once over the multi handle (pages.c): page 1 is the
+/* Three pages at once on their event loop (pages.c): page 1 is the
    result, the others are freed; the first failed page's error is the call's. */
 static int call_pages(mapi_client *c, mapi_doc **out, mapi_error *err)
 {
