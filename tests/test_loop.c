@@ -59,6 +59,35 @@ static mapi_loop *new_loop(void)
     return loop;
 }
 
+/* A test's start: skips without a sandbox, resets its counters when reset
+   is set; a client with max_retries retries, a loop, and the n results
+   empty. */
+static mapi_loop *begin(int reset, int max_retries, mapi_client **c, result *r, size_t n)
+{
+    TU_NEED_SANDBOX();
+    if (reset)
+        tu_sandbox_reset();
+    *c = tu_client_ex(NULL, tu_api_key(), max_retries, 0, NULL);
+    memset(r, 0, n * sizeof *r);
+    return new_loop();
+}
+
+/* opts ask the sandbox to answer after ms milliseconds (the header kept in *h). */
+static void delay(mapi_call_opts *opts, mapi_header_field *h, const char *ms)
+{
+    h->name = "X-Sandbox-Delay-Ms";
+    h->value = ms;
+    opts->headers = h;
+    opts->nheaders = 1;
+}
+
+/* Fails with the call's error unless it gave a document. */
+static void assert_doc(const result *r)
+{
+    if (!r->doc)
+        fail_msg("%s", r->err.message ? r->err.message : "?");
+}
+
 static const char *body_of(const mapi_doc *doc, size_t *len)
 {
     return mapi_response_body(mapi_doc_response(doc), len);
@@ -105,13 +134,7 @@ static void results_equal_blocking(void **state)
     char *fixture;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    tu_sandbox_reset();
-    c = tu_client();
-    loop = new_loop();
-    memset(r, 0, sizeof r);
-    for (i = 0; i < 5; i++)
-        r[i].err = (mapi_error)MAPI_ERROR_INIT;
+    loop = begin(1, 2, &c, r, 5);
 
     /* five calls at once, one of each kind */
     assert_int_equal(mapi_loop_confirm_payout(loop, c, PAYOUT, NULL, on_done, &r[0], &err), 0);
@@ -251,12 +274,8 @@ static void retry_after_is_a_timer(void **state)
     int n, waited = 0;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    tu_sandbox_reset();
-    c = tu_client_ex(NULL, tu_api_key(), 1, 0, NULL);
-    loop = new_loop();
+    loop = begin(1, 1, &c, &r, 1);
     memset(&w, 0, sizeof w);
-    memset(&r, 0, sizeof r);
     mapi_client_set_observer(c, on_attempt, &w);
     /* 429 with Retry-After: 1, then again: two attempts, the wait the server asked for */
     assert_int_equal(mapi_loop_get_channel(loop, c, "fault-429", NULL, on_done, &r, &err), 0);
@@ -293,8 +312,7 @@ static void retry_after_is_a_timer(void **state)
     assert_int_equal(mapi_loop_get_channel(loop, c, "fault-flaky-2-503", NULL, on_done, &r,
                                            &err), 0);
     run(loop);
-    if (!r.doc)
-        fail_msg("%s", r.err.message ? r.err.message : "?");
+    assert_doc(&r);
     assert_string_equal(mapi_resource_id(mapi_doc_data(r.doc, 0)), "fault-flaky-2-503");
     assert_int_equal(tu_sandbox_count("fault-flaky-2-503"), 3);
     result_clear(&r);
@@ -316,11 +334,7 @@ static void deadline_as_blocking(void **state)
     result r;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    tu_sandbox_reset();
-    c = tu_client();
-    loop = new_loop();
-    memset(&r, 0, sizeof r);
+    loop = begin(1, 2, &c, &r, 1);
     opts.deadline = 1;
     /* Retry-After 60 outlasts the deadline: the call ends at once */
     assert_int_equal(mapi_loop_confirm_payout(loop, c, "fault-429-after-60", &opts, on_done,
@@ -342,9 +356,8 @@ static void deadline_as_blocking(void **state)
 
     /* an answer slower than the deadline: the attempt's timeout is what is left */
     {
-        mapi_header_field slow = {"X-Sandbox-Delay-Ms", "3000"};
-        opts.headers = &slow;
-        opts.nheaders = 1;
+        mapi_header_field slow;
+        delay(&opts, &slow, "3000");
         opts.deadline = 0.3;
         assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r, &err), 0);
         run(loop);
@@ -369,18 +382,13 @@ static void confirm_outcomes_as_blocking(void **state)
     result r;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    tu_sandbox_reset();
-    c = tu_client();
-    loop = new_loop();
-    memset(&r, 0, sizeof r);
+    loop = begin(1, 2, &c, &r, 1);
 
     /* carried out, answered 502: unknown, settled by the read */
     assert_int_equal(mapi_loop_confirm_payout(loop, c, "fault-applied-502", NULL, on_done, &r,
                                               &err), 0);
     run(loop);
-    if (!r.doc)
-        fail_msg("%s", r.err.message ? r.err.message : "?");
+    assert_doc(&r);
     assert_string_equal(mapi_doc_settled_by(r.doc), "read");
     assert_string_equal(tu_attr_str(mapi_doc_data(r.doc, 0), "status"), "processing");
     assert_int_equal(tu_sandbox_count("fault-applied-502"), 2); /* the PUT once, one GET */
@@ -403,8 +411,7 @@ static void confirm_outcomes_as_blocking(void **state)
     assert_int_equal(mapi_loop_confirm_payout(loop, c, "fault-applied-no-response", NULL,
                                               on_done, &r, &err), 0);
     run(loop);
-    if (!r.doc)
-        fail_msg("%s", r.err.message ? r.err.message : "?");
+    assert_doc(&r);
     assert_string_equal(mapi_doc_settled_by(r.doc), "read");
     assert_int_equal(tu_sandbox_count("fault-applied-no-response"), 2);
     result_clear(&r);
@@ -444,10 +451,7 @@ static void connections_shared_with_blocking(void **state)
     long conn;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    loop = new_loop();
-    memset(&r, 0, sizeof r);
+    loop = begin(0, 2, &c, &r, 1);
     assert_int_equal(mapi_request(c, "GET", "/api/public/v1/echo", NULL, 0, &doc, &err), 0);
     conn = echo_connection(doc);
     mapi_doc_free(doc);
@@ -472,18 +476,14 @@ static void driven_by_poll(void **state)
     mapi_loop *loop;
     mapi_error err = MAPI_ERROR_INIT;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-    mapi_header_field slow = {"X-Sandbox-Delay-Ms", "200"};
+    mapi_header_field slow;
     result r[3];
     int i, n, readable = 0, polls = 0;
     struct pollfd pfd;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    loop = new_loop();
-    memset(r, 0, sizeof r);
-    opts.headers = &slow;
-    opts.nheaders = 1;
+    loop = begin(0, 2, &c, r, 3);
+    delay(&opts, &slow, "200");
     for (i = 0; i < 3; i++)
         assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r[i], &err),
                          0);
@@ -523,20 +523,15 @@ static void calls_run_at_once(void **state)
     mapi_loop *loop;
     mapi_error err = MAPI_ERROR_INIT;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-    mapi_header_field slow = {"X-Sandbox-Delay-Ms", "1500"};
+    mapi_header_field slow;
     static const char *const ids[] = {"echo-loop-a", "echo-loop-b", "echo-loop-c",
                                       "echo-loop-d", "echo-loop-e"};
     result r[5];
     int i, arrived = 0, tries;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    tu_sandbox_reset();
-    c = tu_client();
-    loop = new_loop();
-    memset(r, 0, sizeof r);
-    opts.headers = &slow;
-    opts.nheaders = 1;
+    loop = begin(1, 2, &c, r, 5);
+    delay(&opts, &slow, "1500");
     for (i = 0; i < 5; i++)
         assert_int_equal(mapi_loop_get_channel(loop, c, ids[i], &opts, on_done, &r[i], &err),
                          0);
@@ -568,18 +563,13 @@ static void free_ends_every_call(void **state)
     mapi_loop *loop;
     mapi_error err = MAPI_ERROR_INIT;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-    mapi_header_field slow = {"X-Sandbox-Delay-Ms", "2000"};
+    mapi_header_field slow;
     result r[3];
     int i;
 
     (void)state;
-    TU_NEED_SANDBOX();
-    tu_sandbox_reset();
-    c = tu_client_ex(NULL, tu_api_key(), 1, 0, NULL);
-    loop = new_loop();
-    memset(r, 0, sizeof r);
-    opts.headers = &slow;
-    opts.nheaders = 1;
+    loop = begin(1, 1, &c, r, 3);
+    delay(&opts, &slow, "2000");
     /* under way, waiting for a retry, never begun */
     assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r[0], &err), 0);
     assert_int_equal(mapi_loop_get_channel(loop, c, "fault-429", NULL, on_done, &r[1], &err),
