@@ -309,37 +309,45 @@ void mapi_loop_free(mapi_loop *l)
     free(l);
 }
 
-int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
-                           mapi_observer_fn observer, void *observer_ctx,
-                           mapi_loop_done_fn done, void *ctx, mapi_error *err)
+/* A new op for x on client c, its first attempt due at the next step, on
+   the list; NULL with err (USAGE while the loop is being freed, MEMORY). */
+static op *add_op(mapi_loop *l, mapi_client *c, mapi_exchange *x, void *ctx, mapi_error *err)
 {
     mapi_client_parts parts;
     op *o;
 
-    if (l->freeing) {
-        if (owns)
-            mapi_exchange_free(x);
-        return mapi_error_set(err, MAPI_ERR_USAGE, "the loop is being freed");
-    }
+    if (l->freeing)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "the loop is being freed"), NULL;
     o = calloc(1, sizeof *o);
-    if (!o) {
-        if (owns)
-            mapi_exchange_free(x);
-        return mapi_error_oom(err);
-    }
+    if (!o)
+        return mapi_error_oom(err), NULL;
     mapi_client_parts_get(c, &parts);
     o->client = c;
     o->http = parts.http;
     o->x = x;
-    o->owns = owns;
     o->state = OP_DUE;
-    o->wake_at = 0; /* the first attempt at the next step */
+    o->wake_at = 0;
     o->e = (mapi_error)MAPI_ERROR_INIT;
+    o->ctx = ctx;
+    link_op(l, o);
+    return o;
+}
+
+int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
+                           mapi_observer_fn observer, void *observer_ctx,
+                           mapi_loop_done_fn done, void *ctx, mapi_error *err)
+{
+    op *o = add_op(l, c, x, ctx, err);
+
+    if (!o) {
+        if (owns)
+            mapi_exchange_free(x);
+        return -1;
+    }
+    o->owns = owns;
     o->observer = observer;
     o->observer_ctx = observer ? observer_ctx : NULL;
     o->done = done;
-    o->ctx = ctx;
-    link_op(l, o);
     return 0;
 }
 
@@ -347,26 +355,13 @@ int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
                       mapi_loop_attempt_fn attempt, void *ctx, mapi_loop_op **out,
                       mapi_error *err)
 {
-    mapi_client_parts parts;
-    op *o;
+    op *o = add_op(l, c, x, ctx, err);
 
-    *out = NULL;
-    if (l->freeing)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "the loop is being freed");
-    o = calloc(1, sizeof *o);
-    if (!o)
-        return mapi_error_oom(err);
-    mapi_client_parts_get(c, &parts);
-    o->client = c;
-    o->http = parts.http;
-    o->x = x;
-    o->state = OP_DUE;
-    o->http1 = http1;
-    o->e = (mapi_error)MAPI_ERROR_INIT;
-    o->attempt = attempt;
-    o->ctx = ctx;
-    link_op(l, o);
     *out = o;
+    if (!o)
+        return -1;
+    o->http1 = http1;
+    o->attempt = attempt;
     return 0;
 }
 
