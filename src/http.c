@@ -1219,7 +1219,7 @@ static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *c
         if (!x)
             continue;
         x->code = msg->data.result; /* msg dies with the handle's removal */
-        done(ctx, x->data, (int)x->code);
+        done(ctx, x->data);
     }
 }
 
@@ -1270,7 +1270,7 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
         for (x = l->running; x; x = next) {
             next = x->next;
             x->multi_failed = (int)failed;
-            done(ctx, x->data, (int)CURLE_OK);
+            done(ctx, x->data);
         }
     }
     return n;

@@ -540,10 +540,10 @@ typedef struct mapi_http_loop mapi_http_loop;
    sharing the client's connections, DNS cache and TLS sessions (one CURLSH),
    multiplexed over HTTP/2 when offered. */
 typedef struct mapi_http_transfer mapi_http_transfer;
-/* A transfer finished with curl_code: ctx is mapi_http_loop_wait's, priv the
-   transfer's private_data.  Read its result (mapi_http_transfer_result),
-   then take it off with mapi_http_loop_remove, inside the callback. */
-typedef void (*mapi_http_loop_done_fn)(void *ctx, void *priv, int curl_code);
+/* A transfer finished: ctx is mapi_http_loop_wait's, priv the transfer's
+   private_data.  Read its result (mapi_http_transfer_result), then take it
+   off with mapi_http_loop_remove, inside the callback. */
+typedef void (*mapi_http_loop_done_fn)(void *ctx, void *priv);
 /* A new multi handle with its epoll set; NULL with err (MEMORY, TRANSPORT).
    Free with mapi_http_loop_free (NULL ignored) once every transfer is off. */
 mapi_http_loop *mapi_http_loop_new(mapi_error *err);

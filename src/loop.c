@@ -162,7 +162,7 @@ static void attempt_begin(mapi_loop *l, op *o)
 }
 
 /* http.c's report of a finished transfer (priv: its op). */
-static void transfer_done(void *ctx, void *priv, int curl_code)
+static void transfer_done(void *ctx, void *priv)
 {
     mapi_loop *l = ctx;
     op *o = priv;
@@ -170,8 +170,7 @@ static void transfer_done(void *ctx, void *priv, int curl_code)
 
     if (o->state != OP_SENDING || !o->t)
         return;
-    /* the result first: it reads the transfer's handle */
-    (void)curl_code; /* the transfer keeps it: mapi_http_transfer_result reads it */
+    /* the result first: it reads the transfer's handle and code */
     if (mapi_http_transfer_result(o->t, &res, &o->e) < 0)
         res = NULL;
     mapi_http_loop_remove(l->io, o->t);
