@@ -898,7 +898,6 @@ struct mapi_http_transfer {
     CURL *easy;
     struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
-    size_t max_body;
     void *data;                 /* the driver's */
     struct mapi_http_loop *loop; /* the loop it is added to, or NULL */
     mapi_http_transfer *prev, *next; /* in loop->running */
@@ -942,7 +941,6 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
         return mapi_error_oom(err), NULL;
     x->h = h;
     x->data = data;
-    x->max_body = h->max_body;
     x->t.max_body = h->max_body;
     x->headers = request_headers(h, req, &oom);
     x->t.res = oom ? NULL : mapi_response_new();
@@ -1000,7 +998,7 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
             err->outcome = MAPI_OUTCOME_UNKNOWN;
         return -1;
     }
-    rc = finish(x->easy, &x->t, x->code, 1, x->errbuf, x->max_body, out, err);
+    rc = finish(x->easy, &x->t, x->code, 1, x->errbuf, x->t.max_body, out, err);
     x->t.res = NULL; /* handed over to *out or err, or freed */
     return rc;
 }
