@@ -225,16 +225,18 @@ static void call_init(mapi_call *k, const char *method, const mapi_call_opts *op
     }
 }
 
-/* k->url = the client's base URL + the path built in b (taken). */
-static int call_url(mapi_client *c, mapi_call *k, mapi_buf *path, mapi_error *err)
+/* url started with the client's base URL, for the call's path to follow. */
+static void url_init(mapi_client *c, mapi_buf *url)
 {
-    mapi_buf url;
+    mapi_buf_init(url);
+    mapi_buf_puts(url, mapi_client_base_url(c));
+}
 
-    mapi_buf_init(&url);
-    mapi_buf_puts(&url, mapi_client_base_url(c));
-    mapi_buf_append(&url, path->data ? path->data : "", path->len);
-    mapi_buf_free(path);
-    k->url_buf = mapi_buf_take(&url);
+/* k->url = the URL built in url (taken; a buffer that ran out of memory
+   anywhere gives no URL, never a truncated one). */
+static int call_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_error *err)
+{
+    k->url_buf = mapi_buf_take(url);
     if (!k->url_buf)
         return mapi_call_not_sent(k->method, err), mapi_error_oom(err);
     k->url = k->url_buf;
@@ -247,7 +249,7 @@ static int endpoint_call(mapi_client *c, mapi_call *k, mapi_endpoint e, const ch
 {
     mapi_buf b;
 
-    mapi_buf_init(&b);
+    url_init(c, &b);
     mapi_endpoint_path(&b, e, id, strlen(id));
     return call_url(c, k, &b, err);
 }
@@ -315,7 +317,7 @@ int mapi_call_list_addresses(mapi_client *c, const char *account_id,
         return -1;
     k->type = "addresses";
     k->list = 1;
-    mapi_buf_init(&b);
+    url_init(c, &b);
     mapi_endpoint_path(&b, MAPI_EP_ADDRESSES, account_id, strlen(account_id));
     if (p) {
         query_string(&b, &sep, "order", p->order);
@@ -381,7 +383,7 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
         k->has_max_retries = 1;
         k->max_retries = opts->max_retries;
     }
-    mapi_buf_init(&b);
+    url_init(c, &b);
     mapi_buf_puts(&b, path_and_query);
     return call_url(c, k, &b, err);
 }
