@@ -936,15 +936,9 @@ M.monotonic = core.monotonic
 --   an unknown option or an option of the wrong type; given a client, as
 --   `client:paginate`.
 function M.paginate(fetch_page, opts, fetch_pages)
-  if getmetatable(fetch_page) == Client then
-    -- merchantapi.paginate(client, path, opts): client:paginate(path, opts)
-    local ok, p = pcall(Client.paginate, fetch_page, opts, fetch_pages)
-    if not ok then
-      error(p, 2)
-    end
-    return p
-  end
-  local ok, p = pcall(pager.paginate, fetch_page, opts, fetch_pages)
+  -- merchantapi.paginate(client, path, opts): client:paginate(path, opts)
+  local make = getmetatable(fetch_page) == Client and Client.paginate or pager.paginate
+  local ok, p = pcall(make, fetch_page, opts, fetch_pages)
   if not ok then
     error(p, 2)
   end

@@ -502,11 +502,10 @@ function M.ngx_yields()
   return false
 end
 
---- The client core that calls go through: inside a loop task a stand-in
+-- The client core that calls go through: inside a loop task a stand-in
 -- whose calls run on the task's loop, else `core_client` itself.
--- @local
--- @param core_client the core userdata, or transport.lua's wrapper of it.
-function M.core_of(core_client)
+-- core_client: the core userdata, or transport.lua's wrapper of it.
+local function core_of(core_client)
   local task = M.current()
   if not task then
     return core_client
@@ -531,7 +530,7 @@ function M.core_for(client)
   if ngx_core and M.ngx_yields() then
     return ngx_core
   end
-  return M.core_of(client._core)
+  return core_of(client._core)
 end
 
 --- A new loop (the C side: one libcurl multi handle, one epoll

@@ -19,9 +19,6 @@ local concat = table.concat
 
 local request = {}
 
-local METHODS = { GET = true, HEAD = true, POST = true, PUT = true, PATCH = true, DELETE = true }
-local SAFE = { GET = true, HEAD = true }
-
 local function escape_byte(c)
   return format("%%%02X", byte(c))
 end
@@ -228,8 +225,5 @@ function request.link_path(base_url, current, link)
   end
   return path
 end
-
-request.METHODS = METHODS
-request.SAFE = SAFE
 
 return request

@@ -238,8 +238,7 @@ local function observed(proxy, name, ...)
   if not ok then
     error(v, 0)
   end
-  return report_hook_error(state.hook_raised and hook_error_value(state.hook_error) or nil,
-    v, err, res)
+  return M.report_hook_error(state, v, err, res)
 end
 
 local Proxy = {}

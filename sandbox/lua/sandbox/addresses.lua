@@ -313,24 +313,36 @@ local LYING = {
   end,
 }
 
+-- The query of a list: order and order_type as for any account, the page
+-- number and size under the names given.  Returns order_type ("asc" when
+-- absent), page, per_page; or false and the 400 sent for a bad one.
+local function list_args(args, page_name, size_name)
+  if args.order ~= nil and args.order ~= "created_at" then
+    return false, bad_parameter("order", "order must be created_at")
+  end
+  local order_type = args.order_type
+  if order_type ~= nil and order_type ~= "asc" and order_type ~= "desc" then
+    return false, bad_parameter("order_type", "order_type must be asc or desc")
+  end
+  local page = integer_arg(args[page_name], 1, 1, MAX_PAGE)
+  if not page then
+    return false, bad_parameter(page_name, page_name .. " must be an integer from 1 to " .. MAX_PAGE)
+  end
+  local per_page = integer_arg(args[size_name], DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
+  if not per_page then
+    return false, bad_parameter(size_name,
+      size_name .. " must be an integer from 1 to " .. MAX_PER_PAGE)
+  end
+  return order_type or "asc", page, per_page
+end
+
 -- A `links-…` list: page[number] and page[size] (JSON:API's page family),
 -- order and order_type as for any account.
 local function links_list(account_id, variant)
   local args = ngx.req.get_uri_args(100)
-  if args.order ~= nil and args.order ~= "created_at" then
-    return bad_parameter("order", "order must be created_at")
-  end
-  local order_type = args.order_type
-  if order_type ~= nil and order_type ~= "asc" and order_type ~= "desc" then
-    return bad_parameter("order_type", "order_type must be asc or desc")
-  end
-  local page = integer_arg(args["page[number]"], 1, 1, MAX_PAGE)
-  if not page then
-    return bad_parameter("page[number]", "page[number] must be an integer from 1 to " .. MAX_PAGE)
-  end
-  local per_page = integer_arg(args["page[size]"], DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
-  if not per_page then
-    return bad_parameter("page[size]", "page[size] must be an integer from 1 to " .. MAX_PER_PAGE)
+  local order_type, page, per_page = list_args(args, "page[number]", "page[size]")
+  if not order_type then
+    return page -- the 400 sent
   end
   local book = books[account_id]
   local last = math.max(1, math.ceil(#book.fragments / per_page))
@@ -358,20 +370,9 @@ function _M.handle(method, account_id)
     return respond.not_found("no account " .. account_id)
   end
   local args = ngx.req.get_uri_args(100)
-  if args.order ~= nil and args.order ~= "created_at" then
-    return bad_parameter("order", "order must be created_at")
-  end
-  local order_type = args.order_type
-  if order_type ~= nil and order_type ~= "asc" and order_type ~= "desc" then
-    return bad_parameter("order_type", "order_type must be asc or desc")
-  end
-  local page = integer_arg(args.page, 1, 1, MAX_PAGE)
-  if not page then
-    return bad_parameter("page", "page must be an integer from 1 to " .. MAX_PAGE)
-  end
-  local per_page = integer_arg(args.per_page, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
-  if not per_page then
-    return bad_parameter("per_page", "per_page must be an integer from 1 to " .. MAX_PER_PAGE)
+  local order_type, page, per_page = list_args(args, "page", "per_page")
+  if not order_type then
+    return page -- the 400 sent
   end
   if LYING[account_id] then
     return respond.send(200, (LYING[account_id](page, per_page, order_type == "desc")))
