@@ -544,10 +544,14 @@ typedef struct mapi_http_transfer mapi_http_transfer;
    private_data.  Read its result (mapi_http_transfer_result), then take it
    off with mapi_http_loop_remove, inside the callback. */
 typedef void (*mapi_http_loop_done_fn)(void *ctx, void *priv);
-/* A new multi handle with its epoll set; NULL with err (MEMORY, TRANSPORT).
-   Free with mapi_http_loop_free (NULL ignored) once every transfer is off. */
+/* A new loop: two multi handles (transfers that may multiplex, and those
+   that speak HTTP/1.1 only), their connections and one epoll set; NULL
+   with err (MEMORY, TRANSPORT).  Free with mapi_http_loop_free (NULL
+   ignored) once every transfer is off: 0, or -1 in a child after fork()
+   when the parent's connections could not be given up safely (left
+   unfreed).  A loop made before fork() refuses transfers in the child. */
 mapi_http_loop *mapi_http_loop_new(mapi_error *err);
-void mapi_http_loop_free(mapi_http_loop *l);
+int mapi_http_loop_free(mapi_http_loop *l);
 /* The epoll descriptor: readable when a socket of a transfer is ready.
    Owned by l. */
 int mapi_http_loop_fd(const mapi_http_loop *l);
@@ -563,6 +567,11 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
 /* Takes t off the loop and frees it (a transfer under way is abandoned).
    NULL ignored. */
 void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
+/* The client's own multi, made at its first use and freed with h: the
+   connections of its blocking calls (mapi_http_perform) and of its pages
+   (pages.c); a host's loop keeps connections of its own.  Renewed in a
+   child after fork().  NULL with err (MEMORY, TRANSPORT). */
+mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
@@ -626,6 +635,11 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
 int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
                            mapi_observer_fn observer, void *observer_ctx,
                            mapi_loop_done_fn done, void *ctx, mapi_error *err);
+
+/* A loop over io, a multi it does not own (a client's mapi_http_pool: the
+   pages run on the client's connections); mapi_loop_free leaves io as it
+   is, with no transfer on it.  NULL with err (MEMORY). */
+mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err);
 
 /* One attempt of a call on a loop, for a driver that decides its own waits
    (pages.c: the retry rounds).  The handle of a call not yet reported. */
