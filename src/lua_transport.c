@@ -455,6 +455,77 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL, skip_info);
 }
 
+/* Feeds the header name (a string at index name) with the value at index
+   value (a string or a number; anything else ignored) to f. */
+static void framing_field(lua_State *L, mapi_framing *f, int name, int value)
+{
+    size_t nlen, vlen;
+    const char *n, *v;
+
+    if (lua_type(L, value) != LUA_TSTRING && lua_type(L, value) != LUA_TNUMBER)
+        return;
+    lua_pushvalue(L, value); /* a copy: tolstring converts a number in place */
+    n = lua_tolstring(L, name, &nlen);
+    v = lua_tolstring(L, -1, &vlen);
+    mapi_framing_field(f, n, nlen, v, vlen);
+    lua_pop(L, 1);
+}
+
+/*
+ * core.framing(headers) -> "length", n | "chunked" | "close" | nil, title
+ * headers: a transport's response headers (name -> value | { values... },
+ * names in any case).  The framing rule of every transport (framing.c): a
+ * transport calls it before it reads a body; on nil it reads none and
+ * hands the head to the exchange, which refuses it with that title.
+ */
+int mapi_lua_framing(lua_State *L)
+{
+    mapi_framing f;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    mapi_framing_init(&f);
+    lua_pushnil(L);
+    while (lua_next(L, 1)) { /* name at 2, value at 3 */
+        if (lua_type(L, 2) == LUA_TSTRING) {
+            if (lua_type(L, 3) == LUA_TTABLE) {
+                int i;
+                for (i = 1;; i++) { /* a repeated header: every value */
+                    lua_rawgeti(L, 3, i);
+                    if (lua_isnil(L, -1)) {
+                        lua_pop(L, 1);
+                        break;
+                    }
+                    framing_field(L, &f, 2, lua_gettop(L));
+                    lua_pop(L, 1);
+                }
+            } else {
+                framing_field(L, &f, 2, 3);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    if (mapi_framing_title(&f)) {
+        lua_pushnil(L);
+        lua_pushstring(L, mapi_framing_title(&f));
+        return 2;
+    }
+    if (f.chunked) {
+        lua_pushliteral(L, "chunked");
+        return 1;
+    }
+    if (f.has_length) {
+        lua_pushliteral(L, "length");
+        if (f.length <= (unsigned long long)INT64_MAX)
+            mapic_pushint64(L, (int64_t)f.length);
+        else
+            lua_pushnumber(L, (lua_Number)f.length); /* beyond any body read */
+        return 2;
+    }
+    lua_pushliteral(L, "close");
+    return 1;
+}
+
 /* The conversion of the calls that give a document (every call a custom
    transport carries): value, nil, res | nil, err[, res], as the method run
    over libcurl gives them.  Takes the exchange's document or error. */
