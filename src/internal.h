@@ -176,6 +176,29 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
    freed).  HEAD answers and 1xx/204/304 have no body to measure. */
 int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err);
 
+/* ---- option limits (limits.c): one check per option value, for C and Lua ---- */
+
+/* Each returns NULL when the value is within its limits, else the USAGE
+   title (a static string: the same from the C API and from Lua).  Seconds:
+   > 0 and at most 1e9 (NaN refused); max_retries 0 .. MAPI_MAX_RETRIES;
+   max_body >= 1 byte; page, per_page >= 1 (and within a long); order
+   "created_at"; order_type "asc" or "desc" (NULL refused: the caller skips
+   what was not given -- in the C structs 0 or NULL). */
+const char *mapi_limit_timeout(double seconds);
+const char *mapi_limit_connect_timeout(double seconds);
+const char *mapi_limit_deadline(double seconds);
+const char *mapi_limit_max_retries(long long n);
+const char *mapi_limit_max_body(unsigned long long n);
+const char *mapi_limit_page(long long n);
+const char *mapi_limit_per_page(long long n);
+const char *mapi_limit_order(const char *s);
+const char *mapi_limit_order_type(const char *s);
+/* The limits of a list's parameters, each checked when given (order and
+   order_type non-NULL, page and per_page non-zero); NULL when p is NULL. */
+const char *mapi_limit_page_params(const mapi_page_params *p);
+/* title NULL: 0.  Else err = USAGE title, and -1. */
+int mapi_limit_refuse(const char *title, mapi_error *err);
+
 /* ---- URLs (url.c) ---- */
 
 /* Appends s percent-encoded: RFC 3986 unreserved bytes (A-Z a-z 0-9 - . _ ~)

@@ -530,8 +530,14 @@ MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *va
 
 typedef struct mapi_client mapi_client;
 
-/* Zero (or NULL) members mean the default shown; negative numbers are USAGE
-   errors in mapi_client_new. */
+/* The largest max_retries (mapi_config, mapi_request_opts, Lua's max_retries). */
+#define MAPI_MAX_RETRIES 100
+
+/* Zero (or NULL) members mean the default shown.  Other values beyond their
+   limits are USAGE errors in mapi_client_new, with the titles the Lua module
+   gives for the same values: seconds (timeout, connect_timeout, deadline)
+   > 0 and at most 1e9 (negative, NaN, infinite refused), max_retries 0 ..
+   MAPI_MAX_RETRIES, max_body >= 1. */
 typedef struct mapi_config {
     const char *base_url;   /* required: "https://host[:port][/prefix]", or http:// only to a
                                loopback host (localhost, 127.0.0.0/8, [::1]) */
@@ -539,7 +545,8 @@ typedef struct mapi_config {
                                and confirm / list fail as USAGE (interface, "Authentication") */
     double timeout;         /* seconds for one whole request (default 30) */
     double connect_timeout; /* seconds to connect, TLS included (default 10) */
-    int max_retries;        /* retries after the first attempt (default 2); see the contract */
+    int max_retries;        /* retries after the first attempt, 0 .. MAPI_MAX_RETRIES (default
+                               2); see the contract */
     size_t max_body;        /* bytes; a larger response body fails as DECODE (default 16 MiB) */
     int max_depth;          /* JSON nesting cap (default 64; at most 1024) */
     const char *cafile;     /* PEM bundle of trusted CAs, or NULL for the system store */
