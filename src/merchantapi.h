@@ -727,7 +727,9 @@ MAPI_API int mapi_value_count(const mapi_value *v, int64_t *out);
  * and total as the service sent them: read them with mapi_value_count
  * (the service may write them as strings of digits, "page": "1", and may
  * leave any of them out, "meta": {}).  Errors as mapi_get_channel; USAGE
- * also for a client without an api_key and negative page/per_page; DECODE
+ * (nothing sent) also for a client without an api_key, a negative page or
+ * per_page (0: not sent), an order other than "created_at" or an order_type
+ * other than "asc"/"desc" (NULL: not sent) -- the limits Lua has; DECODE
  * when data is not an array of addresses, meta is neither an object nor
  * absent/null, or meta's page, per_page or total is present and not a count
  * (see mapi_value_count; the title names the member, e.g. "expected meta.total
