@@ -633,7 +633,8 @@ typedef struct mapi_call_opts {
                                          the pages).  Borrowed for the call */
     size_t nheaders;
     double deadline;    /* seconds for this whole call (see "Deadline"); 0: the client's.
-                           Negative or NaN: USAGE */
+                           Negative, NaN, infinite or over 1e9: USAGE (the title Lua
+                           gives for the same value) */
     mapi_settle settle; /* mapi_confirm_payout_ex only */
 } mapi_call_opts;
 
@@ -817,7 +818,8 @@ typedef struct mapi_request_opts {
     size_t nheaders;
     const char *id;   /* NULL: any id.  Else (type required) data's id must be this one, byte
                          for byte: "expected <type> <id>, got <type> <other>" fails as DECODE */
-    double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's */
+    double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's;
+                         limits as mapi_call_opts.deadline */
 } mapi_request_opts;
 
 #define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0}
