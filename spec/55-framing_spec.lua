@@ -185,13 +185,15 @@ end)
 describe("core.framing", function()
   local core = require "merchantapi.core"
   it("tells a transport how the body is framed, by the core's rule", function()
-    assert.same({ "length", 38 }, { core.framing { ["content-length"] = "38" } })
-    assert.same({ "length", 38 }, { core.framing { ["Content-Length"] = { "38", "038" } } })
-    assert.same({ "chunked" }, { core.framing { ["transfer-encoding"] = "chunked" } })
-    assert.same({ "close" }, { core.framing { ["content-type"] = "text/plain" } })
-    assert.same({ nil, "conflicting Content-Length headers" },
-      { core.framing { ["content-length"] = { "1", "2" } } })
-    assert.same({ nil, "invalid Content-Length header" },
-      { core.framing { ["content-length"] = "-1" } })
+    assert.same({ "length", 38 }, { core.framing("38") })
+    assert.same({ "length", 38 }, { core.framing({ "38", "038" }) })
+    assert.same({ "chunked" }, { core.framing(nil, "chunked") })
+    assert.same({ "close" }, { core.framing() })
+    assert.same({ nil, "conflicting Content-Length headers" }, { core.framing({ "1", "2" }) })
+    assert.same({ nil, "invalid Content-Length header" }, { core.framing("-1") })
+    assert.same({ nil, "Content-Length and Transfer-Encoding together" },
+      { core.framing("5", "chunked") })
+    assert.same({ nil, "unsupported Transfer-Encoding (only chunked)" },
+      { core.framing(nil, { "chunked", "chunked" }) })
   end)
 end)

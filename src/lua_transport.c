@@ -455,56 +455,54 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL, skip_info);
 }
 
-/* Feeds the header name (a string at index name) with the value at index
-   value (a string or a number; anything else ignored) to f. */
-static void framing_field(lua_State *L, mapi_framing *f, int name, int value)
+/* Feeds the header `name` with the value at idx (a string or a number, or
+   an array of them: a repeated header; anything else ignored) to f. */
+static void framing_values(lua_State *L, mapi_framing *f, const char *name, int idx)
 {
-    size_t nlen, vlen;
-    const char *n, *v;
+    size_t nlen = strlen(name), vlen;
+    const char *v;
+    int i;
 
-    if (lua_type(L, value) != LUA_TSTRING && lua_type(L, value) != LUA_TNUMBER)
+    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
+        lua_pushvalue(L, idx); /* a copy: tolstring converts a number in place */
+        v = lua_tolstring(L, -1, &vlen);
+        mapi_framing_field(f, name, nlen, v, vlen);
+        lua_pop(L, 1);
         return;
-    lua_pushvalue(L, value); /* a copy: tolstring converts a number in place */
-    n = lua_tolstring(L, name, &nlen);
-    v = lua_tolstring(L, -1, &vlen);
-    mapi_framing_field(f, n, nlen, v, vlen);
-    lua_pop(L, 1);
+    }
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return;
+    for (i = 1;; i++) {
+        lua_rawgeti(L, idx, i);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            return;
+        }
+        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+            v = lua_tolstring(L, -1, &vlen); /* a copy of the slot: the array stays */
+            mapi_framing_field(f, name, nlen, v, vlen);
+        }
+        lua_pop(L, 1);
+    }
 }
 
 /*
- * core.framing(headers) -> "length", n | "chunked" | "close" | nil, title
- * headers: a transport's response headers (name -> value | { values... },
- * names in any case).  The framing rule of every transport (framing.c): a
- * transport calls it before it reads a body; on nil it reads none and
- * hands the head to the exchange, which refuses it with that title.
+ * core.framing(content_length, transfer_encoding) -> "length", n | "chunked"
+ *     | "close" | nil, title
+ * The values of an answer's Content-Length and Transfer-Encoding headers
+ * (each nil, a string, or an array of strings: a repeated header).  The
+ * framing rule of every transport (framing.c): a transport calls it before
+ * it reads a body; on nil it reads none and hands the head to the exchange,
+ * which refuses it with that title.
  */
 int mapi_lua_framing(lua_State *L)
 {
     mapi_framing f;
 
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_settop(L, 1);
+    lua_settop(L, 2);
     mapi_framing_init(&f);
-    lua_pushnil(L);
-    while (lua_next(L, 1)) { /* name at 2, value at 3 */
-        if (lua_type(L, 2) == LUA_TSTRING) {
-            if (lua_type(L, 3) == LUA_TTABLE) {
-                int i;
-                for (i = 1;; i++) { /* a repeated header: every value */
-                    lua_rawgeti(L, 3, i);
-                    if (lua_isnil(L, -1)) {
-                        lua_pop(L, 1);
-                        break;
-                    }
-                    framing_field(L, &f, 2, lua_gettop(L));
-                    lua_pop(L, 1);
-                }
-            } else {
-                framing_field(L, &f, 2, 3);
-            }
-        }
-        lua_pop(L, 1);
-    }
+    framing_values(L, &f, "content-length", 1);
+    framing_values(L, &f, "transfer-encoding", 2);
     if (mapi_framing_title(&f)) {
         lua_pushnil(L);
         lua_pushstring(L, mapi_framing_title(&f));

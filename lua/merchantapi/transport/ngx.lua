@@ -420,7 +420,7 @@ function M.new(opts)
     -- Content-Lengths, Content-Length with Transfer-Encoding, a coding other
     -- than chunked): a refused head is handed on without a body, and the
     -- exchange fails it as libcurl's path does ("decode", the head kept)
-    local framing, n = core_framing(headers)
+    local framing, n = core_framing(headers["content-length"], headers["transfer-encoding"])
     if not framing then
       sock:close()
       return { status = status, headers = headers, body = "" }
