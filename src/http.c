@@ -15,8 +15,9 @@
  * A request with headers of the caller's own gets a header list of its own:
  * the fixed lines, then those.
  * The body is capped while it arrives (max_body), so memory stays bounded
- * whatever the server sends; a response head whose framing is ambiguous
- * (Content-Length headers that disagree) is refused.
+ * whatever the server sends; a response head whose framing is refused by
+ * the rule every transport applies (framing.c: Content-Length values that
+ * disagree, Content-Length with Transfer-Encoding, ...) stops the transfer.
  *
  * No hidden resends: every request that leaves is one attempt of the call.
  * libcurl sends a request again by itself in a few cases (libcurl 7.88,
@@ -111,9 +112,7 @@ typedef struct transfer {
     int requests;     /* requests libcurl began to send in this transfer */
     int resend;       /* libcurl was about to send the request again: aborted */
     int in_body;      /* the final response's header block ended */
-    int bad_length;   /* 1: Content-Length headers disagree, 2: one is not a number */
-    size_t clen_len;  /* Content-Length of this header block, digits without leading */
-    char clen[24];    /*   zeros (clen_len 0: none seen yet) */
+    mapi_framing framing; /* the framing of this header block (framing.c) */
 } transfer;
 
 /* ---- callbacks ---- */
@@ -151,46 +150,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/* Checks one Content-Length value (a comma-separated list, RFC 9110 8.6)
-   against the ones seen before in this header block: every element must
-   be digits, and all must be the same number.  0, or -1 with t->bad_length. */
-static int check_content_length(transfer *t, const char *v, size_t len)
-{
-    size_t i = 0;
-
-    for (;;) {
-        size_t start, end;
-        while (i < len && (v[i] == ' ' || v[i] == '\t'))
-            i++;
-        start = i;
-        while (i < len && v[i] >= '0' && v[i] <= '9')
-            i++;
-        end = i;
-        while (i < len && (v[i] == ' ' || v[i] == '\t'))
-            i++;
-        if (end == start || (i < len && v[i] != ',')) {
-            t->bad_length = 2;
-            return -1;
-        }
-        while (end - start > 1 && v[start] == '0')
-            start++;
-        if (end - start >= sizeof t->clen) { /* far beyond any body we would read */
-            t->bad_length = 2;
-            return -1;
-        }
-        if (t->clen_len == 0) {
-            memcpy(t->clen, v + start, end - start);
-            t->clen_len = end - start;
-        } else if (t->clen_len != end - start || memcmp(t->clen, v + start, end - start) != 0) {
-            t->bad_length = 1;
-            return -1;
-        }
-        if (i >= len)
-            return 0;
-        i++; /* the comma */
-    }
-}
-
 static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 {
     transfer *t = userdata;
@@ -212,7 +171,7 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
         /* A new status line: headers of an interim (1xx) response are dropped. */
         mapi_response_clear_headers(t->res);
         t->in_body = 0;
-        t->clen_len = 0;
+        mapi_framing_init(&t->framing);
         return n;
     }
     if (line[0] == ' ' || line[0] == '\t') {
@@ -225,9 +184,9 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     colon = memchr(line, ':', len);
     if (!colon)
         return n; /* not a header line: ignored */
-    if (colon - line == 14 && strncasecmp(line, "content-length", 14) == 0 &&
-        check_content_length(t, colon + 1, len - 15) < 0)
-        return 0; /* aborts the transfer: the body's length is ambiguous */
+    if (mapi_framing_field(&t->framing, line, (size_t)(colon - line), colon + 1,
+                           len - (size_t)(colon - line) - 1) < 0)
+        return 0; /* aborts the transfer: the body's framing is refused */
     if (mapi_response_add_header(t->res, line, (size_t)(colon - line), colon + 1,
                                  len - (size_t)(colon - line) - 1) < 0) {
         t->oom = 1;
@@ -704,21 +663,8 @@ static int set_request(CURL *easy, const mapi_http_request *req, long timeout_ms
 static int refuse_response(transfer *t, long status, mapi_error *err, const char *title,
                            const char *detail)
 {
-    const char *rid = mapi_response_header(t->res, "x-request-id");
-
-    mapi_error_set(err, MAPI_ERR_DECODE, "%s", title);
-    if (!err || err->kind != MAPI_ERR_DECODE) {
-        mapi_response_free(t->res);
-        return -1;
-    }
-    err->status = (int)status;
-    err->outcome = MAPI_OUTCOME_UNKNOWN;
-    err->request_id = mapi_strdup(rid);
-    err->detail = mapi_strdup(detail);
-    err->response = t->res;
-    if ((rid && !err->request_id) || (detail && !err->detail))
-        return mapi_error_oom(err);
-    return -1;
+    t->res->status = (int)status;
+    return mapi_refuse_head(t->res, err, title, detail);
 }
 
 /* The handle's header lines followed by req's own headers ("Name: value";
@@ -802,11 +748,8 @@ static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *er
         }
         return -1;
     }
-    if (t->bad_length)
-        return refuse_response(t, status, err,
-                               t->bad_length == 1 ? "conflicting Content-Length headers"
-                                                  : "invalid Content-Length header",
-                               NULL);
+    if (mapi_framing_title(&t->framing))
+        return refuse_response(t, status, err, mapi_framing_title(&t->framing), NULL);
     if (!t->oom && !t->in_body && request_size > 0 &&
 #if LIBCURL_VERSION_NUM >= 0x080600 /* 8.6.0: CURLE_TOO_LARGE */
         (rc == CURLE_OUT_OF_MEMORY || rc == CURLE_TOO_LARGE)

@@ -128,6 +128,77 @@ void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *res);
 
+/* ---- response framing (framing.c): the one rule every transport applies ---- */
+
+typedef enum mapi_framing_fault {
+    MAPI_FRAMING_OK = 0,
+    MAPI_FRAMING_CONFLICT,   /* Content-Length values that disagree (RFC 9110 8.6) */
+    MAPI_FRAMING_BAD_LENGTH, /* a Content-Length that is not a number */
+    MAPI_FRAMING_BOTH,       /* Content-Length with Transfer-Encoding (RFC 9112 6.3) */
+    MAPI_FRAMING_CODING      /* a Transfer-Encoding other than one "chunked" */
+} mapi_framing_fault;
+
+#define MAPI_FRAMING_LENGTH_MAX 0xffffffffffffffffULL
+
+/* What the head of one answer says of its body, read field by field. */
+typedef struct mapi_framing {
+    int fault;                 /* mapi_framing_fault: the first refusal (sticky) */
+    int has_length;            /* a Content-Length came: length, digits */
+    int has_coding;            /* a Transfer-Encoding came (then chunked is 1) */
+    int chunked;
+    unsigned long long length; /* saturated at MAPI_FRAMING_LENGTH_MAX */
+    size_t ndigits;
+    char digits[24];           /* the length's digits, no leading zeros, NUL-terminated */
+} mapi_framing;
+
+/* An empty head: no length, no coding, no fault. */
+void mapi_framing_init(mapi_framing *f);
+/* Takes one header field of the head (name in any case, the value with or
+   without spaces around it; others than Content-Length and
+   Transfer-Encoding are ignored).  0, or -1 once the head is refused (and
+   for every field after). */
+int mapi_framing_field(mapi_framing *f, const char *name, size_t name_len, const char *value,
+                       size_t value_len);
+/* The DECODE title of a refused head ("conflicting Content-Length headers",
+   ...), or NULL when the head is not refused. */
+const char *mapi_framing_title(const mapi_framing *f);
+/* f from every header of res: 0, or -1 when refused. */
+int mapi_framing_response(const mapi_response *res, mapi_framing *f);
+/* An answer refused on its head: DECODE with title (and detail, may be
+   NULL), its status and request id, outcome UNKNOWN (the request was sent;
+   kept for a confirm only by the exchange), res attached as err->response.
+   Always -1. */
+int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, const char *detail);
+/* The framing rule applied to a whole answer to method (any transport's):
+   0 when it holds; else -1 with err: a refused head as mapi_refuse_head, a
+   body longer than its Content-Length as DECODE (res attached), a shorter
+   one as TRANSPORT "body cut short" (retryable, outcome UNKNOWN, res
+   freed).  HEAD answers and 1xx/204/304 have no body to measure. */
+int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err);
+
+/* ---- option limits (limits.c): one check per option value, for C and Lua ---- */
+
+/* Each returns NULL when the value is within its limits, else the USAGE
+   title (a static string: the same from the C API and from Lua).  Seconds:
+   > 0 and at most 1e9 (NaN refused); max_retries 0 .. MAPI_MAX_RETRIES;
+   max_body >= 1 byte; page, per_page >= 1 (and within a long); order
+   "created_at"; order_type "asc" or "desc" (NULL refused: the caller skips
+   what was not given -- in the C structs 0 or NULL). */
+const char *mapi_limit_timeout(double seconds);
+const char *mapi_limit_connect_timeout(double seconds);
+const char *mapi_limit_deadline(double seconds);
+const char *mapi_limit_max_retries(long long n);
+const char *mapi_limit_max_body(unsigned long long n);
+const char *mapi_limit_page(long long n);
+const char *mapi_limit_per_page(long long n);
+const char *mapi_limit_order(const char *s);
+const char *mapi_limit_order_type(const char *s);
+/* The limits of a list's parameters, each checked when given (order and
+   order_type non-NULL, page and per_page non-zero); NULL when p is NULL. */
+const char *mapi_limit_page_params(const mapi_page_params *p);
+/* title NULL: 0.  Else err = USAGE title, and -1. */
+int mapi_limit_refuse(const char *title, mapi_error *err);
+
 /* ---- URLs (url.c) ---- */
 
 /* Appends s percent-encoded: RFC 3986 unreserved bytes (A-Z a-z 0-9 - . _ ~)
