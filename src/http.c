@@ -1057,6 +1057,8 @@ struct mapi_http_loop {
     int epfd;        /* the epoll set: the loop's descriptor */
     double timer_at; /* monotonic seconds when libcurl wants its timeout call; < 0: none */
     int busy;        /* 1 while libcurl's multi is being driven (not re-entered) */
+    int deferred;    /* 1: a budget left ready sockets or a due timer for the next wait */
+    int pending;     /* 1: finished transfers may wait in the multi's queue, not collected */
     mapi_http_transfer *running; /* the transfers added and not removed, newest first */
 };
 
@@ -1145,6 +1147,8 @@ double mapi_http_loop_timeout(const mapi_http_loop *l)
 {
     double left;
 
+    if (l->deferred || l->pending)
+        return 0.0;
     if (l->timer_at < 0)
         return -1.0;
     left = l->timer_at - mapi_monotonic_seconds();
@@ -1203,14 +1207,24 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
     transfer_free(t);
 }
 
-/* Hands every finished transfer to done (which removes it). */
-static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *ctx)
+/* Hands the finished transfers to done (which removes each), as many as b
+   allows; the rest stay in the multi's queue for the next call. */
+static void loop_collect(mapi_http_loop *l, mapi_budget *b, mapi_http_loop_done_fn done,
+                         void *ctx)
 {
     CURLMsg *msg;
     int left;
 
-    while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+    while (l->pending) {
         mapi_http_transfer *x = NULL;
+        if (!mapi_budget_take(b, b ? &b->collected : NULL))
+            return; /* pending stays: the next wait collects first */
+        msg = curl_multi_info_read(l->multi, &left);
+        if (!msg) {
+            l->pending = 0;
+            return;
+        }
+        l->pending = left > 0;
         if (msg->msg != CURLMSG_DONE)
             continue;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
@@ -1221,8 +1235,8 @@ static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *c
     }
 }
 
-int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
-                        void *ctx)
+int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
+                        mapi_http_loop_done_fn done, void *ctx)
 {
     struct epoll_event evs[LOOP_EVENTS];
     int n, i, running = 0, ms;
@@ -1230,18 +1244,32 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
 
     if (l->busy)
         return -1;
+    if (l->pending) {
+        /* what a budget left: the oldest work, done first; then no waiting */
+        loop_collect(l, b, done, ctx);
+        seconds = 0;
+    }
+    if (l->deferred)
+        seconds = 0;
+    l->deferred = 0;
     if (seconds < 0)
         ms = -1;
     else if (seconds > 86400.0)
         ms = 86400 * 1000;
     else
         ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
+    mapi_budget_pause(b);
     n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
+    mapi_budget_resume(b);
     if (n < 0)
         n = 0; /* EINTR: a signal; the caller steps again */
     l->busy = 1;
     for (i = 0; i < n; i++) {
         int mask = 0;
+        if (!mapi_budget_take(b, NULL)) {
+            l->deferred = 1; /* level-triggered: the next epoll_wait reports them again */
+            break;
+        }
         if (evs[i].events & (EPOLLIN | EPOLLHUP))
             mask |= CURL_CSELECT_IN;
         if (evs[i].events & EPOLLOUT)
@@ -1249,17 +1277,23 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
         if (evs[i].events & EPOLLERR)
             mask |= CURL_CSELECT_ERR;
         mc = curl_multi_socket_action(l->multi, evs[i].data.fd, mask, &running);
+        l->pending = 1;
         if (mc != CURLM_OK && mc != CURLM_BAD_SOCKET) /* BAD_SOCKET: closed meanwhile */
             failed = mc;
     }
     if (l->timer_at >= 0 && mapi_monotonic_seconds() >= l->timer_at) {
-        l->timer_at = -1.0; /* libcurl sets it again when it wants one */
-        mc = curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        if (mc != CURLM_OK)
-            failed = mc;
+        if (mapi_budget_take(b, NULL)) {
+            l->timer_at = -1.0; /* libcurl sets it again when it wants one */
+            mc = curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+            l->pending = 1;
+            if (mc != CURLM_OK)
+                failed = mc;
+        } else {
+            l->deferred = 1; /* timer_at stays: still due */
+        }
     }
     l->busy = 0;
-    loop_collect(l, done, ctx);
+    loop_collect(l, b, done, ctx);
     if (failed != CURLM_OK) {
         /* The multi failed (out of memory, most likely): what it was doing
            is lost -- a socket it no longer watches, a timer never set -- and

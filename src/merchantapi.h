@@ -1002,6 +1002,26 @@ MAPI_API int mapi_loop_request(mapi_loop *loop, mapi_client *client, const char 
  */
 MAPI_API int mapi_loop_step(mapi_loop *loop, double timeout);
 
+/*
+ * mapi_loop_step with a budget: how much the step may do, for a host whose
+ * tick has a time to keep (a 60 Hz frame is 16.7 ms; a step that finishes
+ * eight large pages at once can take longer).  max_seconds: seconds of
+ * work -- moving transfers on, reading finished ones (which parses their
+ * answers), the callbacks -- the wait for `timeout` not counted (<= 0: no
+ * bound); max_calls: at most that many finished transfers read and that
+ * many callbacks called (<= 0: no bound).  The step checks the budget
+ * before each piece of work (a socket event, libcurl's timer, a finished
+ * transfer, a callback), so it can overrun by one piece; the first piece is
+ * always done, so every step moves the loop on.  What is left -- sockets
+ * still ready, transfers finished but not read, calls ended but not
+ * reported -- is nothing lost: the next step does it first, and until then
+ * mapi_loop_timeout is 0 and the descriptor stays readable.  Returns as
+ * mapi_loop_step.  mapi_loop_step(loop, t) is mapi_loop_step_budget(loop,
+ * t, 0, 0).
+ */
+MAPI_API int mapi_loop_step_budget(mapi_loop *loop, double timeout, double max_seconds,
+                                   int max_calls);
+
 /* The loop's descriptor (an epoll set of its own): readable when one of its
    transfers' sockets is ready, so a host can poll it among its own and call
    mapi_loop_step(loop, 0) then.  Owned by the loop: never close it or read
