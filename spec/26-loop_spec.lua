@@ -807,8 +807,10 @@ describe("merchantapi.loop: a budget per step", function()
     end
     assert.equal(22, task:result())
     assert.equal(5, #pages_at_step)
-    for i = 2, 5 do -- one page of work (10 ms) per step: each page in a step of its own
-      assert.is_true(pages_at_step[i] > pages_at_step[i - 1])
+    if helpers.YIELDS_IN_PCALL then -- not Lua 5.1: there the pager cannot yield a turn
+      for i = 2, 5 do -- one page of work (10 ms) per step: each page in a step of its own
+        assert.is_true(pages_at_step[i] > pages_at_step[i - 1])
+      end
     end
     loop:close()
     c:close()

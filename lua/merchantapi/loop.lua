@@ -113,7 +113,8 @@ end
 --- Inside a loop task whose step has a time budget (`loop:step(timeout,
 -- { time = s })`) that is spent: a plain yield, so that the task goes on at
 -- the next step (a pager handing out pages fetched ahead calls it between
--- pages).  Elsewhere, or where the task cannot yield: nothing.
+-- pages).  Elsewhere, or where the task cannot yield (and on Lua 5.1, not
+-- LuaJIT, which cannot yield across the pcall that tells): nothing.
 -- @local
 function M.yield_if_over_budget()
   local task = M.current()
