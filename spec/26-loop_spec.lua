@@ -573,8 +573,12 @@ describe("merchantapi.loop: on_done, for a host with a scheduler of its own", fu
     local seen
     local task = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
     task:on_done(function(...) seen = { n = select("#", ...), ... } end)
+    local quiet = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
     loop:step(0) -- started
     loop:close()
+    local late -- asked after the close: no step will come, so at once
+    quiet:on_done(function(ok) late = ok end)
+    assert.is_false(late)
     assert.is_true(task:done())
     assert.same({ n = 2, false, "merchantapi.loop: the loop was closed before the task ended" }, seen)
     local v, err = task:result()

@@ -137,6 +137,8 @@ end
 local Task = {}
 Task.__index = Task
 
+local notify -- calls the on_done callbacks due (defined below)
+
 --- Whether the task's function has returned or raised.
 --
 -- syntax: `done = task:done()`
@@ -167,7 +169,7 @@ end
 -- made in a task is over, with no polling of `task:done()` (see the
 -- module's doc).  Always called from `loop:step` (or `loop:close`), at the
 -- end of the step in which the task ended -- never from `on_done` itself:
--- for a task already done, at the next step.  cb runs on the thread that
+-- for a task already done, at the next step (on a closed loop, at once).  cb runs on the thread that
 -- steps the loop and must not yield; an error it raises comes out of that
 -- `loop:step` (the loop is consistent: the callbacks not yet called run at
 -- the next step).  One callback per task.
@@ -185,8 +187,11 @@ function Task:on_done(cb)
   end
   self._on_done = cb
   if self._done then
-    local q = self._loop._notify
-    q[#q + 1] = self
+    local loop = self._loop
+    loop._notify[#loop._notify + 1] = self
+    if loop._closed then -- no step will come
+      notify(loop)
+    end
   end
   return self
 end
@@ -369,7 +374,7 @@ local function run_ready(loop, b)
 end
 
 -- Calls the on_done callbacks of the tasks that ended.
-local function notify(loop)
+function notify(loop)
   local q = loop._notify
   if #q == 0 then
     return
