@@ -17,31 +17,30 @@ export SANDBOX_PORT
 
 # Lua 5.5 is not a Debian 12 package: scripts/lua55 (make deps) builds it and
 # its headers into $(BUILD)/lua5.5
-ifeq ($(LUA)$(LUA_INCDIR),lua5.5)
-LUA_INCDIR := $(BUILD)/lua5.5/include
-endif
+LUA_INC    := $(or $(LUA_INCDIR),$(if $(filter lua5.5,$(LUA)),$(BUILD)/lua5.5/include))
 # LUA_INCDIR=DIR: the headers of the Lua that will load the module (a host's
 # own Lua, e.g. skynet's 3rd/lua).  Their version, read from DIR/lua.h, names
 # the target and so the output folder: $(BUILD)/lua5.5/merchantapi/core.so.
-ifneq ($(LUA_INCDIR),)
+ifneq ($(LUA_INC),)
 LUA_INC_NUM := $(shell printf '\043include "lua.h"\nLUA_VERSION_NUM\n' | \
-                 $(CC) -E -P -I'$(LUA_INCDIR)' - 2>/dev/null | tail -n 1)
+                 $(CC) -E -P -I'$(LUA_INC)' - 2>/dev/null | tail -n 1)
 LUA_INC_TAG := $(shell n=$$(( $(or $(LUA_INC_NUM),0) )) 2>/dev/null; \
                  if [ "$${n:-0}" -lt 501 ]; then echo none; \
-                 elif [ -f '$(LUA_INCDIR)/luajit.h' ]; then echo luajit; \
+                 elif [ -f '$(LUA_INC)/luajit.h' ]; then echo luajit; \
                  else echo lua$$((n / 100)).$$((n % 100)); fi)
 ifeq ($(LUA_INC_TAG),none)
-$(error LUA_INCDIR=$(LUA_INCDIR): no lua.h there whose LUA_VERSION_NUM reads as 501 or more)
+$(error LUA_INCDIR=$(LUA_INC): no lua.h there whose LUA_VERSION_NUM reads as 501 or more$(if \
+  $(LUA_INCDIR),, (make deps builds Lua 5.5 and its headers)))
 endif
 ifeq ($(origin LUA),file)
 LUA        := $(LUA_INC_TAG)
 else ifneq ($(LUA),$(LUA_INC_TAG))
-$(error LUA=$(LUA), but the headers in LUA_INCDIR=$(LUA_INCDIR) are $(LUA_INC_TAG)'s)
+$(error LUA=$(LUA), but the headers in LUA_INCDIR=$(LUA_INC) are $(LUA_INC_TAG)'s)
 endif
 endif
 PKG_LUA    := $(if $(filter luajit,$(LUA)),luajit,$(LUA))
 LUA_VER    := $(patsubst lua%,%,$(filter lua5.%,$(LUA)))$(if $(filter luajit,$(LUA)),5.1)
-LUA_CFLAGS := $(if $(LUA_INCDIR),-I$(LUA_INCDIR),$(shell pkg-config --cflags $(PKG_LUA) 2>/dev/null \
+LUA_CFLAGS := $(if $(LUA_INC),-I$(LUA_INC),$(shell pkg-config --cflags $(PKG_LUA) 2>/dev/null \
                 || echo -I/usr/include/$(LUA)))
 DEP_CFLAGS := $(shell pkg-config --cflags libcurl simdjson 2>/dev/null)
 # src/json_parse.cpp is C++ (simdjson): the C++ runtime comes with the link
