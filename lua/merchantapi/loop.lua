@@ -744,6 +744,7 @@ local function pages(loop, task, ud, hooks, account_id, params, first_page, coun
       end
     end
   end
+  M.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
   local lists = {}
   for p = first_page, last do
     local r = got[p]
