@@ -13,6 +13,13 @@
  *     called by mapi_client_new() itself, so calling it is optional.
  *   - A mapi_client is used by one thread at a time.  Different clients may be
  *     used from different threads at once.
+ *   - One thread at a time, not one thread for ever: a client, or a mapi_loop
+ *     with the clients whose calls run on it, may move to another thread
+ *     between two calls (two mapi_loop_step), as a host with a pool of worker
+ *     threads moves a task (skynet moves a service, its Lua state and every
+ *     client and loop in it).  The move needs what handing any object to
+ *     another thread needs: the first thread's last use happens before the
+ *     second's first (a mutex, a queue, pthread_join).
  *   - A mapi_doc is immutable once returned: it, and every mapi_value and
  *     mapi_resource borrowed from it, may be read from several threads at once.
  *   - fork(): a client made before fork() may go on being used in the parent
@@ -528,6 +535,10 @@ MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *va
 /* Client                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* A client of the service: its configuration, its kept-alive connections,
+   DNS cache and TLS sessions.  Made by mapi_client_new, freed by
+   mapi_client_free.  Used by one thread at a time; it may move to another
+   thread between calls (the Threading rules above). */
 typedef struct mapi_client mapi_client;
 
 /* Zero (or NULL) members mean the default shown; negative numbers are USAGE
@@ -931,8 +942,9 @@ MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn,
  *   mapi_loop_free(loop);
  *
  * Threading: a loop, and every client whose calls run on it, are used by
- * one thread (the one that steps the loop).  Several loops may serve one
- * client on that thread.  A client must outlive the calls started with it
+ * one thread at a time (the one stepping the loop); between two steps they
+ * may move together to another thread (the Threading rules above).
+ * Several loops may serve one client on that thread.  A client must outlive the calls started with it
  * (free it once they are done, or after mapi_loop_free).
  */
 typedef struct mapi_loop mapi_loop;

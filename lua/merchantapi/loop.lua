@@ -30,8 +30,10 @@
 -- such a call raises "attempt to yield across ..." before anything is
 -- sent -- on Lua 5.1 (not LuaJIT) that is also a call inside `pcall` or
 -- from a generic `for`'s iterator (`for item in pager:each()`; use
--- `pager:next()` or `all()`).  A loop and its clients stay on one thread
--- (one `lua_State` and its coroutines).
+-- `pager:next()` or `all()`).  A loop and its clients belong to one
+-- `lua_State` (and its coroutines), used by one thread at a time; a host
+-- may move that state to another thread between two steps, as skynet
+-- moves a service (`merchantapi.h`, "Threading rules").
 --
 -- A host with a scheduler of its own (skynet, copas) runs a call from one
 -- of its coroutines as a task, parks that coroutine, and wakes it from the
