@@ -21,7 +21,7 @@ LUA_INC    := $(or $(LUA_INCDIR),$(if $(filter lua5.5,$(LUA)),$(BUILD)/lua5.5/in
 # LUA_INCDIR=DIR: the headers of the Lua that will load the module (a host's
 # own Lua, e.g. skynet's 3rd/lua).  Their version, read from DIR/lua.h, names
 # the target and so the output folder: $(BUILD)/lua5.5/merchantapi/core.so.
-ifneq ($(LUA_INC),)
+ifneq ($(LUA_INCDIR),)
 LUA_INC_NUM := $(shell printf '\043include "lua.h"\nLUA_VERSION_NUM\n' | \
                  $(CC) -E -P -I'$(LUA_INC)' - 2>/dev/null | tail -n 1)
 LUA_INC_TAG := $(shell n=$$(( $(or $(LUA_INC_NUM),0) )) 2>/dev/null; \
@@ -29,8 +29,7 @@ LUA_INC_TAG := $(shell n=$$(( $(or $(LUA_INC_NUM),0) )) 2>/dev/null; \
                  elif [ -f '$(LUA_INC)/luajit.h' ]; then echo luajit; \
                  else echo lua$$((n / 100)).$$((n % 100)); fi)
 ifeq ($(LUA_INC_TAG),none)
-$(error LUA_INCDIR=$(LUA_INC): no lua.h there whose LUA_VERSION_NUM reads as 501 or more$(if \
-  $(LUA_INCDIR),, (make deps builds Lua 5.5 and its headers)))
+$(error LUA_INCDIR=$(LUA_INC): no lua.h there whose LUA_VERSION_NUM reads as 501 or more)
 endif
 ifeq ($(origin LUA),file)
 LUA        := $(LUA_INC_TAG)
