@@ -27,6 +27,38 @@ def _fixture(name):
 CHANNEL = _fixture("get_channel.200")
 PAYOUT = _fixture("confirm_payout.201")
 ADDRESSES = _fixture("list_addresses.200")
+BOOK = None  # a whole list (load_addresses): every account's addresses
+
+
+def load_addresses(path):
+    """Every list is served from the list document at path (its data, in
+    order, and its included), paged by the request's page and per_page:
+    e.g. the sandbox's acct-22, so that a test compares the same ids."""
+    global BOOK
+    with open(path, "rb") as f:
+        BOOK = json.loads(f.read().decode("utf-8"))
+
+
+def fault_name(path, names):
+    """The fault a path asks for: (name, segment, page) for the first path
+    segment that has one of names (longest first) as a dash-separated part,
+    before any "~<tag>" ("x-h2-refused", "h2-refused-loop8",
+    "fault-h2-cut~b1ge1"); page is K when the name follows "page-K-" (the
+    fault then plays on page K of a list only), else None.  None when no
+    segment asks for a fault."""
+    for seg in path.split("?", 1)[0].split("/"):
+        base = seg.split("~", 1)[0]
+        for name in names:
+            if base == name or base.startswith(name + "-") or base.endswith("-" + name) \
+                    or ("-" + name + "-") in base:
+                m = re.search(r"(?:^|-)page-(\d+)-" + re.escape(name) + r"(?:-|$)", base)
+                return name, seg, int(m.group(1)) if m else None
+    return None
+
+
+def plays(path, page):
+    """Whether a fault for page (None: any) plays on the request for path."""
+    return page is None or list_page(path) == page
 
 
 class Counts:
@@ -93,7 +125,8 @@ def answer(method, path):
                                 200, page P of 3*N addresses (ids <acct>-P-i), or
                                 of K*N when the account's name has a part pK
                                 ("p10-h2-goaway-low": 10 pages); meta page,
-                                per_page and total
+                                per_page and total; or, once load_addresses
+                                was called, page P of that list
         anything else           404, an error document"""
     parts = segments(path.rstrip("/"))
     rid = parts[-1] if parts else ""
@@ -102,6 +135,13 @@ def answer(method, path):
         acct = parts[-2]
         q = query(path)
         page, per_page = int(q.get("page", "1")), int(q.get("per_page", "2"))
+        if BOOK is not None:
+            doc = copy.deepcopy(BOOK)
+            items = doc["data"]
+            doc["data"] = items[(page - 1) * per_page:page * per_page]
+            doc["meta"] = {"page": page, "per_page": per_page, "total": len(items)}
+            doc.pop("links", None)
+            return 200, json.dumps(doc).encode()
         m = re.search(r"(?:^|-)p(\d+)(?:-|$)", acct)
         total = (int(m.group(1)) if m else 3) * per_page
         doc = copy.deepcopy(ADDRESSES)

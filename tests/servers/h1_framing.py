@@ -8,10 +8,12 @@ it accepts connections.  Counts what it receives in DIR/counts.json (see
 answers.py; every request it reads is processed).  With --watch it exits
 once process PID is gone; SIGTERM stops it.
 
-What it answers depends on a dash-separated part of a path segment
-("x-h1-two-lengths", "h1-cut-chunk-loop8"; the longest name wins); any
-other request is answered normally (answers.py), on a kept-alive
-connection:
+What it answers depends on a path segment that has one of these names as
+a dash-separated part, before any "~<tag>" ("x-h1-two-lengths",
+"fault-h1-cut-chunk~b1"; the longest name wins); "page-K-<name>" plays it
+on page K of a list only.  Any other request is answered normally
+(answers.py; --addresses FILE: every list paged from that list document),
+on a kept-alive connection:
     h1-two-lengths     two Content-Length headers that disagree (the body's
                        length, and 5 more), the body; then the connection
                        closes
@@ -32,7 +34,7 @@ import sys
 import threading
 
 from lifetime import watch
-from answers import Counts, REASONS, answer, write_port
+from answers import Counts, REASONS, answer, fault_name, load_addresses, plays, write_port
 
 FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body")
 NAMES = sorted(FAULTS, key=len, reverse=True)
@@ -41,12 +43,8 @@ counts = None
 
 
 def fault(path):
-    for seg in path.split("?", 1)[0].split("/"):
-        for name in NAMES:
-            if seg == name or seg.startswith(name + "-") or seg.endswith("-" + name) \
-                    or ("-" + name + "-") in seg:
-                return name
-    return None
+    f = fault_name(path, NAMES)
+    return f[0] if f and plays(path, f[2]) else None
 
 
 def chunked(body):
@@ -126,7 +124,10 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dir", required=True)
     p.add_argument("--watch", type=int)
+    p.add_argument("--addresses", help="a list document every list is paged from")
     a = p.parse_args()
+    if a.addresses:
+        load_addresses(a.addresses)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     counts = Counts(a.dir)
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -13,8 +13,9 @@ Counts what it receives and processes in DIR/counts.json (see answers.py:
 SIGTERM stops it; SIGUSR1 forgets which connections played a fault once
 (below), so the same ids can play it again.
 
-What it answers depends on a dash-separated part of a path segment
-("x-h2-refused", "h2-refused-loop8"; the longest name wins), over HTTP/2
+What it answers depends on a path segment that has one of these names as
+a dash-separated part, before any "~<tag>" ("x-h2-refused",
+"h2-refused-loop8", "fault-h2-cut~b1"; the longest name wins), over HTTP/2
 only; every request over HTTP/1.1 is answered normally (answers.py):
     h2-1.1-required        RST_STREAM HTTP_1_1_REQUIRED before any header
     h2-1.1-required-late   the answer's :status, then RST_STREAM HTTP_1_1_REQUIRED
@@ -24,25 +25,25 @@ only; every request over HTTP/1.1 is answered normally (answers.py):
     h2-refuse-first        REFUSED_STREAM, on the first connection that carries
                            the segment only: the client's next connection
                            is answered
-    h2-goaway              graceful GOAWAY: the requests that arrive within
-                           WINDOW of the first are taken, then GOAWAY
+    h2-goaway              graceful GOAWAY: the streams that arrive within
+                           WINDOW of the request are taken, then GOAWAY
                            (NO_ERROR, last_stream_id = the newest stream),
                            they are answered, and the connection closes;
                            streams opened after it are never processed
     h2-goaway-low          on the first connection that carries the segment:
-                           the requests that arrive within WINDOW of the first
-                           (several streams at once), then GOAWAY (NO_ERROR,
+                           the streams that arrive within WINDOW of the
+                           request (several at once), then GOAWAY (NO_ERROR,
                            last_stream_id = 2 below the lowest of them) and
-                           close: none of them is processed; later
-                           connections are answered
-    h2-cut                 the requests that arrive within WINDOW of the
-                           first (other streams multiplexed on the
-                           connection): each gets its :status, a
-                           Content-Length and half its body, then the
-                           connection is closed (TCP, no GOAWAY)
-For a list (.../accounts/<acct>/addresses), the faults played once per
-connection (h2-refuse-first, h2-goaway-low) leave page 1 alone: a pager asks
-for it by itself, and these faults are meant for pages in flight together.
+                           close: none of them is processed; the segment's
+                           later connections are answered
+    h2-cut                 the streams that arrive within WINDOW of the
+                           request (others multiplexed on the connection):
+                           each gets its :status, a Content-Length and half
+                           its body, then the connection is closed (TCP, no
+                           GOAWAY)
+"page-K-<name>" ("fault-page-3-h2-cut") plays the fault on page K of a list
+only (the pages before it are answered).  --addresses FILE serves every
+list from that list document (e.g. the sandbox's acct-22), paged.
 The resets and refusals come after the whole request was received
 (END_STREAM): the server took the request, as a real server would have
 before failing.
@@ -59,7 +60,7 @@ import threading
 import time
 
 from lifetime import watch
-from answers import Counts, REASONS, answer, list_page, write_port
+from answers import Counts, REASONS, answer, fault_name, load_addresses, plays, write_port
 
 import h2.config
 import h2.connection
@@ -69,7 +70,7 @@ import h2.exceptions
 from hyperframe.frame import GoAwayFrame
 
 E = h2.errors.ErrorCodes
-WINDOW = 0.25  # seconds a batched fault waits for more streams
+WINDOW = 0.1  # seconds a batched fault waits for more streams
 BATCH = 8      # ... or until it has this many
 
 # name: (what, error code, once per connection)
@@ -99,19 +100,18 @@ def forget(*_):
 
 def fault(path, conn_id):
     """(what, code) of the fault path asks for on connection conn_id, or None."""
-    for seg in path.split("?", 1)[0].split("/"):
-        for name in NAMES:
-            if seg == name or seg.startswith(name + "-") or seg.endswith("-" + name) \
-                    or ("-" + name + "-") in seg:
-                what, code, once = FAULTS[name]
-                if once:
-                    if list_page(path) == 1:
-                        return None
-                    with faulty_lock:
-                        if faulty.setdefault(seg, conn_id) != conn_id:
-                            return None
-                return what, code
-    return None
+    f = fault_name(path, NAMES)
+    if f is None:
+        return None
+    name, seg, page = f
+    if not plays(path, page):
+        return None
+    what, code, once = FAULTS[name]
+    if once:
+        with faulty_lock:
+            if faulty.setdefault(seg, conn_id) != conn_id:
+                return None
+    return what, code
 
 
 class H2Server:
@@ -195,7 +195,7 @@ class H2Server:
             return
         f = fault(path, self.id)
         what = f and f[0]
-        if what in BATCHED:
+        if what in BATCHED or self.batch:  # once a batch started, every stream joins it
             counts.add("h2", method, path, processed=False)
             self.batch.append((sid, method, path, what))
             if self.batch_until is None:
@@ -215,7 +215,7 @@ class H2Server:
     def play_batch(self):
         """Plays the batched fault; True when the connection is done."""
         batch, self.batch, self.batch_until = self.batch, [], None
-        kinds = set(b[3] for b in batch)
+        kinds = set(b[3] for b in batch)  # the streams that joined have what None
         if "goaway-low" in kinds:
             self.goaway(max(0, min(b[0] for b in batch) - 2))
             self.drain()
@@ -328,7 +328,10 @@ def main():
     p.add_argument("--key", required=True)
     p.add_argument("--dir", required=True)
     p.add_argument("--watch", type=int)
+    p.add_argument("--addresses", help="a list document every list is paged from")
     a = p.parse_args()
+    if a.addresses:
+        load_addresses(a.addresses)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGUSR1, forget)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
