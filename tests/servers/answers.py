@@ -15,6 +15,7 @@ import json
 import os
 import re
 import threading
+from urllib.parse import unquote
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures")
 
@@ -46,7 +47,7 @@ def fault_name(path, names):
     "fault-h2-cut~b1ge1"); page is K when the name follows "page-K-" (the
     fault then plays on page K of a list only), else None.  None when no
     segment asks for a fault."""
-    for seg in path.split("?", 1)[0].split("/"):
+    for seg in segments(path):
         base = seg.split("~", 1)[0]
         for name in names:
             if base == name or base.startswith(name + "-") or base.endswith("-" + name) \
@@ -101,7 +102,8 @@ def write_port(state_dir, name, port):
 
 
 def segments(path):
-    return path.split("?", 1)[0].split("/")
+    """The path's segments, percent-decoded (an id "a~b" may come as "a%7Eb")."""
+    return [unquote(s) for s in path.split("?", 1)[0].split("/")]
 
 
 def query(path):

@@ -60,7 +60,8 @@ import threading
 import time
 
 from lifetime import watch
-from answers import Counts, REASONS, answer, fault_name, load_addresses, plays, write_port
+from answers import (Counts, REASONS, answer, fault_name, list_page, load_addresses, plays,
+                     write_port)
 
 import h2.config
 import h2.connection
@@ -195,7 +196,11 @@ class H2Server:
             return
         f = fault(path, self.id)
         what = f and f[0]
-        if what in BATCHED or self.batch:  # once a batch started, every stream joins it
+        named = fault_name(path, NAMES)
+        before = named and named[2] and (list_page(path) or 0) < named[2]
+        if what in BATCHED or (self.batch and not before):
+            # once a batch started, every stream joins it (but a page before
+            # the one a fault is for)
             counts.add("h2", method, path, processed=False)
             self.batch.append((sid, method, path, what))
             if self.batch_until is None:
