@@ -479,9 +479,10 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
         /* whatever the server echoed of the key in its headers: before the
            request id reaches the hooks, the document's response or an error */
         mapi_response_redact(res, x->api_key);
-        if (res->len > x->max_body)
+        if (res->len > x->max_body) {
             rc = over_body(x, res, e);
-        else
+            failed_attempt(x, e); /* the outcome as http.c's cap gives it */
+        } else
             rc = mapi_map_response(k, res, x->max_depth, out, e);
     } else {
         failed_attempt(x, e);
