@@ -20,7 +20,7 @@
 --              worker sharing one client, the same call at once
 --
 -- A row: { name, server = "sandbox"|..., start(ctx)/stop(ctx) (optional: its
--- own server), base_url(ctx) (optional; default the sandbox), reached(ctx, id)
+-- own server), base_url(ctx, driver) (optional; default the sandbox), reached(ctx, id)
 -- (optional; default the sandbox's count of that id),
 -- calls = { get = {id, headers, after}, put = {...}, list = {account, per_page,
 --   headers, after, pages = {account, page}} },
@@ -502,7 +502,7 @@ end
 
 local function run_cell(row, index, driver)
   local d = row.differ and row.differ[driver]
-  local base_url = row.base_url and row.base_url(ctx) or ctx.sandbox_url
+  local base_url = row.base_url and row.base_url(ctx, driver) or ctx.sandbox_url
   local jobs = {}
   local n = (driver == "loop8" or driver == "cosocket") and TASKS or 1
   for _, call in ipairs(calls_of(row, driver)) do
