@@ -41,6 +41,10 @@ only; every request over HTTP/1.1 is answered normally (answers.py):
                            each gets its :status, a Content-Length and half
                            its body, then the connection is closed (TCP, no
                            GOAWAY)
+    h2-goaway-every        nginx's keepalive_requests: every connection takes
+                           EVERY (3) such requests, answers them, and sends
+                           GOAWAY (NO_ERROR, last_stream_id = the third);
+                           streams opened after it are never processed
 "page-K-<name>" ("fault-page-3-h2-cut") plays the fault on page K of a list
 only (the pages before it are answered).  --addresses FILE serves every
 list from that list document (e.g. the sandbox's acct-22), paged.
@@ -71,7 +75,7 @@ import h2.exceptions
 from hyperframe.frame import GoAwayFrame
 
 E = h2.errors.ErrorCodes
-WINDOW = 0.1  # seconds a batched fault waits for more streams
+WINDOW = 0.05  # seconds a batched fault waits for more streams
 BATCH = 8      # ... or until it has this many
 
 # name: (what, error code, once per connection)
@@ -85,7 +89,9 @@ FAULTS = {
     "h2-goaway": ("goaway", E.NO_ERROR, False),
     "h2-goaway-low": ("goaway-low", E.NO_ERROR, True),
     "h2-cut": ("cut", None, False),
+    "h2-goaway-every": ("every", E.NO_ERROR, False),
 }
+EVERY = 3  # h2-goaway-every: the stream of a connection that gets the GOAWAY
 NAMES = sorted(FAULTS, key=len, reverse=True)
 BATCHED = ("goaway", "goaway-low", "cut")
 
@@ -125,6 +131,8 @@ class H2Server:
         self.batch = []        # (sid, method, path, what) waiting for the window
         self.batch_until = None
         self.last = None       # last_stream_id of a GOAWAY sent: later streams are ignored
+        self.taken = 0         # h2-goaway-every: its requests taken on this connection
+        self.closing = False   # a GOAWAY went out: drain, then close
 
     def flush(self):
         data = self.conn.data_to_send()
@@ -156,6 +164,9 @@ class H2Server:
             if not data:
                 return
             if self.receive(data):
+                return
+            if self.closing:
+                self.drain()
                 return
             if self.batch and len(self.batch) >= BATCH:
                 if self.play_batch():
@@ -211,6 +222,12 @@ class H2Server:
             self.answer(sid, method, path)
         elif what == "refuse" or what == "reset":
             self.conn.reset_stream(sid, error_code=f[1])
+        elif what == "every":
+            self.answer(sid, method, path)
+            self.taken += 1
+            if self.taken == EVERY:
+                self.goaway(sid)
+                self.closing = True
         elif what == "late":
             status, _ = answer(method, path)
             self.conn.send_headers(sid, [(":status", str(status)),

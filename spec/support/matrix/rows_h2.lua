@@ -39,7 +39,8 @@ end
 local WHY = "speaks HTTP/1.1 only, no h2 frames: the server's HTTP/1.1 port answers it"
 local HTTP11 = { why = WHY, get = OK, put = OK, list = OK }
 
-local function row(name, fault, expect)
+local function row(name, fault, expect, t)
+  t = t or {}
   local id = "fault-" .. fault
   rows[#rows + 1] = fault_servers.attach({
     name = name,
@@ -47,10 +48,10 @@ local function row(name, fault, expect)
     calls = {
       get = { id = id },
       put = { id = id },
-      list = { account = id, per_page = 5,
-               pages = { account = "fault-page-3-" .. fault, page = 3 } },
+      list = { account = id, per_page = t.per_page or 5,
+               pages = { account = t.pages_account or ("fault-page-3-" .. fault), page = 3 } },
     },
-    opts = { max_retries = 1, timeout = 3 },
+    opts = t.opts or { max_retries = 1, timeout = 3 },
     expect = expect,
     differ = { transport = HTTP11, cosocket = HTTP11 },
   }, h2)
@@ -73,5 +74,15 @@ local CUT = { reached = { 1, 2 } }
 row("h2 connection closed mid-body (multiplexed)", "h2-cut", {
   get = E("transport", nil, nil, 2, 2, CUT), put = OK, list = E("transport", nil, nil, 2, 2, CUT),
   pages = E("transport", nil, nil, 2, 2, CUT) })
+
+-- nginx's keepalive_requests (3 here): every connection answers 3 requests,
+-- then GOAWAY at the third; the streams after it, never processed, go again
+-- on a new connection.  acct-22 in 11 pages of 2, all of them faulted: at
+-- concurrency 4 and 8 most pages meet a GOAWAY, each must hold its own items
+-- (issue 19: a page sent again with another page's URL).  A stream may be
+-- left above a GOAWAY on its new connection too: up to 3 retries.
+row("h2 GOAWAY every 3 streams (keepalive_requests), 11 pages", "h2-goaway-every",
+  { get = OK, put = OK, list = OK },
+  { per_page = 2, pages_account = "fault-h2-goaway-every", opts = { max_retries = 3, timeout = 3 } })
 
 return rows
