@@ -7,6 +7,13 @@
 local helpers = require "helpers"
 local fault_servers = require "support.matrix.fault_servers"
 
+-- Known to fail today (the test then reports pending, with what it saw; once
+-- it holds it fails, asking to take the mark out): concurrent pages over
+-- HTTP/2 whose connections end with a GOAWAY get other pages' items in their
+-- slots (libcurl's connection cache is shared by the client's handle and the
+-- pages' multi; being fixed in the core).
+local KNOWN_GOAWAY_PAGES = "pages swapped after a GOAWAY (the shared connection cache)"
+
 local CHANNELS = "/api/public/v1/channels/"
 local PAYOUTS = "/api/public/v1/payouts/"
 
@@ -140,22 +147,74 @@ describe("tests/servers/h2_fault.py", function()
       end
     end)
 
-    it("a GET whose stream was reset, or whose body was cut, is `transport`, retried once",
+    it("a GET whose body was cut with its connection is `transport`, retried on another one",
       function()
-        for _, fault in ipairs({ "h2-rst-before", "h2-rst-after", "h2-cut" }) do
-          local r = recorder()
-          local c = client({ on_request = r.on_request })
-          local id = "b-" .. fault
-          local ch, err = c:get_channel(id)
-          assert.is_nil(ch, fault)
-          assert.equal("transport", err.kind, fault)
-          assert.equal(2, err.attempts, fault)
-          assert.is_true(err.retryable, fault)
-          assert.equal(2, #r.requests, fault)
-          assert.equal(2, h2.reached(ctx, id), fault)
-          c:close()
-        end
+        local r = recorder()
+        local c = client({ on_request = r.on_request, on_response = r.on_response })
+        local ch, err = c:get_channel("b-h2-cut")
+        assert.is_nil(err)
+        assert.equal("b-h2-cut", ch.id)
+        assert.equal(2, #r.requests)
+        assert.equal("transport", r.responses[1].error)
+        assert.equal(200, r.responses[2].status)
+        assert.equal(2, h2.reached(ctx, "b-h2-cut"))
+        c:close()
       end)
+
+    -- issue 19: nginx's keepalive_requests over HTTP/2 (a GOAWAY at every
+    -- connection's third request) under the concurrent pages: every page
+    -- must hold its own items.  40 pages of 50 (bodies over one DATA frame):
+    -- most listings at concurrency 4 or 8 met it; up to 3 listings each.
+    it("pages at concurrency 4 and 8, a GOAWAY at every third request: every page its own items",
+      function()
+        local seen = {}
+        for _, conc in ipairs({ 4, 8 }) do
+          for run = 1, 3 do
+            local c = client({ max_retries = 3 })
+            local acct = ("p40-h2-goaway-every~%d-%d"):format(conc, run)
+            local items, err = c:addresses(acct, { per_page = 50, concurrency = conc }):all()
+            c:close()
+            assert.is_nil(err)
+            assert.equal(2000, #items)
+            for k, item in ipairs(items) do
+              local page = math.floor((k - 1) / 50) + 1
+              local want = ("%s-%d-%d"):format(acct, page, (k - 1) % 50)
+              if item.id ~= want then
+                seen[#seen + 1] = ("concurrency %d: page %d's slot holds %s"):format(conc,
+                  page, item.id)
+                break
+              end
+            end
+            if #seen > 0 then
+              break
+            end
+          end
+        end
+        if KNOWN_GOAWAY_PAGES then
+          if #seen > 0 then
+            pending(KNOWN_GOAWAY_PAGES .. ": " .. seen[1])
+            return
+          end
+          error("holds now: take KNOWN_GOAWAY_PAGES out of spec/28-h2_faults_spec.lua", 0)
+        end
+        assert.same({}, seen)
+      end)
+
+    it("a GET whose stream was reset is `transport`, retried once", function()
+      for _, fault in ipairs({ "h2-rst-before", "h2-rst-after" }) do
+        local r = recorder()
+        local c = client({ on_request = r.on_request })
+        local id = "b-" .. fault
+        local ch, err = c:get_channel(id)
+        assert.is_nil(ch, fault)
+        assert.equal("transport", err.kind, fault)
+        assert.equal(2, err.attempts, fault)
+        assert.is_true(err.retryable, fault)
+        assert.equal(2, #r.requests, fault)
+        assert.equal(2, h2.reached(ctx, id), fault)
+        c:close()
+      end
+    end)
   end)
 end)
 

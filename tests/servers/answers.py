@@ -28,6 +28,7 @@ def _fixture(name):
 CHANNEL = _fixture("get_channel.200")
 PAYOUT = _fixture("confirm_payout.201")
 ADDRESSES = _fixture("list_addresses.200")
+BIG = 48 * 1024  # bytes of meta.padding in a page of a "big" account
 BOOK = None  # a whole list (load_addresses): every account's addresses
 
 
@@ -124,11 +125,14 @@ def answer(method, path):
         GET  .../payouts/<id>   200, the same
         GET  .../channels/<id>  200, fixtures/get_channel.200 with that id
         GET  .../accounts/<acct>/addresses?page=P&per_page=N
-                                200, page P of 3*N addresses (ids <acct>-P-i), or
-                                of K*N when the account's name has a part pK
-                                ("p10-h2-goaway-low": 10 pages); meta page,
-                                per_page and total; or, once load_addresses
-                                was called, page P of that list
+                                200, page P of the list load_addresses read,
+                                or, without one or when the account's name
+                                has a part pK ("p10-h2-goaway-low"), of K*N
+                                addresses (3*N without pK) with ids
+                                <acct>-P-i; meta page, per_page and total; an
+                                account with a part "big" has meta.padding
+                                too (BIG bytes: a page takes several DATA
+                                frames and flow-control windows)
         anything else           404, an error document"""
     parts = segments(path.rstrip("/"))
     rid = parts[-1] if parts else ""
@@ -137,25 +141,27 @@ def answer(method, path):
         acct = parts[-2]
         q = query(path)
         page, per_page = int(q.get("page", "1")), int(q.get("per_page", "2"))
-        if BOOK is not None:
+        first = (page - 1) * per_page
+        m = re.search(r"(?:^|-)p(\d+)(?:-|~|$)", acct)
+        if BOOK is not None and not m:
             doc = copy.deepcopy(BOOK)
             items = doc["data"]
-            doc["data"] = items[(page - 1) * per_page:page * per_page]
-            doc["meta"] = {"page": page, "per_page": per_page, "total": len(items)}
+            doc["data"] = items[first:first + per_page]
+            total = len(items)
             doc.pop("links", None)
-            return 200, json.dumps(doc).encode()
-        m = re.search(r"(?:^|-)p(\d+)(?:-|$)", acct)
-        total = (int(m.group(1)) if m else 3) * per_page
-        doc = copy.deepcopy(ADDRESSES)
-        template = doc["data"][0]
-        first = (page - 1) * per_page
-        doc["data"] = []
-        for i in range(max(0, min(per_page, total - first))):
-            item = copy.deepcopy(template)
-            item["id"] = "%s-%d-%d" % (acct, page, i)
-            item["attributes"]["label"] = "address %d" % (first + i + 1)
-            doc["data"].append(item)
+        else:
+            total = (int(m.group(1)) if m else 3) * per_page
+            doc = copy.deepcopy(ADDRESSES)
+            template = doc["data"][0]
+            doc["data"] = []
+            for i in range(max(0, min(per_page, total - first))):
+                item = copy.deepcopy(template)
+                item["id"] = "%s-%d-%d" % (acct, page, i)
+                item["attributes"]["label"] = "address %d" % (first + i + 1)
+                doc["data"].append(item)
         doc["meta"] = {"page": page, "per_page": per_page, "total": total}
+        if re.search(r"(?:^|-)big(?:-|~|$)", acct):
+            doc["meta"]["padding"] = "x" * BIG
         return 200, json.dumps(doc).encode()
     if kind in ("payouts", "channels") and (method == "GET" or (method == "PUT" and kind == "payouts")):
         doc = copy.deepcopy(PAYOUT if kind == "payouts" else CHANNEL)

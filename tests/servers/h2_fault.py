@@ -36,11 +36,13 @@ only; every request over HTTP/1.1 is answered normally (answers.py):
                            last_stream_id = 2 below the lowest of them) and
                            close: none of them is processed; the segment's
                            later connections are answered
-    h2-cut                 the streams that arrive within WINDOW of the
-                           request (others multiplexed on the connection):
-                           each gets its :status, a Content-Length and half
-                           its body, then the connection is closed (TCP, no
-                           GOAWAY)
+    h2-cut                 on the first connection that carries the segment:
+                           the streams that arrive within WINDOW of the
+                           request (others multiplexed on the connection)
+                           each get their :status, a Content-Length and half
+                           their body, then the connection is closed (TCP, no
+                           GOAWAY); the segment's later connections are
+                           answered
     h2-goaway-every        nginx's keepalive_requests: every connection takes
                            EVERY (3) such requests, answers them, and sends
                            GOAWAY (NO_ERROR, last_stream_id = the third);
@@ -88,7 +90,7 @@ FAULTS = {
     "h2-refuse-first": ("refuse", E.REFUSED_STREAM, True),
     "h2-goaway": ("goaway", E.NO_ERROR, False),
     "h2-goaway-low": ("goaway-low", E.NO_ERROR, True),
-    "h2-cut": ("cut", None, False),
+    "h2-cut": ("cut", None, True),
     "h2-goaway-every": ("every", E.NO_ERROR, False),
 }
 EVERY = 3  # h2-goaway-every: the stream of a connection that gets the GOAWAY
@@ -128,6 +130,7 @@ class H2Server:
         self.conn = h2.connection.H2Connection(
             config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         self.heads = {}
+        self.outbox = {}       # bodies waiting for flow control (pump)
         self.batch = []        # (sid, method, path, what) waiting for the window
         self.batch_until = None
         self.last = None       # last_stream_id of a GOAWAY sent: later streams are ignored
@@ -179,6 +182,8 @@ class H2Server:
                 self.heads[ev.stream_id] = dict(ev.headers)
                 if ev.stream_ended:
                     self.request(ev.stream_id, self.heads.pop(ev.stream_id))
+            elif isinstance(ev, (h2.events.WindowUpdated, h2.events.RemoteSettingsChanged)):
+                self.pump()
             elif isinstance(ev, h2.events.DataReceived):
                 self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
             elif isinstance(ev, h2.events.StreamEnded):
@@ -196,9 +201,33 @@ class H2Server:
                                      ("content-type", "application/vnd.api+json"),
                                      ("content-length", str(len(body)))])
         if part:
-            self.conn.send_data(sid, body[:len(body) // 2])
+            self.outbox[sid] = [body[:len(body) // 2], False]
         else:
-            self.conn.send_data(sid, body, end_stream=True)
+            self.outbox[sid] = [body, True]
+        self.pump()
+
+    def pump(self):
+        """Sends what the flow-control windows and the frame size let out of
+        the bodies waiting (self.outbox: sid -> [bytes left, end the stream])."""
+        for sid in list(self.outbox):
+            data, end = self.outbox[sid]
+            while True:
+                try:
+                    room = min(self.conn.local_flow_control_window(sid),
+                               self.conn.max_outbound_frame_size)
+                except h2.exceptions.StreamClosedError:
+                    del self.outbox[sid]
+                    break
+                n = min(room, len(data))
+                if n == 0 and data:
+                    self.outbox[sid][0] = data
+                    break
+                last = n == len(data)
+                self.conn.send_data(sid, data[:n], end_stream=end and last)
+                data = data[n:]
+                if last:
+                    del self.outbox[sid]
+                    break
 
     def request(self, sid, head):
         method, path = head.get(":method", "?"), head.get(":path", "?")
