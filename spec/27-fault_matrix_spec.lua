@@ -48,6 +48,7 @@ local DRIVERS = { "blocking", "loop1", "loop8", "transport", "pages1", "pages4",
 local TAG = { blocking = "b", loop1 = "l", loop8 = "e", transport = "t", pages1 = "pa",
   pages4 = "pb", pages8 = "pc", cosocket = "c" }
 local TASKS = 8 -- tasks of loop8, light threads of cosocket
+local BATCH = 8 -- rows run at once by loop8 and cosocket (a row's `alone` runs it by itself)
 local CALLS = { "get", "put", "list" }
 
 -- ---------------------------------------------------------------------------
@@ -69,7 +70,11 @@ local function load_rows()
   local rows = {}
   for _, name in ipairs(files) do
     for _, row in ipairs(dofile(dir .. "/" .. name)) do
-      if not only or only == "" or row.name:match(only) then
+      local take = not only or only == ""
+      for pattern in (only or ""):gmatch("[^;]+") do -- "p1;p2": either
+        take = take or row.name:match(pattern) ~= nil
+      end
+      if take then
         rows[#rows + 1] = row
       end
     end
@@ -98,7 +103,7 @@ local function cell_spec(row, call, tag, driver)
   local function build(kind, t)
     local id = t.id or t.account
     local spec = { call = kind, id = tagged(id, tag), per_page = t.per_page,
-                   headers = t.headers }
+                   headers = t.headers, deadline = t.deadline }
     if t.after then
       local a = t.after
       if a.same then
@@ -113,8 +118,9 @@ local function cell_spec(row, call, tag, driver)
     if not p then
       return nil
     end
+    -- (not the list's headers: an X-Sandbox-Delay-Ms would slow every page)
     local spec = build("pages", { account = p.account, per_page = row.calls.list.per_page,
-                                  headers = row.calls.list.headers })
+                                  headers = p.headers })
     spec.concurrency = tonumber(driver:match("%d+$"))
     return spec
   end
@@ -152,26 +158,31 @@ end
 
 RUN.pages1, RUN.pages4, RUN.pages8 = RUN.blocking, RUN.blocking, RUN.blocking
 
--- One loop for every job of the row; a client per job, a task per spec.
-local function run_loop(row, base_url, jobs)
+-- One loop for every job of the units ({ row, base_url, jobs }); a client
+-- per job, a task per spec.
+local function run_loop(units)
   local loop = assert(merchantapi.loop())
   local clients = {}
-  for _, job in ipairs(jobs) do
-    local c = assert(merchantapi.new(client_opts(row, base_url)))
-    clients[#clients + 1] = c
-    job.tasks = {}
-    for i, spec in ipairs(job.specs) do
-      job.tasks[i] = loop:spawn(cell.run, c, spec)
+  for _, u in ipairs(units) do
+    for _, job in ipairs(u.jobs) do
+      local c = assert(merchantapi.new(client_opts(u.row, u.base_url)))
+      clients[#clients + 1] = c
+      job.tasks = {}
+      for i, spec in ipairs(job.specs) do
+        job.tasks[i] = loop:spawn(cell.run, c, spec)
+      end
     end
   end
   loop:run()
-  for _, job in ipairs(jobs) do
-    job.results = {}
-    for i, task in ipairs(job.tasks) do
-      local ok, r = task:result()
-      job.results[i] = ok ~= nil and ok or cell.raised(r)
+  for _, u in ipairs(units) do
+    for _, job in ipairs(u.jobs) do
+      job.results = {}
+      for i, task in ipairs(job.tasks) do
+        local ok, r = task:result()
+        job.results[i] = ok ~= nil and ok or cell.raised(r)
+      end
+      job.tasks = nil
     end
-    job.tasks = nil
   end
   for _, c in ipairs(clients) do
     c:close()
@@ -181,11 +192,12 @@ end
 
 function RUN.loop1(row, base_url, jobs)
   for _, job in ipairs(jobs) do -- one loop, one task, per call
-    run_loop(row, base_url, { job })
+    run_loop({ { row = row, base_url = base_url, jobs = { job } } })
   end
 end
 
-RUN.loop8 = run_loop
+-- Drivers that run several rows at once (BATCH rows): RUN_MANY[driver](units).
+local RUN_MANY = { loop8 = run_loop }
 
 -- ---------------------------------------------------------------------------
 -- The cosocket driver: a real nginx running spec/support/matrix/cosocket.lua
@@ -234,20 +246,24 @@ local function stop_nginx()
   end
 end
 
-function RUN.cosocket(row, base_url, jobs)
+function RUN_MANY.cosocket(units)
   local n = start_nginx()
   assert(n.url, n.failed)
   local http = require "socket.http"
   local ltn12 = require "ltn12"
-  local cells = {}
-  for i, job in ipairs(jobs) do
-    cells[i] = { specs = job.specs }
+  local request = {}
+  for i, u in ipairs(units) do
+    local opts = client_opts(u.row, u.base_url)
+    opts.transport = nil
+    local cells = {}
+    for j, job in ipairs(u.jobs) do
+      cells[j] = { specs = job.specs }
+    end
+    request[i] = { opts = opts, cells = cells }
   end
-  local opts = client_opts(row, base_url)
-  opts.transport = nil
-  local body = cjson.encode({ opts = opts, cells = cells })
+  local body = cjson.encode({ units = request })
   local chunks = {}
-  http.TIMEOUT = 120
+  http.TIMEOUT = 300
   local ok, status = http.request({
     url = n.url .. "/matrix/row", method = "POST",
     headers = { ["content-type"] = "application/json", ["content-length"] = tostring(#body) },
@@ -256,8 +272,10 @@ function RUN.cosocket(row, base_url, jobs)
   local text = concat(chunks)
   assert(ok and status == 200, "cosocket: nginx answered " .. tostring(status) .. ": " .. text)
   local results = cjson.decode(text)
-  for i, job in ipairs(jobs) do
-    job.results = results[i]
+  for i, u in ipairs(units) do
+    for j, job in ipairs(u.jobs) do
+      job.results = results[i][j]
+    end
   end
 end
 
@@ -419,9 +437,57 @@ local SLOW = {} -- { seconds, "row [driver]" }
 local TABLE = {} -- { name, cells = { [driver] = text } } in row order
 local COUNTS = { ok = 0, fail = 0, known = 0, na = 0, differs = 0 }
 
+-- An expectation in a few words: "api 503 unknown ×1", "ok (2 requests)".
+local function say(e)
+  if not e then
+    return "-"
+  end
+  local t
+  if e.ok then
+    t = "ok"
+    if e.reached and e.reached[1] > 1 then
+      t = t .. format(" (%d requests)", e.reached[1])
+    end
+  else
+    t = e.kind .. (e.status and (" " .. e.status) or "") .. (e.outcome and (" " .. e.outcome) or "")
+    if e.attempts then
+      t = t .. " ×" .. e.attempts[1] .. (e.attempts[2] ~= e.attempts[1] and ("-" .. e.attempts[2]) or "")
+    end
+    if e.deadline_exceeded then
+      t = t .. " deadline"
+    end
+  end
+  if e.after then
+    t = t .. ", then " .. say(e.after)
+  end
+  return t
+end
+
+-- MERCHANTAPI_MATRIX_MARKDOWN=1: the table as RELIABILITY.md shows it.
+local function markdown_table()
+  local out = { "", "| scenario | expected: get / put / list / pages | " .. concat(DRIVERS, " | ") .. " |",
+    "|---|---|" .. string.rep("---|", #DRIVERS) }
+  for _, line in ipairs(TABLE) do
+    local e = {}
+    for i, call in ipairs({ "get", "put", "list", "pages" }) do
+      e[i] = say(expectation(line.row, "blocking", call))
+    end
+    local cols = { line.name, concat(e, " / ") }
+    for _, d in ipairs(DRIVERS) do
+      local c = line.cells[d] or "-"
+      cols[#cols + 1] = c:match("^n/a") and "n/a" or c:match("^(%S+)"):gsub(":$", "")
+    end
+    out[#out + 1] = "| " .. concat(cols, " | ") .. " |"
+  end
+  return concat(out, "\n")
+end
+
 local function print_table()
   if #TABLE == 0 then
     return
+  end
+  if os.getenv("MERCHANTAPI_MATRIX_MARKDOWN") then
+    io.stdout:write(markdown_table(), "\n")
   end
   local width = { 8 }
   for _, line in ipairs(TABLE) do
@@ -452,7 +518,21 @@ local function print_table()
       out[#out + 1] = n
     end
   end
+  local per_driver, parts = {}, {}
+  for _, sl in ipairs(SLOW) do
+    local d = sl[2]:match("%[(%w+)%]$")
+    per_driver[d] = (per_driver[d] or 0) + sl[1]
+  end
+  for _, d in ipairs(DRIVERS) do
+    parts[#parts + 1] = format("%s %.1f s", d, per_driver[d] or 0)
+  end
+  out[#out + 1] = "time: " .. concat(parts, ", ")
   table.sort(SLOW, function(a, b) return a[1] > b[1] end)
+  if os.getenv("MERCHANTAPI_MATRIX_TIMES") then -- every cell's seconds, slowest first
+    for _, sl in ipairs(SLOW) do
+      out[#out + 1] = format("  %5.2f s  %s", sl[1], sl[2])
+    end
+  end
   local slow = {}
   for i = 1, math.min(5, #SLOW) do
     slow[i] = format("%s %.1f s", SLOW[i][2], SLOW[i][1])
@@ -500,11 +580,9 @@ local function calls_of(row, driver)
   return out
 end
 
-local function run_cell(row, index, driver)
-  local d = row.differ and row.differ[driver]
-  local base_url = row.base_url and row.base_url(ctx) or ctx.sandbox_url
+local function make_jobs(row, index, driver)
   local jobs = {}
-  local n = (driver == "loop8" or driver == "cosocket") and TASKS or 1
+  local n = RUN_MANY[driver] and TASKS or 1
   for _, call in ipairs(calls_of(row, driver)) do
     local job = { call = call, specs = {} }
     for t = 1, n do
@@ -513,7 +591,60 @@ local function run_cell(row, index, driver)
     end
     jobs[#jobs + 1] = job
   end
-  RUN[driver](row, base_url, jobs)
+  return jobs
+end
+
+local function row_base_url(row)
+  return row.base_url and row.base_url(ctx) or ctx.sandbox_url
+end
+
+local function start_row(row)
+  if row.start and not row.started then
+    row.start(ctx)
+    row.started = true
+  end
+end
+
+local DONE = {} -- driver -> row -> jobs run in a batch
+
+-- The jobs of `row` for a driver of RUN_MANY: run with the rows after it
+-- (up to BATCH rows, not `alone`, not n/a for the driver) when not yet.
+local function batched(rows, index, driver)
+  DONE[driver] = DONE[driver] or {}
+  local row = rows[index]
+  if DONE[driver][row] then
+    return DONE[driver][row]
+  end
+  local units = {}
+  for i = index, #rows do
+    local r = rows[i]
+    local runs = not (r.na and r.na[driver]) and #calls_of(r, driver) > 0
+    if i > index and (#units >= BATCH or r.alone or row.alone) then
+      break
+    end
+    if runs then
+      start_row(r)
+      units[#units + 1] = { row = r, base_url = row_base_url(r), jobs = make_jobs(r, i, driver) }
+    end
+  end
+  RUN_MANY[driver](units)
+  for _, u in ipairs(units) do
+    DONE[driver][u.row] = u.jobs
+  end
+  return DONE[driver][row]
+end
+
+local function run_cell(rows, index, driver)
+  local row = rows[index]
+  local d = row.differ and row.differ[driver]
+  local n = RUN_MANY[driver] and TASKS or 1
+  local jobs
+  if RUN_MANY[driver] then
+    jobs = batched(rows, index, driver)
+  else
+    jobs = make_jobs(row, index, driver)
+    RUN[driver](row, row_base_url(row), jobs)
+  end
   local failing, known = {}, {}
   for _, job in ipairs(jobs) do
     local e = expectation(row, driver, job.call)
@@ -595,8 +726,16 @@ describe("the fault matrix", function()
     print_table()
   end)
 
+  local only = os.getenv("MERCHANTAPI_MATRIX_DRIVERS") -- e.g. "blocking,loop8"
+  local drivers = {}
+  for _, driver in ipairs(DRIVERS) do
+    if not only or only == "" or ("," .. only .. ","):find("," .. driver .. ",", 1, true) then
+      drivers[#drivers + 1] = driver
+    end
+  end
+
   for index, row in ipairs(rows) do
-    for _, driver in ipairs(DRIVERS) do
+    for _, driver in ipairs(drivers) do
       local name = format("%s [%s]", row.name, driver)
       local na = row.na and row.na[driver]
       if #calls_of(row, driver) == 0 then
@@ -608,16 +747,13 @@ describe("the fault matrix", function()
         end)
       else
         it(name, function()
-          if row.start and not row.started then
-            row.start(ctx)
-            row.started = true
-          end
+          start_row(row)
           if driver == "cosocket" and not start_nginx().url then
             record(row, driver, start_nginx().failed, "na")
             return
           end
           local t0 = helpers.now()
-          local failing, known, d = run_cell(row, index, driver)
+          local failing, known, d = run_cell(rows, index, driver)
           local took = helpers.now() - t0
           if #failing > 0 then
             record(row, driver, "FAIL", "fail", took)
