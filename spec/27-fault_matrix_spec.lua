@@ -8,7 +8,8 @@
 --
 -- Drivers (columns):
 --   blocking   a call on a fresh client
---   loop1      the same call as the one task of a merchantapi.loop()
+--   loop1      the same call as the one task on its client in a merchantapi.loop()
+--              (the cells of several rows side by side in one loop)
 --   loop8      8 tasks of one loop sharing one client, the same call at once
 --              (each on an id of its own: `<id>~<tag>`, sandbox/README.md)
 --   transport  a client over a custom Lua transport (LuaSocket,
@@ -190,14 +191,10 @@ local function run_loop(units)
   loop:close()
 end
 
-function RUN.loop1(row, base_url, jobs)
-  for _, job in ipairs(jobs) do -- one loop, one task, per call
-    run_loop({ { row = row, base_url = base_url, jobs = { job } } })
-  end
-end
-
 -- Drivers that run several rows at once (BATCH rows): RUN_MANY[driver](units).
-local RUN_MANY = { loop8 = run_loop }
+-- loop1: every cell one task on a client of its own; loop8: TASKS tasks on
+-- one client; the cells of BATCH rows side by side in one loop.
+local RUN_MANY = { loop1 = run_loop, loop8 = run_loop }
 
 -- ---------------------------------------------------------------------------
 -- The cosocket driver: a real nginx running spec/support/matrix/cosocket.lua
@@ -580,9 +577,13 @@ local function calls_of(row, driver)
   return out
 end
 
+local function tasks_of(driver)
+  return (driver == "loop8" or driver == "cosocket") and TASKS or 1
+end
+
 local function make_jobs(row, index, driver)
   local jobs = {}
-  local n = RUN_MANY[driver] and TASKS or 1
+  local n = tasks_of(driver)
   for _, call in ipairs(calls_of(row, driver)) do
     local job = { call = call, specs = {} }
     for t = 1, n do
@@ -637,7 +638,7 @@ end
 local function run_cell(rows, index, driver)
   local row = rows[index]
   local d = row.differ and row.differ[driver]
-  local n = RUN_MANY[driver] and TASKS or 1
+  local n = tasks_of(driver)
   local jobs
   if RUN_MANY[driver] then
     jobs = batched(rows, index, driver)
