@@ -462,19 +462,35 @@ end
 
 -- MERCHANTAPI_MATRIX_MARKDOWN=1: the table as RELIABILITY.md shows it.
 local function markdown_table()
+  local notes = {}
   local out = { "", "| scenario | expected: get / put / list / pages | " .. concat(DRIVERS, " | ") .. " |",
     "|---|---|" .. string.rep("---|", #DRIVERS) }
   for _, line in ipairs(TABLE) do
     local e = {}
+    local calls = line.row.calls
     for i, call in ipairs({ "get", "put", "list", "pages" }) do
-      e[i] = say(expectation(line.row, "blocking", call))
+      local has = calls[call] or (call == "pages" and calls.list and calls.list.pages)
+      e[i] = has and say(expectation(line.row, "blocking", call)) or "-"
     end
     local cols = { line.name, concat(e, " / ") }
     for _, d in ipairs(DRIVERS) do
       local c = line.cells[d] or "-"
-      cols[#cols + 1] = c:match("^n/a") and "n/a" or c:match("^(%S+)"):gsub(":$", "")
+      local word = c:match("^(%S+)"):gsub(":$", "")
+      cols[#cols + 1] = word
+      if word ~= "ok" and word ~= "-" then
+        local last = notes[#notes]
+        if last and last.name == line.name and last.text == c then
+          last.drivers = last.drivers .. ", " .. d
+        else
+          notes[#notes + 1] = { name = line.name, drivers = d, text = c }
+        end
+      end
     end
     out[#out + 1] = "| " .. concat(cols, " | ") .. " |"
+  end
+  out[#out + 1] = ""
+  for _, n in ipairs(notes) do
+    out[#out + 1] = format("- %s, %s: %s", n.name, n.drivers, n.text)
   end
   return concat(out, "\n")
 end
@@ -619,7 +635,8 @@ local function batched(rows, index, driver)
   local units = {}
   for i = index, #rows do
     local r = rows[i]
-    local runs = not (r.na and r.na[driver]) and #calls_of(r, driver) > 0
+    local runs = not (r.na and (r.na[driver] or (driver:match("^pages") and r.na.pages)))
+      and #calls_of(r, driver) > 0
     if i > index and (#units >= BATCH or r.alone or row.alone) then
       break
     end
@@ -738,9 +755,9 @@ describe("the fault matrix", function()
   for index, row in ipairs(rows) do
     for _, driver in ipairs(drivers) do
       local name = format("%s [%s]", row.name, driver)
-      local na = row.na and row.na[driver]
+      local na = row.na and (row.na[driver] or (driver:match("^pages") and row.na.pages))
       if #calls_of(row, driver) == 0 then
-        na = na or "no list call"
+        na = na or (driver:match("^pages") and "no pages in this row" or "no call for it")
       end
       if na then
         it(name .. ": n/a", function()

@@ -144,6 +144,7 @@ rows[#rows + 1] = {
     put = E("transport", "unknown", nil, 1, 1, { after = OK }),
     list = E("transport", nil, nil, 1, 1, { after = OK }),
   },
+  na = { pages = "a walk has no call after it on the same client (fault-slow-first-byte's row is the pages' timeout)" },
 }
 
 -- Nobody listens: provably not sent, so the confirm is retried too.
