@@ -20,12 +20,15 @@
 --              here, free port, stopped by pid): 8 light threads of one
 --              worker sharing one client, the same call at once
 --
+-- ctx (what a row's functions get): sandbox_url, dead_port (nobody listens),
+-- ca_file (the sandbox's test CA; nginx trusts it), helpers.
 -- A row: { name, server = "sandbox"|..., start(ctx)/stop(ctx) (optional: its
 -- own server), base_url(ctx) (optional; default the sandbox), reached(ctx, id)
 -- (optional; default the sandbox's count of that id),
 -- calls = { get = {id, headers, after}, put = {...}, list = {account, per_page,
 --   headers, after, pages = {account, page}} },
--- opts (client options), expect = { get, put, list, pages } (pages derived
+-- opts (client options; client_opts(ctx, opts) may complete them at run
+-- time), expect = { get, put, list, pages } (pages derived
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
 -- get = <expect>, ... } }, na = { <driver> = "why not" } }.
 -- An expectation: { ok = true, reached = {lo, hi} } or { kind, outcome,
@@ -104,7 +107,7 @@ local function cell_spec(row, call, tag, driver)
   local function build(kind, t)
     local id = t.id or t.account
     local spec = { call = kind, id = tagged(id, tag), per_page = t.per_page,
-                   headers = t.headers, deadline = t.deadline }
+                   headers = t.headers, deadline = t.deadline, settle = t.settle }
     if t.after then
       local a = t.after
       if a.same then
@@ -133,6 +136,9 @@ local function client_opts(row, base_url, transport)
               transport = transport }
   for k, v in pairs(row.opts or {}) do
     o[k] = v
+  end
+  if row.client_opts then -- what only the run knows (a CA file's path)
+    o = row.client_opts(ctx, o)
   end
   return o
 end
@@ -223,9 +229,12 @@ local function start_nginx()
     f:write("location = /matrix/row { client_body_buffer_size 1m;\n",
       "  content_by_lua_block { require(\"support.matrix.cosocket\").row() } }\n")
     f:close()
-    local env = format("OR_PREFIX=%s OR_PORT=%s OR_INCLUDE=%s OR_LUA_PATH=%s",
+    -- nginx trusts the sandbox's test CA (rows over https; cafile does not
+    -- apply to cosockets)
+    local env = format("OR_PREFIX=%s OR_PORT=%s OR_INCLUDE=%s OR_LUA_PATH=%s%s",
       helpers.shell_quote(prefix), port, helpers.shell_quote(include),
-      helpers.shell_quote(root .. "/spec/?.lua"))
+      helpers.shell_quote(root .. "/spec/?.lua"),
+      ctx.ca_file and (" CA_FILE=" .. helpers.shell_quote(ctx.ca_file)) or "")
     local out, ok = helpers.run(format("cd %s && %s scripts/openresty start",
       helpers.shell_quote(root), env))
     if ok then
@@ -728,6 +737,7 @@ describe("the fault matrix", function()
     ctx.helpers = helpers
     ctx.sandbox_url = helpers.base_url()
     ctx.dead_port = helpers.run(helpers.ROOT .. "/scripts/free-port"):match("(%d+)")
+    ctx.ca_file = helpers.ca_file() -- the sandbox's test CA, nil without HTTPS
     helpers.reset()
     local c = assert(merchantapi.new { base_url = ctx.sandbox_url, api_key = helpers.API_KEY })
     REF_IDS = helpers.ids(assert(c:list_addresses("acct-22", { per_page = 100 })))

@@ -121,6 +121,56 @@ fault("data-and-errors", { expect = {
 fault("other-id", { expect = { get = E("decode", nil, nil, 1), put = E("decode", "unknown", nil, 1),
   list = OK } })
 
+-- Over HTTPS (the sandbox's CA-signed port, its test CA trusted): the faults
+-- that cut a TLS connection, as over plain HTTP.
+local NO_TLS = "spec/support/socket_transport.lua speaks plain HTTP only "
+  .. "(LuaSocket's https checks no certificate)"
+local function https(name, expect)
+  local row = fault(name, { row_name = "fault-" .. name .. " over HTTPS", expect = expect })
+  row.base_url = function(ctx) return ctx.helpers.tls_url() end
+  row.opts = { max_retries = 1, timeout = 5 } -- and cafile: client_opts
+  row.client_opts = function(ctx, o)
+    o.cafile = ctx.ca_file
+    return o
+  end
+  row.na = { transport = NO_TLS }
+end
+https("reset", retried_get("transport"))
+https("truncated-chunked", retried_get("transport"))
+
+-- A certificate nobody vouches for: nothing sent, so the confirm is retried.
+rows[#rows + 1] = {
+  name = "untrusted certificate (self-signed port)",
+  server = "sandbox",
+  base_url = function(ctx) return ctx.helpers.untrusted_url() end,
+  calls = { get = { id = "fault-untrusted" }, put = { id = "fault-untrusted" },
+            list = { account = "fault-untrusted", per_page = 5 } },
+  opts = { max_retries = 1, timeout = 5 },
+  expect = {
+    get = E("transport", nil, nil, 2, 2, { reached = { 0, 0 } }),
+    put = E("transport", "not_sent", nil, 2, 2, { reached = { 0, 0 } }),
+    list = E("transport", nil, nil, 2, 2, { reached = { 0, 0 } }),
+  },
+  na = { pages = "page 1 fails already: no page after it to fault", transport = NO_TLS },
+}
+
+-- Settling (settle = true): a confirm whose answer was lost is read once.
+-- Carried out, then answered 502 / no answer: the read finds it processing
+-- (a success, 2 requests); not carried out (flaky): still a draft, the
+-- error stays `unknown` (2 requests: the PUT and the read).
+local function settle_row(id, expect)
+  rows[#rows + 1] = {
+    name = id .. " (settle = true)",
+    server = "sandbox",
+    calls = { put = { id = id, settle = true } },
+    opts = { max_retries = 1, timeout = 5 },
+    expect = { put = expect },
+  }
+end
+settle_row("fault-applied-502", { ok = true, reached = { 2, 2 } })
+settle_row("fault-applied-no-response", { ok = true, reached = { 2, 2 } })
+settle_row("fault-flaky-1-502", E("api", "unknown", 502, 1, 1, { reached = { 2, 2 } }))
+
 -- A timeout, then another call on the same client: the second gets its own
 -- answer (never the first one's, which comes while the second is under way),
 -- on a connection of its own. The first call's deadline (0.3 s) cuts its
