@@ -24,6 +24,14 @@ end
 
 local OK = { ok = true }
 
+-- cafile = the sandbox's test CA (known at run time only): HTTPS rows. Also
+-- where the handshake must fail: a one-certificate file, not the system's
+-- bundle, is loaded for each of their many connections.
+local function test_ca(ctx, o)
+  o.cafile = ctx.ca_file
+  return o
+end
+
 -- A row of fault id `fault` (without "fault-") for all three calls and the
 -- pages; `t` gives expect (get, put, list; pages derived by the harness
 -- unless given), opts, and anything else of a row.
@@ -129,10 +137,7 @@ local function https(name, expect)
   local row = fault(name, { row_name = "fault-" .. name .. " over HTTPS", expect = expect })
   row.base_url = function(ctx) return ctx.helpers.tls_url() end
   row.opts = { max_retries = 1, timeout = 5 } -- and cafile: client_opts
-  row.client_opts = function(ctx, o)
-    o.cafile = ctx.ca_file
-    return o
-  end
+  row.client_opts = test_ca
   row.na = { transport = NO_TLS }
 end
 https("reset", retried_get("transport"))
@@ -143,6 +148,7 @@ rows[#rows + 1] = {
   name = "untrusted certificate (self-signed port)",
   server = "sandbox",
   base_url = function(ctx) return ctx.helpers.untrusted_url() end,
+  client_opts = test_ca, -- the test CA does not vouch for it either
   calls = { get = { id = "fault-untrusted" }, put = { id = "fault-untrusted" },
             list = { account = "fault-untrusted", per_page = 5 } },
   opts = { max_retries = 1, timeout = 5 },
@@ -218,6 +224,7 @@ rows[#rows + 1] = {
   name = "TLS handshake failure (https to the plain port)",
   server = "sandbox",
   base_url = function(ctx) return (ctx.sandbox_url:gsub("^http:", "https:")) end,
+  client_opts = test_ca,
   calls = { get = { id = "fault-tls" }, put = { id = "fault-tls" },
             list = { account = "fault-tls", per_page = 5 } },
   opts = { max_retries = 1, timeout = 5 },
