@@ -8,7 +8,8 @@
 --
 -- Drivers (columns):
 --   blocking   a call on a fresh client
---   loop1      the same call as the one task of a merchantapi.loop()
+--   loop1      the same call as the one task on its client in a merchantapi.loop()
+--              (the cells of several rows side by side in one loop)
 --   loop8      8 tasks of one loop sharing one client, the same call at once
 --              (each on an id of its own: `<id>~<tag>`, sandbox/README.md)
 --   transport  a client over a custom Lua transport (LuaSocket,
@@ -19,12 +20,15 @@
 --              here, free port, stopped by pid): 8 light threads of one
 --              worker sharing one client, the same call at once
 --
+-- ctx (what a row's functions get): sandbox_url, dead_port (nobody listens),
+-- ca_file (the sandbox's test CA; nginx trusts it), helpers.
 -- A row: { name, server = "sandbox"|..., start(ctx)/stop(ctx) (optional: its
 -- own server), base_url(ctx, driver) (optional; default the sandbox), reached(ctx, id)
 -- (optional; default the sandbox's count of that id),
 -- calls = { get = {id, headers, after}, put = {...}, list = {account, per_page,
 --   headers, after, pages = {account, page}} },
--- opts (client options), expect = { get, put, list, pages } (pages derived
+-- opts (client options; client_opts(ctx, opts) may complete them at run
+-- time), expect = { get, put, list, pages } (pages derived
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
 -- get = <expect>, ... } }, na = { <driver> = "why not" } }.
 -- An expectation: { ok = true, reached = {lo, hi} } or { kind, outcome,
@@ -70,6 +74,7 @@ local DRIVERS = { "blocking", "loop1", "loop8", "transport", "pages1", "pages4",
 local TAG = { blocking = "b", loop1 = "l", loop8 = "e", transport = "t", pages1 = "pa",
   pages4 = "pb", pages8 = "pc", cosocket = "c" }
 local TASKS = 8 -- tasks of loop8, light threads of cosocket
+local BATCH = 8 -- rows run at once by loop8 and cosocket (a row's `alone` runs it by itself)
 local CALLS = { "get", "put", "list" }
 
 -- ---------------------------------------------------------------------------
@@ -91,7 +96,11 @@ local function load_rows()
   local rows = {}
   for _, name in ipairs(files) do
     for _, row in ipairs(dofile(dir .. "/" .. name)) do
-      if not only or only == "" or row.name:match(only) then
+      local take = not only or only == ""
+      for pattern in (only or ""):gmatch("[^;]+") do -- "p1;p2": either
+        take = take or row.name:match(pattern) ~= nil
+      end
+      if take then
         rows[#rows + 1] = row
       end
     end
@@ -120,7 +129,7 @@ local function cell_spec(row, call, tag, driver)
   local function build(kind, t)
     local id = t.id or t.account
     local spec = { call = kind, id = tagged(id, tag), per_page = t.per_page,
-                   headers = t.headers }
+                   headers = t.headers, deadline = t.deadline, settle = t.settle }
     if t.after then
       local a = t.after
       if a.same then
@@ -135,8 +144,9 @@ local function cell_spec(row, call, tag, driver)
     if not p then
       return nil
     end
+    -- (not the list's headers: an X-Sandbox-Delay-Ms would slow every page)
     local spec = build("pages", { account = p.account, per_page = row.calls.list.per_page,
-                                  headers = row.calls.list.headers })
+                                  headers = p.headers })
     spec.concurrency = tonumber(driver:match("%d+$"))
     return spec
   end
@@ -148,6 +158,9 @@ local function client_opts(row, base_url, transport)
               transport = transport }
   for k, v in pairs(row.opts or {}) do
     o[k] = v
+  end
+  if row.client_opts then -- what only the run knows (a CA file's path)
+    o = row.client_opts(ctx, o)
   end
   return o
 end
@@ -174,26 +187,31 @@ end
 
 RUN.pages1, RUN.pages4, RUN.pages8 = RUN.blocking, RUN.blocking, RUN.blocking
 
--- One loop for every job of the row; a client per job, a task per spec.
-local function run_loop(row, base_url, jobs)
+-- One loop for every job of the units ({ row, base_url, jobs }); a client
+-- per job, a task per spec.
+local function run_loop(units)
   local loop = assert(merchantapi.loop())
   local clients = {}
-  for _, job in ipairs(jobs) do
-    local c = assert(merchantapi.new(client_opts(row, base_url)))
-    clients[#clients + 1] = c
-    job.tasks = {}
-    for i, spec in ipairs(job.specs) do
-      job.tasks[i] = loop:spawn(cell.run, c, spec)
+  for _, u in ipairs(units) do
+    for _, job in ipairs(u.jobs) do
+      local c = assert(merchantapi.new(client_opts(u.row, u.base_url)))
+      clients[#clients + 1] = c
+      job.tasks = {}
+      for i, spec in ipairs(job.specs) do
+        job.tasks[i] = loop:spawn(cell.run, c, spec)
+      end
     end
   end
   loop:run()
-  for _, job in ipairs(jobs) do
-    job.results = {}
-    for i, task in ipairs(job.tasks) do
-      local ok, r = task:result()
-      job.results[i] = ok ~= nil and ok or cell.raised(r)
+  for _, u in ipairs(units) do
+    for _, job in ipairs(u.jobs) do
+      job.results = {}
+      for i, task in ipairs(job.tasks) do
+        local ok, r = task:result()
+        job.results[i] = ok ~= nil and ok or cell.raised(r)
+      end
+      job.tasks = nil
     end
-    job.tasks = nil
   end
   for _, c in ipairs(clients) do
     c:close()
@@ -201,26 +219,24 @@ local function run_loop(row, base_url, jobs)
   loop:close()
 end
 
-function RUN.loop1(row, base_url, jobs)
-  for _, job in ipairs(jobs) do -- one loop, one task, per call
-    run_loop(row, base_url, { job })
-  end
-end
-
-RUN.loop8 = run_loop
+-- Drivers that run several rows at once (BATCH rows): RUN_MANY[driver](units).
+-- loop1: every cell one task on a client of its own; loop8: TASKS tasks on
+-- one client; the cells of BATCH rows side by side in one loop.
+local RUN_MANY = { loop1 = run_loop, loop8 = run_loop }
 
 -- ---------------------------------------------------------------------------
 -- The cosocket driver: a real nginx running spec/support/matrix/cosocket.lua
 -- ---------------------------------------------------------------------------
 
 local nginx = nil -- { url, prefix } once started; { failed = why } when it cannot
+local NO_NGINX = "n/a (no nginx)"
 
 local function start_nginx()
   if nginx then
     return nginx
   end
   if not io.open("/usr/lib/nginx/modules/ngx_http_lua_module.so", "rb") then
-    nginx = { failed = "n/a (no nginx)" }
+    nginx = { failed = NO_NGINX }
     return nginx
   end
   local root = helpers.ROOT
@@ -235,9 +251,12 @@ local function start_nginx()
     f:write("location = /matrix/row { client_body_buffer_size 1m;\n",
       "  content_by_lua_block { require(\"support.matrix.cosocket\").row() } }\n")
     f:close()
-    local env = format("OR_PREFIX=%s OR_PORT=%s OR_INCLUDE=%s OR_LUA_PATH=%s",
+    -- nginx trusts the sandbox's test CA (rows over https; cafile does not
+    -- apply to cosockets)
+    local env = format("OR_PREFIX=%s OR_PORT=%s OR_INCLUDE=%s OR_LUA_PATH=%s%s",
       helpers.shell_quote(prefix), port, helpers.shell_quote(include),
-      helpers.shell_quote(root .. "/spec/?.lua"))
+      helpers.shell_quote(root .. "/spec/?.lua"),
+      ctx.ca_file and (" CA_FILE=" .. helpers.shell_quote(ctx.ca_file)) or "")
     local out, ok = helpers.run(format("cd %s && %s scripts/openresty start",
       helpers.shell_quote(root), env))
     if ok then
@@ -256,20 +275,24 @@ local function stop_nginx()
   end
 end
 
-function RUN.cosocket(row, base_url, jobs)
+function RUN_MANY.cosocket(units)
   local n = start_nginx()
   assert(n.url, n.failed)
   local http = require "socket.http"
   local ltn12 = require "ltn12"
-  local cells = {}
-  for i, job in ipairs(jobs) do
-    cells[i] = { specs = job.specs }
+  local request = {}
+  for i, u in ipairs(units) do
+    local opts = client_opts(u.row, u.base_url)
+    opts.transport = nil
+    local cells = {}
+    for j, job in ipairs(u.jobs) do
+      cells[j] = { specs = job.specs }
+    end
+    request[i] = { opts = opts, cells = cells }
   end
-  local opts = client_opts(row, base_url)
-  opts.transport = nil
-  local body = cjson.encode({ opts = opts, cells = cells })
+  local body = cjson.encode({ units = request })
   local chunks = {}
-  http.TIMEOUT = 120
+  http.TIMEOUT = 300
   local ok, status = http.request({
     url = n.url .. "/matrix/row", method = "POST",
     headers = { ["content-type"] = "application/json", ["content-length"] = tostring(#body) },
@@ -278,8 +301,10 @@ function RUN.cosocket(row, base_url, jobs)
   local text = concat(chunks)
   assert(ok and status == 200, "cosocket: nginx answered " .. tostring(status) .. ": " .. text)
   local results = cjson.decode(text)
-  for i, job in ipairs(jobs) do
-    job.results = results[i]
+  for i, u in ipairs(units) do
+    for j, job in ipairs(u.jobs) do
+      job.results = results[i][j]
+    end
   end
 end
 
@@ -441,9 +466,73 @@ local SLOW = {} -- { seconds, "row [driver]" }
 local TABLE = {} -- { name, cells = { [driver] = text } } in row order
 local COUNTS = { ok = 0, fail = 0, known = 0, na = 0, differs = 0 }
 
+-- An expectation in a few words: "api 503 unknown ×1", "ok (2 requests)".
+local function say(e)
+  if not e then
+    return "-"
+  end
+  local t
+  if e.ok then
+    t = "ok"
+    if e.reached and e.reached[1] > 1 then
+      t = t .. format(" (%d requests)", e.reached[1])
+    end
+  else
+    t = e.kind .. (e.status and (" " .. e.status) or "") .. (e.outcome and (" " .. e.outcome) or "")
+    if e.attempts then
+      t = t .. " ×" .. e.attempts[1] .. (e.attempts[2] ~= e.attempts[1] and ("-" .. e.attempts[2]) or "")
+    end
+    if e.deadline_exceeded then
+      t = t .. " deadline"
+    end
+  end
+  if e.after then
+    t = t .. ", then " .. say(e.after)
+  end
+  return t
+end
+
+-- MERCHANTAPI_MATRIX_MARKDOWN=1: the table as RELIABILITY.md shows it.
+local function markdown_table()
+  local notes = {}
+  local out = { "", "| scenario | expected: get / put / list / pages | " .. concat(DRIVERS, " | ") .. " |",
+    "|---|---|" .. string.rep("---|", #DRIVERS) }
+  for _, line in ipairs(TABLE) do
+    local e = {}
+    local calls = line.row.calls
+    for i, call in ipairs({ "get", "put", "list", "pages" }) do
+      local has = calls[call] or (call == "pages" and calls.list and calls.list.pages)
+      e[i] = has and say(expectation(line.row, "blocking", call)) or "-"
+    end
+    local cols = { line.name, concat(e, " / ") }
+    for _, d in ipairs(DRIVERS) do
+      local c = line.cells[d] or "-"
+      local word = c:match("^(%S+)"):gsub(":$", "")
+      cols[#cols + 1] = word
+      if word ~= "ok" and word ~= "-" then
+        local last = notes[#notes]
+        if last and last.name == line.name and last.text == c then
+          last.drivers = last.drivers .. ", " .. d
+        else
+          notes[#notes + 1] = { name = line.name, drivers = d, text = c }
+        end
+      end
+    end
+    out[#out + 1] = "| " .. concat(cols, " | ") .. " |"
+  end
+  out[#out + 1] = ""
+  for _, n in ipairs(notes) do
+    out[#out + 1] = format("- %s, %s: %s", n.name, n.drivers, n.text)
+  end
+  return concat(out, "\n")
+end
+
 local function print_table()
   if #TABLE == 0 then
     return
+  end
+  if os.getenv("MERCHANTAPI_MATRIX_MARKDOWN") then
+    io.stdout:write(markdown_table(), "\n")
   end
   local width = { 8 }
   for _, line in ipairs(TABLE) do
@@ -474,7 +563,21 @@ local function print_table()
       out[#out + 1] = n
     end
   end
+  local per_driver, parts = {}, {}
+  for _, sl in ipairs(SLOW) do
+    local d = sl[2]:match("%[(%w+)%]$")
+    per_driver[d] = (per_driver[d] or 0) + sl[1]
+  end
+  for _, d in ipairs(DRIVERS) do
+    parts[#parts + 1] = format("%s %.1f s", d, per_driver[d] or 0)
+  end
+  out[#out + 1] = "time: " .. concat(parts, ", ")
   table.sort(SLOW, function(a, b) return a[1] > b[1] end)
+  if os.getenv("MERCHANTAPI_MATRIX_TIMES") then -- every cell's seconds, slowest first
+    for _, sl in ipairs(SLOW) do
+      out[#out + 1] = format("  %5.2f s  %s", sl[1], sl[2])
+    end
+  end
   local slow = {}
   for i = 1, math.min(5, #SLOW) do
     slow[i] = format("%s %.1f s", SLOW[i][2], SLOW[i][1])
@@ -522,11 +625,13 @@ local function calls_of(row, driver)
   return out
 end
 
-local function run_cell(row, index, driver)
-  local d = row.differ and row.differ[driver]
-  local base_url = row.base_url and row.base_url(ctx, driver) or ctx.sandbox_url
+local function tasks_of(driver)
+  return (driver == "loop8" or driver == "cosocket") and TASKS or 1
+end
+
+local function make_jobs(row, index, driver)
   local jobs = {}
-  local n = (driver == "loop8" or driver == "cosocket") and TASKS or 1
+  local n = tasks_of(driver)
   for _, call in ipairs(calls_of(row, driver)) do
     local job = { call = call, specs = {} }
     for t = 1, n do
@@ -535,7 +640,61 @@ local function run_cell(row, index, driver)
     end
     jobs[#jobs + 1] = job
   end
-  RUN[driver](row, base_url, jobs)
+  return jobs
+end
+
+local function row_base_url(row, driver)
+  return row.base_url and row.base_url(ctx, driver) or ctx.sandbox_url
+end
+
+local function start_row(row)
+  if row.start and not row.started then
+    row.start(ctx)
+    row.started = true
+  end
+end
+
+local DONE = {} -- driver -> row -> jobs run in a batch
+
+-- The jobs of `row` for a driver of RUN_MANY: run with the rows after it
+-- (up to BATCH rows, not `alone`, not n/a for the driver) when not yet.
+local function batched(rows, index, driver)
+  DONE[driver] = DONE[driver] or {}
+  local row = rows[index]
+  if DONE[driver][row] then
+    return DONE[driver][row]
+  end
+  local units = {}
+  for i = index, #rows do
+    local r = rows[i]
+    local runs = not (r.na and (r.na[driver] or (driver:match("^pages") and r.na.pages)))
+      and #calls_of(r, driver) > 0
+    if i > index and (#units >= BATCH or r.alone or row.alone) then
+      break
+    end
+    if runs then
+      start_row(r)
+      units[#units + 1] = { row = r, base_url = row_base_url(r, driver), jobs = make_jobs(r, i, driver) }
+    end
+  end
+  RUN_MANY[driver](units)
+  for _, u in ipairs(units) do
+    DONE[driver][u.row] = u.jobs
+  end
+  return DONE[driver][row]
+end
+
+local function run_cell(rows, index, driver)
+  local row = rows[index]
+  local d = row.differ and row.differ[driver]
+  local n = tasks_of(driver)
+  local jobs
+  if RUN_MANY[driver] then
+    jobs = batched(rows, index, driver)
+  else
+    jobs = make_jobs(row, index, driver)
+    RUN[driver](row, row_base_url(row, driver), jobs)
+  end
   local failing, known = {}, {}
   for _, job in ipairs(jobs) do
     local e = expectation(row, driver, job.call)
@@ -600,6 +759,7 @@ describe("the fault matrix", function()
     ctx.helpers = helpers
     ctx.sandbox_url = helpers.base_url()
     ctx.dead_port = helpers.run(helpers.ROOT .. "/scripts/free-port"):match("(%d+)")
+    ctx.ca_file = helpers.ca_file() -- the sandbox's test CA, nil without HTTPS
     helpers.reset()
     local c = assert(merchantapi.new { base_url = ctx.sandbox_url, api_key = helpers.API_KEY })
     REF_IDS = helpers.ids(assert(c:list_addresses("acct-22", { per_page = 100 })))
@@ -617,12 +777,20 @@ describe("the fault matrix", function()
     print_table()
   end)
 
+  local only = os.getenv("MERCHANTAPI_MATRIX_DRIVERS") -- e.g. "blocking,loop8"
+  local drivers = {}
+  for _, driver in ipairs(DRIVERS) do
+    if not only or only == "" or ("," .. only .. ","):find("," .. driver .. ",", 1, true) then
+      drivers[#drivers + 1] = driver
+    end
+  end
+
   for index, row in ipairs(rows) do
-    for _, driver in ipairs(DRIVERS) do
+    for _, driver in ipairs(drivers) do
       local name = format("%s [%s]", row.name, driver)
-      local na = row.na and row.na[driver]
+      local na = row.na and (row.na[driver] or (driver:match("^pages") and row.na.pages))
       if #calls_of(row, driver) == 0 then
-        na = na or "no list call"
+        na = na or (driver:match("^pages") and "no pages in this row" or "no call for it")
       end
       if na then
         it(name .. ": n/a", function()
@@ -630,16 +798,18 @@ describe("the fault matrix", function()
         end)
       else
         it(name, function()
-          if row.start and not row.started then
-            row.start(ctx)
-            row.started = true
-          end
+          start_row(row)
           if driver == "cosocket" and not start_nginx().url then
-            record(row, driver, start_nginx().failed, "na")
-            return
+            local why = start_nginx().failed
+            if why == NO_NGINX then -- nginx's Lua module is not installed here
+              record(row, driver, why, "na")
+              return
+            end
+            record(row, driver, "FAIL", "fail")
+            error(why, 0) -- installed, yet it did not start: that is a failure
           end
           local t0 = helpers.now()
-          local failing, known, d = run_cell(row, index, driver)
+          local failing, known, d = run_cell(rows, index, driver)
           local took = helpers.now() - t0
           if #failing > 0 then
             record(row, driver, "FAIL", "fail", took)

@@ -5,7 +5,7 @@
 --
 -- A cell spec: { call = "get"|"put"|"list"|"pages", id = <id or account>,
 --   per_page = n (list, pages), concurrency = n (pages), settle = bool (put),
---   headers = {...} (the call's own headers),
+--   headers = {...} (the call's own headers), deadline = s (get, put, list),
 --   after = <cell spec> (another call on the same client right after) }
 -- Its result: { ok = true, id = .., status = .., ids = {...} } or
 --   { ok = false, kind, outcome, status, attempts, retryable, code,
@@ -13,7 +13,7 @@
 --     error) }, with `.after` the result of the call after it.
 local M = {}
 
-local tostring, type = tostring, type
+local next, tostring, type = next, tostring, type
 
 local function ids_of(list)
   local out = {}
@@ -46,19 +46,26 @@ local function failure(err, partial)
   }
 end
 
+-- The options of a call: its own headers and deadline, when given.
+local function call_opts(spec, t)
+  t = t or {}
+  t.headers, t.deadline = spec.headers, spec.deadline
+  return next(t) and t or nil
+end
+
 local CALLS = {
   get = function(client, spec)
-    return client:get_channel(spec.id, spec.headers and { headers = spec.headers } or nil)
+    return client:get_channel(spec.id, call_opts(spec))
   end,
   put = function(client, spec)
-    return client:confirm_payout(spec.id, { settle = spec.settle or false, headers = spec.headers })
+    return client:confirm_payout(spec.id, call_opts(spec, { settle = spec.settle or false }))
   end,
   list = function(client, spec)
-    return client:list_addresses(spec.id, { per_page = spec.per_page, headers = spec.headers })
+    return client:list_addresses(spec.id, call_opts(spec, { per_page = spec.per_page }))
   end,
   pages = function(client, spec)
     return client:addresses(spec.id, { per_page = spec.per_page,
-      concurrency = spec.concurrency }):all()
+      concurrency = spec.concurrency, headers = spec.headers }):all()
   end,
 }
 

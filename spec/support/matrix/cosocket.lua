@@ -1,7 +1,7 @@
 --- The cosocket driver of the fault matrix (spec/27-fault_matrix_spec.lua):
 -- an nginx location (`content_by_lua_block { require("support.matrix.cosocket").row() }`)
--- that takes one row's cells as JSON, `{ opts = <client options>, cells =
--- { { specs = { <cell spec>, ... } }, ... } }`, makes one client per cell
+-- that takes rows' cells as JSON, `{ units = { { opts = <client options>, cells =
+-- { { specs = { <cell spec>, ... } }, ... } }, ... } }` (a unit: one row), makes one client per cell
 -- over the OpenResty cosocket transport, runs each spec of the cell in a
 -- light thread of its own (all of them at once, in this one worker), and
 -- answers the results (spec/support/matrix/cell.lua) as JSON, in order.
@@ -25,32 +25,33 @@ function M.row()
   ngx.req.read_body()
   local body = ngx.req.get_body_data()
   local job = body and cjson.decode(body)
-  if type(job) ~= "table" or type(job.cells) ~= "table" then
-    return fail(400, "matrix: a JSON body { opts, cells } expected")
+  if type(job) ~= "table" or type(job.units) ~= "table" then
+    return fail(400, "matrix: a JSON body { units = { { opts, cells }, ... } } expected")
   end
-  local threads, clients = {}, {}
-  for i, c in ipairs(job.cells) do
-    local opts = {}
-    for k, v in pairs(job.opts or {}) do
-      opts[k] = v
+  local threads, clients, results = {}, {}, {}
+  for u, unit in ipairs(job.units) do
+    results[u] = {}
+    for i, c in ipairs(unit.cells) do
+      local opts = {}
+      for k, v in pairs(unit.opts or {}) do
+        opts[k] = v
+      end
+      opts.transport = ngx_transport.request
+      opts.cafile, opts.capath = nil, nil -- cosockets trust lua_ssl_trusted_certificate
+      local client, err = merchantapi.new(opts)
+      if not client then
+        return fail(500, "matrix: merchantapi.new: " .. tostring(err))
+      end
+      clients[#clients + 1] = client
+      results[u][i] = {}
+      for t, spec in ipairs(c.specs) do
+        threads[#threads + 1] = { results[u][i], t, ngx.thread.spawn(cell.run, client, spec) }
+      end
     end
-    opts.transport = ngx_transport.request
-    local client, err = merchantapi.new(opts)
-    if not client then
-      return fail(500, "matrix: merchantapi.new: " .. tostring(err))
-    end
-    clients[i] = client
-    for t, spec in ipairs(c.specs) do
-      threads[#threads + 1] = { i, t, ngx.thread.spawn(cell.run, client, spec) }
-    end
-  end
-  local results = {}
-  for i = 1, #job.cells do
-    results[i] = {}
   end
   for _, th in ipairs(threads) do
     local ok, r = ngx.thread.wait(th[3])
-    results[th[1]][th[2]] = ok and r or cell.raised(r)
+    th[1][th[2]] = ok and r or cell.raised(r)
   end
   for _, client in ipairs(clients) do
     client:close()
