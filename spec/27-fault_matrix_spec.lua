@@ -46,28 +46,6 @@ local format, concat = string.format, table.concat
 -- (take it out of here).
 local KNOWN_FAILING = {
 }
-do
-  -- rows_framing.lua: the framing rule (Content-Lengths that disagree, or one
-  -- beside Transfer-Encoding: chunked, refused as decode) is applied by
-  -- libcurl's path to two lengths only, and by neither Lua transport; one
-  -- framing rule for every transport (src/framing.c) is on its way: take
-  -- these out when it lands (each then fails here, "holds now").
-  local why = "the framing rule is not applied to this answer yet; one rule for every transport"
-  local calls = { "get", "put", "list" }
-  for _, d in ipairs({ "transport", "cosocket" }) do
-    for _, c in ipairs(calls) do
-      KNOWN_FAILING["framing: two different Content-Lengths/" .. d .. "/" .. c] = why
-    end
-  end
-  for _, d in ipairs({ "blocking", "loop1", "loop8", "transport", "cosocket" }) do
-    for _, c in ipairs(calls) do
-      KNOWN_FAILING["framing: Content-Length with chunked/" .. d .. "/" .. c] = why
-    end
-  end
-  for _, d in ipairs({ "pages1", "pages4", "pages8" }) do
-    KNOWN_FAILING["framing: Content-Length with chunked/" .. d .. "/pages"] = why
-  end
-end
 
 local DRIVERS = { "blocking", "loop1", "loop8", "transport", "pages1", "pages4", "pages8",
   "cosocket" }

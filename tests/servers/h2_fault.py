@@ -25,23 +25,24 @@ only; every request over HTTP/1.1 is answered normally (answers.py):
     h2-refuse-first        REFUSED_STREAM, on the first connection that carries
                            the segment only: the client's next connection
                            is answered
-    h2-goaway              graceful GOAWAY: the streams that arrive within
-                           WINDOW of the request are taken, then GOAWAY
+    h2-goaway              graceful GOAWAY: the streams that arrive until the
+                           client is quiet for WINDOW are taken, then GOAWAY
                            (NO_ERROR, last_stream_id = the newest stream),
                            they are answered, and the connection closes;
                            streams opened after it are never processed
     h2-goaway-low          on the first connection that carries the segment:
-                           the streams that arrive within WINDOW of the
-                           request (several at once), then GOAWAY (NO_ERROR,
+                           the streams that arrive until the client is quiet
+                           for WINDOW (several at once), then GOAWAY (NO_ERROR,
                            last_stream_id = 2 below the lowest of them) and
                            close: none of them is processed; the segment's
                            later connections are answered
     h2-cut                 on the first connection that carries the segment:
-                           the streams that arrive within WINDOW of the
-                           request (others multiplexed on the connection)
-                           each get their :status, a Content-Length and half
-                           their body, then the connection is closed (TCP, no
-                           GOAWAY); the segment's later connections are
+                           the streams that arrive until the client is quiet
+                           for WINDOW; those that ask for h2-cut get their
+                           :status, a Content-Length and half their body,
+                           the others (multiplexed on the connection) their
+                           whole answer, then the connection is closed (TCP,
+                           no GOAWAY); the segment's later connections are
                            answered
     h2-goaway-every        nginx's keepalive_requests: every connection takes
                            EVERY (3) such requests, answers them, and sends
@@ -77,8 +78,7 @@ import h2.exceptions
 from hyperframe.frame import GoAwayFrame
 
 E = h2.errors.ErrorCodes
-WINDOW = 0.05  # seconds a batched fault waits for more streams
-BATCH = 8      # ... or until it has this many
+WINDOW = 0.1  # seconds without a byte from the client before a batched fault plays
 
 # name: (what, error code, once per connection)
 FAULTS = {
@@ -166,14 +166,13 @@ class H2Server:
             data = self.sock.recv(65536)
             if not data:
                 return
+            if self.batch_until is not None:  # the client is still sending: wait on
+                self.batch_until = time.monotonic() + WINDOW
             if self.receive(data):
                 return
             if self.closing:
                 self.drain()
                 return
-            if self.batch and len(self.batch) >= BATCH:
-                if self.play_batch():
-                    return
 
     def receive(self, data):
         """Feeds data to the connection; True when the connection is done."""
@@ -273,8 +272,10 @@ class H2Server:
             return True
         if "cut" in kinds:
             for sid, method, path, what in batch:
+                # the streams that joined (other requests multiplexed on the
+                # connection) are answered whole before the cut
                 counts.processed("h2", method, path)
-                self.answer(sid, method, path, part=True)
+                self.answer(sid, method, path, part=what == "cut")
             self.flush()
             try:
                 self.sock.shutdown(socket.SHUT_RDWR)

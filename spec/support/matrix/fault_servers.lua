@@ -94,12 +94,11 @@ function M.new(script, opts)
     s.server = nil
   end
 
-  --- The base URL for `driver` (the harness may also set ctx.driver): the
-  -- plain HTTP/1.1 port for the drivers that speak nothing else (the
-  -- LuaSocket transport, the cosocket transport), else the server's own.
-  function s.base_url(ctx, driver)
-    driver = driver or (ctx and ctx.driver)
-    if s.plain_url and (driver == "transport" or driver == "cosocket") then
+  --- The base URL for `driver`: the plain HTTP/1.1 port for the LuaSocket
+  -- transport (its https checks no certificate), else the server's own (the
+  -- cosocket transport offers no ALPN over TLS: HTTP/1.1 there).
+  function s.base_url(_, driver)
+    if s.plain_url and driver == "transport" then
       return s.plain_url
     end
     return s.url
