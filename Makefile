@@ -101,6 +101,7 @@ help:
 	@echo "              the suites 01-standalone and 45-docs, no other; ends with 'N passed, N failed'"
 	@echo "  check-c     build the C tests (make test runs them)"
 	@echo "  lint        luacheck over every Lua file"
+	@echo "  matrix      the fault matrix: every fault through every driver, printed as a table"
 	@echo "  sandbox     run the local sandbox in the foreground (SANDBOX_PORT, default 8089)"
 	@echo "  examples    install into build/, build and run every example against a sandbox"
 	@echo "  docs        the Lua reference (LDoc) into docs/lua/, the header into docs/c/"

@@ -48,3 +48,13 @@ check: deps
 
 lint:
 	luacheck lua spec examples sandbox tests/openresty bench bin/merchantapi
+
+# The fault matrix alone (spec/27-fault_matrix_spec.lua, RELIABILITY.md "The
+# fault matrix"): every row through every driver against a sandbox and an
+# nginx of its own (free ports), printed as a table at the end.
+# MERCHANTAPI_MATRIX_ROWS=<Lua pattern> runs the rows whose name matches.
+.PHONY: matrix
+matrix: deps
+	@$(MAKE) --no-print-directory all
+	@env MERCHANTAPI_BASE_URL= LUA_PATH="$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;$(CURDIR)/spec/?.lua;;" \
+	  LUA_CPATH="$(CURDIR)/$(LUAMOD_DIR)/?.so;;" $(LUA) /usr/bin/busted spec/27-fault_matrix_spec.lua
