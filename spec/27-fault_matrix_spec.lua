@@ -260,8 +260,9 @@ end
 
 local function stop_nginx()
   if nginx and nginx.url then
-    helpers.run(format("cd %s && %s scripts/openresty stop", helpers.shell_quote(nginx.root),
-      nginx.env))
+    helpers.run(format("cd %s && %s scripts/openresty stop; rm -rf %s %s",
+      helpers.shell_quote(nginx.root), nginx.env, helpers.shell_quote(nginx.prefix),
+      helpers.shell_quote(nginx.prefix .. ".locations.conf")))
   end
 end
 

@@ -20,7 +20,10 @@ local function start(ctx)
     return
   end
   local h = ctx.helpers
-  server.prefix = h.ROOT .. "/build/sandbox-matrix-keepalive"
+  -- a prefix of its own: two runs of the spec may go at once (40-lua-matrix's lanes)
+  math.randomseed(os.time() + math.floor(os.clock() * 1e6))
+  server.prefix = string.format("%s/build/sandbox-matrix-keepalive-%d", h.ROOT,
+    math.random(100000, 999999))
   local env = "env -u LD_PRELOAD -u SANDBOX_TLS_PORT -u SANDBOX_TLS_UNTRUSTED_PORT SANDBOX_PORT=auto "
     .. "SANDBOX_KEEPALIVE_REQUESTS=2 SANDBOX_PREFIX=" .. h.shell_quote(server.prefix) .. " "
   local run = h.shell_quote(h.ROOT .. "/sandbox/run")
@@ -28,7 +31,7 @@ local function start(ctx)
   local ports = shell(env .. run .. " ports")
   server.port = ports:match("SANDBOX_PORT=(%d+)")
   server.tls_port = ports:match("SANDBOX_TLS_PORT=(%d+)")
-  server.stop = env .. run .. " stop >/dev/null 2>&1"
+  server.stop = env .. run .. " stop >/dev/null 2>&1; rm -rf " .. h.shell_quote(server.prefix)
   assert(server.port and server.tls_port, "the keepalive sandbox did not start: " .. out)
 end
 
