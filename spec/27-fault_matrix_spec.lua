@@ -395,9 +395,9 @@ local function check(e, r, spec, row, problems, where)
       bad("deadline_exceeded: want %s, got %s", tostring(e.deadline_exceeded),
         tostring(r.deadline_exceeded))
     end
-    if spec.call == "pages" then
+    local page = row.calls.list and row.calls.list.pages and row.calls.list.pages.page
+    if spec.call == "pages" and page then
       -- the items of the pages before the failing one, each once, in order
-      local page = row.calls.list.pages.page
       local want = (page - 1) * (spec.per_page or 25)
       local ids = r.ids or {}
       if #ids ~= want then
@@ -705,8 +705,8 @@ local function run_cell(rows, index, driver)
                 range[1], range[2], got)
             end
           end
-          if job.call == "pages" and not (r.ok and not e.reached) then
-            local page = row.calls.list.pages.page
+          local page = row.calls.list and row.calls.list.pages and row.calls.list.pages.page
+          if job.call == "pages" and page and not (r.ok and not e.reached) then
             local counter = spec.id .. "/page" .. page
             local range = e.reached or (not r.ok and { r.attempts or -1, r.attempts or -1 }) or { 1, 1 }
             local got = reached(row, counter)
