@@ -43,8 +43,19 @@ local format, concat = string.format, table.concat
 
 -- Cells known to fail today: "row/driver/call" -> "why; who fixes". They run,
 -- are reported "known" and counted pending; one that passes fails the run
--- (take it out of here).
+-- (take it out of here). { why = "...", intermittent = true }: a race that
+-- fails some runs only; a run where it holds is reported "known" too.
+local KS = "keepalive_requests 2 over HTTPS (HTTP/2 GOAWAY)/"
+local GOAWAY = { intermittent = true, why = "concurrent requests of one client over HTTP/2 "
+  .. "while nginx ends connections (GOAWAY): under load a GET fails with curl 42 or gets "
+  .. "another request's answer (seen: a per_page=1 list answered with 4 items), about one "
+  .. "run in ten with two CPU burners; issue 19 'What was seen' 1, libcurl's shared "
+  .. "connection cache; the coordinator fixes it in src/http.c, src/client.c, src/pages.c" }
 local KNOWN_FAILING = {
+  [KS .. "loop8/get"] = GOAWAY,
+  [KS .. "loop8/list"] = GOAWAY,
+  [KS .. "pages4/pages"] = GOAWAY,
+  [KS .. "pages8/pages"] = GOAWAY,
 }
 
 local DRIVERS = { "blocking", "loop1", "loop8", "transport", "pages1", "pages4", "pages8",
@@ -113,7 +124,8 @@ local function cell_spec(row, call, tag, driver)
       if a.same then
         a = { id = id, account = id, per_page = t.per_page }
       end
-      spec.after = build(kind, { id = a.id, account = a.account, per_page = a.per_page or t.per_page })
+      spec.after = build(kind, { id = a.id, account = a.account, per_page = a.per_page or t.per_page,
+                                 after = a.after })
     end
     return spec
   end
@@ -123,7 +135,7 @@ local function cell_spec(row, call, tag, driver)
       return nil
     end
     -- (not the list's headers: an X-Sandbox-Delay-Ms would slow every page)
-    local spec = build("pages", { account = p.account, per_page = row.calls.list.per_page,
+    local spec = build("pages", { account = p.account, per_page = p.per_page or row.calls.list.per_page,
                                   headers = p.headers })
     spec.concurrency = tonumber(driver:match("%d+$"))
     return spec
@@ -248,8 +260,9 @@ end
 
 local function stop_nginx()
   if nginx and nginx.url then
-    helpers.run(format("cd %s && %s scripts/openresty stop", helpers.shell_quote(nginx.root),
-      nginx.env))
+    helpers.run(format("cd %s && %s scripts/openresty stop; rm -rf %s %s",
+      helpers.shell_quote(nginx.root), nginx.env, helpers.shell_quote(nginx.prefix),
+      helpers.shell_quote(nginx.prefix .. ".locations.conf")))
   end
 end
 
@@ -382,9 +395,9 @@ local function check(e, r, spec, row, problems, where)
       bad("deadline_exceeded: want %s, got %s", tostring(e.deadline_exceeded),
         tostring(r.deadline_exceeded))
     end
-    if spec.call == "pages" then
+    local page = row.calls.list and row.calls.list.pages and row.calls.list.pages.page
+    if spec.call == "pages" and page then
       -- the items of the pages before the failing one, each once, in order
-      local page = row.calls.list.pages.page
       local want = (page - 1) * (spec.per_page or 25)
       local ids = r.ids or {}
       if #ids ~= want then
@@ -692,8 +705,8 @@ local function run_cell(rows, index, driver)
                 range[1], range[2], got)
             end
           end
-          if job.call == "pages" and not (r.ok and not e.reached) then
-            local page = row.calls.list.pages.page
+          local page = row.calls.list and row.calls.list.pages and row.calls.list.pages.page
+          if job.call == "pages" and page and not (r.ok and not e.reached) then
             local counter = spec.id .. "/page" .. page
             local range = e.reached or (not r.ok and { r.attempts or -1, r.attempts or -1 }) or { 1, 1 }
             local got = reached(row, counter)
@@ -715,15 +728,19 @@ local function run_cell(rows, index, driver)
       end
     end
     local key = format("%s/%s/%s", row.name, driver, job.call)
+    local kf = KNOWN_FAILING[key]
+    local why = type(kf) == "table" and kf.why or kf
     if #problems > 0 then
-      if KNOWN_FAILING[key] then
-        known[#known + 1] = key .. ": " .. KNOWN_FAILING[key] .. " (" .. problems[1] .. ")"
+      if kf then
+        known[#known + 1] = key .. ": " .. why .. " (this run: " .. problems[1] .. ")"
       else
         for _, p in ipairs(problems) do
           failing[#failing + 1] = key .. ": " .. p
         end
       end
-    elseif KNOWN_FAILING[key] then
+    elseif type(kf) == "table" and kf.intermittent then
+      known[#known + 1] = key .. ": " .. why .. " (held this run)"
+    elseif kf then
       failing[#failing + 1] = key .. ": listed in KNOWN_FAILING but holds now: take it out"
     end
   end
