@@ -45,18 +45,11 @@ local format, concat = string.format, table.concat
 -- are reported "known" and counted pending; one that passes fails the run
 -- (take it out of here). { why = "...", intermittent = true }: a race that
 -- fails some runs only; a run where it holds is reported "known" too.
-local KS = "keepalive_requests 2 over HTTPS (HTTP/2 GOAWAY)/"
-local GOAWAY = { intermittent = true, why = "concurrent requests of one client over HTTP/2 "
-  .. "while nginx ends connections (GOAWAY): under load a GET fails with curl 42 or gets "
-  .. "another request's answer (seen: a per_page=1 list answered with 4 items), about one "
-  .. "run in ten with two CPU burners; issue 19 'What was seen' 1, libcurl's shared "
-  .. "connection cache; the coordinator fixes it in src/http.c, src/client.c, src/pages.c" }
-local KNOWN_FAILING = {
-  [KS .. "loop8/get"] = GOAWAY,
-  [KS .. "loop8/list"] = GOAWAY,
-  [KS .. "pages4/pages"] = GOAWAY,
-  [KS .. "pages8/pages"] = GOAWAY,
-}
+-- None today: the last ones (the keepalive_requests row over HTTP/2: loop8's
+-- GETs and lists, the concurrent pages) held once each event loop kept its
+-- own connections and HTTP/1.1-only transfers a multi of their own
+-- (src/http.c, new_share and struct loop_lane).
+local KNOWN_FAILING = {}
 
 local DRIVERS = { "blocking", "loop1", "loop8", "transport", "pages1", "pages4", "pages8",
   "cosocket" }
