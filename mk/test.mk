@@ -43,4 +43,4 @@ check: deps
 	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
 
 lint:
-	luacheck lua spec examples sandbox tests/openresty bench bin/merchantapi
+	luacheck lua spec examples sandbox tests/openresty tests/keepalive bench bin/merchantapi
