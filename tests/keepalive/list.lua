@@ -23,7 +23,8 @@
 --     never more often than the client made attempts for it, and no other
 --     page -- a request that went out with another page's URL shows here.
 -- It prints one line per run, "keepalive: ok ..." or "keepalive: FAILED ...",
--- then "keepalive: N runs, N ok, N failed"; the exit status is 0 when every
+-- then "keepalive: N runs, N ok, N failed, N s of CPU" (this process's);
+-- the exit status is 0 when every
 -- run was ok.
 local merchantapi = require "merchantapi"
 
@@ -289,5 +290,5 @@ for run = 1, RUNS do
   end
   io.stdout:flush()
 end
-print(string.format("keepalive: %d runs, %d ok, %d failed", RUNS, ok_runs, failed_runs))
+print(string.format("keepalive: %d runs, %d ok, %d failed, %.1f s of CPU", RUNS, ok_runs, failed_runs, os.clock()))
 os.exit(failed_runs == 0 and ok_runs > 0 and 0 or 1)
