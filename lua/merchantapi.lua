@@ -115,9 +115,12 @@ Client.__index = Client
 --   Authorization header is sent),
 --   `timeout` (seconds for one whole request, default 30),
 --   `connect_timeout` (seconds, TLS included, default 10),
---   `max_retries` (integer, retries after the first attempt, default 2; see
---   docs/contract.md "Retries"),
---   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`),
+--   `max_retries` (integer, retries after the first attempt, 0 to 100,
+--   default 2; see docs/contract.md "Retries"),
+--   `max_body` (bytes, default 16 MiB; a larger body fails as `decode`).
+--   Seconds given here and in the calls are > 0 and at most 1e9; a value
+--   beyond a limit is a `"usage"` error, the C library's (the same titles
+--   from C),
 --   `deadline` (seconds for one whole call: every attempt, retry and wait;
 --   default `(max_retries + 1) * timeout` plus the longest backoff of
 --   `max_retries` retries (0.5 + 1 + 2 + 4 + 8 + 8 ... s), 91.5 s with the
@@ -294,16 +297,18 @@ end
 --
 -- @tparam string account_id the account's id.
 -- @tparam[opt] table opts query parameters, each sent only when given:
---   `order` (string, e.g. `"created_at"`), `order_type` (`"asc"` or
---   `"desc"`), `page` (integer >= 1), `per_page` (integer >= 1); and
+--   `order` (string: `"created_at"`, the one the interface allows),
+--   `order_type` (`"asc"` or `"desc"`), `page` (integer >= 1), `per_page`
+--   (integer >= 1); and
 --   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
 --   call's; see `new`), not sent.
 -- @return an array of addresses (`network` resolved, `value` nil while
 --   generated) with `list.meta` (`page`, `per_page`, `total` as integers,
 --   also when the service writes them as strings of digits; a member the
 --   service left out stays absent, `meta: {}` gives `{}`), nil, res; or
---   `nil, err[, res]` (kinds as `get_channel`; `"usage"` for page < 1,
---   per_page < 1 or another order_type; `"decode"` naming the member when
+--   `nil, err[, res]` (kinds as `get_channel`; `"usage"`, nothing sent,
+--   for page < 1, per_page < 1, another order or order_type -- the core's
+--   limits, the C API's too; `"decode"` naming the member when
 --   one of the three is anything else: "expected meta.total to be a
 --   non-negative integer, got a fraction").
 -- @raise when account_id is not a string, opts not a table, on an unknown

@@ -17,7 +17,6 @@
 #include "internal.h"
 
 #define API_PREFIX "/api/public/v1"
-#define MAX_RETRIES_LIMIT 100
 
 /* ---- methods ---- */
 
@@ -199,8 +198,8 @@ static int check_opts(const mapi_call_opts *opts, mapi_error *err)
 {
     if (!opts)
         return 0;
-    if (!(opts->deadline >= 0))
-        return mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds");
+    if (opts->deadline != 0 && mapi_limit_refuse(mapi_limit_deadline(opts->deadline), err) < 0)
+        return -1; /* limits.c, as for Lua; 0: the client's */
     if (opts->settle != MAPI_SETTLE_CLIENT && opts->settle != MAPI_SETTLE_ON &&
         opts->settle != MAPI_SETTLE_OFF)
         return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
@@ -311,8 +310,8 @@ int mapi_call_list_addresses(mapi_client *c, const char *account_id,
     if (check_opts(opts, err) < 0 || mapi_id_check("account_id", account_id, err) < 0 ||
         require_key(c, "list addresses", err) < 0)
         return -1;
-    if (p && (p->page < 0 || p->per_page < 0))
-        return mapi_error_set(err, MAPI_ERR_USAGE, "page and per_page must be >= 0");
+    if (mapi_limit_refuse(mapi_limit_page_params(p), err) < 0)
+        return -1; /* limits.c, as for Lua: nothing is sent */
     if (check_headers(opts, err) < 0)
         return -1;
     k->type = "addresses";
@@ -350,11 +349,9 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     }
     if (body && safety == 1)
         return mapi_error_set(err, MAPI_ERR_USAGE, "a %s request takes no body", method);
-    if (opts->max_retries < -1 || opts->max_retries > MAX_RETRIES_LIMIT) {
-        mapi_error_set(err, MAPI_ERR_USAGE, "max_retries must be -1 or 0 .. %d",
-                       MAX_RETRIES_LIMIT);
-        return mapi_call_not_sent(method, err);
-    }
+    if (opts->max_retries != -1 &&
+        mapi_limit_refuse(mapi_limit_max_retries(opts->max_retries), err) < 0)
+        return mapi_call_not_sent(method, err); /* -1: the client's */
     if (opts->type && !*opts->type) {
         mapi_error_set(err, MAPI_ERR_USAGE, "type must be NULL or a non-empty string");
         return mapi_call_not_sent(method, err);
@@ -363,10 +360,8 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
         mapi_error_set(err, MAPI_ERR_USAGE, "id must be NULL or a non-empty string with a type");
         return mapi_call_not_sent(method, err);
     }
-    if (!(opts->deadline >= 0)) {
-        mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds");
+    if (opts->deadline != 0 && mapi_limit_refuse(mapi_limit_deadline(opts->deadline), err) < 0)
         return mapi_call_not_sent(method, err);
-    }
     if (mapi_headers_check(opts->headers, opts->nheaders, err) < 0)
         return mapi_call_not_sent(method, err);
     k->method = method;

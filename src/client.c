@@ -72,13 +72,17 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
                               "api_key contains a control character (CR, LF, TAB, ...)"), NULL;
     if (cfg->user_agent && has_control(cfg->user_agent))
         return mapi_error_set(err, MAPI_ERR_USAGE, "user_agent contains a control byte"), NULL;
-    if (!(cfg->timeout >= 0) || !(cfg->connect_timeout >= 0))
-        return mapi_error_set(err, MAPI_ERR_USAGE,
-                              "timeout and connect_timeout must be >= 0 seconds"), NULL;
-    if (!(cfg->deadline >= 0))
-        return mapi_error_set(err, MAPI_ERR_USAGE, "deadline must be >= 0 seconds"), NULL;
-    if (cfg->max_retries < 0)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "max_retries must be >= 0"), NULL;
+    {
+        /* the option limits (limits.c), as for Lua; 0 stands for the default */
+        const char *bad = NULL;
+        if ((cfg->timeout != 0 && (bad = mapi_limit_timeout(cfg->timeout))) ||
+            (cfg->connect_timeout != 0 &&
+             (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
+            (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
+            (bad = mapi_limit_max_retries(cfg->max_retries)) ||
+            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))))
+            return mapi_limit_refuse(bad, err), NULL;
+    }
     if (cfg->max_depth < 0)
         return mapi_error_set(err, MAPI_ERR_USAGE, "max_depth must be >= 0"), NULL;
     if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)

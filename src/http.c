@@ -1,9 +1,11 @@
 /*
  * http.c -- the libcurl layer, the only file that calls libcurl: one easy
  * handle per client, reused so its connection stays alive; one request in,
- * one mapi_response out.  Several at once go through an event loop's multi
- * (the end of this file): each transfer a duplicate of the easy handle,
- * finished by the same code, so it answers exactly as one request would.
+ * one mapi_response out.  Every request is a transfer on an event loop's
+ * multis (the end of this file), a duplicate of the client's easy handle
+ * finished by the same code: a blocking call on the client's own loop
+ * (mapi_http_perform, mapi_http_pool), its pages on the same one, a host's
+ * calls on the host's loop.  So every driver answers alike.
  *
  * Fixed for every request: Content-Type and Accept application/vnd.api+json,
  * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
@@ -13,8 +15,9 @@
  * A request with headers of the caller's own gets a header list of its own:
  * the fixed lines, then those.
  * The body is capped while it arrives (max_body), so memory stays bounded
- * whatever the server sends; a response head whose framing is ambiguous
- * (Content-Length headers that disagree) is refused.
+ * whatever the server sends; a response head whose framing is refused by
+ * the rule every transport applies (framing.c: Content-Length values that
+ * disagree, Content-Length with Transfer-Encoding, ...) stops the transfer.
  *
  * No hidden resends: every request that leaves is one attempt of the call.
  * libcurl sends a request again by itself in a few cases (libcurl 7.88,
@@ -49,6 +52,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +80,24 @@ struct open_sock {
     ino_t ino;
 };
 
+/* The sockets libcurl opened for one event loop's multis and has not
+   closed: connections belong to a multi, so the list is the loop's and
+   lives as long as they do. */
+struct sock_list {
+    struct open_sock *socks;
+    size_t n, cap;
+};
+
 struct mapi_http {
-    CURL *easy;
-    CURLSH *share;              /* connections, DNS, TLS sessions: easy + loop transfers */
+    CURL *easy;                 /* the template: every transfer is a duplicate of it */
+    CURLSH *share;              /* DNS cache and TLS sessions, never connections (below) */
+    struct mapi_http_loop *pool; /* the client's own multi: its connections, for its
+                                   blocking calls and its concurrent pages; or NULL */
     CURL *spare;                /* a transfer's easy handle kept for the next one, or NULL */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
     long timeout_ms;            /* the client's timeout: a request's own replaces it */
-    pid_t pid;                  /* the process that made easy and share */
-    struct open_sock *socks;    /* the sockets libcurl opened for them and has not closed */
-    size_t nsocks, capsocks;
+    pid_t pid;                  /* the process that made easy, share and pool */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -100,9 +112,7 @@ typedef struct transfer {
     int requests;     /* requests libcurl began to send in this transfer */
     int resend;       /* libcurl was about to send the request again: aborted */
     int in_body;      /* the final response's header block ended */
-    int bad_length;   /* 1: Content-Length headers disagree, 2: one is not a number */
-    size_t clen_len;  /* Content-Length of this header block, digits without leading */
-    char clen[24];    /*   zeros (clen_len 0: none seen yet) */
+    mapi_framing framing; /* the framing of this header block (framing.c) */
 } transfer;
 
 /* ---- callbacks ---- */
@@ -140,46 +150,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/* Checks one Content-Length value (a comma-separated list, RFC 9110 8.6)
-   against the ones seen before in this header block: every element must
-   be digits, and all must be the same number.  0, or -1 with t->bad_length. */
-static int check_content_length(transfer *t, const char *v, size_t len)
-{
-    size_t i = 0;
-
-    for (;;) {
-        size_t start, end;
-        while (i < len && (v[i] == ' ' || v[i] == '\t'))
-            i++;
-        start = i;
-        while (i < len && v[i] >= '0' && v[i] <= '9')
-            i++;
-        end = i;
-        while (i < len && (v[i] == ' ' || v[i] == '\t'))
-            i++;
-        if (end == start || (i < len && v[i] != ',')) {
-            t->bad_length = 2;
-            return -1;
-        }
-        while (end - start > 1 && v[start] == '0')
-            start++;
-        if (end - start >= sizeof t->clen) { /* far beyond any body we would read */
-            t->bad_length = 2;
-            return -1;
-        }
-        if (t->clen_len == 0) {
-            memcpy(t->clen, v + start, end - start);
-            t->clen_len = end - start;
-        } else if (t->clen_len != end - start || memcmp(t->clen, v + start, end - start) != 0) {
-            t->bad_length = 1;
-            return -1;
-        }
-        if (i >= len)
-            return 0;
-        i++; /* the comma */
-    }
-}
-
 static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 {
     transfer *t = userdata;
@@ -201,7 +171,7 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
         /* A new status line: headers of an interim (1xx) response are dropped. */
         mapi_response_clear_headers(t->res);
         t->in_body = 0;
-        t->clen_len = 0;
+        mapi_framing_init(&t->framing);
         return n;
     }
     if (line[0] == ' ' || line[0] == '\t') {
@@ -214,9 +184,9 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     colon = memchr(line, ':', len);
     if (!colon)
         return n; /* not a header line: ignored */
-    if (colon - line == 14 && strncasecmp(line, "content-length", 14) == 0 &&
-        check_content_length(t, colon + 1, len - 15) < 0)
-        return 0; /* aborts the transfer: the body's length is ambiguous */
+    if (mapi_framing_field(&t->framing, line, (size_t)(colon - line), colon + 1,
+                           len - (size_t)(colon - line) - 1) < 0)
+        return 0; /* aborts the transfer: the body's framing is refused */
     if (mapi_response_add_header(t->res, line, (size_t)(colon - line), colon + 1,
                                  len - (size_t)(colon - line) - 1) < 0) {
         t->oom = 1;
@@ -261,69 +231,71 @@ static CURLcode set_transfer(CURL *easy, transfer *t)
 /* ---- sockets, and fork() ---- */
 
 /* CURLOPT_OPENSOCKETFUNCTION: opens the socket as libcurl would, and keeps
-   it in the list.  CURL_SOCKET_BAD (libcurl: could not connect, nothing
-   sent) when the list cannot grow. */
+   it in the loop's list (clientp; NULL: no list, the client's template
+   handle, which never connects).  CURL_SOCKET_BAD (libcurl: could not
+   connect, nothing sent) when the list cannot grow. */
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
-    mapi_http *h = clientp;
+    struct sock_list *l = clientp;
     curl_socket_t s;
     struct stat st;
     size_t i;
 
     (void)purpose;
-    if (h->nsocks == h->capsocks) {
-        size_t cap = h->capsocks ? h->capsocks * 2 : 8;
-        struct open_sock *p = realloc(h->socks, cap * sizeof *p);
+    if (l && l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        struct open_sock *p = realloc(l->socks, cap * sizeof *p);
         if (!p)
             return CURL_SOCKET_BAD;
-        h->socks = p;
-        h->capsocks = cap;
+        l->socks = p;
+        l->cap = cap;
     }
     s = socket(a->family, a->socktype, a->protocol);
-    if (s == CURL_SOCKET_BAD)
+    if (s == CURL_SOCKET_BAD || !l)
         return s;
     if (fstat(s, &st) != 0) {
         close(s);
         return CURL_SOCKET_BAD;
     }
-    for (i = 0; i < h->nsocks && h->socks[i].fd != s; i++)
+    for (i = 0; i < l->n && l->socks[i].fd != s; i++)
         ;
-    if (i == h->nsocks)
-        h->nsocks++; /* else: an entry closed behind our back, reused */
-    h->socks[i].fd = s;
-    h->socks[i].dev = st.st_dev;
-    h->socks[i].ino = st.st_ino;
+    if (i == l->n)
+        l->n++; /* else: an entry closed behind our back, reused */
+    l->socks[i].fd = s;
+    l->socks[i].dev = st.st_dev;
+    l->socks[i].ino = st.st_ino;
     return s;
 }
 
 /* CURLOPT_CLOSESOCKETFUNCTION: out of the list, then closed. */
 static int close_socket(void *clientp, curl_socket_t s)
 {
-    mapi_http *h = clientp;
+    struct sock_list *l = clientp;
     size_t i;
 
-    for (i = 0; i < h->nsocks; i++)
-        if (h->socks[i].fd == s) {
-            h->socks[i] = h->socks[--h->nsocks];
+    for (i = 0; l && i < l->n; i++)
+        if (l->socks[i].fd == s) {
+            l->socks[i] = l->socks[--l->n];
             break;
         }
     return close(s);
 }
 
-/* In a child after fork(): points every socket inherited from the parent at
-   /dev/null (dup2 closes the child's copy of the connection, which the
-   parent keeps), so that libcurl can then free its handles without writing
-   to, or reading from, the parent's connections.  Returns 0, or -1 when
-   /dev/null could not be opened: the sockets are then closed outright and
-   the handles must be left unfreed (their fd numbers may be reused). */
-static int release_inherited(mapi_http *h)
+/* In a child after fork(): points every socket of the list inherited from
+   the parent at /dev/null (dup2 closes the child's copy of the connection,
+   which the parent keeps), so that libcurl can then free its handles
+   without writing to, or reading from, the parent's connections.  Returns
+   0, or -1 when /dev/null could not be opened: the sockets are then closed
+   outright and the handles must be left unfreed (their fd numbers may be
+   reused). */
+static int release_inherited(struct sock_list *l)
 {
     int null = open("/dev/null", O_RDWR);
     struct stat st;
     size_t i;
 
-    for (i = 0; i < h->nsocks; i++) {
-        const struct open_sock *o = &h->socks[i];
+    for (i = 0; i < l->n; i++) {
+        const struct open_sock *o = &l->socks[i];
         if (fstat(o->fd, &st) != 0 || st.st_dev != o->dev || st.st_ino != o->ino)
             continue; /* no longer the socket libcurl opened: not ours to touch */
         if (null >= 0)
@@ -331,12 +303,14 @@ static int release_inherited(mapi_http *h)
         else
             (void)close(o->fd);
     }
-    h->nsocks = 0; /* libcurl's closes of them now close the /dev/null copies */
+    l->n = 0; /* libcurl's closes of them now close the /dev/null copies */
     if (null < 0)
         return -1;
     (void)close(null);
     return 0;
 }
+
+static int pool_in_use(const struct mapi_http_loop *l);
 
 static CURLSH *new_share(void)
 {
@@ -344,12 +318,18 @@ static CURLSH *new_share(void)
 
     if (!share)
         return NULL;
-    /* One pool for the easy handle and the transfers of event loops (pages.c
-       runs its pages on one).  CONNECT needs libcurl 7.57; without it each
-       loop's multi keeps its own pool. */
+    /* DNS answers and TLS sessions are shared between the client's own multi
+       and the event loops its calls run on; connections are not.  libcurl's
+       shared connection cache (CURL_LOCK_DATA_CONNECT) hands one connection
+       between multis, and with libcurl 7.88 a connection that nginx ended
+       (keepalive_requests: HTTP/1.1 close, HTTP/2 GOAWAY) while several
+       transfers used the cache sent one page's request again with another
+       page's URL and gave a page another page's answer (RELIABILITY.md,
+       "nginx ending connections").  So each multi keeps its own connections:
+       the client's (mapi_http_pool) for its blocking calls and its pages, a
+       loop's for the calls a host loop runs. */
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     return share;
 }
 
@@ -373,12 +353,16 @@ static int own_process(mapi_http *h, mapi_error *err)
             curl_share_cleanup(share);
         return mapi_error_oom(err);
     }
-    if (release_inherited(h) == 0) {
+    /* the parent's connections are its pool's: given up without a byte on
+       them (mapi_http_loop_free in a child); the easy handle and the share
+       never held one */
+    if (mapi_http_loop_free(h->pool) == 0) {
         if (h->spare)
             curl_easy_cleanup(h->spare);
         curl_easy_cleanup(h->easy);
         curl_share_cleanup(h->share);
     } /* else left unfreed: a child short of file descriptors leaks them */
+    h->pool = NULL;
     h->spare = NULL;
     h->easy = easy;
     h->share = share;
@@ -531,9 +515,9 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_SHARE, h->share);
     SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
-    SET(CURLOPT_OPENSOCKETDATA, h);
+    SET(CURLOPT_OPENSOCKETDATA, (void *)NULL); /* each transfer: its loop's list */
     SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
-    SET(CURLOPT_CLOSESOCKETDATA, h);
+    SET(CURLOPT_CLOSESOCKETDATA, (void *)NULL);
 #undef SET
     if (rc != CURLE_OK) {
         mapi_http_free(h);
@@ -554,12 +538,14 @@ static void wipe_headers(struct curl_slist *l)
 
 void mapi_http_free(mapi_http *h)
 {
-    int inherited_left = 0;
+    int inherited_left;
 
     if (!h)
         return;
-    if (h->pid != getpid()) /* freed in a child: the parent's connections stay untouched */
-        inherited_left = release_inherited(h) < 0;
+    /* the pool first: its connections (in a child: the parent's, left as
+       they are) and every transfer handle, before the share they use */
+    inherited_left = mapi_http_loop_free(h->pool) < 0;
+    h->pool = NULL;
     if (!inherited_left) {
         if (h->spare)
             curl_easy_cleanup(h->spare);
@@ -571,7 +557,6 @@ void mapi_http_free(mapi_http *h)
     wipe_headers(h->headers); /* the Authorization line holds the key */
     if (!inherited_left)
         curl_slist_free_all(h->headers); /* (else the leaked easy handle still points at it) */
-    free(h->socks);
     free(h);
 }
 
@@ -611,6 +596,22 @@ static mapi_outcome transport_outcome(CURLcode rc, long request_size, curl_off_t
     }
 }
 
+/* A method that may move money goes over HTTP/1.1 on a connection of its
+   own (see the top of this file). */
+static int own_connection(const mapi_http_request *req)
+{
+    return req->fresh_connection ||
+           (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0);
+}
+
+/* HTTP/1.1 only: a request on a connection of its own, and a GET retried
+   after libcurl wanted to resend it (mapi_http_resend_refused); other GETs
+   and HEADs take libcurl's default (HTTP/2 over TLS when offered). */
+static int http1_only(const mapi_http_request *req)
+{
+    return req->http1 || own_connection(req);
+}
+
 static int set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
 {
     CURLcode rc;
@@ -643,15 +644,11 @@ static int set_request(CURL *easy, const mapi_http_request *req, long timeout_ms
             rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
                                   strcmp(req->method, "POST") == 0 ? NULL : req->method);
     }
-    /* A method that may move money: HTTP/1.1 on a connection of its own
-       (see the top of this file); a GET retried after libcurl wanted to resend it:
-       HTTP/1.1; other GETs and HEADs: libcurl's default (HTTP/2 over TLS when offered). */
-    once = req->fresh_connection || (strcmp(req->method, "GET") != 0 &&
-                                     strcmp(req->method, "HEAD") != 0);
+    once = own_connection(req);
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
-                              once || req->http1 ? (long)CURL_HTTP_VERSION_1_1
-                                                 : (long)CURL_HTTP_VERSION_NONE);
+                              http1_only(req) ? (long)CURL_HTTP_VERSION_1_1
+                                              : (long)CURL_HTTP_VERSION_NONE);
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, once ? 1L : 0L);
     if (rc == CURLE_OK)
@@ -666,21 +663,8 @@ static int set_request(CURL *easy, const mapi_http_request *req, long timeout_ms
 static int refuse_response(transfer *t, long status, mapi_error *err, const char *title,
                            const char *detail)
 {
-    const char *rid = mapi_response_header(t->res, "x-request-id");
-
-    mapi_error_set(err, MAPI_ERR_DECODE, "%s", title);
-    if (!err || err->kind != MAPI_ERR_DECODE) {
-        mapi_response_free(t->res);
-        return -1;
-    }
-    err->status = (int)status;
-    err->outcome = MAPI_OUTCOME_UNKNOWN;
-    err->request_id = mapi_strdup(rid);
-    err->detail = mapi_strdup(detail);
-    err->response = t->res;
-    if ((rid && !err->request_id) || (detail && !err->detail))
-        return mapi_error_oom(err);
-    return -1;
+    t->res->status = (int)status;
+    return mapi_refuse_head(t->res, err, title, detail);
 }
 
 /* The handle's header lines followed by req's own headers ("Name: value";
@@ -764,11 +748,8 @@ static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *er
         }
         return -1;
     }
-    if (t->bad_length)
-        return refuse_response(t, status, err,
-                               t->bad_length == 1 ? "conflicting Content-Length headers"
-                                                  : "invalid Content-Length header",
-                               NULL);
+    if (mapi_framing_title(&t->framing))
+        return refuse_response(t, status, err, mapi_framing_title(&t->framing), NULL);
     if (!t->oom && !t->in_body && request_size > 0 &&
 #if LIBCURL_VERSION_NUM >= 0x080600 /* 8.6.0: CURLE_TOO_LARGE */
         (rc == CURLE_OUT_OF_MEMORY || rc == CURLE_TOO_LARGE)
@@ -846,44 +827,66 @@ static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *er
     return 0;
 }
 
+/* One blocking request: a transfer on the client's own multi, waited for
+   here.  The same transfer, callbacks and result as a loop's (the last
+   section of this file), so a blocking call and a call of the pages answer
+   alike, on the same connections. */
+struct perform_wait {
+    mapi_http_loop *pool;
+    mapi_http_transfer *t;
+    mapi_response **out;
+    mapi_error *err;
+    int rc;
+    int done;
+};
+
+/* mapi_http_loop_done_fn of a blocking request: its result, then it is off. */
+static void perform_done(void *ctx, void *priv)
+{
+    struct perform_wait *w = ctx;
+
+    if (priv != (void *)w || w->done)
+        return;
+    w->rc = mapi_http_transfer_result(w->t, w->out, w->err);
+    mapi_http_loop_remove(w->pool, w->t);
+    w->t = NULL;
+    w->done = 1;
+}
+
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err)
 {
-    transfer t;
-    CURLcode rc;
-    int sent = 0, oom, result;
-    struct curl_slist *own;
+    struct perform_wait w;
+    mapi_http_loop *pool;
 
     *out = NULL;
-    if (own_process(h, err) < 0)
+    pool = mapi_http_pool(h, err);
+    if (!pool)
         return -1;
-    memset(&t, 0, sizeof t);
-    t.max_body = h->max_body;
-    own = request_headers(h, req, &oom);
-    t.res = oom ? NULL : mapi_response_new();
-    if (!t.res) {
-        wipe_headers(own);
-        curl_slist_free_all(own);
-        return mapi_error_oom(err);
+    if (pool_in_use(pool)) {
+        /* its pages are under way and one of their observers called the
+           client: the transfers would be stepped by two waits */
+        mapi_error_set(err, MAPI_ERR_USAGE,
+                       "the client is busy: a call made from inside one of its own calls");
+        if (err)
+            err->outcome = MAPI_OUTCOME_NOT_SENT;
+        return -1;
     }
-    h->errbuf[0] = '\0';
-    rc = (CURLcode)set_request(h->easy, req, h->timeout_ms);
-    if (rc == CURLE_OK && own)
-        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
-    if (rc == CURLE_OK) {
-        rc = set_transfer(h->easy, &t);
-        if (rc == CURLE_OK) {
-            rc = curl_easy_perform(h->easy);
-            sent = 1;
-        }
+    memset(&w, 0, sizeof w);
+    w.pool = pool;
+    w.out = out;
+    w.err = err;
+    if (mapi_http_loop_add(pool, h, req, &w, &w.t, err) < 0)
+        return -1;
+    while (!w.done) {
+        /* libcurl's timer bounds every wait (the request's own timeout
+           included); a second at most, whatever it says */
+        double wait = mapi_http_loop_timeout(pool);
+        if (wait < 0 || wait > 1.0)
+            wait = 1.0;
+        (void)mapi_http_loop_wait(pool, wait, perform_done, &w);
     }
-    result = finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
-    if (own) {
-        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
-        wipe_headers(own);
-        curl_slist_free_all(own);
-    }
-    return result;
+    return w.rc;
 }
 
 int mapi_http_resend_refused(const mapi_error *e)
@@ -900,6 +903,7 @@ struct mapi_http_transfer {
     transfer t;
     void *data;                 /* the driver's */
     struct mapi_http_loop *loop; /* the loop it is added to, or NULL */
+    int lane;                   /* which of its multis (LANE_MULTIPLEX, LANE_HTTP1) */
     mapi_http_transfer *prev, *next; /* in loop->running */
     int multi_failed;           /* the CURLMcode that ended it with its multi, or 0 */
     CURLcode code;              /* once done: libcurl's result */
@@ -1003,6 +1007,15 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
     return rc;
 }
 
+mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err)
+{
+    if (own_process(h, err) < 0)
+        return NULL;
+    if (!h->pool)
+        h->pool = mapi_http_loop_new(err);
+    return h->pool;
+}
+
 /* ---- the library's global state: libcurl's ---- */
 
 /* The once-guard of curl_global_init: the library's only globals. */
@@ -1043,7 +1056,9 @@ const char *mapi_http_version(void)
 /* without I/O; an epoll set of our own holds the sockets, so the whole     */
 /* loop is one descriptor (readable when a socket is) and one deadline.     */
 /* Each transfer is a mapi_http_transfer of its client (a duplicate of its  */
-/* easy handle, on its share: connections, DNS cache, TLS sessions).        */
+/* easy handle, on its share: DNS cache and TLS sessions); connections are  */
+/* the loop's own, in two multis (struct loop_lane, below).  A client keeps */
+/* one such loop for its blocking calls and its pages (mapi_http_pool).     */
 /* ------------------------------------------------------------------------ */
 
 #include <errno.h>
@@ -1052,71 +1067,112 @@ const char *mapi_http_version(void)
 /* Events read from the epoll set per epoll_wait. */
 #define LOOP_EVENTS 64
 
-struct mapi_http_loop {
+/* A loop's two multis.  libcurl 7.88 puts a transfer that may multiplex on a
+   connection in use by another transfer whenever the host's connections are
+   known to multiplex (lib/url.c, ConnectionExists), even when that
+   connection speaks HTTP/1.1: a confirm's own connection, or a GET's retried
+   over HTTP/1.1, then carried a second request, and two transfers read each
+   other's answers (a page got another page's items).  So the transfers that
+   speak HTTP/1.1 only (http1_only) run on a multi of their own, where none
+   may multiplex, and never share a connection cache with those that may. */
+enum { LANE_MULTIPLEX = 0, LANE_HTTP1 = 1, LANES = 2 };
+
+struct loop_lane {
+    struct mapi_http_loop *loop;
     CURLM *multi;
-    int epfd;        /* the epoll set: the loop's descriptor */
+    int index;
     double timer_at; /* monotonic seconds when libcurl wants its timeout call; < 0: none */
-    int busy;        /* 1 while libcurl's multi is being driven (not re-entered) */
+};
+
+struct mapi_http_loop {
+    struct loop_lane lanes[LANES];
+    struct sock_list socks; /* the sockets of both multis' connections */
+    pid_t pid;       /* the process that made it: in a child its connections are the parent's */
+    int epfd;        /* the epoll set of both multis' sockets: the loop's descriptor */
+    int busy;        /* 1 while libcurl's multis are being driven (not re-entered) */
     mapi_http_transfer *running; /* the transfers added and not removed, newest first */
 };
 
-/* CURLMOPT_SOCKETFUNCTION: the socket s is to be watched for what (or no
-   longer).  A socket that closed behind our back is already out of the set. */
+/* CURLMOPT_SOCKETFUNCTION: the socket s of a lane's multi is to be watched
+   for what (or no longer).  A socket that closed behind our back is
+   already out of the set.  The event carries the lane and the socket. */
 static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
-    mapi_http_loop *l = userp;
+    struct loop_lane *lane = userp;
+    mapi_http_loop *l = lane->loop;
     struct epoll_event ev;
 
     (void)easy, (void)socketp;
+    if (l->epfd < 0)
+        return 0; /* a child's inherited loop being freed: the set is the parent's */
     if (what == CURL_POLL_REMOVE) {
         (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
         return 0;
     }
     memset(&ev, 0, sizeof ev);
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-    ev.data.fd = s;
+    ev.data.u64 = ((uint64_t)(unsigned)lane->index << 32) | (uint64_t)(uint32_t)s;
     if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, s, &ev) != 0 &&
         (errno != ENOENT || epoll_ctl(l->epfd, EPOLL_CTL_ADD, s, &ev) != 0))
         return -1; /* libcurl fails the transfer */
     return 0;
 }
 
-/* CURLMOPT_TIMERFUNCTION: call curl_multi_socket_action(TIMEOUT) in
-   timeout_ms (-1: the timer is off). */
+/* CURLMOPT_TIMERFUNCTION: call curl_multi_socket_action(TIMEOUT) on the
+   lane's multi in timeout_ms (-1: the timer is off). */
 static int loop_on_timer(CURLM *multi, long timeout_ms, void *userp)
 {
-    mapi_http_loop *l = userp;
+    struct loop_lane *lane = userp;
 
     (void)multi;
-    l->timer_at = timeout_ms < 0 ? -1.0 : mapi_monotonic_seconds() + (double)timeout_ms / 1000.0;
+    lane->timer_at =
+        timeout_ms < 0 ? -1.0 : mapi_monotonic_seconds() + (double)timeout_ms / 1000.0;
     return 0;
+}
+
+static CURLMcode lane_init(mapi_http_loop *l, int i)
+{
+    struct loop_lane *lane = &l->lanes[i];
+    CURLMcode mc;
+
+    lane->loop = l;
+    lane->index = i;
+    lane->timer_at = -1.0;
+    lane->multi = curl_multi_init();
+    if (!lane->multi)
+        return CURLM_OUT_OF_MEMORY;
+    mc = curl_multi_setopt(lane->multi, CURLMOPT_SOCKETFUNCTION, loop_on_socket);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(lane->multi, CURLMOPT_SOCKETDATA, (void *)lane);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(lane->multi, CURLMOPT_TIMERFUNCTION, loop_on_timer);
+    if (mc == CURLM_OK)
+        mc = curl_multi_setopt(lane->multi, CURLMOPT_TIMERDATA, (void *)lane);
+    if (mc == CURLM_OK && i == LANE_HTTP1) /* nothing on it may share a connection */
+        mc = curl_multi_setopt(lane->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    return mc;
 }
 
 mapi_http_loop *mapi_http_loop_new(mapi_error *err)
 {
     mapi_http_loop *l = calloc(1, sizeof *l);
     CURLMcode mc = CURLM_OK;
+    int i;
 
     if (!l)
         return mapi_error_oom(err), NULL;
-    l->timer_at = -1.0;
+    l->pid = getpid();
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (l->epfd < 0) {
         free(l);
         return mapi_error_set(err, MAPI_ERR_TRANSPORT, "epoll_create1 failed"), NULL;
     }
-    l->multi = curl_multi_init();
-    if (!l->multi) {
+    for (i = 0; i < LANES && mc == CURLM_OK; i++)
+        mc = lane_init(l, i);
+    if (mc == CURLM_OUT_OF_MEMORY) {
         mapi_http_loop_free(l);
         return mapi_error_oom(err), NULL;
     }
-    mc = curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, loop_on_socket);
-    if (mc == CURLM_OK)
-        mc = curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, (void *)l);
-    if (mc == CURLM_OK)
-        mc = curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, loop_on_timer);
-    if (mc == CURLM_OK)
-        mc = curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, (void *)l);
     if (mc != CURLM_OK) {
         mapi_http_loop_free(l);
         return mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
@@ -1125,15 +1181,31 @@ mapi_http_loop *mapi_http_loop_new(mapi_error *err)
     return l;
 }
 
-void mapi_http_loop_free(mapi_http_loop *l)
+int mapi_http_loop_free(mapi_http_loop *l)
 {
+    int i;
+
     if (!l)
-        return;
-    if (l->multi)
-        curl_multi_cleanup(l->multi);
+        return 0;
+    if (l->pid != getpid()) {
+        /* in a child: the epoll set is the parent's too (one open
+           description), so it is closed before libcurl, cleaning up, would
+           take the parent's sockets out of it; the connections are the
+           parent's, pointed at /dev/null first (release_inherited) */
+        if (l->epfd >= 0)
+            close(l->epfd);
+        l->epfd = -1;
+        if (release_inherited(&l->socks) < 0)
+            return -1; /* left unfreed: their fd numbers may be reused */
+    }
+    for (i = 0; i < LANES; i++)
+        if (l->lanes[i].multi)
+            curl_multi_cleanup(l->lanes[i].multi);
     if (l->epfd >= 0)
         close(l->epfd);
+    free(l->socks.socks);
     free(l);
+    return 0;
 }
 
 int mapi_http_loop_fd(const mapi_http_loop *l)
@@ -1143,11 +1215,15 @@ int mapi_http_loop_fd(const mapi_http_loop *l)
 
 double mapi_http_loop_timeout(const mapi_http_loop *l)
 {
-    double left;
+    double at = -1.0, left;
+    int i;
 
-    if (l->timer_at < 0)
+    for (i = 0; i < LANES; i++)
+        if (l->lanes[i].timer_at >= 0 && (at < 0 || l->lanes[i].timer_at < at))
+            at = l->lanes[i].timer_at;
+    if (at < 0)
         return -1.0;
-    left = l->timer_at - mapi_monotonic_seconds();
+    left = at - mapi_monotonic_seconds();
     return left > 0 ? left : 0.0;
 }
 
@@ -1160,15 +1236,30 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
     *out = NULL;
     if (own_process(h, err) < 0)
         return -1;
+    if (l->pid != getpid()) {
+        mapi_error_set(err, MAPI_ERR_USAGE,
+                       "this loop was made before fork(): its connections are the parent's; "
+                       "make a loop in this process");
+        if (err)
+            err->outcome = MAPI_OUTCOME_NOT_SENT;
+        return -1;
+    }
     t = transfer_new(h, req, private_data, err);
     if (!t)
         return -1;
+    t->lane = http1_only(req) ? LANE_HTTP1 : LANE_MULTIPLEX;
+    /* the loop's connections: its list of their sockets */
+    if (curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, (void *)&l->socks) != CURLE_OK ||
+        curl_easy_setopt(t->easy, CURLOPT_CLOSESOCKETDATA, (void *)&l->socks) != CURLE_OK) {
+        transfer_free(t);
+        return mapi_error_oom(err);
+    }
     /* PIPEWAIT holds a transfer back until a connection being opened shows
        whether it multiplexes: only HTTP/2 over TLS can; over http:// it would
        put the calls of a loop one behind the other */
-    if (strncmp(req->url, "http://", 7) == 0)
+    if (t->lane == LANE_HTTP1 || strncmp(req->url, "http://", 7) == 0)
         curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, 0L);
-    mc = curl_multi_add_handle(l->multi, t->easy);
+    mc = curl_multi_add_handle(l->lanes[t->lane].multi, t->easy);
     if (mc != CURLM_OK) {
         transfer_free(t);
         if (mc == CURLM_OUT_OF_MEMORY)
@@ -1191,7 +1282,7 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
 {
     if (!t)
         return;
-    curl_multi_remove_handle(l->multi, t->easy);
+    curl_multi_remove_handle(l->lanes[t->lane].multi, t->easy);
     if (t->loop == l) {
         if (t->prev)
             t->prev->next = t->next;
@@ -1203,22 +1294,23 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
     transfer_free(t);
 }
 
-/* Hands every finished transfer to done (which removes it). */
+/* Hands every finished transfer of both lanes to done (which removes it). */
 static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *ctx)
 {
     CURLMsg *msg;
-    int left;
+    int left, i;
 
-    while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
-        mapi_http_transfer *x = NULL;
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        if (!x)
-            continue;
-        x->code = msg->data.result; /* msg dies with the handle's removal */
-        done(ctx, x->data);
-    }
+    for (i = 0; i < LANES; i++)
+        while ((msg = curl_multi_info_read(l->lanes[i].multi, &left)) != NULL) {
+            mapi_http_transfer *x = NULL;
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            if (!x)
+                continue;
+            x->code = msg->data.result; /* msg dies with the handle's removal */
+            done(ctx, x->data);
+        }
 }
 
 int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
@@ -1227,6 +1319,7 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
     struct epoll_event evs[LOOP_EVENTS];
     int n, i, running = 0, ms;
     CURLMcode mc = CURLM_OK, failed = CURLM_OK;
+    double now;
 
     if (l->busy)
         return -1;
@@ -1242,28 +1335,36 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
     l->busy = 1;
     for (i = 0; i < n; i++) {
         int mask = 0;
+        unsigned lane = (unsigned)(evs[i].data.u64 >> 32);
+        curl_socket_t s = (curl_socket_t)(uint32_t)(evs[i].data.u64 & 0xffffffffu);
+        if (lane >= LANES)
+            continue;
         if (evs[i].events & (EPOLLIN | EPOLLHUP))
             mask |= CURL_CSELECT_IN;
         if (evs[i].events & EPOLLOUT)
             mask |= CURL_CSELECT_OUT;
         if (evs[i].events & EPOLLERR)
             mask |= CURL_CSELECT_ERR;
-        mc = curl_multi_socket_action(l->multi, evs[i].data.fd, mask, &running);
+        mc = curl_multi_socket_action(l->lanes[lane].multi, s, mask, &running);
         if (mc != CURLM_OK && mc != CURLM_BAD_SOCKET) /* BAD_SOCKET: closed meanwhile */
             failed = mc;
     }
-    if (l->timer_at >= 0 && mapi_monotonic_seconds() >= l->timer_at) {
-        l->timer_at = -1.0; /* libcurl sets it again when it wants one */
-        mc = curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        if (mc != CURLM_OK)
-            failed = mc;
+    now = mapi_monotonic_seconds();
+    for (i = 0; i < LANES; i++) {
+        struct loop_lane *lane = &l->lanes[i];
+        if (lane->timer_at >= 0 && now >= lane->timer_at) {
+            lane->timer_at = -1.0; /* libcurl sets it again when it wants one */
+            mc = curl_multi_socket_action(lane->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+            if (mc != CURLM_OK)
+                failed = mc;
+        }
     }
     l->busy = 0;
     loop_collect(l, done, ctx);
     if (failed != CURLM_OK) {
-        /* The multi failed (out of memory, most likely): what it was doing
-           is lost -- a socket it no longer watches, a timer never set -- and
-           its transfers would never end.  Each ends now with that failure. */
+        /* A multi failed (out of memory, most likely): what it was doing is
+           lost -- a socket it no longer watches, a timer never set -- and its
+           transfers would never end.  Each transfer ends now with that failure. */
         mapi_http_transfer *x, *next;
         for (x = l->running; x; x = next) {
             next = x->next;
@@ -1272,4 +1373,10 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
         }
     }
     return n;
+}
+
+/* 1 while transfers are on l or libcurl is being driven. */
+static int pool_in_use(const mapi_http_loop *l)
+{
+    return l->running != NULL || l->busy;
 }

@@ -128,6 +128,77 @@ void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *res);
 
+/* ---- response framing (framing.c): the one rule every transport applies ---- */
+
+typedef enum mapi_framing_fault {
+    MAPI_FRAMING_OK = 0,
+    MAPI_FRAMING_CONFLICT,   /* Content-Length values that disagree (RFC 9110 8.6) */
+    MAPI_FRAMING_BAD_LENGTH, /* a Content-Length that is not a number */
+    MAPI_FRAMING_BOTH,       /* Content-Length with Transfer-Encoding (RFC 9112 6.3) */
+    MAPI_FRAMING_CODING      /* a Transfer-Encoding other than one "chunked" */
+} mapi_framing_fault;
+
+#define MAPI_FRAMING_LENGTH_MAX 0xffffffffffffffffULL
+
+/* What the head of one answer says of its body, read field by field. */
+typedef struct mapi_framing {
+    int fault;                 /* mapi_framing_fault: the first refusal (sticky) */
+    int has_length;            /* a Content-Length came: length, digits */
+    int has_coding;            /* a Transfer-Encoding came (then chunked is 1) */
+    int chunked;
+    unsigned long long length; /* saturated at MAPI_FRAMING_LENGTH_MAX */
+    size_t ndigits;
+    char digits[24];           /* the length's digits, no leading zeros, NUL-terminated */
+} mapi_framing;
+
+/* An empty head: no length, no coding, no fault. */
+void mapi_framing_init(mapi_framing *f);
+/* Takes one header field of the head (name in any case, the value with or
+   without spaces around it; others than Content-Length and
+   Transfer-Encoding are ignored).  0, or -1 once the head is refused (and
+   for every field after). */
+int mapi_framing_field(mapi_framing *f, const char *name, size_t name_len, const char *value,
+                       size_t value_len);
+/* The DECODE title of a refused head ("conflicting Content-Length headers",
+   ...), or NULL when the head is not refused. */
+const char *mapi_framing_title(const mapi_framing *f);
+/* f from every header of res: 0, or -1 when refused. */
+int mapi_framing_response(const mapi_response *res, mapi_framing *f);
+/* An answer refused on its head: DECODE with title (and detail, may be
+   NULL), its status and request id, outcome UNKNOWN (the request was sent;
+   kept for a confirm only by the exchange), res attached as err->response.
+   Always -1. */
+int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, const char *detail);
+/* The framing rule applied to a whole answer to method (any transport's):
+   0 when it holds; else -1 with err: a refused head as mapi_refuse_head, a
+   body longer than its Content-Length as DECODE (res attached), a shorter
+   one as TRANSPORT "body cut short" (retryable, outcome UNKNOWN, res
+   freed).  HEAD answers and 1xx/204/304 have no body to measure. */
+int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err);
+
+/* ---- option limits (limits.c): one check per option value, for C and Lua ---- */
+
+/* Each returns NULL when the value is within its limits, else the USAGE
+   title (a static string: the same from the C API and from Lua).  Seconds:
+   > 0 and at most 1e9 (NaN refused); max_retries 0 .. MAPI_MAX_RETRIES;
+   max_body >= 1 byte; page, per_page >= 1 (and within a long); order
+   "created_at"; order_type "asc" or "desc" (NULL refused: the caller skips
+   what was not given -- in the C structs 0 or NULL). */
+const char *mapi_limit_timeout(double seconds);
+const char *mapi_limit_connect_timeout(double seconds);
+const char *mapi_limit_deadline(double seconds);
+const char *mapi_limit_max_retries(long long n);
+const char *mapi_limit_max_body(unsigned long long n);
+const char *mapi_limit_page(long long n);
+const char *mapi_limit_per_page(long long n);
+const char *mapi_limit_order(const char *s);
+const char *mapi_limit_order_type(const char *s);
+/* The limits of a list's parameters, each checked when given (order and
+   order_type non-NULL, page and per_page non-zero); NULL when p is NULL. */
+const char *mapi_limit_page_params(const mapi_page_params *p);
+/* title NULL: 0.  Else err = USAGE title, and -1. */
+int mapi_limit_refuse(const char *title, mapi_error *err);
+
 /* ---- URLs (url.c) ---- */
 
 /* Appends s percent-encoded: RFC 3986 unreserved bytes (A-Z a-z 0-9 - . _ ~)
@@ -544,10 +615,14 @@ typedef struct mapi_http_transfer mapi_http_transfer;
    private_data.  Read its result (mapi_http_transfer_result), then take it
    off with mapi_http_loop_remove, inside the callback. */
 typedef void (*mapi_http_loop_done_fn)(void *ctx, void *priv);
-/* A new multi handle with its epoll set; NULL with err (MEMORY, TRANSPORT).
-   Free with mapi_http_loop_free (NULL ignored) once every transfer is off. */
+/* A new loop: two multi handles (transfers that may multiplex, and those
+   that speak HTTP/1.1 only), their connections and one epoll set; NULL
+   with err (MEMORY, TRANSPORT).  Free with mapi_http_loop_free (NULL
+   ignored) once every transfer is off: 0, or -1 in a child after fork()
+   when the parent's connections could not be given up safely (left
+   unfreed).  A loop made before fork() refuses transfers in the child. */
 mapi_http_loop *mapi_http_loop_new(mapi_error *err);
-void mapi_http_loop_free(mapi_http_loop *l);
+int mapi_http_loop_free(mapi_http_loop *l);
 /* The epoll descriptor: readable when a socket of a transfer is ready.
    Owned by l. */
 int mapi_http_loop_fd(const mapi_http_loop *l);
@@ -563,6 +638,11 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
 /* Takes t off the loop and frees it (a transfer under way is abandoned).
    NULL ignored. */
 void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
+/* The client's own multi, made at its first use and freed with h: the
+   connections of its blocking calls (mapi_http_perform) and of its pages
+   (pages.c); a host's loop keeps connections of its own.  Renewed in a
+   child after fork().  NULL with err (MEMORY, TRANSPORT). */
+mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
@@ -626,6 +706,11 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
 int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int owns,
                            mapi_observer_fn observer, void *observer_ctx,
                            mapi_loop_done_fn done, void *ctx, mapi_error *err);
+
+/* A loop over io, a multi it does not own (a client's mapi_http_pool: the
+   pages run on the client's connections); mapi_loop_free leaves io as it
+   is, with no transfer on it.  NULL with err (MEMORY). */
+mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err);
 
 /* One attempt of a call on a loop, for a driver that decides its own waits
    (pages.c: the retry rounds).  The handle of a call not yet reported. */

@@ -54,6 +54,7 @@ typedef struct mapi_loop_op {
 
 struct mapi_loop {
     mapi_http_loop *io;
+    int owns_io;              /* 0: a client's own multi (mapi_loop_over), not freed here */
     op *head, *tail;          /* every call not yet reported, in start order */
     size_t count;
     int stepping;             /* 1 inside mapi_loop_step (callbacks included) */
@@ -272,6 +273,17 @@ mapi_loop *mapi_loop_new(mapi_error *err)
         free(l);
         return NULL;
     }
+    l->owns_io = 1;
+    return l;
+}
+
+mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err)
+{
+    mapi_loop *l = calloc(1, sizeof *l);
+
+    if (!l)
+        return mapi_error_oom(err), NULL;
+    l->io = io;
     return l;
 }
 
@@ -304,7 +316,8 @@ void mapi_loop_free(mapi_loop *l)
     }
     l->stepping = 1; /* callbacks may not step, free, or start calls now */
     report_done(l);
-    mapi_http_loop_free(l->io);
+    if (l->owns_io)
+        mapi_http_loop_free(l->io);
     free(l);
 }
 

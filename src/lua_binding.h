@@ -147,6 +147,12 @@ typedef struct mapi_lua_hooks {
 } mapi_lua_hooks;
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
 
+/* core.framing(content_length, transfer_encoding) -> "length", n |
+   "chunked" | "close" | nil, title: how the body of an answer with these
+   header values (nil, a string, or an array of strings) is framed, by the
+   core's rule (framing.c). */
+int mapi_lua_framing(lua_State *L);
+
 /* Adds the method observed to the client method table on the
    top of the stack, and registers the exchange metatable; the stack is left
    as it was. */

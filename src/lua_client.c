@@ -221,28 +221,28 @@ int mapi_lua_new(lua_State *L)
     lua_getfield(L, 1, "api_key");
     cfg.api_key = opt_string(L, 3, "api_key", &key_len);
     lua_getfield(L, 1, "timeout");
-    if (opt_number(L, 4, "timeout", &d)) {
+    if (opt_number(L, 4, "timeout", &d)) { /* the limits: limits.c, as for C */
         cfg.timeout = d;
-        if (!(d >= 0 && d <= 1e9))
-            bad = "timeout must be a number of seconds >= 0";
+        if (mapi_limit_timeout(d))
+            bad = mapi_limit_timeout(d);
     }
     lua_getfield(L, 1, "connect_timeout");
     if (opt_number(L, 5, "connect_timeout", &d)) {
         cfg.connect_timeout = d;
-        if (!(d >= 0 && d <= 1e9))
-            bad = "connect_timeout must be a number of seconds >= 0";
+        if (mapi_limit_connect_timeout(d))
+            bad = mapi_limit_connect_timeout(d);
     }
     lua_getfield(L, 1, "max_retries");
     if (opt_integer(L, 6, "max_retries", &n)) {
-        if (n < 0 || n > 100)
-            bad = "max_retries must be an integer from 0 to 100";
+        if (mapi_limit_max_retries(n))
+            bad = mapi_limit_max_retries(n);
         else
             cfg.max_retries = (int)n;
     }
     lua_getfield(L, 1, "max_body");
     if (opt_integer(L, 7, "max_body", &n)) {
-        if (n < 1 || (uint64_t)n > (uint64_t)SIZE_MAX)
-            bad = "max_body must be a number of bytes >= 1";
+        if (mapi_limit_max_body(n < 1 ? 0 : (unsigned long long)n))
+            bad = mapi_limit_max_body(0);
         else
             cfg.max_body = (size_t)n;
     }
@@ -258,8 +258,8 @@ int mapi_lua_new(lua_State *L)
     lua_getfield(L, 1, "deadline");
     if (opt_number(L, 12, "deadline", &d)) {
         cfg.deadline = d;
-        if (!(d > 0 && d <= 1e9))
-            bad = "deadline must be a number of seconds > 0";
+        if (mapi_limit_deadline(d)) /* 0 too: in Lua, a deadline given is one */
+            bad = mapi_limit_deadline(d);
     }
     lua_getfield(L, 1, "settle");
     if (!lua_isnil(L, 13)) {
@@ -392,8 +392,8 @@ static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
         return NULL;
     lua_getfield(L, opts, "deadline");
     if (opt_number(L, lua_gettop(L), "deadline", &d)) {
-        if (!(d > 0 && d <= 1e9))
-            bad = "deadline must be a number of seconds > 0";
+        if (mapi_limit_deadline(d)) /* limits.c, as for C; 0 too (given) */
+            bad = mapi_limit_deadline(d);
         else
             o->deadline = d;
     }
@@ -540,26 +540,26 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
 
     lua_getfield(L, opts, "order");
     p->order = opt_string(L, lua_gettop(L), "order", &len);
-    if (has_nul(p->order, len) || (p->order && *p->order == '\0'))
-        bad = "order must be a non-empty string";
+    /* the limits are the core's (limits.c), as for C: a NUL byte is Lua's own */
+    if (p->order && (has_nul(p->order, len) || mapi_limit_order(p->order)))
+        bad = mapi_limit_order("");
     lua_getfield(L, opts, "order_type");
     p->order_type = opt_string(L, lua_gettop(L), "order_type", &len);
-    if (p->order_type && strcmp(p->order_type, "asc") != 0 &&
-        strcmp(p->order_type, "desc") != 0)
-        bad = "order_type must be \"asc\" or \"desc\"";
+    if (p->order_type && (has_nul(p->order_type, len) || mapi_limit_order_type(p->order_type)))
+        bad = mapi_limit_order_type("");
     if (with_page) {
         lua_getfield(L, opts, "page");
         if (opt_integer(L, lua_gettop(L), "page", &n)) {
-            if (n < 1 || n > LONG_MAX)
-                bad = "page must be an integer >= 1";
+            if (mapi_limit_page(n))
+                bad = mapi_limit_page(n);
             else
                 p->page = (long)n;
         }
     }
     lua_getfield(L, opts, "per_page");
     if (opt_integer(L, lua_gettop(L), "per_page", &n)) {
-        if (n < 1 || n > LONG_MAX)
-            bad = "per_page must be an integer >= 1";
+        if (mapi_limit_per_page(n))
+            bad = mapi_limit_per_page(n);
         else
             p->per_page = (long)n;
     }
@@ -797,8 +797,8 @@ static int request_call(lua_State *L, int prepare)
         if (lua_type(L, 8) != LUA_TNUMBER)
             return mapic_typeerror(L, 8, "number or nil");
         opts.deadline = (double)lua_tonumber(L, 8);
-        if (!(opts.deadline > 0 && opts.deadline <= 1e9))
-            opts.deadline = -1; /* refused by the core */
+        if (mapi_limit_deadline(opts.deadline))
+            opts.deadline = -1; /* refused by the core (limits.c); 0 too: given */
     }
     if (cb->client == NULL || cb->close_pending ||
         has_nul(method, method_len) || has_nul(path, path_len) ||

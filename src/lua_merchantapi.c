@@ -101,6 +101,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"path", l_path},
                                          {"not_sent", l_not_sent},
                                          {"loop_new", mapi_lua_loop_new},
+                                         {"framing", mapi_lua_framing},
                                          {NULL, NULL}};
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");

@@ -455,6 +455,75 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL, skip_info);
 }
 
+/* Feeds the header `name` with the value at idx (a string or a number, or
+   an array of them: a repeated header; anything else ignored) to f. */
+static void framing_values(lua_State *L, mapi_framing *f, const char *name, int idx)
+{
+    size_t nlen = strlen(name), vlen;
+    const char *v;
+    int i;
+
+    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
+        lua_pushvalue(L, idx); /* a copy: tolstring converts a number in place */
+        v = lua_tolstring(L, -1, &vlen);
+        mapi_framing_field(f, name, nlen, v, vlen);
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return;
+    for (i = 1;; i++) {
+        lua_rawgeti(L, idx, i);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            return;
+        }
+        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+            v = lua_tolstring(L, -1, &vlen); /* a copy of the slot: the array stays */
+            mapi_framing_field(f, name, nlen, v, vlen);
+        }
+        lua_pop(L, 1);
+    }
+}
+
+/*
+ * core.framing(content_length, transfer_encoding) -> "length", n | "chunked"
+ *     | "close" | nil, title
+ * The values of an answer's Content-Length and Transfer-Encoding headers
+ * (each nil, a string, or an array of strings: a repeated header).  The
+ * framing rule of every transport (framing.c): a transport calls it before
+ * it reads a body; on nil it reads none and hands the head to the exchange,
+ * which refuses it with that title.
+ */
+int mapi_lua_framing(lua_State *L)
+{
+    mapi_framing f;
+
+    lua_settop(L, 2);
+    mapi_framing_init(&f);
+    framing_values(L, &f, "content-length", 1);
+    framing_values(L, &f, "transfer-encoding", 2);
+    if (mapi_framing_title(&f)) {
+        lua_pushnil(L);
+        lua_pushstring(L, mapi_framing_title(&f));
+        return 2;
+    }
+    if (f.chunked) {
+        lua_pushliteral(L, "chunked");
+        return 1;
+    }
+    if (f.has_length) {
+        lua_pushliteral(L, "length");
+        if (f.length <= (unsigned long long)INT64_MAX)
+            mapic_pushint64(L, (int64_t)f.length);
+        else
+            lua_pushnumber(L, (lua_Number)f.length); /* beyond any body read */
+        return 2;
+    }
+    lua_pushliteral(L, "close");
+    return 1;
+}
+
 /* The conversion of the calls that give a document (every call a custom
    transport carries): value, nil, res | nil, err[, res], as the method run
    over libcurl gives them.  Takes the exchange's document or error. */

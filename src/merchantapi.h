@@ -530,8 +530,14 @@ MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *va
 
 typedef struct mapi_client mapi_client;
 
-/* Zero (or NULL) members mean the default shown; negative numbers are USAGE
-   errors in mapi_client_new. */
+/* The largest max_retries (mapi_config, mapi_request_opts, Lua's max_retries). */
+#define MAPI_MAX_RETRIES 100
+
+/* Zero (or NULL) members mean the default shown.  Other values beyond their
+   limits are USAGE errors in mapi_client_new, with the titles the Lua module
+   gives for the same values: seconds (timeout, connect_timeout, deadline)
+   > 0 and at most 1e9 (negative, NaN, infinite refused), max_retries 0 ..
+   MAPI_MAX_RETRIES, max_body >= 1. */
 typedef struct mapi_config {
     const char *base_url;   /* required: "https://host[:port][/prefix]", or http:// only to a
                                loopback host (localhost, 127.0.0.0/8, [::1]) */
@@ -539,7 +545,8 @@ typedef struct mapi_config {
                                and confirm / list fail as USAGE (interface, "Authentication") */
     double timeout;         /* seconds for one whole request (default 30) */
     double connect_timeout; /* seconds to connect, TLS included (default 10) */
-    int max_retries;        /* retries after the first attempt (default 2); see the contract */
+    int max_retries;        /* retries after the first attempt, 0 .. MAPI_MAX_RETRIES (default
+                               2); see the contract */
     size_t max_body;        /* bytes; a larger response body fails as DECODE (default 16 MiB) */
     int max_depth;          /* JSON nesting cap (default 64; at most 1024) */
     const char *cafile;     /* PEM bundle of trusted CAs, or NULL for the system store */
@@ -626,7 +633,8 @@ typedef struct mapi_call_opts {
                                          the pages).  Borrowed for the call */
     size_t nheaders;
     double deadline;    /* seconds for this whole call (see "Deadline"); 0: the client's.
-                           Negative or NaN: USAGE */
+                           Negative, NaN, infinite or over 1e9: USAGE (the title Lua
+                           gives for the same value) */
     mapi_settle settle; /* mapi_confirm_payout_ex only */
 } mapi_call_opts;
 
@@ -720,7 +728,9 @@ MAPI_API int mapi_value_count(const mapi_value *v, int64_t *out);
  * and total as the service sent them: read them with mapi_value_count
  * (the service may write them as strings of digits, "page": "1", and may
  * leave any of them out, "meta": {}).  Errors as mapi_get_channel; USAGE
- * also for a client without an api_key and negative page/per_page; DECODE
+ * (nothing sent) also for a client without an api_key, a negative page or
+ * per_page (0: not sent), an order other than "created_at" or an order_type
+ * other than "asc"/"desc" (NULL: not sent) -- the limits Lua has; DECODE
  * when data is not an array of addresses, meta is neither an object nor
  * absent/null, or meta's page, per_page or total is present and not a count
  * (see mapi_value_count; the title names the member, e.g. "expected meta.total
@@ -808,7 +818,8 @@ typedef struct mapi_request_opts {
     size_t nheaders;
     const char *id;   /* NULL: any id.  Else (type required) data's id must be this one, byte
                          for byte: "expected <type> <id>, got <type> <other>" fails as DECODE */
-    double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's */
+    double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's;
+                         limits as mapi_call_opts.deadline */
 } mapi_request_opts;
 
 #define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0}

@@ -4,10 +4,9 @@
  * which pages are kept.  No libcurl here: each attempt of a page is a call
  * of an event loop (loop.c, mapi_loop_attempt) private to the batch, stepped
  * here until the round's pages are over -- the one machinery that runs
- * calls at once.  A loop of its own per batch, not one per client: nothing
- * outlives the call (no descriptor to leak into a fork() or to share
- * between threads), and nothing is lost between batches, since connections,
- * DNS cache and TLS sessions are the client's (its share handle).
+ * calls at once.  The batch's loop runs on the client's own multi
+ * (mapi_http_pool): the connections of its blocking calls, kept from one
+ * batch to the next; the loop itself lives as long as the batch.
  *
  * Each page is one attempt at a time of the call mapi_list_addresses builds,
  * so it sends exactly what that sends; over HTTP/2 the transfers multiplex on
@@ -263,7 +262,11 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     b.concurrency = mapi_pages_concurrency(concurrency);
     b.docs = docs;
     b.errs = errs;
-    b.loop = mapi_loop_new(&errs[0]);
+    {
+        /* on the client's own multi: the connections of its blocking calls */
+        mapi_http_loop *pool = mapi_http_pool(b.parts.http, &errs[0]);
+        b.loop = pool ? mapi_loop_over(pool, &errs[0]) : NULL;
+    }
     if (!b.loop)
         return -1;
     b.jobs = calloc(count, sizeof *b.jobs);

@@ -571,6 +571,56 @@ static void body_cap_while_receiving(void **state)
     server_stop(&s);
 }
 
+/* The framing rule of every transport (src/framing.c) on libcurl's path:
+   Content-Length with Transfer-Encoding (RFC 9112 6.3) and a coding other
+   than chunked are refused as DECODE with the head kept, each sent once;
+   a confirm so answered is outcome UNKNOWN.  (libcurl itself would read
+   the first as chunked and hand the second's coded bytes as the body.) */
+static void refused_framing(void **state)
+{
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    static const char both[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\n"
+                               "Content-Length: 63\r\nX-Request-Id: rid-te\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n3f\r\n" CHANNEL_DOC
+                               "\r\n0\r\n\r\n";
+    static const char gzip[] = "HTTP/1.1 201 Created\r\nContent-Type: application/vnd.api+json"
+                               "\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n"
+                               "0\r\n\r\n";
+    answer answers[2] = {{both, 1}, {gzip, 1}};
+    server s;
+    mapi_client *c;
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    char url[96];
+    (void)state;
+
+    server_start(&s, answers, 2);
+    c = client_for(&s, "sk_test_http", NULL);
+    assert_int_equal(mapi_get_channel(c, "x", &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "Content-Length and Transfer-Encoding together");
+    assert_string_equal(err.method, "GET");
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/public/v1/channels/x", s.port);
+    assert_string_equal(err.url, url);
+    assert_int_equal(err.status, 200);
+    assert_string_equal(err.request_id, "rid-te");
+    assert_non_null(err.response);
+    assert_int_equal(err.attempts, 1);
+    mapi_error_clear(&err);
+
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &no_settle, &doc, &err), -1);
+    assert_int_equal(err.kind, MAPI_ERR_DECODE);
+    assert_string_equal(err.title, "unsupported Transfer-Encoding (only chunked)");
+    assert_string_equal(err.method, "PUT");
+    assert_int_equal(err.status, 201);
+    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
+    assert_int_equal(err.attempts, 1);
+    mapi_error_clear(&err);
+    mapi_client_free(c);
+    server_stop(&s);
+    assert_int_equal(s.nrequests, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +630,7 @@ int main(void)
         cmocka_unit_test(retries_across_closed_connections),
         cmocka_unit_test(header_cap),
         cmocka_unit_test(refused_response_heads),
+        cmocka_unit_test(refused_framing),
         cmocka_unit_test(body_cap_while_receiving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

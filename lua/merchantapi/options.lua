@@ -2,7 +2,11 @@
 -- client's and each call's options (`merchantapi.new`, the calls,
 -- `wait_for_txid`) and the pager's (`merchantapi.paginate`).  Option *names and types* are checked
 -- here and raise at the caller of the public function; option *values*
--- that only the core can judge (headers, a base URL, ...) are the core's.
+-- and their limits (headers, a base URL, seconds > 0, max_retries, page,
+-- per_page, order, order_type, ...) are the core's (src/limits.c), one
+-- check for C and Lua alike, so the messages are the same from both.  The
+-- pager's own options (start_page, max_pages, concurrency) are checked by
+-- `check_pager` below.
 --
 -- @module merchantapi.options
 local type = type

@@ -21,7 +21,13 @@
 --
 -- It returns `res = { status = integer, headers = { name = value or
 -- { value, ... } }, body = string }` for any HTTP answer (header names in any
--- case), or `nil, err` when no answer came, where `err` is a string or
+-- case; the core applies to it the framing rule libcurl's path meets:
+-- two different `Content-Length`s, `Content-Length` with
+-- `Transfer-Encoding`, a coding other than chunked fail as `decode`, a body
+-- shorter than its `Content-Length` as `transport`, a longer one as
+-- `decode`; `merchantapi.core.framing(content_length, transfer_encoding)`
+-- tells a transport how to read a body by that rule), or `nil, err` when
+-- no answer came, where `err` is a string or
 -- `{ message = string, sent = boolean }`: `sent = false` says the request
 -- provably never reached the server (connect or TLS failed), which makes a
 -- failed confirm `outcome = "not_sent"` and retryable; anything else is

@@ -18,7 +18,10 @@
 -- (`connect_timeout`; `timeout` bounds the whole exchange), TLS with
 -- `sslhandshake` and verification always on (peer and host name), one
 -- request per connection at a time, `Content-Length` and `chunked`
--- responses (and bodies delimited by the connection's close), interim 1xx
+-- responses (and bodies delimited by the connection's close) framed by the
+-- core's rule (`merchantapi.core`'s `framing`: the one libcurl's path and any
+-- transport's answers meet; a head it refuses is not read further and fails
+-- as `decode`, and a body cut before its end as `transport`), interim 1xx
 -- answers skipped, connections kept in nginx's keepalive pool per
 -- scheme/host/port (`pool_size`, `keepalive_timeout`), except for the
 -- confirm, which always opens a fresh connection and closes it (so a
@@ -54,6 +57,8 @@ local match = string.match
 local byte = string.byte
 local min = math.min
 local max = math.max
+
+local core_framing = require("merchantapi.core").framing
 
 local M = {}
 
@@ -411,34 +416,35 @@ function M.new(opts)
     if connection and find(lower(connection), "close", 1, true) then
       keep = false
     end
+    -- the framing rule of every transport, the core's (two different
+    -- Content-Lengths, Content-Length with Transfer-Encoding, a coding other
+    -- than chunked): a refused head is handed on without a body, and the
+    -- exchange fails it as libcurl's path does ("decode", the head kept)
+    local framing, n = core_framing(headers["content-length"], headers["transfer-encoding"])
+    if not framing then
+      sock:close()
+      return { status = status, headers = headers, body = "" }
+    end
     local data, complete = "", true
     if method == "HEAD" or status == 204 or status == 304 or status < 200 then
       data = ""
-    else
-      local te = header_value(headers, "transfer-encoding")
-      local cl = header_value(headers, "content-length")
-      if te and find(lower(te), "chunked", 1, true) then
-        data, complete = read_chunked(st, limit)
-      elseif cl then
-        local n = tonumber(match(cl, "^%s*(%d+)%s*$"))
-        if not n then
+    elseif framing == "chunked" then
+      data, complete = read_chunked(st, limit)
+    elseif framing == "length" then
+      if n > 0 then
+        local want = min(n, limit)
+        set_timeout(st)
+        data, err = sock:receive(want)
+        if not data then
+          -- cut before its end (the connection closed): a transport failure
           sock:close()
-          return failure("bad Content-Length", true)
+          return failure("reading the body: " .. tostring(err), true)
         end
-        if n > 0 then
-          local want = min(n, limit)
-          set_timeout(st)
-          data, err = sock:receive(want)
-          if not data then
-            sock:close()
-            return failure("reading the body: " .. tostring(err), true)
-          end
-          complete = want == n
-        end
-      else
-        data, complete = read_to_close(st, limit)
-        keep = false
+        complete = want == n
       end
+    else
+      data, complete = read_to_close(st, limit)
+      keep = false
     end
     if not data then
       sock:close()

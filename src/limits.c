@@ -1,0 +1,101 @@
+/*
+ * limits.c -- the limits of option values, one check each, used by the C
+ * API (client.c, calls.c) and by the Lua binding (lua_client.c) alike: the
+ * same value is refused with the same USAGE title from either side, before
+ * anything is sent.  Lua checks only what Lua alone can (a value's Lua type:
+ * lua/merchantapi/options.lua); every limit is here.
+ *
+ * Seconds (timeout, connect_timeout, deadline) are > 0 and at most 1e9 (NaN
+ * and infinities refused); max_retries 0 .. MAPI_MAX_RETRIES; max_body at
+ * least one byte; page and per_page >= 1 (the service's largest page size
+ * is not shown by the interface: the server refuses a larger one); order
+ * and order_type the values the interface allows ("Endpoints": order
+ * created_at, order_type asc or desc).  In the C structs 0 (NULL for the
+ * strings) stands for "not given": the default, or nothing sent.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SECONDS_MAX 1e9
+
+const char *mapi_limit_timeout(double seconds)
+{
+    return seconds > 0 && seconds <= SECONDS_MAX
+               ? NULL
+               : "timeout must be a number of seconds > 0 (at most 1e9)";
+}
+
+const char *mapi_limit_connect_timeout(double seconds)
+{
+    return seconds > 0 && seconds <= SECONDS_MAX
+               ? NULL
+               : "connect_timeout must be a number of seconds > 0 (at most 1e9)";
+}
+
+const char *mapi_limit_deadline(double seconds)
+{
+    return seconds > 0 && seconds <= SECONDS_MAX
+               ? NULL
+               : "deadline must be a number of seconds > 0 (at most 1e9)";
+}
+
+const char *mapi_limit_max_retries(long long n)
+{
+    return n >= 0 && n <= MAPI_MAX_RETRIES ? NULL
+                                           : "max_retries must be an integer from 0 to 100";
+}
+
+const char *mapi_limit_max_body(unsigned long long n)
+{
+    return n >= 1 && n <= (unsigned long long)SIZE_MAX
+               ? NULL
+               : "max_body must be a number of bytes >= 1";
+}
+
+const char *mapi_limit_page(long long n)
+{
+    return n >= 1 && n <= LONG_MAX ? NULL : "page must be an integer >= 1";
+}
+
+const char *mapi_limit_per_page(long long n)
+{
+    return n >= 1 && n <= LONG_MAX ? NULL : "per_page must be an integer >= 1";
+}
+
+const char *mapi_limit_order(const char *s)
+{
+    return s && strcmp(s, "created_at") == 0 ? NULL : "order must be \"created_at\"";
+}
+
+const char *mapi_limit_order_type(const char *s)
+{
+    return s && (strcmp(s, "asc") == 0 || strcmp(s, "desc") == 0)
+               ? NULL
+               : "order_type must be \"asc\" or \"desc\"";
+}
+
+int mapi_limit_refuse(const char *title, mapi_error *err)
+{
+    if (!title)
+        return 0;
+    return mapi_error_set(err, MAPI_ERR_USAGE, "%s", title);
+}
+
+const char *mapi_limit_page_params(const mapi_page_params *p)
+{
+    const char *bad = NULL;
+
+    if (!p)
+        return NULL;
+    if (p->order && (bad = mapi_limit_order(p->order)))
+        return bad;
+    if (p->order_type && (bad = mapi_limit_order_type(p->order_type)))
+        return bad;
+    if (p->page != 0 && (bad = mapi_limit_page(p->page)))
+        return bad;
+    if (p->per_page != 0 && (bad = mapi_limit_per_page(p->per_page)))
+        return bad;
+    return NULL;
+}
