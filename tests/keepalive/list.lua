@@ -158,6 +158,30 @@ local function check_log(text, attempts, walks, partial)
   return lines, nil
 end
 
+-- The log check tried first on made-up lines, so that it is known to fail
+-- when it must: a page requested twice for one attempt while the next one
+-- never went out (a request sent with another page's URL), and a page
+-- requested for no attempt.
+do
+  local function line(page)
+    return string.format('127.0.0.1 - - [-] "GET %s?order=created_at&order_type=asc&page=%d&per_page=%d'
+      .. ' HTTP/2.0" 200 1\n', PATH, page, PER_PAGE)
+  end
+  local all, swapped, attempts = {}, {}, {}
+  for page = 1, PAGES do
+    all[page], swapped[page], attempts[page] = line(page), line(page), 1
+  end
+  swapped[3] = line(2)
+  local _, ok_err = check_log(table.concat(all), attempts, 1, false)
+  local _, swap_err = check_log(table.concat(swapped), attempts, 1, false)
+  local _, extra_err = check_log(table.concat(all) .. line(PAGES + 1), attempts, 1, false)
+  assert(ok_err == nil, "log check self-test: a right log fails: " .. tostring(ok_err))
+  assert(swap_err and swap_err:find("page 2 requested 2 times", 1, true),
+    "log check self-test: page 2 sent twice, page 3 never, not seen: " .. tostring(swap_err))
+  assert(extra_err and extra_err:find("no such page", 1, true),
+    "log check self-test: a page past the last not seen: " .. tostring(extra_err))
+end
+
 -- A client whose hooks count the attempts per page (attempts[page]) and
 -- the failed ones by kind (failures[kind]).
 local function new_client(attempts, failures)
