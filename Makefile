@@ -1,5 +1,6 @@
 # merchantapi -- build, test, demo.  `make help` lists the targets.
-#   make LUA=lua5.4            Lua target for the module (lua5.1 lua5.2 lua5.3 lua5.4 luajit)
+#   make LUA=lua5.4            Lua target for the module (lua5.1 lua5.2 lua5.3 lua5.4 lua5.5 luajit)
+#   make lua LUA_INCDIR=DIR    the module for the Lua whose lua.h is in DIR (a host's own Lua)
 #   make DEV=1                 strictest warnings
 #   make test SANITIZE=1       ASan+UBSan build of the core and module, tests under it
 
@@ -14,9 +15,32 @@ BUILD      ?= build
 SANDBOX_PORT ?= 8089
 export SANDBOX_PORT
 
+# Lua 5.5 is not a Debian 12 package: scripts/lua55 (make deps) builds it and
+# its headers into $(BUILD)/lua5.5
+LUA_INC    := $(or $(LUA_INCDIR),$(if $(filter lua5.5,$(LUA)),$(BUILD)/lua5.5/include))
+# LUA_INCDIR=DIR: the headers of the Lua that will load the module (a host's
+# own Lua, e.g. skynet's 3rd/lua).  Their version, read from DIR/lua.h, names
+# the target and so the output folder: $(BUILD)/lua5.5/merchantapi/core.so.
+ifneq ($(LUA_INCDIR),)
+LUA_INC_NUM := $(shell printf '\043include "lua.h"\nLUA_VERSION_NUM\n' | \
+                 $(CC) -E -P -I'$(LUA_INC)' - 2>/dev/null | tail -n 1)
+LUA_INC_TAG := $(shell n=$$(( $(or $(LUA_INC_NUM),0) )) 2>/dev/null; \
+                 if [ "$${n:-0}" -lt 501 ]; then echo none; \
+                 elif [ -f '$(LUA_INC)/luajit.h' ]; then echo luajit; \
+                 else echo lua$$((n / 100)).$$((n % 100)); fi)
+ifeq ($(LUA_INC_TAG),none)
+$(error LUA_INCDIR=$(LUA_INC): no lua.h there whose LUA_VERSION_NUM reads as 501 or more)
+endif
+ifeq ($(origin LUA),file)
+LUA        := $(LUA_INC_TAG)
+else ifneq ($(LUA),$(LUA_INC_TAG))
+$(error LUA=$(LUA), but the headers in LUA_INCDIR=$(LUA_INC) are $(LUA_INC_TAG)'s)
+endif
+endif
 PKG_LUA    := $(if $(filter luajit,$(LUA)),luajit,$(LUA))
 LUA_VER    := $(patsubst lua%,%,$(filter lua5.%,$(LUA)))$(if $(filter luajit,$(LUA)),5.1)
-LUA_CFLAGS := $(shell pkg-config --cflags $(PKG_LUA) 2>/dev/null || echo -I/usr/include/$(LUA))
+LUA_CFLAGS := $(if $(LUA_INC),-I$(LUA_INC),$(shell pkg-config --cflags $(PKG_LUA) 2>/dev/null \
+                || echo -I/usr/include/$(LUA)))
 DEP_CFLAGS := $(shell pkg-config --cflags libcurl simdjson 2>/dev/null)
 # src/json_parse.cpp is C++ (simdjson): the C++ runtime comes with the link
 DEP_LIBS   := $(shell pkg-config --libs libcurl simdjson 2>/dev/null || echo -lcurl -lsimdjson) \
@@ -65,8 +89,10 @@ LIB_A      := $(LIB_DIR)/libmerchantapi.a
 all: lib lua
 
 help:
-	@echo "merchantapi $(VERSION) -- make TARGET [LUA=lua5.1|lua5.2|lua5.3|lua5.4|luajit] [PREFIX=/usr/local]"
+	@echo "merchantapi $(VERSION) -- make TARGET [LUA=lua5.1|lua5.2|lua5.3|lua5.4|lua5.5|luajit] [PREFIX=/usr/local]"
+	@echo "  (LUA_INCDIR=DIR: the module for the Lua whose lua.h is in DIR, into $(BUILD)/lua<its version>/)"
 	@echo "  deps        install the Debian 12 packages that are missing (apt-get; silent when all are there)"
+	@echo "              and build Lua 5.5 from Debian's source package into $(BUILD)/lua5.5 (scripts/lua55)"
 	@echo "  all         libmerchantapi.so/.a and merchantapi.core for LUA (default target)"
 	@echo "  lib | lua   only the C library | only the Lua module"
 	@echo "  demo        start a sandbox, confirm, read a channel, list, follow a txid, stop it"
@@ -75,6 +101,7 @@ help:
 	@echo "              the suites 01-standalone and 45-docs, no other; ends with 'N passed, N failed'"
 	@echo "  check-c     build the C tests (make test runs them)"
 	@echo "  lint        luacheck over every Lua file"
+	@echo "  matrix      the fault matrix: every fault through every driver, printed as a table"
 	@echo "  sandbox     run the local sandbox in the foreground (SANDBOX_PORT, default 8089)"
 	@echo "  examples    install into build/, build and run every example against a sandbox"
 	@echo "  docs        the Lua reference (LDoc) into docs/lua/, the header into docs/c/"
@@ -93,6 +120,7 @@ version:
 
 deps:
 	@./scripts/deps
+	@BUILD=$(BUILD) ./scripts/lua55
 
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
@@ -109,9 +137,14 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 LUA_SRC    := src/lua_merchantapi.c src/lua_convert.c src/lua_client.c src/lua_transport.c \
               src/lua_loop.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
+# the headers the binding was last compiled with: other headers of the same
+# version (LUA_INCDIR=another dir) compile it again
+LUA_STAMP  := $(OBJDIR)/$(LUA).cflags
+$(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
+          echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
 $(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/lua_compat.h \
-                      src/lua_binding.h
+                      src/lua_binding.h $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 

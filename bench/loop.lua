@@ -7,6 +7,12 @@
 --   2. CPU seconds per get_channel through the loop (in a task) against the
 --      blocking call, in this process (os.clock), sandbox without latency.
 --      Target: <= 1.2x.
+--   3. acct-25000's 25,000 addresses listed at 1,000 per page, concurrency
+--      8, in a task, stepped by a 60 Hz tick with loop:step(0): the longest
+--      single step without a budget and with { time = 0.005 }, their ratio,
+--      and the time each walk took; beside them the longest step in CPU
+--      seconds of this process (os.clock), which a loaded machine inflates
+--      less than the wall clock.
 -- Medians of BENCH_ROUNDS rounds (default 3); ratios from the same run.
 local merchantapi = require "merchantapi"
 
@@ -93,6 +99,45 @@ local function cpu_loop(c)
   return t
 end
 
+-- 3. a long listing under a 60 Hz tick, with and without a budget per step
+local function listing(budget)
+  local c = client()
+  local loop = assert(merchantapi.loop())
+  local t0 = clock()
+  local task = loop:spawn(function()
+    local n = 0
+    for _ in c:addresses("acct-25000", { per_page = 1000, concurrency = 8 }):each() do
+      n = n + 1
+    end
+    return n
+  end)
+  local TICK, longest, cpu, next_tick = 1 / 60, 0, 0, clock()
+  while true do
+    local s, sc = clock(), os.clock()
+    local running = loop:step(0, budget)
+    local d, dc = clock() - s, os.clock() - sc
+    if d > longest then
+      longest = d
+    end
+    if dc > cpu then
+      cpu = dc
+    end
+    if running == 0 then
+      break
+    end
+    next_tick = next_tick + TICK
+    local left = next_tick - clock()
+    if left > 0 then
+      merchantapi.sleep(left)
+    end
+  end
+  local all = clock() - t0
+  assert(task:result() == 25000, "the listing failed")
+  loop:close()
+  c:close()
+  return longest, all, cpu
+end
+
 latency(500)
 local gaps, alls = {}, {}
 for r = 1, ROUNDS do
@@ -108,8 +153,16 @@ for r = 1, ROUNDS do
   lp[r] = cpu_loop(c)
 end
 c:close()
+listing(nil) -- warm: the sandbox's pages
+local free_steps, free_alls, free_cpus, cut_steps, cut_alls, cut_cpus = {}, {}, {}, {}, {}, {}
+for r = 1, ROUNDS do
+  free_steps[r], free_alls[r], free_cpus[r] = listing(nil)
+  cut_steps[r], cut_alls[r], cut_cpus[r] = listing({ time = 0.005 })
+end
 
 local gap, all, b, l = median(gaps), median(alls), median(blk), median(lp)
+local free_step, free_all, free_cpu = median(free_steps), median(free_alls), median(free_cpus)
+local cut_step, cut_all, cut_cpu = median(cut_steps), median(cut_alls), median(cut_cpus)
 local function row(label, value, note)
   print(format("  %-58s %12s  %s", label, value, note or ""))
 end
@@ -121,3 +174,9 @@ row("  the same: all 50 done (one after another: 25 s)", format("%.2f s", all),
 row("CPU per get_channel, blocking", format("%.1f us", b * 1e6))
 row("CPU per get_channel, in a loop task", format("%.1f us", l * 1e6),
   format("%.2fx blocking; target <= 1.2x: %s", l / b, l / b <= 1.2 and "met" or "MISSED"))
+row("acct-25000 at 1,000/page, concurrency 8, 60 Hz: longest loop:step(0)",
+  format("%.2f ms", free_step * 1000),
+  format("longest in CPU time: %.2f ms; the walk: %.2f s", free_cpu * 1000, free_all))
+row("  the same, loop:step(0, { time = 0.005 }): longest step", format("%.2f ms", cut_step * 1000),
+  format("%.2fx the unbounded step (CPU %.2f ms, %.2fx); the walk: %.2f s", cut_step / free_step,
+    cut_cpu * 1000, cut_cpu / free_cpu, cut_all))

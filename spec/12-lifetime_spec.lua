@@ -8,16 +8,7 @@ local helpers = require "helpers"
 local CHANNEL_DOC = helpers.fixture("get_channel.200")
 local JSONAPI = { ["Content-Type"] = "application/vnd.api+json" }
 
--- Runs fn with the collector made as eager as it goes, then restores it.
-local function with_eager_gc(fn)
-  collectgarbage("collect")
-  local pause = collectgarbage("setpause", 0)
-  local stepmul = collectgarbage("setstepmul", 1000)
-  local ok, err = pcall(fn)
-  collectgarbage("setpause", pause)
-  collectgarbage("setstepmul", stepmul)
-  assert(ok, err)
-end
+local with_eager_gc = helpers.with_eager_gc
 
 describe("a client that only the call holds", function()
   it("is not closed under a call over a transport (429, then 200)", function()

@@ -11,7 +11,7 @@ local NOT_FOUND = "merchantapi: 404 not_found: Not found (no channel nope) "
   .. "[GET /api/public/v1/channels/nope]"
 local CLOSED = "merchantapi: usage: the client is closed"
 
--- The child interpreter: "5.1", "5.2", "5.3", "5.4" or "jit".
+-- The child interpreter: "5.1", "5.2", "5.3", "5.4", "5.5" or "jit".
 local function child_lua()
   local out, ok = helpers.run_lua('io.write(rawget(_G, "jit") and "jit" or _VERSION:sub(5))')
   assert(ok, out)
@@ -29,12 +29,13 @@ local client = assert(m.new { base_url = arg[1], api_key = arg[2], max_retries =
 end
 
 -- The message on a line of its own, after the interpreter's "name: " prefix
+-- (its path, for a Lua run by path: build/lua5.5/bin/lua)
 -- (and `where`, a position, when given); on LuaJIT and 5.1 a traceback follows.
 local function assert_message_line(out, message, where)
   local at = out:find(message .. "\n", 1, true)
   assert(at, "expected the one-line message in:\n" .. out)
   local line_start = out:sub(1, at - 1):match(".*\n()") or 1
-  assert.matches("^[%w%.]+: " .. (where or "") .. "$", out:sub(line_start, at - 1))
+  assert.matches("^[%w%._/%-]+: " .. (where or "") .. "$", out:sub(line_start, at - 1))
 end
 
 describe("an error table", function()

@@ -9,6 +9,7 @@ local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 
 local count = helpers.count
+local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
 
 -- A client over libcurl (the loop's own transfers), whatever the run's
 -- helpers.transport says.
@@ -509,5 +510,337 @@ describe("merchantapi.loop: driven by another loop (luv) through pollfd() and ti
     assert.equal(2, count("fault-flaky-1-503"))
     loop:close()
     c:close()
+  end)
+end)
+
+describe("merchantapi.loop: on_done, for a host with a scheduler of its own", function()
+  it("is called once, from the step the task ended in, as pcall reports", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local got = {}
+    local function record(name)
+      return function(...)
+        got[#got + 1] = { name = name, n = select("#", ...), ... }
+      end
+    end
+    local ok_task = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
+    assert.equal(ok_task, ok_task:on_done(record("channel")))
+    loop:spawn(function() return c:get_channel("fault-404") end):on_done(record("missing"))
+    loop:spawn(function() error({ code = 7 }) end):on_done(record("raised"))
+    assert.has_error(function() ok_task:on_done(record("again")) end,
+      "merchantapi.loop: the task has an on_done callback already")
+    assert.has_error(function() ok_task:on_done(42) end)
+    assert.same({}, got) -- never before a step
+    loop:run()
+    assert.equal(3, #got)
+    local by = {}
+    for _, g in ipairs(got) do
+      assert.is_nil(by[g.name]) -- once
+      by[g.name] = g
+    end
+    assert.is_true(by.channel[1])
+    assert.equal(helpers.CHANNEL_ID, by.channel[2].id)
+    assert.equal(4, by.channel.n) -- true, value, nil, res: what the call returned
+    assert.is_true(by.missing[1]) -- the call failed; the task did not
+    assert.is_nil(by.missing[2])
+    assert.equal(404, by.missing[3].status)
+    assert.same({ name = "raised", n = 2, false, { code = 7 } }, by.raised)
+    -- a callback asked of a task already done: at the next step, not at once
+    local plain = loop:spawn(function() return 1 end)
+    loop:run()
+    assert.is_true(plain:done())
+    local late = 0
+    plain:on_done(function() late = late + 1 end)
+    assert.equal(0, late)
+    assert.equal(0, loop:step(0))
+    assert.equal(1, late)
+    assert.equal(0, loop:step(0))
+    assert.equal(1, late)
+    loop:close()
+    c:close()
+  end)
+
+  it("an error a callback raises comes out of the step; the others run at the next", function()
+    local loop = assert(merchantapi.loop())
+    local called = {}
+    for i = 1, 3 do
+      loop:spawn(function() return i end):on_done(function(_, v)
+        called[#called + 1] = v
+        if v == 1 then
+          error("host bug", 0)
+        end
+      end)
+    end
+    local ok, err = pcall(loop.step, loop, 0)
+    assert.is_false(ok)
+    assert.equal("host bug", err)
+    assert.same({ 1 }, called)
+    assert.equal(0, loop:step(0))
+    assert.same({ 1, 2, 3 }, called)
+    loop:close()
+  end)
+
+  it("close() ends the tasks not done and calls their callbacks", function()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local seen
+    local task = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
+    task:on_done(function(...) seen = { n = select("#", ...), ... } end)
+    local quiet = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
+    loop:step(0) -- started
+    loop:close()
+    local late -- asked after the close: no step will come, so at once
+    quiet:on_done(function(ok) late = ok end)
+    assert.is_false(late)
+    assert.is_true(task:done())
+    assert.same({ n = 2, false, "merchantapi.loop: the loop was closed before the task ended" }, seen)
+    local v, err = task:result()
+    assert.is_nil(v)
+    assert.matches("closed before the task ended", err)
+    assert.has_error(function() loop:spawn(function() end) end, "merchantapi.loop: spawn on a closed loop")
+    c:close()
+  end)
+
+  it("parks a coroutine of a host's scheduler until its call is done (the glue of the guide)", function()
+    helpers.reset()
+    local c = client { max_retries = 1 }
+    local loop = assert(merchantapi.loop())
+    -- a scheduler of the host's: coroutines it resumes, parked ones it wakes
+    local runnable, parked = {}, {}
+    local function wait()
+      parked[coroutine.running()] = true
+      return coroutine.yield("host: wait")
+    end
+    local function wakeup(co)
+      parked[co] = nil
+      runnable[#runnable + 1] = co
+    end
+    -- the glue: a call made from a host coroutine, as a task of the loop
+    local function call(fn, ...)
+      local co, r = coroutine.running(), nil
+      loop:spawn(fn, ...):on_done(function(...)
+        r = { n = select("#", ...), ... }
+        wakeup(co)
+      end)
+      wait()
+      return unpack(r, 1, r.n)
+    end
+    local results, host_yields = {}, 0
+    for i, id in ipairs { helpers.CHANNEL_ID, "fault-flaky-1-503" } do
+      runnable[#runnable + 1] = coroutine.create(function()
+        local ok, ch = call(function() return c:get_channel(id) end)
+        host_yields = host_yields + 1
+        coroutine.yield("host: a turn") -- the host's own yield, outside the task: its own
+        results[i] = ok and ch.id
+      end)
+    end
+    local rounds = 0
+    while #runnable > 0 or next(parked) do
+      rounds = rounds + 1
+      local now = runnable
+      runnable = {}
+      for _, co in ipairs(now) do
+        local _, what = assert(coroutine.resume(co))
+        if what == "host: a turn" then
+          runnable[#runnable + 1] = co
+        end
+      end
+      loop:step(0.05) -- the host's timer: polls the loop
+    end
+    assert.same({ helpers.CHANNEL_ID, "fault-flaky-1-503" }, results)
+    assert.equal(2, host_yields)
+    assert.equal(2, count("fault-flaky-1-503"))
+    loop:close()
+    c:close()
+  end)
+end)
+
+describe("merchantapi.loop: a yield that is not the loop's", function()
+  it("ends the task with an error naming what was yielded; the loop goes on", function()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local co
+    local foreign = loop:spawn(function()
+      co = coroutine.running()
+      coroutine.yield("SLEEP", 10) -- a host's sleep inside a task
+      return "never here"
+    end)
+    local seen
+    foreign:on_done(function(...) seen = { ... } end)
+    local many = loop:spawn(function() coroutine.yield(nil, 1, "a", true, {}) end)
+    local turn = loop:spawn(function()
+      coroutine.yield() -- without values: a turn, as ever
+      return "after a turn"
+    end)
+    local other = loop:spawn(function() return c:get_channel(helpers.CHANNEL_ID) end)
+    loop:run()
+    local v, err = foreign:result()
+    assert.is_nil(v)
+    assert.is_string(err)
+    assert.matches('a task yielded outside merchantapi %("SLEEP", 10%)', err)
+    assert.matches("merchantapi.sleep", err)
+    assert.same({ false, err }, seen)
+    assert.matches("outside merchantapi %(nil, 1, \"a\", true, %.%.%.%)", select(2, many:result()))
+    assert.equal("after a turn", turn:result())
+    assert.equal(helpers.CHANNEL_ID, (other:result()).id)
+    if rawget(coroutine, "close") then -- 5.4+: closed, so the host cannot resume it
+      assert.equal("dead", coroutine.status(co))
+    end
+    loop:close()
+    c:close()
+  end)
+
+  it("a step from inside one of the loop's own tasks raises", function()
+    local loop = assert(merchantapi.loop())
+    local task = loop:spawn(function() return loop:step(0) end)
+    loop:run()
+    local v, err = task:result()
+    assert.is_nil(v)
+    assert.matches("step from inside one of the loop's own tasks", err)
+    loop:close()
+  end)
+end)
+
+describe("merchantapi.loop: a budget per step", function()
+  -- Steps with budget until no task is left; per step, the tasks that
+  -- ended in it, and whether work was left for the next (timeout 0).
+  local function run_with(loop, tasks, timeout, budget)
+    local per_step, left_over = {}, 0
+    while true do
+      local before = 0
+      for _, t in ipairs(tasks) do
+        before = before + (t:done() and 1 or 0)
+      end
+      local running = loop:step(timeout, budget)
+      local after = 0
+      for _, t in ipairs(tasks) do
+        after = after + (t:done() and 1 or 0)
+      end
+      per_step[#per_step + 1] = after - before
+      if running == 0 then
+        break
+      end
+      if loop:timeout() == 0 then
+        left_over = left_over + 1
+      end
+      assert(#per_step < 10000, "the loop does not move on")
+    end
+    return per_step, left_over
+  end
+
+  it("calls = 1: one call handed back per step, the others at the next steps", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local ids, tasks = {}, {}
+    for i = 1, 5 do
+      ids[i] = "echo-budget-" .. i
+      tasks[i] = loop:spawn(function()
+        -- answered together, 300 ms after they all arrived
+        return c:get_channel(ids[i], { headers = { ["X-Sandbox-Delay-Ms"] = "300" } })
+      end)
+    end
+    local per_step, left_over = run_with(loop, tasks, 1, { calls = 1 })
+    for _, n in ipairs(per_step) do
+      assert.is_true(n <= 1)
+    end
+    assert.is_true(#per_step >= 5)
+    assert.is_true(left_over >= 1) -- answers read or calls ended, waiting for a step
+    for i = 1, 5 do
+      assert.equal(ids[i], (tasks[i]:result()).id)
+      assert.equal(1, count(ids[i])) -- nothing lost, nothing sent twice
+    end
+    loop:close()
+    c:close()
+  end)
+
+  it("time: a step returns early with work left, and the next carries on", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local clock = merchantapi.monotonic
+    local function busy(s) -- a task's own work: longer than the budget
+      local t = clock()
+      while clock() - t < s do end -- luacheck: ignore 563
+    end
+    local tasks, started = {}, 0
+    for i = 1, 6 do
+      tasks[i] = loop:spawn(function()
+        started = started + 1
+        busy(0.02)
+        local ch = c:get_channel(helpers.CHANNEL_ID)
+        busy(0.02)
+        return ch and ch.id, i
+      end)
+    end
+    -- the first step starts one task: the 20 ms it works spend the 5 ms budget
+    assert.equal(6, loop:step(0, { time = 0.005 }))
+    assert.equal(1, started)
+    assert.equal(0, loop:timeout()) -- work left: a step is due now
+    assert.equal(6, loop:step(0, { time = 0.005 }))
+    assert.equal(2, started)
+    local per_step = run_with(loop, tasks, 0.05, { time = 0.005 })
+    for _, n in ipairs(per_step) do
+      assert.is_true(n <= 1) -- each task's end is 20 ms of work
+    end
+    for i = 1, 6 do
+      assert.same({ helpers.CHANNEL_ID, i }, { tasks[i]:result() })
+    end
+    assert.equal(6, count(helpers.CHANNEL_ID))
+    -- without a budget, one step starts every task
+    started = 0
+    for _ = 1, 3 do
+      loop:spawn(function() started = started + 1; busy(0.01) end)
+    end
+    loop:step(0)
+    assert.equal(3, started)
+    loop:close()
+    c:close()
+  end)
+
+  it("a pager's pages fetched ahead are handed out across steps once the budget is spent", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local clock = merchantapi.monotonic
+    local pages_at_step, step_no = {}, 0
+    local task = loop:spawn(function()
+      local n, pager = 0, c:addresses("acct-22", { per_page = 5, concurrency = 5 })
+      while true do
+        local item = pager:next()
+        if not item then break end
+        n = n + 1
+        if n % 5 == 1 then -- a page's first item: 10 ms of work on the page
+          pages_at_step[#pages_at_step + 1] = step_no
+          local t = clock()
+          while clock() - t < 0.01 do end -- luacheck: ignore 563
+        end
+      end
+      return n
+    end)
+    while true do
+      step_no = step_no + 1
+      if loop:step(0.05, { time = 0.005 }) == 0 then break end
+    end
+    assert.equal(22, task:result())
+    assert.equal(5, #pages_at_step)
+    if helpers.YIELDS_IN_PCALL then -- not Lua 5.1: there the pager cannot yield a turn
+      for i = 2, 5 do -- one page of work (10 ms) per step: each page in a step of its own
+        assert.is_true(pages_at_step[i] > pages_at_step[i - 1])
+      end
+    end
+    loop:close()
+    c:close()
+  end)
+
+  it("a bad budget raises", function()
+    local loop = assert(merchantapi.loop())
+    assert.has_error(function() loop:step(0, 5) end)
+    assert.has_error(function() loop:step(0, { time = 0 }) end)
+    assert.has_error(function() loop:step(0, { calls = 0.5 }) end)
+    assert.has_error(function() loop:step(0, { calls = 0 }) end)
+    assert.equal(0, loop:step(0, {}))
+    loop:close()
   end)
 end)

@@ -376,6 +376,26 @@ function helpers.run_lua(source, args, env)
   return out, ok
 end
 
+--- Runs fn with the collector made as eager as it goes (no pause between
+--- cycles, large steps), then restores it; raises fn's error.  Lua 5.5 sets
+--- these through collectgarbage("param", name, value), 5.1-5.4 through
+--- "setpause"/"setstepmul".
+function helpers.with_eager_gc(fn)
+  local function set(name, value)
+    if _VERSION == "Lua 5.5" then
+      return collectgarbage("param", name, value)
+    end
+    return collectgarbage("set" .. name, value)
+  end
+  collectgarbage("collect")
+  local pause = set("pause", 0)
+  local stepmul = set("stepmul", 1000)
+  local ok, err = pcall(fn)
+  set("pause", pause)
+  set("stepmul", stepmul)
+  assert(ok, err)
+end
+
 --- This process's resident set size in KiB (Linux /proc), or nil.
 function helpers.rss_kib()
   local f = io_open("/proc/self/status", "r")

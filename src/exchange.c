@@ -479,15 +479,15 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
         /* whatever the server echoed of the key in its headers: before the
            request id reaches the hooks, the document's response or an error */
         mapi_response_redact(res, x->api_key);
-        if (res->len > x->max_body)
+        if (res->len > x->max_body) {
             rc = over_body(x, res, e);
-        else if (mapi_response_framed(res, k->method, e) < 0) {
+            failed_attempt(x, e); /* the outcome as http.c's cap gives it */
+        } else if (mapi_response_framed(res, k->method, e) < 0) {
             /* the framing rule (framing.c), whoever read the answer: then as
                an answer http.c refused */
             failed_attempt(x, e);
             rc = -1;
-        }
-        else
+        } else
             rc = mapi_map_response(k, res, x->max_depth, out, e);
     } else {
         failed_attempt(x, e);

@@ -884,7 +884,7 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
         double wait = mapi_http_loop_timeout(pool);
         if (wait < 0 || wait > 1.0)
             wait = 1.0;
-        (void)mapi_http_loop_wait(pool, wait, perform_done, &w);
+        (void)mapi_http_loop_wait(pool, wait, NULL, perform_done, &w);
     }
     return w.rc;
 }
@@ -1082,6 +1082,7 @@ struct loop_lane {
     CURLM *multi;
     int index;
     double timer_at; /* monotonic seconds when libcurl wants its timeout call; < 0: none */
+    int pending;     /* 1: finished transfers may wait in the multi's queue, not collected */
 };
 
 struct mapi_http_loop {
@@ -1090,6 +1091,7 @@ struct mapi_http_loop {
     pid_t pid;       /* the process that made it: in a child its connections are the parent's */
     int epfd;        /* the epoll set of both multis' sockets: the loop's descriptor */
     int busy;        /* 1 while libcurl's multis are being driven (not re-entered) */
+    int deferred;    /* 1: a budget left ready sockets or a due timer for the next wait */
     mapi_http_transfer *running; /* the transfers added and not removed, newest first */
 };
 
@@ -1218,6 +1220,8 @@ double mapi_http_loop_timeout(const mapi_http_loop *l)
     double at = -1.0, left;
     int i;
 
+    if (l->deferred || l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending)
+        return 0.0;
     for (i = 0; i < LANES; i++)
         if (l->lanes[i].timer_at >= 0 && (at < 0 || l->lanes[i].timer_at < at))
             at = l->lanes[i].timer_at;
@@ -1294,15 +1298,33 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
     transfer_free(t);
 }
 
-/* Hands every finished transfer of both lanes to done (which removes it). */
-static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *ctx)
+/* 1 when a lane may hold finished transfers not collected yet. */
+static int loop_pending(const mapi_http_loop *l)
+{
+    return l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending;
+}
+
+/* Hands the finished transfers of both lanes to done (which removes each),
+   as many as b allows; the rest stay in the multis' queues for the next
+   call. */
+static void loop_collect(mapi_http_loop *l, mapi_budget *b, mapi_http_loop_done_fn done,
+                         void *ctx)
 {
     CURLMsg *msg;
     int left, i;
 
-    for (i = 0; i < LANES; i++)
-        while ((msg = curl_multi_info_read(l->lanes[i].multi, &left)) != NULL) {
+    for (i = 0; i < LANES; i++) {
+        struct loop_lane *lane = &l->lanes[i];
+        while (lane->pending) {
             mapi_http_transfer *x = NULL;
+            if (!mapi_budget_take(b, b ? &b->collected : NULL))
+                return; /* pending stays: the next wait collects first */
+            msg = curl_multi_info_read(lane->multi, &left);
+            if (!msg) {
+                lane->pending = 0;
+                break;
+            }
+            lane->pending = left > 0;
             if (msg->msg != CURLMSG_DONE)
                 continue;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
@@ -1311,10 +1333,11 @@ static void loop_collect(mapi_http_loop *l, mapi_http_loop_done_fn done, void *c
             x->code = msg->data.result; /* msg dies with the handle's removal */
             done(ctx, x->data);
         }
+    }
 }
 
-int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
-                        void *ctx)
+int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
+                        mapi_http_loop_done_fn done, void *ctx)
 {
     struct epoll_event evs[LOOP_EVENTS];
     int n, i, running = 0, ms;
@@ -1323,13 +1346,23 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
 
     if (l->busy)
         return -1;
+    if (loop_pending(l)) {
+        /* what a budget left: the oldest work, done first; then no waiting */
+        loop_collect(l, b, done, ctx);
+        seconds = 0;
+    }
+    if (l->deferred)
+        seconds = 0;
+    l->deferred = 0;
     if (seconds < 0)
         ms = -1;
     else if (seconds > 86400.0)
         ms = 86400 * 1000;
     else
         ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
+    mapi_budget_pause(b);
     n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
+    mapi_budget_resume(b);
     if (n < 0)
         n = 0; /* EINTR: a signal; the caller steps again */
     l->busy = 1;
@@ -1339,6 +1372,10 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
         curl_socket_t s = (curl_socket_t)(uint32_t)(evs[i].data.u64 & 0xffffffffu);
         if (lane >= LANES)
             continue;
+        if (!mapi_budget_take(b, NULL)) {
+            l->deferred = 1; /* level-triggered: the next epoll_wait reports them again */
+            break;
+        }
         if (evs[i].events & (EPOLLIN | EPOLLHUP))
             mask |= CURL_CSELECT_IN;
         if (evs[i].events & EPOLLOUT)
@@ -1346,21 +1383,27 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_f
         if (evs[i].events & EPOLLERR)
             mask |= CURL_CSELECT_ERR;
         mc = curl_multi_socket_action(l->lanes[lane].multi, s, mask, &running);
+        l->lanes[lane].pending = 1;
         if (mc != CURLM_OK && mc != CURLM_BAD_SOCKET) /* BAD_SOCKET: closed meanwhile */
             failed = mc;
     }
     now = mapi_monotonic_seconds();
     for (i = 0; i < LANES; i++) {
         struct loop_lane *lane = &l->lanes[i];
-        if (lane->timer_at >= 0 && now >= lane->timer_at) {
-            lane->timer_at = -1.0; /* libcurl sets it again when it wants one */
-            mc = curl_multi_socket_action(lane->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-            if (mc != CURLM_OK)
-                failed = mc;
+        if (lane->timer_at < 0 || now < lane->timer_at)
+            continue;
+        if (!mapi_budget_take(b, NULL)) {
+            l->deferred = 1; /* timer_at stays: still due */
+            continue;
         }
+        lane->timer_at = -1.0; /* libcurl sets it again when it wants one */
+        mc = curl_multi_socket_action(lane->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        lane->pending = 1;
+        if (mc != CURLM_OK)
+            failed = mc;
     }
     l->busy = 0;
-    loop_collect(l, done, ctx);
+    loop_collect(l, b, done, ctx);
     if (failed != CURLM_OK) {
         /* A multi failed (out of memory, most likely): what it was doing is
            lost -- a socket it no longer watches, a timer never set -- and its

@@ -626,8 +626,9 @@ int mapi_http_loop_free(mapi_http_loop *l);
 /* The epoll descriptor: readable when a socket of a transfer is ready.
    Owned by l. */
 int mapi_http_loop_fd(const mapi_http_loop *l);
-/* Seconds until libcurl wants to be called without I/O (0: now), or -1
-   when it set no timer. */
+/* Seconds until libcurl wants to be called without I/O (0: now, also when
+   a budget left work for the next mapi_http_loop_wait), or -1 when it set
+   no timer. */
 double mapi_http_loop_timeout(const mapi_http_loop *l);
 /* Starts one request of the client whose HTTP layer is h on the loop: a
    transfer set up as mapi_http_perform's, with private_data handed back to
@@ -646,16 +647,47 @@ mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
+/* How much one step of a loop may do (mapi_loop_step_budget): seconds of
+   work (the step's waits not counted) and the transfers collected / calls
+   reported.  The first piece of work of a step is always done, whatever
+   the budget, so that every step moves the loop on; what a budget cuts off
+   is left for the next step (mapi_http_loop_timeout and mapi_loop_timeout
+   are then 0). */
+typedef struct mapi_budget {
+    double max_seconds;   /* <= 0: no bound on time */
+    size_t max_calls;     /* 0: no bound on collected, nor on reported */
+    double spent;         /* seconds of work before `since` */
+    double since;         /* monotonic seconds the current stretch of work began; < 0: waiting */
+    size_t units;         /* pieces of work done: socket events, timer calls, collected, reported */
+    size_t collected;     /* finished transfers handed to the done callback */
+    size_t reported;      /* ended calls reported (loop.c) */
+} mapi_budget;
+/* A budget of max_seconds (<= 0: none) and max_calls (0: none), its work
+   counted from now. */
+void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls);
+/* Whether one more piece of work may be done now; counter: &b->collected,
+   &b->reported (checked against max_calls), or NULL.  1: done, counted; 0:
+   to leave for the next step.  b NULL: always 1. */
+int mapi_budget_take(mapi_budget *b, size_t *counter);
+/* A wait begins (its time is not work) / ends.  b NULL: nothing. */
+void mapi_budget_pause(mapi_budget *b);
+void mapi_budget_resume(mapi_budget *b);
+/* Seconds of work so far. */
+double mapi_budget_spent(const mapi_budget *b);
 /* Waits up to `seconds` (0: not at all; < 0: until a socket is ready) for
-   the sockets, moves every ready transfer on, calls libcurl's timeout when
-   it is due, then calls done for each finished transfer.  When libcurl's
-   multi itself failed meanwhile (out of memory, most likely), done is then
-   called for every transfer still on it, whose result is MEMORY, or
-   TRANSPORT "libcurl multi: ..." with outcome UNKNOWN, not retryable: what
-   the multi was doing is lost, and none would ever end.  Returns the
-   number of ready sockets, or -1 when called from inside itself. */
-int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_http_loop_done_fn done,
-                        void *ctx);
+   the sockets, moves the ready transfers on, calls libcurl's timeout when
+   it is due, then calls done for each finished transfer -- each of these
+   as far as budget b allows (NULL: every one); what it cut off is left for
+   the next call, which does it first (finished transfers), or finds it
+   again in the epoll set (level-triggered: a socket not served stays
+   ready).  When libcurl's multi itself failed meanwhile (out of memory,
+   most likely), done is then called for every transfer still on it, whose
+   result is MEMORY, or TRANSPORT "libcurl multi: ..." with outcome
+   UNKNOWN, not retryable: what the multi was doing is lost, and none would
+   ever end.  Returns the number of ready sockets, or -1 when called from
+   inside itself. */
+int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
+                        mapi_http_loop_done_fn done, void *ctx);
 
 /* ---- the client and its blocking driver (client.c) ---- */
 
@@ -695,6 +727,11 @@ typedef struct mapi_client_parts {
 void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
 
 /* ---- calls driven by an event loop (loop.c) ---- */
+
+/* mapi_loop_step_budget with a budget of the caller's (started with
+   mapi_budget_start; NULL: none), so that the caller can read what the step
+   spent (mapi_budget_spent: lua_loop.c, whose tasks share the budget). */
+int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b);
 
 /* Runs exchange x (prepared by mapi_client_prepare) of client c on loop l:
    each attempt a transfer of the loop, the waits between attempts timers of

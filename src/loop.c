@@ -227,8 +227,9 @@ static double next_timeout(const mapi_loop *l)
     return t;
 }
 
-/* Takes every finished call off the list, then calls back each one. */
-static void report_done(mapi_loop *l)
+/* Takes the finished calls off the list -- every one, or as many as b
+   allows, in start order -- then calls back each one. */
+static void report_done(mapi_loop *l, mapi_budget *b)
 {
     op *done = NULL, *last = NULL, *o, *next;
 
@@ -236,6 +237,8 @@ static void report_done(mapi_loop *l)
         next = o->next;
         if (o->state != OP_DONE)
             continue;
+        if (!mapi_budget_take(b, b ? &b->reported : NULL))
+            break; /* reported by the next step */
         unlink_op(l, o);
         if (last)
             last->next = o;
@@ -315,7 +318,7 @@ void mapi_loop_free(mapi_loop *l)
         o->state = OP_DONE;
     }
     l->stepping = 1; /* callbacks may not step, free, or start calls now */
-    report_done(l);
+    report_done(l, NULL);
     if (l->owns_io)
         mapi_http_loop_free(l->io);
     free(l);
@@ -484,26 +487,41 @@ int mapi_loop_request(mapi_loop *l, mapi_client *c, const char *method,
 
 int mapi_loop_step(mapi_loop *l, double timeout)
 {
+    return mapi_loop_step_budget(l, timeout, 0, 0);
+}
+
+int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
+{
     if (!l || l->stepping)
         return -1;
     l->stepping = 1;
+    /* the calls an earlier step's budget left unreported: the oldest work */
+    report_done(l, b);
     /* a step that may wait sends what began at once, so that the answers
        can come within it; a step that may not (a host's tick) leaves that
        to libcurl's timer, at the next step, spreading the work */
     if (begin_due(l) > 0 && timeout != 0)
-        mapi_http_loop_wait(l->io, 0, transfer_done, l);
+        mapi_http_loop_wait(l->io, 0, b, transfer_done, l);
     if (l->count > 0) {
         double wait = next_timeout(l);
         /* the caller's bound; negative: whatever the next event needs */
         if (timeout >= 0 && (wait < 0 || timeout < wait))
             wait = timeout;
-        mapi_http_loop_wait(l->io, wait, transfer_done, l);
+        mapi_http_loop_wait(l->io, wait, b, transfer_done, l);
         if (begin_due(l) > 0) /* a wait ended: its attempt on its way now */
-            mapi_http_loop_wait(l->io, 0, transfer_done, l);
+            mapi_http_loop_wait(l->io, 0, b, transfer_done, l);
     }
-    report_done(l);
+    report_done(l, b);
     l->stepping = 0;
     return (int)l->count;
+}
+
+int mapi_loop_step_budget(mapi_loop *l, double timeout, double max_seconds, int max_calls)
+{
+    mapi_budget b;
+
+    mapi_budget_start(&b, max_seconds, max_calls > 0 ? (size_t)max_calls : 0);
+    return mapi_loop_step_in(l, timeout, &b);
 }
 
 int mapi_loop_fd(const mapi_loop *l)
@@ -514,4 +532,51 @@ int mapi_loop_fd(const mapi_loop *l)
 double mapi_loop_timeout(const mapi_loop *l)
 {
     return l ? next_timeout(l) : -1.0;
+}
+
+/* ---- a step's budget (mapi_budget, internal.h) ---- */
+
+void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls)
+{
+    memset(b, 0, sizeof *b);
+    b->max_seconds = max_seconds > 0 ? max_seconds : 0;
+    b->max_calls = max_calls;
+    b->since = b->max_seconds > 0 ? mapi_monotonic_seconds() : 0;
+}
+
+double mapi_budget_spent(const mapi_budget *b)
+{
+    if (!b || b->max_seconds <= 0)
+        return 0;
+    return b->spent + (b->since >= 0 ? mapi_monotonic_seconds() - b->since : 0);
+}
+
+int mapi_budget_take(mapi_budget *b, size_t *counter)
+{
+    if (!b)
+        return 1;
+    if (b->units > 0) { /* the first piece of work of a step is always done */
+        if (counter && b->max_calls > 0 && *counter >= b->max_calls)
+            return 0;
+        if (b->max_seconds > 0 && mapi_budget_spent(b) >= b->max_seconds)
+            return 0;
+    }
+    b->units++;
+    if (counter)
+        (*counter)++;
+    return 1;
+}
+
+void mapi_budget_pause(mapi_budget *b)
+{
+    if (b && b->max_seconds > 0 && b->since >= 0) {
+        b->spent += mapi_monotonic_seconds() - b->since;
+        b->since = -1;
+    }
+}
+
+void mapi_budget_resume(mapi_budget *b)
+{
+    if (b && b->max_seconds > 0 && b->since < 0)
+        b->since = mapi_monotonic_seconds();
 }

@@ -1,6 +1,7 @@
 /*
  * lua_compat.h -- the few Lua C API differences between 5.1 (and LuaJIT),
- * 5.2, 5.3 and 5.4 that the binding (src/lua_*.c) meets, bridged in one place.
+ * 5.2, 5.3 and 5.4 that the binding (src/lua_*.c) meets, bridged in one place
+ * (5.5 takes the 5.4 side of each: it adds no difference of its own).
  *
  * Every shim is `static inline` (no warning when one goes unused) and has
  * the prefix `mapic_`, never a name of the Lua API itself: LuaJIT ships

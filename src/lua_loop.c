@@ -10,9 +10,11 @@
  *       for a C caller of mapi_loop.  hooks: a table with on_request /
  *       on_response, called for each attempt (under a protected call, as
  *       over libcurl).  true, or nil, err.
- *   running, finished = loop:step(timeout)  mapi_loop_step; finished is an
- *       array of the exchanges whose call ended in this step (x:result()
- *       gives each one's results), or nil.
+ *   running, finished, spent = loop:step(timeout[, max_seconds, max_calls])
+ *       mapi_loop_step_budget; finished is an array of the exchanges whose
+ *       call ended in this step (x:result() gives each one's results), or
+ *       nil; spent: the seconds of work the step did (its waits not
+ *       counted), 0 without max_seconds.
  *   loop:fd(), loop:timeout()       the descriptor and seconds (nil: none).
  *   loop:close()                    ends every running call (its exchange
  *       gets the error "the loop was freed"); also __gc.
@@ -202,35 +204,43 @@ static int l_start(lua_State *L)
     return 1;
 }
 
-/* loop:step([timeout]) -> running, finished | nil.  timeout: seconds (nil or
-   negative: as long as the next event needs; 0: no wait). */
+/* loop:step([timeout[, max_seconds[, max_calls]]]) -> running, finished | nil,
+   spent.  timeout: seconds (nil or negative: as long as the next event
+   needs; 0: no wait); max_seconds, max_calls: the budget (nil or <= 0:
+   none; mapi_loop_step_budget). */
 static int l_step(lua_State *L)
 {
     loop_box *b = check_loop(L);
     double timeout = luaL_optnumber(L, 2, -1.0);
+    double max_seconds = luaL_optnumber(L, 3, 0);
+    lua_Integer max_calls = luaL_optinteger(L, 4, 0);
+    mapi_budget budget;
     int running = 0, i = 0;
 
+    mapi_budget_start(&budget, max_seconds,
+                      max_calls > 0 ? (size_t)max_calls : 0);
     if (b->loop) {
         if (b->L)
             return luaL_error(L, "merchantapi: loop:step called from a hook");
         b->L = L;
-        running = mapi_loop_step(b->loop, timeout);
+        running = mapi_loop_step_in(b->loop, timeout, &budget);
         b->L = NULL;
     }
     lua_pushinteger(L, running < 0 ? 0 : running);
     if (!b->ended) {
         lua_pushnil(L);
-        return 2;
+    } else {
+        lua_newtable(L);
+        while (b->ended) {
+            lua_op *o = b->ended;
+            b->ended = o->next;
+            lua_rawgeti(L, LUA_REGISTRYINDEX, o->xref);
+            lua_rawseti(L, -2, ++i);
+            op_release(L, o);
+        }
     }
-    lua_newtable(L);
-    while (b->ended) {
-        lua_op *o = b->ended;
-        b->ended = o->next;
-        lua_rawgeti(L, LUA_REGISTRYINDEX, o->xref);
-        lua_rawseti(L, -2, ++i);
-        op_release(L, o);
-    }
-    return 2;
+    lua_pushnumber(L, (lua_Number)mapi_budget_spent(&budget));
+    return 3;
 }
 
 /* loop:fd() -> integer: the loop's descriptor (nil once closed). */

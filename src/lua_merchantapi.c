@@ -91,6 +91,10 @@ static int l_not_sent(lua_State *L)
 
 MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L);
 
+#if !defined(LUA_VERSION_NUM) || LUA_VERSION_NUM < 501
+#error "merchantapi.core needs the headers of Lua 5.1 or later (or LuaJIT)"
+#endif
+
 MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
 {
     static const luaL_Reg functions[] = {{"new", mapi_lua_new},
@@ -104,6 +108,18 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"framing", mapi_lua_framing},
                                          {NULL, NULL}};
 
+    /* Before anything else: a module compiled with another Lua's headers
+       than the one loading it (a host's own Lua: 5.4 headers, a 5.5 host)
+       would misread every value and crash the host.  The host's own check
+       raises a readable error instead: "version mismatch: app. needs 504.0,
+       Lua core provides 505.0", or "core and library have incompatible
+       numeric types" (another lua_Integer/lua_Number than luaconf.h's).
+       5.1 and LuaJIT have no such check; a build for them cannot load into
+       5.2+ at all (the loader refuses it: "undefined symbol: lua_tonumber"),
+       nor a 5.2+ build into them. */
+#if LUA_VERSION_NUM >= 502
+    luaL_checkversion(L);
+#endif
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     mapi_lua_convert_open(L);
     mapi_lua_client_open(L);

@@ -13,6 +13,13 @@
  *     called by mapi_client_new() itself, so calling it is optional.
  *   - A mapi_client is used by one thread at a time.  Different clients may be
  *     used from different threads at once.
+ *   - One thread at a time, not one thread for ever: a client, or a mapi_loop
+ *     with the clients whose calls run on it, may move to another thread
+ *     between two calls (two mapi_loop_step), as a host with a pool of worker
+ *     threads moves a task (skynet moves a service, its Lua state and every
+ *     client and loop in it).  The move needs what handing any object to
+ *     another thread needs: the first thread's last use happens before the
+ *     second's first (a mutex, a queue, pthread_join).
  *   - A mapi_doc is immutable once returned: it, and every mapi_value and
  *     mapi_resource borrowed from it, may be read from several threads at once.
  *   - fork(): a client made before fork() may go on being used in the parent
@@ -528,6 +535,10 @@ MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *va
 /* Client                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* A client of the service: its configuration, its kept-alive connections,
+   DNS cache and TLS sessions.  Made by mapi_client_new, freed by
+   mapi_client_free.  Used by one thread at a time; it may move to another
+   thread between calls (the Threading rules above). */
 typedef struct mapi_client mapi_client;
 
 /* The largest max_retries (mapi_config, mapi_request_opts, Lua's max_retries). */
@@ -942,8 +953,9 @@ MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn,
  *   mapi_loop_free(loop);
  *
  * Threading: a loop, and every client whose calls run on it, are used by
- * one thread (the one that steps the loop).  Several loops may serve one
- * client on that thread.  A client must outlive the calls started with it
+ * one thread at a time (the one stepping the loop); between two steps they
+ * may move together to another thread (the Threading rules above).
+ * Several loops may serve one client on that thread.  A client must outlive the calls started with it
  * (free it once they are done, or after mapi_loop_free).
  */
 typedef struct mapi_loop mapi_loop;
@@ -1012,6 +1024,26 @@ MAPI_API int mapi_loop_request(mapi_loop *loop, mapi_client *client, const char 
  * left), or -1 when loop is NULL or the step is made from a callback.
  */
 MAPI_API int mapi_loop_step(mapi_loop *loop, double timeout);
+
+/*
+ * mapi_loop_step with a budget: how much the step may do, for a host whose
+ * tick has a time to keep (a 60 Hz frame is 16.7 ms; a step that finishes
+ * eight large pages at once can take longer).  max_seconds: seconds of
+ * work -- moving transfers on, reading finished ones (which parses their
+ * answers), the callbacks -- the wait for `timeout` not counted (<= 0: no
+ * bound); max_calls: at most that many finished transfers read and that
+ * many callbacks called (<= 0: no bound).  The step checks the budget
+ * before each piece of work (a socket event, libcurl's timer, a finished
+ * transfer, a callback), so it can overrun by one piece; the first piece is
+ * always done, so every step moves the loop on.  What is left -- sockets
+ * still ready, transfers finished but not read, calls ended but not
+ * reported -- is nothing lost: the next step does it first, and until then
+ * mapi_loop_timeout is 0 and the descriptor stays readable.  Returns as
+ * mapi_loop_step.  mapi_loop_step(loop, t) is mapi_loop_step_budget(loop,
+ * t, 0, 0).
+ */
+MAPI_API int mapi_loop_step_budget(mapi_loop *loop, double timeout, double max_seconds,
+                                   int max_calls);
 
 /* The loop's descriptor (an epoll set of its own): readable when one of its
    transfers' sockets is ready, so a host can poll it among its own and call

@@ -566,6 +566,56 @@ static void calls_run_at_once(void **state)
     mapi_client_free(c);
 }
 
+/* ---- a budget per step ---- */
+
+/* Five answers that come together, stepped with a budget of one call: never
+   more than one callback per step, the rest left for the next steps (the
+   timeout 0 meanwhile), every call ending once with its own value. */
+static void budget_one_call_per_step(void **state)
+{
+    mapi_client *c;
+    mapi_loop *loop;
+    mapi_error err = MAPI_ERROR_INIT;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
+    mapi_header_field slow;
+    static const char *const ids[] = {"echo-budget-a", "echo-budget-b", "echo-budget-c",
+                                      "echo-budget-d", "echo-budget-e"};
+    result r[5];
+    int i, n = 5, steps = 0, left_over = 0;
+
+    (void)state;
+    loop = begin(1, 0, &c, r, 5);
+    delay(&opts, &slow, "300"); /* sent at once, answered together */
+    for (i = 0; i < 5; i++)
+        assert_int_equal(mapi_loop_get_channel(loop, c, ids[i], &opts, on_done, &r[i], &err),
+                         0);
+    while (n > 0 && steps < 1000) {
+        int before = 0, after = 0;
+        for (i = 0; i < 5; i++)
+            before += r[i].calls;
+        n = mapi_loop_step_budget(loop, 1.0, 0, 1);
+        steps++;
+        for (i = 0; i < 5; i++)
+            after += r[i].calls;
+        assert_true(after - before <= 1);
+        assert_int_equal(n, 5 - after);
+        if (n > 0 && mapi_loop_timeout(loop) == 0.0)
+            left_over++; /* an answer read, or a call ended, waits for the next step */
+    }
+    assert_int_equal(n, 0);
+    assert_true(steps >= 5);
+    assert_true(left_over >= 1);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(r[i].calls, 1);
+        assert_doc(&r[i]);
+        assert_string_equal(mapi_resource_id(mapi_doc_data(r[i].doc, 0)), ids[i]);
+        assert_int_equal(tu_sandbox_count(ids[i]), 1);
+        result_clear(&r[i]);
+    }
+    mapi_loop_free(loop);
+    mapi_client_free(c);
+}
+
 /* ---- freeing a loop with calls under way ---- */
 
 static void free_ends_every_call(void **state)
@@ -618,6 +668,7 @@ int main(void)
         cmocka_unit_test(connections_of_their_own),
         cmocka_unit_test(driven_by_poll),
         cmocka_unit_test(calls_run_at_once),
+        cmocka_unit_test(budget_one_call_per_step),
         cmocka_unit_test(free_ends_every_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,8 +30,35 @@
 -- such a call raises "attempt to yield across ..." before anything is
 -- sent -- on Lua 5.1 (not LuaJIT) that is also a call inside `pcall` or
 -- from a generic `for`'s iterator (`for item in pager:each()`; use
--- `pager:next()` or `all()`).  A loop and its clients stay on one thread
--- (one `lua_State` and its coroutines).
+-- `pager:next()` or `all()`).  A loop and its clients belong to one
+-- `lua_State` (and its coroutines), used by one thread at a time; a host
+-- may move that state to another thread between two steps, as skynet
+-- moves a service (`merchantapi.h`, "Threading rules").
+--
+-- A host with a scheduler of its own (skynet, copas) runs a call from one
+-- of its coroutines as a task, parks that coroutine, and wakes it from the
+-- task's `on_done` callback, while a timer of its own steps the loop:
+--
+--     local function call(fn, ...)              -- in a host coroutine
+--       local co, r = coroutine.running(), nil
+--       loop:spawn(fn, ...):on_done(function(...)
+--         r = { n = select("#", ...), ... }
+--         host.wakeup(co)
+--       end)
+--       host.wait()                               -- parked until on_done
+--       return unpack(r, 1, r.n)                  -- true, results | false, err
+--     end
+--     host.every(0.01, function() loop:step(0, { time = 0.005 }) end)
+--
+-- A yield inside a task that is not the loop's -- the host's own sleep or
+-- call (`skynet.sleep`, a copas socket wait), any `coroutine.yield(v, ...)`
+-- with values -- cannot be passed to the host (the task runs inside
+-- `loop:step`, not in a coroutine of the host's): the task ends at once with
+-- `nil, "merchantapi.loop: a task yielded outside merchantapi (v, ...) ..."`
+-- (Lua 5.4+ closes its coroutine, so the host cannot resume it either).  In
+-- a task, wait with `merchantapi.sleep`; make the host's calls outside the
+-- task (before `spawn`, or after `on_done`).  A `coroutine.yield()` without
+-- values gives the other tasks a turn, as before.
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
@@ -44,19 +71,24 @@ local tostring = tostring
 local rawget = rawget
 local rawset = rawset
 local pcall = pcall
+local pairs = pairs
 local co_create = coroutine.create
 local co_resume = coroutine.resume
 local co_running = coroutine.running
 local co_status = coroutine.status
 local co_yield = coroutine.yield
 local co_isyieldable = rawget(coroutine, "isyieldable") -- Lua 5.3+, LuaJIT 2.1
+local co_close = rawget(coroutine, "close") -- Lua 5.4+
 local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
 local monotonic = core.monotonic
+local concat = table.concat
+local format = string.format
 
 local M = {}
 
 -- What a task yields when it waits for the loop (a call's end, a timer);
--- any other yield just gives the other tasks a turn.
+-- a yield without values just gives the other tasks a turn; any other
+-- yield is foreign (see the module's doc) and ends the task.
 local WAIT = setmetatable({}, { __tostring = function() return "merchantapi.loop.wait" end })
 
 -- coroutine -> its task (weak: a finished task's coroutine can go)
@@ -80,6 +112,20 @@ function M.current()
   return task
 end
 
+--- Inside a loop task whose step has a time budget (`loop:step(timeout,
+-- { time = s })`) that is spent: a plain yield, so that the task goes on at
+-- the next step (a pager handing out pages fetched ahead calls it between
+-- pages).  Elsewhere, or where the task cannot yield (and on Lua 5.1, not
+-- LuaJIT, which cannot yield across the pcall that tells): nothing.
+-- @local
+function M.yield_if_over_budget()
+  local task = M.current()
+  local b = task and task._loop._budget
+  if b and b.time and monotonic() - b.t0 - b.waited >= b.time then
+    pcall(co_yield) -- raises where it cannot yield (Lua 5.1, 5.2): then no turn
+  end
+end
+
 -- Before a call starts on the loop: on a Lua that cannot tell whether the
 -- task may yield here (5.1, 5.2), one plain yield (the task goes on at
 -- this step's end), which raises "attempt to yield across ..." where it
@@ -92,6 +138,8 @@ end
 
 local Task = {}
 Task.__index = Task
+
+local notify -- calls the on_done callbacks due (defined below)
 
 --- Whether the task's function has returned or raised.
 --
@@ -115,6 +163,41 @@ function Task:result()
   return unpack(r, 1, r.n)
 end
 
+--- Asks for `cb(ok, ...)` once the task has ended, as `pcall` reports:
+-- `cb(true, ...)` with what the task's function returned (a failed client
+-- call included: `true, nil, err`), or `cb(false, err)` when it raised or
+-- yielded outside merchantapi, or the loop was closed first (err: a
+-- string).  The way a host with a scheduler of its own learns that a call
+-- made in a task is over, with no polling of `task:done()` (see the
+-- module's doc).  Always called from `loop:step` (or `loop:close`), at the
+-- end of the step in which the task ended -- never from `on_done` itself:
+-- for a task already done, at the next step (on a closed loop, at once).  cb runs on the thread that
+-- steps the loop and must not yield; an error it raises comes out of that
+-- `loop:step` (the loop is consistent: the callbacks not yet called run at
+-- the next step).  One callback per task.
+--
+-- syntax: `task = task:on_done(cb)`
+-- @tparam function cb called once: `cb(true, ...)` or `cb(false, err)`.
+-- @return the task (so `loop:spawn(fn):on_done(cb)` chains).
+-- @raise when cb is not a function, or the task has a callback already.
+function Task:on_done(cb)
+  if type(cb) ~= "function" then
+    error("bad argument #1 to 'on_done' (function expected, got " .. type(cb) .. ")", 2)
+  end
+  if self._on_done then
+    error("merchantapi.loop: the task has an on_done callback already", 2)
+  end
+  self._on_done = cb
+  if self._done then
+    local loop = self._loop
+    loop._notify[#loop._notify + 1] = self
+    if loop._closed then -- no step will come
+      notify(loop)
+    end
+  end
+  return self
+end
+
 function Task:__tostring()
   return "merchantapi.loop.task (" .. (self._done and "done" or "running") .. ")"
 end
@@ -122,22 +205,56 @@ end
 local Loop = {}
 Loop.__index = Loop
 
-local function finish(loop, task, results)
+-- The task is over: ok false when it raised (results: nil, err).
+local function finish(loop, task, ok, results)
   task._done = true
+  task._ok = ok
   task._results = results
   task_of[task._co] = nil
+  loop._tasks[task] = nil
   loop._running = loop._running - 1
+  if task._on_done then
+    local q = loop._notify
+    q[#q + 1] = task
+  end
+end
+
+-- A task's end for a reason of the loop's: nil, msg.
+local function fail(loop, task, msg)
+  finish(loop, task, false, { n = 2, nil, msg })
+end
+
+-- The values of a foreign yield, for its error message.
+local function describe(...)
+  local n, parts = select("#", ...), {}
+  for i = 1, n < 4 and n or 4 do
+    local v = (select(i, ...))
+    parts[i] = type(v) == "string" and format("%q", v) or tostring(v)
+  end
+  if n > 4 then
+    parts[5] = "..."
+  end
+  return concat(parts, ", ")
 end
 
 -- What a resume of task gave: its end (returned or raised), or a yield --
--- WAIT, or a plain yield, after which it is queued for the next step.
+-- WAIT, a plain yield (queued for the next step), or a foreign one.
 local function resumed(loop, task, ok, ...)
   if not ok then
-    finish(loop, task, { n = 2, nil, (...) }) -- it raised: never the loop's concern
+    finish(loop, task, false, { n = 2, nil, (...) }) -- it raised: never the loop's concern
   elseif co_status(task._co) == "dead" then
-    finish(loop, task, pack(...))
+    finish(loop, task, true, pack(...))
   elseif (...) ~= WAIT then
-    loop._ready[#loop._ready + 1] = { task, { n = 0 } }
+    if select("#", ...) == 0 then
+      loop._ready[#loop._ready + 1] = { task, { n = 0 } }
+    else
+      fail(loop, task, "merchantapi.loop: a task yielded outside merchantapi (" .. describe(...)
+        .. "): a host's own yield (its sleep, its calls) cannot run inside a loop task;"
+        .. " wait with merchantapi.sleep there, and make the host's calls outside the task")
+      if co_close then
+        pcall(co_close, task._co) -- the host cannot resume it behind the loop's back
+      end
+    end
   end
 end
 
@@ -146,12 +263,86 @@ local function resume(loop, task, ...)
   return resumed(loop, task, co_resume(task._co, ...))
 end
 
--- Resumes every task queued before this call, then every sleeper that is due.
-local function run_ready(loop)
+-- A step's budget (`loop:step(timeout, budget)`): nil, or its state.
+local function new_budget(budget)
+  local time, calls = budget.time, budget.calls
+  if time ~= nil and not (type(time) == "number" and time > 0) then
+    error("bad argument #2 to 'step' (budget.time: number > 0 or nil expected, got "
+      .. tostring(time) .. ")", 3)
+  end
+  if calls ~= nil and not (type(calls) == "number" and calls >= 1 and calls % 1 == 0) then
+    error("bad argument #2 to 'step' (budget.calls: integer >= 1 or nil expected, got "
+      .. tostring(calls) .. ")", 3)
+  end
+  return { time = time, calls = calls, t0 = monotonic(), waited = 0, units = 0, ended = 0 }
+end
+
+-- Whether the step may do one more piece of work (a resume; call: one that
+-- hands a call's end to its task); the first is always done.
+local function take(b, call)
+  if b.units > 0 then
+    if call and b.calls and b.ended >= b.calls then
+      return false
+    end
+    if b.time and monotonic() - b.t0 - b.waited >= b.time then
+      return false
+    end
+  end
+  b.units = b.units + 1
+  if call then
+    b.ended = b.ended + 1
+  end
+  return true
+end
+
+-- The calls ended and not yet handed to their tasks (NONE: none; never
+-- written to).
+local NONE = {}
+
+-- Hands every ended call in loop._calls to its task, or as many as b allows.
+local function run_calls(loop, b)
+  local calls = loop._calls
+  if calls == NONE then
+    return
+  end
+  loop._calls = NONE
+  local waiting = loop._waiting
+  for i = 1, #calls do
+    if b and not take(b, true) then
+      local left = {}
+      for j = i, #calls do
+        left[#left + 1] = calls[j]
+      end
+      loop._calls = left
+      return
+    end
+    local x = calls[i]
+    local task = waiting[x]
+    waiting[x] = nil
+    if task and not task._done then
+      resume(loop, task, x)
+    end
+  end
+end
+
+-- Resumes every task queued before this call, then every sleeper that is
+-- due -- or as many as b allows (the rest: at the next step, first).
+local function run_ready(loop, b)
   local ready = loop._ready
   if #ready > 0 then
     loop._ready = {}
     for i = 1, #ready do
+      if b and not take(b) then
+        local left = {}
+        for j = i, #ready do
+          left[#left + 1] = ready[j]
+        end
+        for j = 1, #loop._ready do
+          left[#left + 1] = loop._ready[j]
+        end
+        loop._ready = left
+        return
+      end
       local task, args = ready[i][1], ready[i][2]
       if not task._done then
         resume(loop, task, unpack(args, 1, args.n))
@@ -171,9 +362,45 @@ local function run_ready(loop)
     end
     loop._sleepers = keep
     for i = 1, #due do
+      if b and not take(b) then
+        for j = i, #due do -- due still: at the next step
+          keep[#keep + 1] = { now, due[j] }
+        end
+        return
+      end
       if not due[i]._done then
         resume(loop, due[i])
       end
+    end
+  end
+end
+
+-- Calls the on_done callbacks of the tasks that ended.
+function notify(loop)
+  local q = loop._notify
+  if #q == 0 then
+    return
+  end
+  loop._notify = {}
+  for i = 1, #q do
+    local task = q[i]
+    local r = task._results
+    local ok, err
+    if task._ok then
+      ok, err = pcall(task._on_done, true, unpack(r, 1, r.n))
+    else
+      ok, err = pcall(task._on_done, false, r[2])
+    end
+    if not ok then -- the rest at the next step, then the host sees its error
+      local left = {}
+      for j = i + 1, #q do
+        left[#left + 1] = q[j]
+      end
+      for j = 1, #loop._notify do
+        left[#left + 1] = loop._notify[j]
+      end
+      loop._notify = left
+      error(err, 0)
     end
   end
 end
@@ -208,8 +435,12 @@ function Loop:spawn(fn, ...)
   if type(fn) ~= "function" then
     error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
   end
+  if self._closed then
+    error("merchantapi.loop: spawn on a closed loop", 2)
+  end
   local task = setmetatable({ _co = co_create(fn), _loop = self, _done = false }, Task)
   task_of[task._co] = task
+  self._tasks[task] = true
   self._running = self._running + 1
   self._ready[#self._ready + 1] = { task, pack(...) }
   return task
@@ -217,14 +448,30 @@ end
 
 --- Moves every call and timer on and resumes the tasks that can go on:
 -- waits at most `timeout` seconds for the loop's sockets or its next timer
--- (never longer than the next timer; not at all when a task is ready).
+-- (never longer than the next timer; not at all when a task is ready),
+-- then calls the `on_done` callbacks of the tasks that ended.
 --
--- syntax: `running = loop:step(timeout)`
+-- A budget bounds what one step does, for a host whose tick has a time to
+-- keep: `time`, seconds of work (moving transfers on, reading and decoding
+-- the answers, running the tasks; the wait for `timeout` not counted), and
+-- `calls`, how many ended calls are handed back to their tasks (each a
+-- resume of its task).  The budget is checked before each piece of work (a
+-- socket event, an answer read, a task resumed), so a step can overrun it
+-- by one piece; the first piece is always done, so every step moves on.
+-- What it leaves -- answers not read, ended calls, tasks to resume, due
+-- timers -- is done first by the next step, and `loop:timeout()` is 0 until
+-- then; nothing is lost, nothing reordered.
+--
+-- syntax: `running = loop:step(timeout[, budget])`
 -- @tparam[opt] number timeout seconds; `0` does not wait; nil waits as long
 --   as the next event needs.
+-- @tparam[opt] table budget `{ time = seconds, calls = n }` (either or both;
+--   nil: no bound).
 -- @treturn integer the tasks still running (0: none left).
--- @raise when timeout is not a number >= 0 or nil, or the loop is closed.
-function Loop:step(timeout)
+-- @raise when timeout is not a number >= 0 or nil, the budget is not as
+--   above, the loop is closed, or the step is made from inside one of the
+--   loop's own tasks; an error an `on_done` callback raises.
+function Loop:step(timeout, budget)
   if timeout ~= nil and not (type(timeout) == "number" and timeout >= 0) then
     error("bad argument #1 to 'step' (number >= 0 or nil expected, got "
       .. tostring(timeout) .. ")", 2)
@@ -232,34 +479,65 @@ function Loop:step(timeout)
   if self._closed then
     error("merchantapi.loop: step on a closed loop", 2)
   end
-  run_ready(self)
+  local b
+  if budget ~= nil then
+    if type(budget) ~= "table" then
+      error("bad argument #2 to 'step' (table or nil expected, got " .. type(budget) .. ")", 2)
+    end
+    b = new_budget(budget)
+  end
+  local cur = M.current()
+  if cur and cur._loop == self then
+    error("merchantapi.loop: step from inside one of the loop's own tasks", 2)
+  end
+  self._budget = b
+  run_calls(self, b) -- what an earlier step's budget left: first
+  run_ready(self, b)
   if self._running == 0 then
+    self._budget = nil
+    notify(self)
     return 0
   end
   local wait = timeout or -1
-  if #self._ready > 0 then
+  if #self._ready > 0 or self._calls ~= NONE then
     wait = 0
   end
   local s = next_sleeper(self)
   if s and (wait < 0 or s < wait) then
     wait = s
   end
-  local calls, ended = self._c:step(wait)
+  local calls, ended
+  if b then
+    local c0 = monotonic()
+    local left = b.time and b.time - (c0 - b.t0 - b.waited)
+    local spent
+    calls, ended, spent = self._c:step(wait, left and (left > 1e-9 and left or 1e-9),
+      b.calls and (b.calls > b.ended and b.calls - b.ended or 1))
+    b.waited = b.waited + (monotonic() - c0 - spent) -- what the C step did not work
+    b.units = b.units + 1
+  else
+    calls, ended = self._c:step(wait)
+  end
   if calls == 0 and not ended and wait > 0 then
     core.sleep(wait) -- only timers of tasks: the host asked to wait this long
-  end
-  if ended then
-    local waiting = self._waiting
-    for i = 1, #ended do
-      local x = ended[i]
-      local task = waiting[x]
-      waiting[x] = nil
-      if task and not task._done then
-        resume(self, task, x)
-      end
+    if b then
+      b.waited = b.waited + wait
     end
   end
-  run_ready(self)
+  if ended then
+    local q = self._calls
+    if q == NONE then
+      self._calls = ended
+    else
+      for i = 1, #ended do
+        q[#q + 1] = ended[i]
+      end
+    end
+    run_calls(self, b)
+  end
+  run_ready(self, b)
+  self._budget = nil
+  notify(self)
   return self._running
 end
 
@@ -292,7 +570,7 @@ function Loop:timeout()
   if self._running == 0 then
     return nil
   end
-  if #self._ready > 0 then
+  if #self._ready > 0 or self._calls ~= NONE then
     return 0
   end
   local t = self._c:timeout()
@@ -305,12 +583,37 @@ end
 
 --- Ends the loop: its calls still running are stopped (a confirm under way
 -- may have arrived: its outcome is unknown) and its tasks are never
--- resumed.  Safe to call twice; the loop is also closed when collected.
+-- resumed: each one not done yet ends with `nil, "merchantapi.loop: the
+-- loop was closed before the task ended"`, and the `on_done` callbacks
+-- still due are called (a host's coroutine parked on one is woken).  Safe
+-- to call twice; the loop is also closed (without callbacks) when
+-- collected.
 --
 -- syntax: `loop:close()`
+-- @raise an error an `on_done` callback raises (the others were called).
 function Loop:close()
+  if self._closed then
+    return
+  end
   self._closed = true
   self._c:close()
+  local left = {}
+  for task in pairs(self._tasks) do
+    left[#left + 1] = task
+  end
+  for i = 1, #left do
+    fail(self, left[i], "merchantapi.loop: the loop was closed before the task ended")
+  end
+  local first
+  while #self._notify > 0 do
+    local ok, err = pcall(notify, self)
+    if not ok and first == nil then
+      first = { err }
+    end
+  end
+  if first then
+    error(first[1], 0)
+  end
 end
 
 function Loop:__tostring()
@@ -443,6 +746,7 @@ local function pages(loop, task, ud, hooks, account_id, params, first_page, coun
       end
     end
   end
+  M.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
   local lists = {}
   for p = first_page, last do
     local r = got[p]
@@ -550,6 +854,9 @@ function M.new()
     _ready = {},             -- { task, args } to resume at the next step
     _sleepers = {},          -- { wake_at, task }
     _waiting = {},           -- exchange -> the task waiting for its call
+    _calls = NONE,           -- exchanges whose call ended, not yet handed to their task
+    _tasks = {},             -- task -> true while not done
+    _notify = {},            -- tasks ended whose on_done is not called yet
     _proxies = setmetatable({}, { __mode = "k" }),
     _closed = false,
   }, Loop)

@@ -32,6 +32,7 @@
 -- @module merchantapi.pager
 local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
+local loop = require "merchantapi.loop"
 
 local type = type
 local error = error
@@ -166,6 +167,7 @@ local function fetch_raw(self, page)
     local list = ahead[i]
     if list then
       ahead[i] = false -- handed out: the pager keeps no reference to it
+      loop.yield_if_over_budget() -- in a loop task: a step's budget may end here
       return list
     end
     self._ahead = nil

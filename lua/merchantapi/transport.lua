@@ -50,7 +50,9 @@
 -- is caught and never changes the call's result: the first one is reported
 -- as `hook_error` on the response object (success) or on the error
 -- (failure) -- the value raised, or for `error(nil)` / `error(false)` the
--- string `"merchantapi: a hook raised nil"` (or `false`).  Over libcurl hooks run inside the C call: they cannot yield,
+-- string `"merchantapi: a hook raised nil"` (or `false`; Lua 5.5 itself
+-- raises `error(nil)` as the string `"<no error object>"`).  Over libcurl
+-- hooks run inside the C call: they cannot yield,
 -- and must not call the client (such a call fails as `"usage"`; `close()`
 -- waits until the call is over).
 --

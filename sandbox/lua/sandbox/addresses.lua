@@ -5,6 +5,7 @@ local faults = require "sandbox.faults"
 local fixtures = require "sandbox.fixtures"
 local jsontext = require "sandbox.jsontext"
 local respond = require "sandbox.respond"
+local state = require "sandbox.state"
 
 local concat = table.concat
 local format, gsub, match, sub = string.format, string.gsub, string.match, string.sub
@@ -336,6 +337,44 @@ local function list_args(args, page_name, size_name)
   return order_type or "asc", page, per_page
 end
 
+-- `fault-page-<k>-<fault>` (e.g. fault-page-3-reset, fault-page-3-flaky-1-503,
+-- a `~<tag>` allowed at the end): acct-22's list, except that page k plays
+-- the fault id `fault-<fault>` (behaving: that page of acct-22). A flaky
+-- fault counts the requests for page k alone, under `<id>/page<k>` (read with
+-- /__sandbox/count like any id). For a fault on a page after the first,
+-- where a client fetches pages at once.
+local function page_fault_id_spec(id)
+  local k, fault = match(id, "^fault%-page%-(%d+)%-(.+)$")
+  k = tonumber(k)
+  if k and k >= 1 and faults.is_fault("fault-" .. fault) then
+    return k, "fault-" .. fault
+  end
+end
+
+local function page_fault_id(id, k, fault)
+  local args = ngx.req.get_uri_args(100)
+  local order_type, page, per_page = list_args(args, "page", "per_page")
+  if not order_type then
+    return page -- the 400 sent
+  end
+  local body = render(books["acct-22"], page, per_page, order_type == "desc")
+  if page ~= k then
+    return respond.send(200, body)
+  end
+  local counter = id .. "/page" .. k
+  state.hit(counter)
+  return faults.respond(fault, {
+    status = 200,
+    body = body,
+    resource_type = "addresses",
+    wrong_type = "payouts",
+    dup_key = "label",
+    dup_first = "duplicate",
+    counter = counter,
+    normal = function() return 200, body end,
+  })
+end
+
 -- A `links-…` list: page[number] and page[size] (JSON:API's page family),
 -- order and order_type as for any account.
 local function links_list(account_id, variant)
@@ -364,6 +403,10 @@ function _M.handle(method, account_id)
   local fault_page, fault_status = page_fault_spec(account_id)
   if fault_page then
     return page_fault(fault_page, fault_status)
+  end
+  local fault_k, page_fault_name = page_fault_id_spec(account_id)
+  if fault_k then
+    return page_fault_id(account_id, fault_k, page_fault_name)
   end
   local meta_account, meta = meta_spec(account_id)
   if not ACCOUNTS[account_id] and not is_fault and not meta_account and not LYING[account_id] then

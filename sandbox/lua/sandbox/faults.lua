@@ -250,8 +250,17 @@ local function applied_spec(id)
   end
 end
 
---- Whether `id` is a fault id.
+-- `<fault id>~<tag>` (e.g. fault-reset~b1, fault-flaky-2-503~t7): the same
+-- fault as `<fault id>`, counted apart (the counter is the whole id's) and,
+-- as a payout, a draft of its own: one fault played by many callers at once,
+-- each reading its own count. Returns the fault id without its tag.
+local function untagged(id)
+  return match(id, "^(.-)~%w+$") or id
+end
+
+--- Whether `id` is a fault id (`~<tag>` after it allowed).
 function _M.is_fault(id)
+  id = untagged(id)
   return FAULTS[id] ~= nil or flaky_spec(id) ~= nil or retry_after_spec(id) ~= nil or
     applied_spec(id) ~= nil
 end
@@ -272,14 +281,17 @@ end
 
 --- Whether fault `id` does its own waiting (the sandbox latency is not added).
 function _M.owns_delay(id)
-  return id == "fault-slow-first-byte"
+  return untagged(id) == "fault-slow-first-byte"
 end
 
 --- Answer the request for fault id `id` (see is_fault) in context `ctx`.
+-- `ctx.counter` (optional): the counter a flaky fault reads (default: id's).
 function _M.respond(id, ctx)
+  local tagged = id
+  id = untagged(id)
   local handler = FAULTS[id]
   if handler then
-    return handler(ctx, id)
+    return handler(ctx, tagged)
   end
   local secs = retry_after_spec(id)
   if secs then
@@ -291,7 +303,7 @@ function _M.respond(id, ctx)
     return applied(ctx, what)
   end
   local n, status = flaky_spec(id)
-  local seen = state.count(id)
+  local seen = state.count(ctx.counter or tagged)
   if seen <= n then
     return fail(status, format("sandbox fault: request %d of the first %d fails", seen, n))
   end

@@ -1,0 +1,96 @@
+--- One cell of the fault matrix (spec/27-fault_matrix_spec.lua): a call made
+-- on a client and what came of it, as a plain table of strings, numbers and
+-- booleans (so that it crosses JSON unchanged: the cosocket driver runs cells
+-- inside nginx, spec/support/matrix/cosocket.lua, and sends them back).
+--
+-- A cell spec: { call = "get"|"put"|"list"|"pages", id = <id or account>,
+--   per_page = n (list, pages), concurrency = n (pages), settle = bool (put),
+--   headers = {...} (the call's own headers), deadline = s (get, put, list),
+--   after = <cell spec> (another call on the same client right after) }
+-- Its result: { ok = true, id = .., status = .., ids = {...} } or
+--   { ok = false, kind, outcome, status, attempts, retryable, code,
+--     deadline_exceeded, message, ids = {...} (pages: the items before the
+--     error) }, with `.after` the result of the call after it.
+local M = {}
+
+local next, tostring, type = next, tostring, type
+
+local function ids_of(list)
+  local out = {}
+  for i = 1, #(list or {}) do
+    out[i] = tostring(list[i].id)
+  end
+  return out
+end
+
+--- The result of a call that raised `err` (the drivers catch it).
+function M.raised(err)
+  return { ok = false, kind = "raised", message = tostring(err) }
+end
+
+local function failure(err, partial)
+  if type(err) ~= "table" then
+    return M.raised(err)
+  end
+  return {
+    ok = false,
+    kind = err.kind,
+    outcome = err.outcome,
+    status = err.status,
+    attempts = err.attempts,
+    retryable = err.retryable,
+    code = err.code,
+    deadline_exceeded = err.deadline_exceeded,
+    message = tostring(err),
+    ids = partial and ids_of(partial) or nil,
+  }
+end
+
+-- The options of a call: its own headers and deadline, when given.
+local function call_opts(spec, t)
+  t = t or {}
+  t.headers, t.deadline = spec.headers, spec.deadline
+  return next(t) and t or nil
+end
+
+local CALLS = {
+  get = function(client, spec)
+    return client:get_channel(spec.id, call_opts(spec))
+  end,
+  put = function(client, spec)
+    return client:confirm_payout(spec.id, call_opts(spec, { settle = spec.settle or false }))
+  end,
+  list = function(client, spec)
+    return client:list_addresses(spec.id, call_opts(spec, { per_page = spec.per_page }))
+  end,
+  pages = function(client, spec)
+    return client:addresses(spec.id, { per_page = spec.per_page,
+      concurrency = spec.concurrency, headers = spec.headers }):all()
+  end,
+}
+
+--- Makes the call `spec` names on `client` (in whatever driver runs it:
+-- blocking, a loop task, an nginx light thread) and returns its result.
+function M.run(client, spec)
+  local fn = CALLS[spec.call]
+  if not fn then
+    return { ok = false, kind = "raised", message = "matrix: no call " .. tostring(spec.call) }
+  end
+  -- no pcall: a task of a loop cannot yield inside it on Lua 5.1 (what a
+  -- call raises ends the task, whose driver reports it)
+  local v, err, extra = fn(client, spec)
+  local r
+  if v == nil then
+    r = failure(err, spec.call == "pages" and extra or nil)
+  elseif spec.call == "list" or spec.call == "pages" then
+    r = { ok = true, ids = ids_of(v) }
+  else
+    r = { ok = true, id = v.id, status = v.status }
+  end
+  if spec.after then
+    r.after = M.run(client, spec.after)
+  end
+  return r
+end
+
+return M

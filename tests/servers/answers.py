@@ -1,0 +1,174 @@
+"""What the fault servers of tests/servers/ share: the normal answer to a
+call (JSON:API documents shaped like fixtures/, with the ids asked for) and
+the counts of what they received and processed, kept in DIR/counts.json.
+
+counts.json maps "<protocol> <METHOD> <path>" (protocol "h2" or
+"http/1.1", the path with its query) to the number of requests received,
+and "processed <protocol> <METHOD> <path>" to the number of them the server
+took on (answered, or failed after taking: a reset after the request, a
+body cut); a stream refused or left above a GOAWAY's last_stream_id is
+received but never processed.  The file is rewritten (atomically) before
+the request is answered, so a client that got its answer finds it counted.
+"""
+import copy
+import json
+import os
+import re
+import threading
+from urllib.parse import unquote
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures")
+
+
+def _fixture(name):
+    with open(os.path.join(FIXTURES, name + ".json"), "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+CHANNEL = _fixture("get_channel.200")
+PAYOUT = _fixture("confirm_payout.201")
+ADDRESSES = _fixture("list_addresses.200")
+BIG = 48 * 1024  # bytes of meta.padding in a page of a "big" account
+BOOK = None  # a whole list (load_addresses): every account's addresses
+
+
+def load_addresses(path):
+    """Every list is served from the list document at path (its data, in
+    order, and its included), paged by the request's page and per_page:
+    e.g. the sandbox's acct-22, so that a test compares the same ids."""
+    global BOOK
+    with open(path, "rb") as f:
+        BOOK = json.loads(f.read().decode("utf-8"))
+
+
+def fault_name(path, names):
+    """The fault a path asks for: (name, segment, page) for the first path
+    segment that has one of names (longest first) as a dash-separated part,
+    before any "~<tag>" ("x-h2-refused", "h2-refused-loop8",
+    "fault-h2-cut~b1ge1"); page is K when the name follows "page-K-" (the
+    fault then plays on page K of a list only), else None.  None when no
+    segment asks for a fault."""
+    for seg in segments(path):
+        base = seg.split("~", 1)[0]
+        for name in names:
+            if base == name or base.startswith(name + "-") or base.endswith("-" + name) \
+                    or ("-" + name + "-") in base:
+                m = re.search(r"(?:^|-)page-(\d+)-" + re.escape(name) + r"(?:-|$)", base)
+                return name, seg, int(m.group(1)) if m else None
+    return None
+
+
+def plays(path, page):
+    """Whether a fault for page (None: any) plays on the request for path."""
+    return page is None or list_page(path) == page
+
+
+class Counts:
+    """Thread-safe counts, mirrored to DIR/counts.json."""
+
+    def __init__(self, state_dir):
+        self.dir = state_dir
+        self.lock = threading.Lock()
+        self.counts = {}
+        self._write()
+
+    def _write(self):
+        tmp = os.path.join(self.dir, "counts.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(self.counts, f)
+        os.replace(tmp, os.path.join(self.dir, "counts.json"))
+
+    def add(self, proto, method, path, processed=True):
+        with self.lock:
+            key = "%s %s %s" % (proto, method, path)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            if processed:
+                key = "processed " + key
+                self.counts[key] = self.counts.get(key, 0) + 1
+            self._write()
+
+    def processed(self, proto, method, path):
+        """Marks a request counted as received (processed=False) as processed."""
+        with self.lock:
+            key = "processed %s %s %s" % (proto, method, path)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            self._write()
+
+
+def write_port(state_dir, name, port):
+    tmp = os.path.join(state_dir, name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(str(port))
+    os.replace(tmp, os.path.join(state_dir, name))
+
+
+def segments(path):
+    """The path's segments, percent-decoded (an id "a~b" may come as "a%7Eb")."""
+    return [unquote(s) for s in path.split("?", 1)[0].split("/")]
+
+
+def query(path):
+    return dict(q.partition("=")[::2] for q in path.partition("?")[2].split("&") if q)
+
+
+def list_page(path):
+    """The page number a list request asks for, or None for other paths."""
+    parts = segments(path.rstrip("/"))
+    if len(parts) >= 3 and parts[-1] == "addresses" and parts[-3] == "accounts":
+        return int(query(path).get("page", "1"))
+    return None
+
+
+def answer(method, path):
+    """status, body (bytes) of the normal answer:
+        PUT  .../payouts/<id>   201, fixtures/confirm_payout.201 with that id
+        GET  .../payouts/<id>   200, the same
+        GET  .../channels/<id>  200, fixtures/get_channel.200 with that id
+        GET  .../accounts/<acct>/addresses?page=P&per_page=N
+                                200, page P of the list load_addresses read,
+                                or, without one or when the account's name
+                                has a part pK ("p10-h2-goaway-low"), of K*N
+                                addresses (3*N without pK) with ids
+                                <acct>-P-i; meta page, per_page and total; an
+                                account with a part "big" has meta.padding
+                                too (BIG bytes: a page takes several DATA
+                                frames and flow-control windows)
+        anything else           404, an error document"""
+    parts = segments(path.rstrip("/"))
+    rid = parts[-1] if parts else ""
+    kind = parts[-2] if len(parts) >= 2 else ""
+    if method == "GET" and list_page(path) is not None:
+        acct = parts[-2]
+        q = query(path)
+        page, per_page = int(q.get("page", "1")), int(q.get("per_page", "2"))
+        first = (page - 1) * per_page
+        m = re.search(r"(?:^|-)p(\d+)(?:-|~|$)", acct)
+        if BOOK is not None and not m:
+            doc = copy.deepcopy(BOOK)
+            items = doc["data"]
+            doc["data"] = items[first:first + per_page]
+            total = len(items)
+            doc.pop("links", None)
+        else:
+            total = (int(m.group(1)) if m else 3) * per_page
+            doc = copy.deepcopy(ADDRESSES)
+            template = doc["data"][0]
+            doc["data"] = []
+            for i in range(max(0, min(per_page, total - first))):
+                item = copy.deepcopy(template)
+                item["id"] = "%s-%d-%d" % (acct, page, i)
+                item["attributes"]["label"] = "address %d" % (first + i + 1)
+                doc["data"].append(item)
+        doc["meta"] = {"page": page, "per_page": per_page, "total": total}
+        if re.search(r"(?:^|-)big(?:-|~|$)", acct):
+            doc["meta"]["padding"] = "x" * BIG
+        return 200, json.dumps(doc).encode()
+    if kind in ("payouts", "channels") and (method == "GET" or (method == "PUT" and kind == "payouts")):
+        doc = copy.deepcopy(PAYOUT if kind == "payouts" else CHANNEL)
+        doc["data"]["id"] = rid
+        return (201 if method == "PUT" else 200), json.dumps(doc).encode()
+    doc = {"errors": [{"status": "404", "code": "not_found", "title": "Not Found"}]}
+    return 404, json.dumps(doc).encode()
+
+
+REASONS = {200: "OK", 201: "Created", 404: "Not Found"}

@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""A plain HTTP/1.1 server that frames some answers wrongly, byte by byte.
+
+    h1_framing.py --dir DIR [--watch PID]
+
+Listens on 127.0.0.1, on a port the system picks, written to DIR/port once
+it accepts connections.  Counts what it receives in DIR/counts.json (see
+answers.py; every request it reads is processed).  With --watch it exits
+once process PID is gone; SIGTERM stops it.
+
+What it answers depends on a path segment that has one of these names as
+a dash-separated part, before any "~<tag>" ("x-h1-two-lengths",
+"fault-h1-cut-chunk~b1"; the longest name wins); "page-K-<name>" plays it
+on page K of a list only.  Any other request is answered normally
+(answers.py; --addresses FILE: every list paged from that list document),
+on a kept-alive connection:
+    h1-two-lengths     two Content-Length headers that disagree (the body's
+                       length, and 5 more), the body; then the connection
+                       closes
+    h1-length-chunked  Content-Length (the body's length) and
+                       Transfer-Encoding: chunked, the body in chunks; then
+                       the connection closes
+    h1-cut-chunk       Transfer-Encoding: chunked, a chunk of the whole body
+                       announced and half of it sent, then the connection
+                       closes
+    h1-short-body      Content-Length, half the body, then the connection
+                       closes
+"""
+import argparse
+import os
+import signal
+import socket
+import sys
+import threading
+
+from lifetime import watch
+from answers import Counts, REASONS, answer, fault_name, load_addresses, plays, write_port
+
+FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body")
+NAMES = sorted(FAULTS, key=len, reverse=True)
+
+counts = None
+
+
+def fault(path):
+    f = fault_name(path, NAMES)
+    return f[0] if f and plays(path, f[2]) else None
+
+
+def chunked(body):
+    half = len(body) // 2
+    out = b""
+    for part in (body[:half], body[half:]):
+        out += b"%x\r\n%s\r\n" % (len(part), part)
+    return out + b"0\r\n\r\n"
+
+
+def respond(method, path):
+    """The bytes to send, and whether the connection closes after them."""
+    status, body = answer(method, path)
+    head = "HTTP/1.1 %d %s\r\nContent-Type: application/vnd.api+json\r\n" % (
+        status, REASONS[status])
+    f = fault(path)
+    if f is None:
+        return (head + "Content-Length: %d\r\n\r\n" % len(body)).encode() + body, False
+    if f == "h1-two-lengths":
+        head += "Content-Length: %d\r\nContent-Length: %d\r\n" % (len(body), len(body) + 5)
+        return (head + "Connection: close\r\n\r\n").encode() + body, True
+    if f == "h1-length-chunked":
+        head += "Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % len(body)
+        return (head + "Connection: close\r\n\r\n").encode() + chunked(body), True
+    if f == "h1-cut-chunk":
+        head += "Transfer-Encoding: chunked\r\n\r\n"
+        return head.encode() + b"%x\r\n" % len(body) + body[:len(body) // 2], True
+    # h1-short-body
+    head += "Content-Length: %d\r\n\r\n" % len(body)
+    return head.encode() + body[:len(body) // 2], True
+
+
+def serve(sock):
+    buf = b""
+    while True:
+        while b"\r\n\r\n" not in buf:
+            data = sock.recv(65536)
+            if not data:
+                return
+            buf += data
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        method, path = lines[0].split(" ")[:2]
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        while len(buf) < length:
+            data = sock.recv(65536)
+            if not data:
+                return
+            buf += data
+        buf = buf[length:]
+        counts.add("http/1.1", method, path)
+        out, close = respond(method, path)
+        sock.sendall(out)
+        if close:
+            return
+
+
+def connection(sock):
+    try:
+        serve(sock)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        sock.close()
+
+
+def main():
+    global counts
+    p = argparse.ArgumentParser()
+    p.add_argument("--dir", required=True)
+    p.add_argument("--watch", type=int)
+    p.add_argument("--addresses", help="a list document every list is paged from")
+    a = p.parse_args()
+    if a.addresses:
+        load_addresses(a.addresses)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    counts = Counts(a.dir)
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    write_port(a.dir, "port", srv.getsockname()[1])
+    if a.watch:
+        threading.Thread(target=watch, args=(a.watch,), daemon=True).start()
+    while True:
+        raw, _ = srv.accept()
+        threading.Thread(target=connection, args=(raw,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
