@@ -47,7 +47,7 @@ check: deps
 	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
 
 lint:
-	luacheck lua spec examples sandbox tests/openresty bench bin/merchantapi
+	luacheck lua spec examples sandbox tests/openresty tests/keepalive bench bin/merchantapi
 
 # The fault matrix alone (spec/27-fault_matrix_spec.lua, RELIABILITY.md "The
 # fault matrix"): every row through every driver against a sandbox and an
