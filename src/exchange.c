@@ -506,9 +506,14 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
     x->info.request_id = e->request_id;
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
-        double w = e->retry_after >= 0 ? e->retry_after
-                                       : mapi_backoff_delay(x->attempts - 1,
-                                                            x->random(x->random_ctx));
+        /* a resend libcurl was stopped from making (a stream refused, above
+           a GOAWAY's last stream, or a kept-alive connection found dead) is
+           about that connection, not a server asking for time: sent again
+           at once, over HTTP/1.1 on another connection (http.c) */
+        double w = e->retry_after >= 0     ? e->retry_after
+                   : mapi_http_resend_refused(e) ? 0.0
+                                           : mapi_backoff_delay(x->attempts - 1,
+                                                                x->random(x->random_ctx));
         if (mapi_exchange_fits(x, w)) {
             *wait = w;
             x->info.retry_in = w;
