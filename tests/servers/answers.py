@@ -172,3 +172,28 @@ def answer(method, path):
 
 
 REASONS = {200: "OK", 201: "Created", 404: "Not Found"}
+
+
+def read_request(sock, buf):
+    """One HTTP/1.1 request from sock, buf holding what was read before it:
+    (method, path, what was read after it), its body read and dropped;
+    None when the peer closed first."""
+    while b"\r\n\r\n" not in buf:
+        data = sock.recv(65536)
+        if not data:
+            return None
+        buf += data
+    head, buf = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    method, path = lines[0].split(" ")[:2]
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    while len(buf) < length:
+        data = sock.recv(65536)
+        if not data:
+            return None
+        buf += data
+    return method, path, buf[length:]

@@ -34,7 +34,7 @@ import sys
 import threading
 
 from lifetime import watch
-from answers import Counts, REASONS, answer, fault_name, load_addresses, plays, write_port
+from answers import Counts, REASONS, answer, read_request, fault_name, load_addresses, plays, write_port
 
 FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body")
 NAMES = sorted(FAULTS, key=len, reverse=True)
@@ -80,25 +80,10 @@ def respond(method, path):
 def serve(sock):
     buf = b""
     while True:
-        while b"\r\n\r\n" not in buf:
-            data = sock.recv(65536)
-            if not data:
-                return
-            buf += data
-        head, buf = buf.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        method, path = lines[0].split(" ")[:2]
-        length = 0
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value.strip())
-        while len(buf) < length:
-            data = sock.recv(65536)
-            if not data:
-                return
-            buf += data
-        buf = buf[length:]
+        got = read_request(sock, buf)
+        if got is None:
+            return
+        method, path, buf = got
         counts.add("http/1.1", method, path)
         out, close = respond(method, path)
         sock.sendall(out)

@@ -67,7 +67,7 @@ import threading
 import time
 
 from lifetime import watch
-from answers import (Counts, REASONS, answer, fault_name, list_page, load_addresses, plays,
+from answers import (Counts, REASONS, answer, read_request, fault_name, list_page, load_addresses, plays,
                      write_port)
 
 import h2.config
@@ -316,25 +316,10 @@ class H2Server:
 def serve_http1(sock):
     buf = b""
     while True:
-        while b"\r\n\r\n" not in buf:
-            data = sock.recv(65536)
-            if not data:
-                return
-            buf += data
-        head, buf = buf.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        method, path = lines[0].split(" ")[:2]
-        length = 0
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value.strip())
-        while len(buf) < length:
-            data = sock.recv(65536)
-            if not data:
-                return
-            buf += data
-        buf = buf[length:]
+        got = read_request(sock, buf)
+        if got is None:
+            return
+        method, path, buf = got
         counts.add("http/1.1", method, path)
         status, body = answer(method, path)
         sock.sendall(("HTTP/1.1 %d %s\r\nContent-Type: application/vnd.api+json\r\n"
