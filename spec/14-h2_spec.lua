@@ -22,12 +22,7 @@ local function tagged(way, id)
   return way == "loop" and "loop-" .. id or id
 end
 
-local function recorder()
-  local r = { requests = {}, responses = {} }
-  r.on_request = function(info) r.requests[#r.requests + 1] = info end
-  r.on_response = function(info) r.responses[#r.responses + 1] = info end
-  return r
-end
+local recorder = helpers.recorder
 
 describe("over HTTP/2 (a server that resets streams)", function()
   local server, base, ca

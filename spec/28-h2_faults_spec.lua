@@ -10,12 +10,7 @@ local fault_servers = require "support.matrix.fault_servers"
 local CHANNELS = "/api/public/v1/channels/"
 local PAYOUTS = "/api/public/v1/payouts/"
 
-local function recorder()
-  local r = { requests = {}, responses = {} }
-  r.on_request = function(info) r.requests[#r.requests + 1] = info end
-  r.on_response = function(info) r.responses[#r.responses + 1] = info end
-  return r
-end
+local recorder = helpers.recorder
 
 describe("tests/servers/h2_fault.py", function()
   local h2, ctx, ca

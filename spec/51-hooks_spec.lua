@@ -7,16 +7,7 @@ local socket_transport = require "support.socket_transport"
 
 local KEY = helpers.API_KEY
 
-local function recorder()
-  local r = { requests = {}, responses = {} }
-  r.on_request = function(info)
-    r.requests[#r.requests + 1] = info
-  end
-  r.on_response = function(info)
-    r.responses[#r.responses + 1] = info
-  end
-  return r
-end
+local recorder = helpers.recorder
 
 for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_transport } }) do
   local name, transport = over[1], over[2]

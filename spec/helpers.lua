@@ -396,6 +396,29 @@ function helpers.with_eager_gc(fn)
   assert(ok, err)
 end
 
+--- Hooks that keep what they are handed: `r.on_request` and `r.on_response`
+-- append each attempt's info to `r.requests` and `r.responses`.
+-- @treturn table r
+function helpers.recorder()
+  local r = { requests = {}, responses = {} }
+  r.on_request = function(info) r.requests[#r.requests + 1] = info end
+  r.on_response = function(info) r.responses[#r.responses + 1] = info end
+  return r
+end
+
+--- A file's whole content, or nil when it cannot be opened.
+-- @tparam string path
+-- @treturn string|nil
+function helpers.read_file(path)
+  local f = io_open(path, "rb")
+  if not f then
+    return nil
+  end
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
 --- This process's resident set size in KiB (Linux /proc), or nil.
 function helpers.rss_kib()
   local f = io_open("/proc/self/status", "r")

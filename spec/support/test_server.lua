@@ -44,15 +44,7 @@ local function alive(pid)
   return a == true and c == 0
 end
 
-local function read_file(path)
-  local f = io_open(path, "rb")
-  if not f then
-    return nil
-  end
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local read_file = helpers.read_file
 
 --- Starts tests/servers/<script> with args; raises when it does not come up.
 -- @treturn table `port` (number), `dir`, `pid`, `counts()` (the table of

@@ -15,15 +15,7 @@ local io_open = io.open
 
 local M = {}
 
-local function read_file(path)
-  local f = io_open(path, "rb")
-  if not f then
-    return nil
-  end
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local read_file = require("helpers").read_file
 
 -- The sandbox's acct-22, the whole list in one document, into a file.
 local function fetch_reference(helpers, sandbox_url)
