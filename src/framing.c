@@ -188,6 +188,8 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
     const char *rid;
     char detail[96];
 
+    if (res->framed)
+        return 0; /* read by http.c, which applied this rule as the head came */
     if (mapi_framing_response(res, &f) < 0)
         return mapi_refuse_head(res, err, mapi_framing_title(&f), NULL);
     if (!f.has_length || !has_body(method, res->status) || res->len == f.length)

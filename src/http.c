@@ -823,6 +823,7 @@ static int finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *er
         t->res->body[0] = '\0';
         t->res->cap = MAPI_JSON_PADDING;
     }
+    t->res->framed = 1; /* framing.c's rule applied header by header (on_header) */
     *out = t->res;
     return 0;
 }

@@ -72,6 +72,8 @@ struct mapi_response {
                          cap >= len + MAPI_JSON_PADDING: the reader reads them in place */
     size_t len, cap;
     double elapsed;   /* seconds */
+    int framed;       /* 1: its framing was checked while it was read (http.c), so
+                         mapi_response_framed has nothing left to check */
 };
 
 /* Frees a response; NULL ignored. */
