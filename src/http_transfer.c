@@ -1,0 +1,430 @@
+/*
+ * http_transfer.c -- one transfer of the libcurl layer, whichever handle
+ * runs it (the client's easy handle for a blocking call, a loop's duplicate
+ * of it): its callbacks (the body capped by max_body, the head read line by
+ * line under framing.c's rule), its request options, and its result, one
+ * mapi_response or one mapi_error, made by one function (mapi_http_finish)
+ * for every driver.
+ *
+ * No hidden resends: every request that leaves is one attempt of the call.
+ * libcurl sends a request again by itself in a few cases (libcurl 7.88,
+ * lib/transfer.c Curl_retry_request and lib/multi.c): a reused connection
+ * found dead with nothing received, an HTTP/2 stream refused
+ * (REFUSED_STREAM, up to 5 times), an HTTP/2 stream reset with
+ * HTTP_1_1_REQUIRED (sent again over HTTP/1.1, even after a :status came).
+ * Two rules stop them:
+ *   - a method other than GET and HEAD (it may move money) goes over
+ *     HTTP/1.1 on a fresh connection that is not kept: none of those cases
+ *     can arise (the HTTP/2 ones need HTTP/2, the dead-connection one a
+ *     reused connection; redirects, Expect and HTTP auth are off);
+ *   - whatever the method, the pre-request callback (CURLOPT_PREREQFUNCTION,
+ *     called by libcurl before each request it sends, its own resends
+ *     included) lets one request through per transfer and aborts the next:
+ *     the attempt then fails as TRANSPORT (curl_code 42, outcome UNKNOWN)
+ *     and the call's own retry rules decide, counted, observed and logged
+ *     like any attempt.  A GET retried after that goes over HTTP/1.1
+ *     (mapi_http_resend_refused), which settles all three cases.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_private.h"
+
+/* Every header line of one response together, interim ones included. */
+#define MAX_HEADER_BYTES (256 * 1024)
+#define BODY_FIRST_CAP 16384
+
+/* ---- callbacks ---- */
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    transfer *t = userdata;
+    mapi_response *res = t->res;
+    size_t n = size * nmemb;
+
+    if (n > t->max_body || res->len > t->max_body - n) {
+        t->over_body = 1;
+        return 0; /* aborts the transfer (CURLE_WRITE_ERROR) */
+    }
+    /* room for the NUL and the JSON reader's padding after the body: the
+       document is read in place (mapi_doc_from_response) */
+    if (res->len + n + MAPI_JSON_PADDING > res->cap) {
+        size_t cap = res->cap ? res->cap : BODY_FIRST_CAP;
+        char *p;
+        while (cap < res->len + n + MAPI_JSON_PADDING)
+            cap *= 2;
+        if (cap > t->max_body + MAPI_JSON_PADDING)
+            cap = t->max_body + MAPI_JSON_PADDING;
+        p = realloc(res->body, cap);
+        if (!p) {
+            t->oom = 1;
+            return 0;
+        }
+        res->body = p;
+        res->cap = cap;
+    }
+    memcpy(res->body + res->len, data, n);
+    res->len += n;
+    res->body[res->len] = '\0';
+    return n;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
+{
+    transfer *t = userdata;
+    size_t n = size * nitems, len = n;
+    const char *colon;
+
+    t->header_bytes += n;
+    if (t->header_bytes > MAX_HEADER_BYTES) {
+        t->over_headers = 1;
+        return 0;
+    }
+    while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+        len--;
+    if (len == 0) {
+        t->in_body = 1; /* the blank line ending a header block (a 1xx one: reset below) */
+        return n;
+    }
+    if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        /* A new status line: headers of an interim (1xx) response are dropped. */
+        mapi_response_clear_headers(t->res);
+        t->in_body = 0;
+        mapi_framing_init(&t->framing);
+        return n;
+    }
+    if (line[0] == ' ' || line[0] == '\t') {
+        if (mapi_response_fold_header(t->res, line, len) < 0) {
+            t->oom = 1;
+            return 0;
+        }
+        return n;
+    }
+    colon = memchr(line, ':', len);
+    if (!colon)
+        return n; /* not a header line: ignored */
+    if (mapi_framing_field(&t->framing, line, (size_t)(colon - line), colon + 1,
+                           len - (size_t)(colon - line) - 1) < 0)
+        return 0; /* aborts the transfer: the body's framing is refused */
+    if (mapi_response_add_header(t->res, line, (size_t)(colon - line), colon + 1,
+                                 len - (size_t)(colon - line) - 1) < 0) {
+        t->oom = 1;
+        return 0;
+    }
+    return n;
+}
+
+#if HAVE_PREREQ
+/* Called by libcurl right before it sends a request: the first one of the
+   transfer goes, any other (libcurl's own resend) is stopped. */
+static int on_prerequest(void *userdata, char *conn_primary_ip, char *conn_local_ip,
+                         int conn_primary_port, int conn_local_port)
+{
+    transfer *t = userdata;
+
+    (void)conn_primary_ip, (void)conn_local_ip, (void)conn_primary_port, (void)conn_local_port;
+    if (!t)
+        return CURL_PREREQFUNC_ABORT; /* a transfer without our state: never expected */
+    if (++t->requests > 1) {
+        t->resend = 1;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+#endif
+
+CURLcode mapi_http_set_callbacks(CURL *easy)
+{
+    CURLcode rc = curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+#if HAVE_PREREQ
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_prerequest);
+#endif
+    return rc;
+}
+
+/* Points the callbacks of easy at t (NULL: detaches them). */
+CURLcode mapi_http_set_transfer(CURL *easy, transfer *t)
+{
+    CURLcode rc = curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)t);
+
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)t);
+#if HAVE_PREREQ
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_PREREQDATA, (void *)t);
+#endif
+    return rc;
+}
+
+/* ---- one request ---- */
+
+/* NOT_SENT only when no byte of the request was written and the error is
+   one that happens before a request can be written. */
+static mapi_outcome transport_outcome(CURLcode rc, long request_size, curl_off_t pretransfer)
+{
+    if (request_size != 0)
+        return MAPI_OUTCOME_UNKNOWN;
+    switch (rc) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_BAD_FUNCTION_ARGUMENT: /* an option refused before any transfer */
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+        return MAPI_OUTCOME_NOT_SENT;
+    case CURLE_OPERATION_TIMEDOUT:
+        /* pretransfer is stamped once connect and TLS are done */
+        return pretransfer == 0 ? MAPI_OUTCOME_NOT_SENT : MAPI_OUTCOME_UNKNOWN;
+    default:
+        return MAPI_OUTCOME_UNKNOWN;
+    }
+}
+
+/* A method that may move money goes over HTTP/1.1 on a connection of its
+   own (see the top of this file). */
+static int own_connection(const mapi_http_request *req)
+{
+    return req->fresh_connection ||
+           (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0);
+}
+
+/* HTTP/1.1 only: a request on a connection of its own, and a GET retried
+   after libcurl wanted to resend it (mapi_http_resend_refused); other GETs
+   and HEADs take libcurl's default (HTTP/2 over TLS when offered). */
+int mapi_http_http1_only(const mapi_http_request *req)
+{
+    return req->http1 || own_connection(req);
+}
+
+int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
+{
+    CURLcode rc;
+    int once;
+
+    rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
+    if (rc == CURLE_OK) /* the deadline may cut this request's timeout */
+        rc = curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                              req->timeout > 0 ? mapi_http_ms(req->timeout, timeout_ms)
+                                               : timeout_ms);
+    if (rc == CURLE_OK && strcmp(req->method, "GET") == 0) {
+        rc = curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else if (rc == CURLE_OK && strcmp(req->method, "HEAD") == 0) {
+        /* libcurl's own HEAD (mapi_request): it then reads no body after the headers */
+        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else if (rc == CURLE_OK) {
+        /* A body (maybe empty: "Content-Length: 0") under the given method;
+           NOBODY off first, in case the handle's last request was a HEAD. */
+        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 0L);
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                                  (curl_off_t)(req->body ? req->body_len : 0));
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
+                                  strcmp(req->method, "POST") == 0 ? NULL : req->method);
+    }
+    once = own_connection(req);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+                              mapi_http_http1_only(req) ? (long)CURL_HTTP_VERSION_1_1
+                                              : (long)CURL_HTTP_VERSION_NONE);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, once ? 1L : 0L);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, once ? 1L : 0L);
+    return (int)rc;
+}
+
+/* A response refused before its body: DECODE with title, the status and
+   request id, the response (its head) attached; for a confirm, outcome
+   UNKNOWN (the request was sent, and an answer whose head could not be
+   taken whole is not taken at its word).  Always -1. */
+static int refuse_response(transfer *t, long status, mapi_error *err, const char *title,
+                           const char *detail)
+{
+    t->res->status = (int)status;
+    return mapi_refuse_head(t->res, err, title, detail);
+}
+
+/* The handle's header lines followed by req's own headers ("Name: value";
+   "Name;" for an empty value, libcurl's way to send "Name:"), or NULL when
+   req has none.  *oom is set when an allocation failed.  Wipe and free. */
+struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
+                                          int *oom)
+{
+    struct curl_slist *list = NULL, *l;
+    size_t i;
+
+    *oom = 0;
+    if (req->nheaders == 0)
+        return NULL;
+    for (l = h->headers; l; l = l->next)
+        if (mapi_http_append_header(&list, l->data) < 0)
+            goto fail;
+    for (i = 0; i < req->nheaders; i++) {
+        const mapi_header_field *f = &req->headers[i];
+        mapi_buf line;
+        char *s;
+        int rc;
+        mapi_buf_init(&line);
+        mapi_buf_puts(&line, f->name);
+        if (*f->value) {
+            mapi_buf_puts(&line, ": ");
+            mapi_buf_puts(&line, f->value);
+        } else {
+            mapi_buf_puts(&line, ";");
+        }
+        s = mapi_buf_take(&line);
+        if (!s)
+            goto fail;
+        rc = mapi_http_append_header(&list, s);
+        free(s);
+        if (rc < 0)
+            goto fail;
+    }
+    return list;
+fail:
+    mapi_http_wipe_headers(list);
+    curl_slist_free_all(list);
+    *oom = 1;
+    return NULL;
+}
+
+/* The outcome of one finished transfer (rc from curl_easy_perform or the
+   multi's CURLMSG_DONE): 0 with *out, or -1 with err (see mapi_http_perform). */
+int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
+                  size_t max_body, mapi_response **out, mapi_error *err)
+{
+    long status = 0, request_size = 0;
+    curl_off_t total = 0, pretransfer = 0;
+    const char *rid;
+
+    if (sent) {
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &request_size);
+        curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total);
+        curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
+    } /* else nothing was sent: the zeros above say so */
+    /* The callbacks' pointers must not outlive the transfer state. */
+    mapi_http_set_transfer(easy, NULL);
+    t->res->status = (int)status;
+    t->res->elapsed = (double)total / 1e6;
+
+    if (t->resend) {
+        /* one request went; libcurl was stopped before sending it again */
+        mapi_response_free(t->res);
+        mapi_error_set(err, MAPI_ERR_TRANSPORT,
+                       "libcurl was about to send the request again: stopped");
+        if (err && err->kind == MAPI_ERR_TRANSPORT) {
+            err->curl_code = (int)CURLE_ABORTED_BY_CALLBACK;
+            err->retryable = 1;
+            err->outcome = MAPI_OUTCOME_UNKNOWN;
+            err->detail = mapi_strdup("the connection died, or an HTTP/2 stream was refused "
+                                      "or reset with HTTP_1_1_REQUIRED, after the request "
+                                      "was sent");
+            if (!err->detail || mapi_error_message(err) < 0)
+                return mapi_error_oom(err);
+        }
+        return -1;
+    }
+    if (mapi_framing_title(&t->framing))
+        return refuse_response(t, status, err, mapi_framing_title(&t->framing), NULL);
+    if (!t->oom && !t->in_body && request_size > 0 &&
+#if LIBCURL_VERSION_NUM >= 0x080600 /* 8.6.0: CURLE_TOO_LARGE */
+        (rc == CURLE_OUT_OF_MEMORY || rc == CURLE_TOO_LARGE)
+#else
+        rc == CURLE_OUT_OF_MEMORY
+#endif
+    ) {
+        /* While reading a response head, libcurl fails a header line longer
+           than CURL_MAX_HTTP_HEADER as out of memory (before 8.6.0: its code
+           cannot tell that from a failed allocation there; the detail says
+           what libcurl reported) */
+        char detail[128];
+        snprintf(detail, sizeof detail,
+                 "libcurl reported out of memory reading the head: a line over its "
+                 "%d-byte limit", (int)CURL_MAX_HTTP_HEADER);
+        return refuse_response(t, status, err, "response header line too long", detail);
+    }
+    if (t->oom || rc == CURLE_OUT_OF_MEMORY) {
+        mapi_response_free(t->res);
+        return mapi_error_oom(err);
+    }
+    if (t->over_headers) {
+        char title[64];
+        snprintf(title, sizeof title, "response headers over %d bytes", MAX_HEADER_BYTES);
+        return refuse_response(t, status, err, title, NULL);
+    }
+    if (t->over_body || rc == CURLE_FILESIZE_EXCEEDED) {
+        mapi_error_set(err, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
+                       (unsigned long)max_body);
+        if (err && err->kind == MAPI_ERR_DECODE) {
+            err->status = (int)status;
+            rid = mapi_response_header(t->res, "x-request-id");
+            err->request_id = mapi_strdup(rid);
+            err->response = t->res;
+            if (rid && !err->request_id)
+                return mapi_error_oom(err);
+        } else {
+            mapi_response_free(t->res);
+        }
+        return -1;
+    }
+    if (rc != CURLE_OK) {
+        rid = mapi_response_header(t->res, "x-request-id");
+        mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
+        if (err && err->kind == MAPI_ERR_TRANSPORT) {
+            err->curl_code = (int)rc;
+            err->retryable = 1;
+            err->outcome = transport_outcome(rc, request_size, pretransfer);
+            if (errbuf[0] && strcmp(errbuf, err->title) != 0)
+                err->detail = mapi_strdup(errbuf);
+            err->request_id = mapi_strdup(rid);
+            if ((errbuf[0] && !err->detail && strcmp(errbuf, err->title) != 0) ||
+                (rid && !err->request_id)) {
+                mapi_response_free(t->res);
+                return mapi_error_oom(err);
+            }
+            if (mapi_error_message(err) < 0) {
+                mapi_response_free(t->res);
+                return mapi_error_oom(err);
+            }
+        }
+        mapi_response_free(t->res);
+        return -1;
+    }
+    if (!t->res->body) {
+        t->res->body = malloc(MAPI_JSON_PADDING);
+        if (!t->res->body) {
+            mapi_response_free(t->res);
+            return mapi_error_oom(err);
+        }
+        t->res->body[0] = '\0';
+        t->res->cap = MAPI_JSON_PADDING;
+    }
+    t->res->framed = 1; /* framing.c's rule applied header by header (on_header) */
+    *out = t->res;
+    return 0;
+}
