@@ -22,12 +22,17 @@ helpers.PARTNER_PAY_ID = "9a1d2f64-58c3-4b0e-a7d1-3f2c6b8e4a17"
 helpers.CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
 helpers.ACCOUNT_ID = "13a85b45-8543-41c7-b963-394d4ea128ae"
 
--- The repository root: the directory above the one holding this file.
+-- The repository root: the directory above the one holding this file, made
+-- absolute (nginx reads paths from its own prefix).
 local function repo_root()
   local source = debug.getinfo(1, "S").source
   local dir = source:match("^@(.*)/spec/[^/]*$")
   if dir == nil or dir == "" then
-    return "."
+    dir = "."
+  end
+  local pwd = os_getenv("PWD")
+  if dir:sub(1, 1) ~= "/" and pwd then
+    dir = dir == "." and pwd or pwd .. "/" .. dir
   end
   return dir
 end
@@ -314,7 +319,8 @@ end
 function helpers.ca_file()
   local prefix = os_getenv("SANDBOX_PREFIX")
   if prefix == nil or prefix == "" then
-    prefix = os_getenv("MERCHANTAPI_BASE_URL") and "build/sandbox" or "build/sandbox-lua"
+    local base = os_getenv("MERCHANTAPI_BASE_URL") -- "" (make matrix): the specs' own
+    prefix = (base and base ~= "") and "build/sandbox" or "build/sandbox-lua"
   end
   if prefix:sub(1, 1) ~= "/" then
     prefix = helpers.ROOT .. "/" .. prefix

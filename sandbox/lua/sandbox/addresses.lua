@@ -351,6 +351,21 @@ local function page_fault_id_spec(id)
   end
 end
 
+-- The fault `fault` played on a list whose behaving answer is body (the
+-- requests counted under counter, or the fault's own id).
+local function list_fault(fault, body, counter)
+  return faults.respond(fault, {
+    status = 200,
+    body = body,
+    resource_type = "addresses",
+    wrong_type = "payouts",
+    dup_key = "label",
+    dup_first = "duplicate",
+    counter = counter,
+    normal = function() return 200, body end,
+  })
+end
+
 local function page_fault_id(id, k, fault)
   local args = ngx.req.get_uri_args(100)
   local order_type, page, per_page = list_args(args, "page", "per_page")
@@ -363,16 +378,7 @@ local function page_fault_id(id, k, fault)
   end
   local counter = id .. "/page" .. k
   state.hit(counter)
-  return faults.respond(fault, {
-    status = 200,
-    body = body,
-    resource_type = "addresses",
-    wrong_type = "payouts",
-    dup_key = "label",
-    dup_first = "duplicate",
-    counter = counter,
-    normal = function() return 200, body end,
-  })
+  return list_fault(fault, body, counter)
 end
 
 -- A `links-…` list: page[number] and page[size] (JSON:API's page family),
@@ -426,15 +432,7 @@ function _M.handle(method, account_id)
   end
   -- a fault account lists acct-22's addresses when it behaves
   local body = render(books["acct-22"], page, per_page, order_type == "desc")
-  return faults.respond(account_id, {
-    status = 200,
-    body = body,
-    resource_type = "addresses",
-    wrong_type = "payouts",
-    dup_key = "label",
-    dup_first = "duplicate",
-    normal = function() return 200, body end,
-  })
+  return list_fault(account_id, body)
 end
 
 return _M
