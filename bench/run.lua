@@ -4,7 +4,8 @@
 --
 -- Environment (set by bench/run):
 --   BENCH_HTTP, BENCH_HTTPS   the sandbox's base URLs; BENCH_CA its test CA
---   BENCH_BIN                 curl_loop, mapi_loop and parse_floor (simdjson's DOM parse: the floor)
+--   BENCH_BIN                 limit (the honest limit of a call), curl_loop, mapi_loop and
+--                             parse_floor (simdjson's DOM parse)
 --   BENCH_LUAMOD, BENCH_LUAJITMOD  merchantapi.core builds (the second may be absent)
 --   BENCH_DOC, BENCH_CHANNEL_DOC  /static/addresses-1000.json and /static/channel.json
 --   BENCH_OPENRESTY, BENCH_OPENRESTY_PID  the OpenResty of bench/openresty.conf (its
@@ -99,6 +100,9 @@ local call_ways = {
   { key = "http_capi", cmd = function()
       return format("%s/mapi_loop %s %s", BIN, sh_quote(HTTP), SECONDS)
     end },
+  { key = "http_limit", cmd = function()
+      return format("%s/limit %s %s", BIN, sh_quote(HTTP .. CHANNEL_PATH), SECONDS)
+    end },
   { key = "http_curl", cmd = function()
       return format("%s/curl_loop %s %s", BIN, sh_quote(HTTP .. CHANNEL_PATH), SECONDS)
     end },
@@ -116,6 +120,9 @@ local call_ways = {
     end },
   { key = "https_capi", cmd = function()
       return format("%s/mapi_loop %s %s %s", BIN, sh_quote(HTTPS), SECONDS, sh_quote(CA))
+    end },
+  { key = "https_limit", cmd = function()
+      return format("%s/limit %s %s %s", BIN, sh_quote(HTTPS .. CHANNEL_PATH), SECONDS, sh_quote(CA))
     end },
   { key = "https_curl", cmd = function()
       return format("%s/curl_loop %s %s %s", BIN, sh_quote(HTTPS .. CHANNEL_PATH), SECONDS,
@@ -340,11 +347,15 @@ section("calls/s, GET /channels/:id in a loop, one connection kept alive (HTTP/1
   .. (pinned and ", client and sandbox on CPU " .. CPU or ""))
 local r1, r2 = C.http_mapi / C.http_curl, C.http_mapi / C.http_socket
 row("merchantapi client:get_channel (Lua 5.4)", rate(C.http_mapi),
+  format("%.2fx the limit", C.http_mapi / C.http_limit) .. ";  " ..
   target(r1 >= 0.9, format("%.2fx libcurl loop (>= 0.9)", r1)) .. ";  " ..
   target(r2 >= 1.5, format("%.2fx luasocket (>= 1.5)", r2)))
 row("C mapi_get_channel loop (libmerchantapi, no Lua)", rate(C.http_capi),
-  format("%.2fx libcurl loop", C.http_capi / C.http_curl))
-row("plain C libcurl loop, same route (the limit)", rate(C.http_curl))
+  format("%.2fx the limit;  %.2fx libcurl loop", C.http_capi / C.http_limit,
+    C.http_capi / C.http_curl))
+row("C: GET + simdjson + the same Lua tables (the limit)", rate(C.http_limit),
+  "bench/limit.cpp: the required work only")
+row("plain C libcurl loop, same route (GET only)", rate(C.http_curl))
 row("merchantapi client:get_channel, static file", rate(C.http_mapi_static),
   format("%.2fx libcurl loop, static file", C.http_mapi_static / C.http_curl_static))
 row("plain C libcurl loop, static file (no Lua route)", rate(C.http_curl_static))
@@ -354,11 +365,15 @@ row("luasocket socket.http + lua-cjson + Lua resolution", rate(C.http_socket),
 section("calls/s over HTTPS (sandbox CA, TLS 1.3; HTTP/2 where both sides offer it)")
 local r3, r4 = C.https_mapi / C.https_curl, C.https_mapi / C.https_sec
 row("merchantapi client:get_channel (Lua 5.4)", rate(C.https_mapi),
+  format("%.2fx the limit", C.https_mapi / C.https_limit) .. ";  " ..
   target(r3 >= 0.9, format("%.2fx libcurl loop (>= 0.9)", r3)) .. ";  " ..
   target(r4 >= 10, format("%.1fx luasec (>= 10)", r4)))
 row("C mapi_get_channel loop (libmerchantapi, no Lua)", rate(C.https_capi),
-  format("%.2fx libcurl loop", C.https_capi / C.https_curl))
-row("plain C libcurl loop, same route (the limit)", rate(C.https_curl))
+  format("%.2fx the limit;  %.2fx libcurl loop", C.https_capi / C.https_limit,
+    C.https_capi / C.https_curl))
+row("C: GET + simdjson + the same Lua tables (the limit)", rate(C.https_limit),
+  "bench/limit.cpp: the required work only")
+row("plain C libcurl loop, same route (GET only)", rate(C.https_curl))
 row("merchantapi client:get_channel, static file", rate(C.https_mapi_static),
   format("%.2fx libcurl loop, static file", C.https_mapi_static / C.https_curl_static))
 row("plain C libcurl loop, static file (no Lua route)", rate(C.https_curl_static))
@@ -380,7 +395,7 @@ for _, v in ipairs({ { "lua54", "Lua 5.4", 0.5 }, { "luajit", "LuaJIT", 0.7 } })
     row("merchantapi.decode, " .. v[2], "n/a", "no LuaJIT build of merchantapi.core here")
   end
 end
-row("C: simdjson's own DOM parse (the floor)", ms(F.dom), "parser reused, as page after page")
+row("C: simdjson's own DOM parse", ms(F.dom), "parser reused, as page after page")
 row("C: mapi_doc_parse + mapi_doc_free", ms(F.mapi),
   target(F.mapi / F.dom <= 2.0, format("%.2fx simdjson DOM (<= 2.0)", F.mapi / F.dom)))
 row("C: bytes a document of the page holds (mapi_doc_size)", format("%d", F.bytes),
@@ -389,7 +404,7 @@ row("C: heap asked by one decode of the page, bytes", F.allocs[2] or "?",
   format("%s allocations; the first decode of a thread: %s in %s (the reader's buffers)",
     F.allocs[1] or "?", F.allocs[4] or "?", F.allocs[3] or "?"))
 row("C: simdjson DOM parse of the channel document, us", format("%.1f", FC.dom * 1e6),
-  "per get_channel call; the libcurl loop parses nothing")
+  "per get_channel call (the limit row parses On-Demand)")
 row("C: mapi_doc_parse + free of the channel document, us", format("%.1f", FC.mapi * 1e6),
   format("%.2fx simdjson DOM", FC.mapi / FC.dom))
 

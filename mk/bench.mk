@@ -3,7 +3,8 @@
 # of `make test`.  The sandbox takes free ports (BENCH_PORT=N fixes them).
 
 BENCH_DIR  := $(BUILD)/bench
-BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/mapi_loop $(BENCH_DIR)/parse_floor
+BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/mapi_loop $(BENCH_DIR)/parse_floor \
+              $(BENCH_DIR)/limit
 
 $(BENCH_DIR)/curl_loop: bench/curl_loop.c
 	@mkdir -p $(@D)
@@ -20,6 +21,13 @@ $(BENCH_DIR)/parse_floor: bench/parse_floor.cpp $(LIB_A)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -fno-exceptions $(OPT) $(filter-out -Wmissing-prototypes -Wstrict-prototypes,$(WARN)) \
 	  $(DEP_CFLAGS) -Isrc -o $@ $< $(LIB_A) $(DEP_LIBS)
+
+# C++ (simdjson) with Lua 5.4's C API: the honest limit of client:get_channel
+$(BENCH_DIR)/limit: bench/limit.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -fno-exceptions $(OPT) $(filter-out -Wmissing-prototypes -Wstrict-prototypes,$(WARN)) \
+	  $(DEP_CFLAGS) $(shell pkg-config --cflags lua5.4) -o $@ $< \
+	  $(DEP_LIBS) $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
 .PHONY: bench
 bench: deps

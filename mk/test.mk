@@ -44,6 +44,7 @@ test: deps
 # (scripts/test, MERCHANTAPI_CHECK=1).
 check: deps
 	@$(MAKE) --no-print-directory all check-c check-lua
+	@./scripts/rule-homes
 	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
 
 lint:
