@@ -705,7 +705,7 @@ end
 -- Links, meta and relationships of a resource table.  The flattened tables
 -- hold no key but `id`, `type`, `lid`, the attributes and the resolved
 -- relationships; the rest of what a resource says is read through these
--- functions (the binding keeps it aside, see src/lua_convert.c).
+-- functions (the binding keeps it aside, see src/lua_values.c).
 -- ---------------------------------------------------------------------------
 
 local resource_info = core.resource_info

@@ -1,0 +1,200 @@
+/*
+ * lua_error.c -- merchantapi.core: the error object.  A mapi_error becomes
+ * the contract's error table (docs/contract.md "Errors"): the binding's one
+ * C error constructor, mapi_lua_push_error, and mapi_lua_push_simple_error
+ * for errors made by the binding; the one metatable of every error table
+ * (__tostring, __concat), whose message comes from the core's one builder
+ * (mapi_error_message) also for the tables made in Lua (merchantapi.errors).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "merchantapi.h"
+#include "lua_compat.h"
+#include "lua_binding.h"
+#include "internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+void mapi_lua_set_string(lua_State *L, const char *key, const char *value)
+{
+    if (value == NULL)
+        return;
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+void mapi_lua_set_int(lua_State *L, const char *key, long value)
+{
+    mapic_pushint64(L, (int64_t)value);
+    lua_setfield(L, -2, key);
+}
+
+/* The fields an error and each of its entries share, into the table on top. */
+static void set_entry(lua_State *L, int status, const char *code, const char *title,
+                      const char *detail, const char *pointer)
+{
+    if (status > 0)
+        mapi_lua_set_int(L, "status", status);
+    mapi_lua_set_string(L, "code", code);
+    mapi_lua_set_string(L, "title", title);
+    mapi_lua_set_string(L, "detail", detail);
+    mapi_lua_set_string(L, "pointer", pointer);
+}
+
+
+/* Pushes the contract's error table for e (every field; see docs/contract.md
+   "Errors"), with the merchantapi.error metatable. */
+void mapi_lua_push_error(lua_State *L, const mapi_error *e)
+{
+    size_t i;
+    const char *kind = mapi_error_kind_name(e->kind);
+
+    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    lua_createtable(L, 0, 22);
+    mapi_lua_set_string(L, "kind", *kind ? kind : "memory");
+    set_entry(L, e->status, e->code, e->title, e->detail, e->pointer);
+
+    lua_createtable(L, e->nerrors > INT_MAX ? INT_MAX : (int)e->nerrors, 0);
+    for (i = 0; i < e->nerrors && i < (size_t)INT_MAX; i++) {
+        const mapi_error_entry *en = &e->errors[i];
+        lua_createtable(L, 0, 5);
+        set_entry(L, en->status, en->code, en->title, en->detail, en->pointer);
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    lua_setfield(L, -2, "errors");
+
+    mapi_lua_set_string(L, "amount", e->amount);
+    mapi_lua_set_string(L, "minimum", e->minimum);
+    mapi_lua_set_string(L, "maximum", e->maximum);
+    lua_pushboolean(L, e->retryable);
+    lua_setfield(L, -2, "retryable");
+    if (e->outcome != MAPI_OUTCOME_NONE)
+        mapi_lua_set_string(L, "outcome", mapi_outcome_name(e->outcome));
+    mapi_lua_set_string(L, "method", e->method);
+    mapi_lua_set_string(L, "url", e->url);
+    mapi_lua_set_string(L, "request_id", e->request_id);
+    if (e->retry_after >= 0) {
+        lua_pushnumber(L, (lua_Number)e->retry_after);
+        lua_setfield(L, -2, "retry_after");
+    }
+    if (e->attempts > 0)
+        mapi_lua_set_int(L, "attempts", e->attempts);
+    if (e->curl_code != 0)
+        mapi_lua_set_int(L, "curl_code", e->curl_code);
+    if (e->deadline_exceeded) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "deadline_exceeded");
+    }
+    if (e->payout) { /* a settled confirm's read: the payout, still a draft */
+        int body;
+        mapi_lua_push_body(L, mapi_doc_response(e->payout));
+        body = lua_gettop(L);
+        mapi_lua_push_doc_members(L, e->payout);
+        if (mapi_lua_push_flattened(L, e->payout, body + 1, body + 3, body))
+            lua_setfield(L, body - 1, "payout");
+        lua_settop(L, body - 1);
+    }
+    if (e->settle_error) { /* the read that tried to settle a confirm failed */
+        mapi_lua_push_error(L, e->settle_error);
+        lua_setfield(L, -2, "settle_error");
+    }
+    if (e->message) {
+        mapi_lua_set_string(L, "message", e->message);
+    } else {
+        lua_pushfstring(L, "merchantapi: %s: %s", *kind ? kind : "memory",
+                        e->title ? e->title : "error");
+        lua_setfield(L, -2, "message");
+    }
+    mapic_setmetatable(L, ERROR_MT);
+}
+
+/* Pushes an error table made here (a closed client, an id with a NUL byte). */
+void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
+                              const char *method)
+{
+    lua_createtable(L, 0, 6);
+    mapi_lua_set_string(L, "kind", kind);
+    mapi_lua_set_string(L, "title", title);
+    lua_newtable(L);
+    lua_setfield(L, -2, "errors");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "retryable");
+    mapi_lua_set_string(L, "method", method);
+    if (mapi_method_safety(method) == 0)
+        mapi_lua_set_string(L, "outcome", "not_sent"); /* the core's rule (mapi_call_not_sent) */
+    lua_pushfstring(L, "merchantapi: %s: %s", kind, title);
+    lua_setfield(L, -2, "message");
+    mapic_setmetatable(L, ERROR_MT);
+}
+
+/* Pushes the one-line message of the error table at idx: its `message`,
+   else one made from its `kind`. */
+static void push_error_message(lua_State *L, int idx)
+{
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "message");
+        if (lua_type(L, -1) == LUA_TSTRING)
+            return;
+        lua_pop(L, 1);
+        lua_getfield(L, idx, "kind");
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            lua_pushfstring(L, "merchantapi: %s error", lua_tostring(L, -1));
+            lua_remove(L, -2);
+            return;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pushliteral(L, "merchantapi: error");
+}
+
+/* __tostring: the one-line message (print, tostring, the standalone
+   interpreters of 5.2+ and LuaJIT for an uncaught error, ngx.log). */
+static int error_tostring(lua_State *L)
+{
+    push_error_message(L, 1);
+    return 1;
+}
+
+/* __concat: `"x" .. err` and `err .. "x"` concatenate the message; the
+   other operand is a string, a number or an error table, as Lua's own
+   concatenation would take it (anything else raises as Lua would). */
+static int error_concat(lua_State *L)
+{
+    int i, is_error;
+
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    for (i = 1; i <= 2; i++) {
+        if (lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER) {
+            lua_pushvalue(L, i);
+            continue;
+        }
+        is_error = 0;
+        if (lua_getmetatable(L, i)) {
+            lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
+            is_error = lua_rawequal(L, -1, -2);
+            lua_pop(L, 2);
+        }
+        if (!is_error)
+            return luaL_error(L, "attempt to concatenate a %s value", luaL_typename(L, i));
+        push_error_message(L, i);
+    }
+    lua_concat(L, 2);
+    return 1;
+}
+
+/* The one metatable of every error table, the Lua side's included
+   (merchantapi.errors sets it from core.error_metatable). */
+void mapi_lua_error_open(lua_State *L)
+{
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    mapi_lua_new_metatable(L, ERROR_MT);
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, error_concat);
+    lua_setfield(L, -2, "__concat");
+    lua_pop(L, 1);
+}
