@@ -6,6 +6,7 @@
  * (__tostring, __concat), whose message comes from the core's one builder
  * (mapi_error_message) also for the tables made in Lua (merchantapi.errors).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,62 @@ static void set_entry(lua_State *L, int status, const char *code, const char *ti
     mapi_lua_set_string(L, "pointer", pointer);
 }
 
+
+/* Pushes the one-line message of the error table at idx: its `message`,
+   else the one the core's builder (mapi_error_message) makes of its kind,
+   status, code, title, detail, method and path (its `path`, else the path
+   of its `url`) -- the one rule for the C core's errors, the binding's and
+   those made in Lua (merchantapi.errors). */
+static void push_error_message(lua_State *L, int idx)
+{
+    static const char *const names[] = {"kind", "code", "title", "detail", "method", "path", "url"};
+    const char *f[sizeof names / sizeof names[0]];
+    mapi_error e = MAPI_ERROR_INIT;
+    int64_t status = 0;
+    size_t i, n = sizeof names / sizeof names[0];
+    int k;
+
+    if (idx < 0)
+        idx = lua_gettop(L) + idx + 1;
+    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "message");
+        if (lua_type(L, -1) == LUA_TSTRING)
+            return;
+        lua_pop(L, 1);
+    }
+    /* the fields stay on the stack while the builder borrows them */
+    for (i = 0; i < n; i++) {
+        if (lua_type(L, idx) == LUA_TTABLE)
+            lua_getfield(L, idx, names[i]);
+        else
+            lua_pushnil(L);
+        f[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    }
+    for (k = MAPI_ERR_MEMORY; f[0] && k > MAPI_ERR_NONE; k--)
+        if (strcmp(f[0], mapi_error_kind_name((mapi_error_kind)k)) == 0)
+            e.kind = (mapi_error_kind)k;
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "status");
+        if (mapic_tointeger(L, -1, &status) && status > 0 && status <= 999)
+            e.status = (int)status;
+        lua_pop(L, 1);
+    }
+    e.code = (char *)f[1], e.title = (char *)f[2], e.detail = (char *)f[3];
+    e.method = (char *)f[4], e.url = (char *)(f[5] ? f[5] : f[6]);
+    if (mapi_error_message(&e) != 0)
+        luaL_error(L, "merchantapi: out of memory");
+    lua_pop(L, (int)n);
+    lua_pushstring(L, e.message);
+    free(e.message);
+}
+
+/* Sets the message of the error table on the top of the stack. */
+static void set_message(lua_State *L)
+{
+    push_error_message(L, -1);
+    lua_setfield(L, -2, "message");
+}
 
 /* Pushes the contract's error table for e (every field; see docs/contract.md
    "Errors"), with the merchantapi.error metatable. */
@@ -101,13 +158,10 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
         mapi_lua_push_error(L, e->settle_error);
         lua_setfield(L, -2, "settle_error");
     }
-    if (e->message) {
+    if (e->message)
         mapi_lua_set_string(L, "message", e->message);
-    } else {
-        lua_pushfstring(L, "merchantapi: %s: %s", *kind ? kind : "memory",
-                        e->title ? e->title : "error");
-        lua_setfield(L, -2, "message");
-    }
+    else
+        set_message(L); /* the message could not be made (out of memory) */
     mapic_setmetatable(L, ERROR_MT);
 }
 
@@ -125,30 +179,8 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
     mapi_lua_set_string(L, "method", method);
     if (mapi_method_safety(method) == 0)
         mapi_lua_set_string(L, "outcome", "not_sent"); /* the core's rule (mapi_call_not_sent) */
-    lua_pushfstring(L, "merchantapi: %s: %s", kind, title);
-    lua_setfield(L, -2, "message");
+    set_message(L);
     mapic_setmetatable(L, ERROR_MT);
-}
-
-/* Pushes the one-line message of the error table at idx: its `message`,
-   else one made from its `kind`. */
-static void push_error_message(lua_State *L, int idx)
-{
-    luaL_checkstack(L, 3, "merchantapi: out of stack space");
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "message");
-        if (lua_type(L, -1) == LUA_TSTRING)
-            return;
-        lua_pop(L, 1);
-        lua_getfield(L, idx, "kind");
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            lua_pushfstring(L, "merchantapi: %s error", lua_tostring(L, -1));
-            lua_remove(L, -2);
-            return;
-        }
-        lua_pop(L, 1);
-    }
-    lua_pushliteral(L, "merchantapi: error");
 }
 
 /* __tostring: the one-line message (print, tostring, the standalone
