@@ -47,7 +47,7 @@ call_box *mapi_lua_push_call_box(lua_State *L);
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
 /* The results of a call that succeeded, on a document and an error whose
    owner anchors them (a call_box, an exchange): value, nil, res (or nil,
-   err, res for an error document); *docp is freed and set to NULL, err
+   err, res when err is set: decode's verdict); *docp is freed and set to NULL, err
    cleared.  body: the stack index of the body string, or 0 to take the
    document's.  Returns 3. */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);

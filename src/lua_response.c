@@ -159,7 +159,8 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
  * value, nil, res -- where value is merchantapi.null when the document has
  * no primary data (data null, a meta-only document, a 2xx without a body),
  * so that the first value is truthy on every success -- or nil, err, res
- * when the document is an error document (decode).  body is the stack index
+ * when err is set (decode's verdict on the document, mapi_doc_error; a
+ * call's documents were judged by the exchange).  body is the stack index
  * of the body string, or 0 to take the document's response body.  Frees the
  * document (*docp set to NULL) and clears err.  Returns 3.
  */
@@ -176,10 +177,7 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
     mapi_lua_push_doc_members(L, doc);
     meta = lua_gettop(L) - 2;
 
-    if (mapi_doc_error(doc, err) != 0) {
-        /* an error document by the core's one rule (mapi_doc_error_rule): API,
-           DECODE (data and errors together) or MEMORY.  Only decode meets one:
-           the client's calls were mapped by the same rule. */
+    if (err->kind != MAPI_ERR_NONE) { /* decode's verdict: the core's (mapi_doc_error) */
         lua_pushnil(L);
         mapi_lua_push_error(L, err);
         mapi_error_clear(err);
@@ -260,6 +258,7 @@ int mapi_lua_decode(lua_State *L)
     cb = mapi_lua_push_call_box(L);
     if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
         return mapi_lua_push_err_results(L, &cb->err);
+    mapi_doc_error(cb->doc, &cb->err); /* the document's verdict, as a call's (mapping.c) */
     /* res.body and res:document() use the argument itself, not a copy of it */
     return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 1);
 }
