@@ -193,41 +193,24 @@ static void push_amount(lua_State *L, const mapi_value *v)
         push_value(L, NULL, v, NULL_AS_NIL, 1);
 }
 
-/*
- * Pagination meta (page, per_page, total): a count (mapi_value_count: a
- * whole JSON number >= 0 such as 2, 2.0 or 1e3, or a string of plain digits
- * such as "50") as an integer by the usual rule (its decimal text beyond
- * 2^53); anything else by the usual rules (list calls have refused it).
- */
-static void push_meta_int(lua_State *L, const mapi_value *v)
-{
-    int64_t n;
-
-    if (mapi_value_count(v, &n) == 0)
-        push_int64(L, n);
-    else
-        push_value(L, NULL, v, NULL_AS_NIL, 1);
-}
-
-/* Pushes the document's meta (null -> nil), page/per_page/total as integers;
-   nil when the document has no meta object. */
+/* Pushes the document's meta (null -> nil; nil when absent).  In a list,
+   page/per_page/total are counts (mapi_value_count: 2, 2.0, 1e3, "50"),
+   pushed as integers by the usual rule (their decimal text beyond 2^53):
+   the core refused every list whose counts are not (mapi_doc_error, on
+   every path); what a refused list's res.meta holds comes as it came. */
 static void push_meta(lua_State *L, const mapi_doc *doc)
 {
     static const char *const ints[] = {"page", "per_page", "total"};
     const mapi_value *meta = mapi_doc_meta(doc);
     size_t i;
+    int64_t n;
 
-    if (mapi_value_type(meta) != MAPI_OBJECT) {
-        lua_pushnil(L);
-        return;
-    }
     push_value(L, NULL, meta, NULL_AS_NIL, 0);
-    for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        const mapi_value *v = mapi_value_get(meta, ints[i]);
-        if (v == NULL)
-            continue;
-        push_meta_int(L, v);
-        lua_setfield(L, -2, ints[i]);
+    for (i = 0; meta && mapi_doc_is_list(doc) && i < sizeof ints / sizeof ints[0]; i++) {
+        if (mapi_value_count(mapi_value_get(meta, ints[i]), &n) == 0) {
+            push_int64(L, n);
+            lua_setfield(L, -2, ints[i]);
+        }
     }
 }
 
@@ -640,21 +623,17 @@ int mapi_lua_resource_info(lua_State *L)
     return 1;
 }
 
-
-/* Pushes the document's meta (push_meta), jsonapi and links (objects, or
-   nil): three stack slots. */
+/* Pushes the document's meta (push_meta), jsonapi and links: three stack
+   slots, nil for each one absent.  The parser refused the documents where
+   one of them (or a resource's or relationship's links or meta) is not an
+   object: JSON:API requires objects, and a money client does not guess
+   what a malformed document meant (nor hides it behind a nil). */
 void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc)
 {
     luaL_checkstack(L, 6, "merchantapi: out of stack space");
     push_meta(L, doc);
-    if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
-        push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
-    else
-        lua_pushnil(L);
-    if (mapi_value_type(mapi_doc_links(doc)) == MAPI_OBJECT)
-        push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
-    else
-        lua_pushnil(L);
+    push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
+    push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
 }
 
 /* Pushes the whole document (res:document()): unflattened, null as
