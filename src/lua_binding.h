@@ -46,12 +46,17 @@ call_box *mapi_lua_push_call_box(lua_State *L);
 /* Pushes the body of resp as a string ("" for none). */
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
 /* The results of a call that succeeded, on a document and an error whose
-   owner anchors them (a call_box, an exchange): value, nil, res (or nil,
-   err, res when err is set: decode's verdict); *docp is freed and set to NULL, err
-   cleared.  body: the stack index of the body string, or 0 to take the
+   owner anchors them (a call_box, an exchange): value, nil, res -- value
+   merchantapi.null when the document has no primary data (data null, a
+   meta-only document, a 2xx without a body): truthy on every success -- or
+   nil, err, res when err is set (decode's verdict, mapi_doc_error; a call's
+   documents were judged by the exchange).  *docp is freed and set to NULL,
+   err cleared.  body: the stack index of the body string, or 0 to take the
    document's.  Returns 3. */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);
 /* The results of a call that failed: nil, err[, res]; clears the error.
+   res carries meta, jsonapi and links when the answer's body is a JSON:API
+   document (an error document, or a 2xx the call refused), as on success.
    Returns the number of results. */
 int mapi_lua_push_failure(lua_State *L, err_box *eb);
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
@@ -98,7 +103,9 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
    integer. */
 void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
 void mapi_lua_set_int(lua_State *L, const char *key, long value);
-/* Registers the error metatable (__tostring, __concat). */
+/* Registers the one metatable of every error table, the Lua side's included
+   (merchantapi.errors sets it from core.error_metatable): __tostring,
+   __concat. */
 void mapi_lua_error_open(lua_State *L);
 
 /* ---- the client (lua_client.c) ---- */

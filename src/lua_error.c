@@ -15,10 +15,6 @@
 #include "lua_binding.h"
 #include "internal.h"
 
-/* ------------------------------------------------------------------------ */
-/* Errors                                                                   */
-/* ------------------------------------------------------------------------ */
-
 void mapi_lua_set_string(lua_State *L, const char *key, const char *value)
 {
     if (value == NULL)
@@ -45,6 +41,16 @@ static void set_entry(lua_State *L, int status, const char *code, const char *ti
     mapi_lua_set_string(L, "pointer", pointer);
 }
 
+/* The kind named name ("usage"), MAPI_ERR_NONE for none. */
+static mapi_error_kind kind_of(const char *name)
+{
+    int k;
+
+    for (k = MAPI_ERR_MEMORY; name && k > MAPI_ERR_NONE; k--)
+        if (strcmp(name, mapi_error_kind_name((mapi_error_kind)k)) == 0)
+            return (mapi_error_kind)k;
+    return MAPI_ERR_NONE;
+}
 
 /* Pushes the one-line message of the error table at idx: its `message`,
    else the one the core's builder (mapi_error_message) makes of its kind,
@@ -58,7 +64,6 @@ static void push_error_message(lua_State *L, int idx)
     mapi_error e = MAPI_ERROR_INIT;
     int64_t status = 0;
     size_t i, n = sizeof names / sizeof names[0];
-    int k;
 
     if (idx < 0)
         idx = lua_gettop(L) + idx + 1;
@@ -77,9 +82,7 @@ static void push_error_message(lua_State *L, int idx)
             lua_pushnil(L);
         f[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     }
-    for (k = MAPI_ERR_MEMORY; f[0] && k > MAPI_ERR_NONE; k--)
-        if (strcmp(f[0], mapi_error_kind_name((mapi_error_kind)k)) == 0)
-            e.kind = (mapi_error_kind)k;
+    e.kind = kind_of(f[0]);
     if (lua_type(L, idx) == LUA_TTABLE) {
         lua_getfield(L, idx, "status");
         if (mapic_tointeger(L, -1, &status) && status > 0 && status <= 999)
@@ -102,8 +105,6 @@ static void set_message(lua_State *L)
     lua_setfield(L, -2, "message");
 }
 
-/* Pushes the contract's error table for e (every field; see docs/contract.md
-   "Errors"), with the merchantapi.error metatable. */
 void mapi_lua_push_error(lua_State *L, const mapi_error *e)
 {
     size_t i;
@@ -165,22 +166,17 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
     mapic_setmetatable(L, ERROR_MT);
 }
 
-/* Pushes an error table made here (a closed client, an id with a NUL byte). */
 void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
-                              const char *method)
+                                const char *method)
 {
-    lua_createtable(L, 0, 6);
-    mapi_lua_set_string(L, "kind", kind);
-    mapi_lua_set_string(L, "title", title);
-    lua_newtable(L);
-    lua_setfield(L, -2, "errors");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "retryable");
-    mapi_lua_set_string(L, "method", method);
+    mapi_error e = MAPI_ERROR_INIT; /* its strings borrowed, never freed */
+
+    e.kind = kind_of(kind);
+    e.title = (char *)title;
+    e.method = (char *)method;
     if (mapi_method_safety(method) == 0)
-        mapi_lua_set_string(L, "outcome", "not_sent"); /* the core's rule (mapi_call_not_sent) */
-    set_message(L);
-    mapic_setmetatable(L, ERROR_MT);
+        e.outcome = MAPI_OUTCOME_NOT_SENT; /* the core's rule (mapi_call_not_sent) */
+    mapi_lua_push_error(L, &e);
 }
 
 /* __tostring: the one-line message (print, tostring, the standalone
@@ -218,8 +214,6 @@ static int error_concat(lua_State *L)
     return 1;
 }
 
-/* The one metatable of every error table, the Lua side's included
-   (merchantapi.errors sets it from core.error_metatable). */
 void mapi_lua_error_open(lua_State *L)
 {
     luaL_checkstack(L, 3, "merchantapi: out of stack space");

@@ -102,12 +102,13 @@ static int res_document(lua_State *L)
 /*
  * Pushes the response object: status, headers (lower-case names; the last
  * of repeated headers), request_id, elapsed, body (the string at stack
- * index body), meta, jsonapi and links (the values at stack indexes meta,
- * jsonapi, links; 0 for none) and document().  resp may be NULL (decode).
+ * index body), meta, jsonapi and links (the values at stack indexes
+ * members .. members + 2 as mapi_lua_push_doc_members pushed them; 0 for
+ * none) and document().  resp may be NULL (decode).
  */
-static void push_response(lua_State *L, const mapi_response *resp, int body, int meta,
-                          int jsonapi, int links)
+static void push_response(lua_State *L, const mapi_response *resp, int body, int members)
 {
+    static const char *const names[] = {"meta", "jsonapi", "links"};
     const char *name, *value;
     size_t i;
 
@@ -126,17 +127,9 @@ static void push_response(lua_State *L, const mapi_response *resp, int body, int
         lua_setfield(L, -2, name);
     }
     lua_setfield(L, -2, "headers");
-    if (meta) {
-        lua_pushvalue(L, meta);
-        lua_setfield(L, -2, "meta");
-    }
-    if (jsonapi) {
-        lua_pushvalue(L, jsonapi);
-        lua_setfield(L, -2, "jsonapi");
-    }
-    if (links) {
-        lua_pushvalue(L, links);
-        lua_setfield(L, -2, "links");
+    for (i = 0; members && i < sizeof names / sizeof names[0]; i++) {
+        lua_pushvalue(L, members + (int)i);
+        lua_setfield(L, -2, names[i]);
     }
     lua_pushvalue(L, body);
     lua_setfield(L, -2, "body");
@@ -146,7 +139,6 @@ static void push_response(lua_State *L, const mapi_response *resp, int body, int
     lua_setfield(L, -2, "document");
 }
 
-/* Pushes the body of resp as a string ("" for none). */
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
 {
     size_t len = 0;
@@ -154,16 +146,6 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
     lua_pushlstring(L, body ? body : "", body ? len : 0);
 }
 
-/*
- * Pushes the three results of a successful call or decode of doc:
- * value, nil, res -- where value is merchantapi.null when the document has
- * no primary data (data null, a meta-only document, a 2xx without a body),
- * so that the first value is truthy on every success -- or nil, err, res
- * when err is set (decode's verdict on the document, mapi_doc_error; a
- * call's documents were judged by the exchange).  body is the stack index
- * of the body string, or 0 to take the document's response body.  Frees the
- * document (*docp set to NULL) and clears err.  Returns 3.
- */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)
 {
     const mapi_doc *doc = *docp;
@@ -187,24 +169,18 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
         lua_pushlightuserdata(L, NULL); /* merchantapi.null */
         lua_pushnil(L);
     }
-    push_response(L, mapi_doc_response(doc), body, meta, meta + 1, meta + 2);
+    push_response(L, mapi_doc_response(doc), body, meta);
     mapi_lua_set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
     mapi_doc_free(*docp);
     *docp = NULL;
     return 3;
 }
 
-/* Pushes nil, err[, res] for a failed call and clears the error.  res
-   carries meta, jsonapi and links when the answer's body is a JSON:API
-   document (an error document, or a 2xx the call refused), as on success.
-   Returns the number of results. */
 int mapi_lua_push_failure(lua_State *L, err_box *eb)
 {
     return mapi_lua_push_err_results(L, &eb->err);
 }
 
-/* mapi_lua_push_failure on an error anchored by its owner (a call box, an
-   exchange). */
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
 {
     const mapi_response *resp = err->response;
@@ -232,7 +208,7 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
         pb->doc = NULL;
     }
     mapi_error_clear(&pb->err);
-    push_response(L, resp, body, meta, meta ? meta + 1 : 0, meta ? meta + 2 : 0);
+    push_response(L, resp, body, meta);
     lua_replace(L, top + 1);
     lua_settop(L, top + 1);
     mapi_error_clear(err);

@@ -429,12 +429,6 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
  * made merchantapi.decode of the 1,000-address page 20 % slower.)
  */
 
-/* Pushes a JSON object member of the document as a Lua value (null: nil). */
-static void push_member_value(lua_State *L, const key_cache *kc, const mapi_value *v)
-{
-    push_value(L, kc, v, NULL_AS_NIL, 1);
-}
-
 /* Pushes a string member as a Lua string, or nil when it is not a string. */
 static void push_string_member(lua_State *L, const mapi_value *obj, const char *name)
 {
@@ -459,7 +453,7 @@ static void push_identifier(lua_State *L, const key_cache *kc, const mapi_value 
     push_string_member(L, link, "lid");
     lua_setfield(L, -2, "lid");
     if (meta) {
-        push_member_value(L, kc, meta);
+        push_value(L, kc, meta, NULL_AS_NIL, 1);
         lua_setfield(L, -2, "meta");
     }
 }
@@ -478,11 +472,11 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, 0, 4);
     if (mapi_resource_links(r)) {
-        push_member_value(L, kc, mapi_resource_links(r));
+        push_value(L, kc, mapi_resource_links(r), NULL_AS_NIL, 1);
         lua_setfield(L, -2, "links");
     }
     if (mapi_resource_meta(r)) {
-        push_member_value(L, kc, mapi_resource_meta(r));
+        push_value(L, kc, mapi_resource_meta(r), NULL_AS_NIL, 1);
         lua_setfield(L, -2, "meta");
     }
     lua_createtable(L, 0, nrel); /* relationships */
@@ -495,11 +489,11 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
         lua_pushstring(L, states[rel.data <= MAPI_REL_TO_MANY ? rel.data : 0]);
         lua_setfield(L, -2, "data");
         if (rel.links) {
-            push_member_value(L, kc, rel.links);
+            push_value(L, kc, rel.links, NULL_AS_NIL, 1);
             lua_setfield(L, -2, "links");
         }
         if (rel.meta) {
-            push_member_value(L, kc, rel.meta);
+            push_value(L, kc, rel.meta, NULL_AS_NIL, 1);
             lua_setfield(L, -2, "meta");
         }
         if (rel.data == MAPI_REL_NULL_DATA) {
@@ -636,8 +630,6 @@ void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc)
     push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
 }
 
-/* Pushes the whole document (res:document()): unflattened, null as
-   merchantapi.null. */
 void mapi_lua_push_root(lua_State *L, const mapi_doc *doc)
 {
     key_cache kc;
