@@ -68,27 +68,20 @@ static void push_error_message(lua_State *L, int idx)
     if (idx < 0)
         idx = lua_gettop(L) + idx + 1;
     luaL_checkstack(L, 12, "merchantapi: out of stack space");
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "message");
-        if (lua_type(L, -1) == LUA_TSTRING)
-            return;
-        lua_pop(L, 1);
-    }
+    luaL_checktype(L, idx, LUA_TTABLE); /* an error table: this metatable's */
+    lua_getfield(L, idx, "message");
+    if (lua_type(L, -1) == LUA_TSTRING)
+        return;
+    lua_getfield(L, idx, "status");
+    if (mapic_tointeger(L, -1, &status) && status > 0 && status <= 999)
+        e.status = (int)status;
+    lua_pop(L, 2);
     /* the fields stay on the stack while the builder borrows them */
     for (i = 0; i < n; i++) {
-        if (lua_type(L, idx) == LUA_TTABLE)
-            lua_getfield(L, idx, names[i]);
-        else
-            lua_pushnil(L);
+        lua_getfield(L, idx, names[i]);
         f[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     }
     e.kind = kind_of(f[0]);
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "status");
-        if (mapic_tointeger(L, -1, &status) && status > 0 && status <= 999)
-            e.status = (int)status;
-        lua_pop(L, 1);
-    }
     e.code = (char *)f[1], e.title = (char *)f[2], e.detail = (char *)f[3];
     e.method = (char *)f[4], e.url = (char *)(f[5] ? f[5] : f[6]);
     if (mapi_error_message(&e) != 0)

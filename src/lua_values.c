@@ -642,13 +642,14 @@ void mapi_lua_push_root(lua_State *L, const mapi_doc *doc)
 
 void mapi_lua_values_open(lua_State *L)
 {
+    static const char *const mts[2][2] = {{WEAK_V_MT, "v"}, {WEAK_K_MT, "k"}};
+    int i;
+
     luaL_checkstack(L, 3, "merchantapi: out of stack space");
-    mapi_lua_new_metatable(L, WEAK_V_MT);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_pop(L, 1);
-    mapi_lua_new_metatable(L, WEAK_K_MT);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_pop(L, 1);
+    for (i = 0; i < 2; i++) {
+        mapi_lua_new_metatable(L, mts[i][0]);
+        lua_pushstring(L, mts[i][1]);
+        lua_setfield(L, -2, "__mode");
+        lua_pop(L, 1);
+    }
 }
