@@ -689,7 +689,10 @@ end
 --   where res has `body` (the argument itself), `headers` (empty), `meta`,
 --   `jsonapi`, `links` and `document()`, but no `status`.  On failure
 --   `nil, err[, res]`: `kind = "decode"` (invalid JSON, nested deeper than
---   64, not JSON:API), or `kind = "api"` for an error document (`status` from
+--   64, not JSON:API -- such as a top-level `meta`, `links` or `jsonapi`,
+--   or a resource's or relationship's `links` or `meta`, that is not an
+--   object -- or a list whose `meta.page`, `per_page` or `total` is not a
+--   count: the rules of every call, on every path), or `kind = "api"` for an error document (`status` from
 --   `errors[1].status`, `amount`/`minimum`/`maximum` as for the client; a
 --   member that is not a string, such as a validation array in `detail`, as
 --   its JSON text) with res.
@@ -705,7 +708,7 @@ end
 -- Links, meta and relationships of a resource table.  The flattened tables
 -- hold no key but `id`, `type`, `lid`, the attributes and the resolved
 -- relationships; the rest of what a resource says is read through these
--- functions (the binding keeps it aside, see src/lua_convert.c).
+-- functions (the binding keeps it aside, see src/lua_values.c).
 -- ---------------------------------------------------------------------------
 
 local resource_info = core.resource_info
@@ -740,6 +743,8 @@ end
 --   (primary, included or reached through a relationship).
 -- @return the links table, or nil when the resource has none (and for any
 --   table this module did not return).  The table is shared: do not modify it.
+--   Always a table: a document whose links (or meta, here or at its top
+--   level) is not an object was refused as `"decode"`, on every path.
 -- @raise when resource is not a table.
 function M.links(resource)
   local info = check_resource(resource, "links")

@@ -9,7 +9,7 @@ local helpers = require "helpers"
 
 local NOT_FOUND = "merchantapi: 404 not_found: Not found (no channel nope) "
   .. "[GET /api/public/v1/channels/nope]"
-local CLOSED = "merchantapi: usage: the client is closed"
+local CLOSED = "merchantapi: usage: the client is closed [GET]"
 
 -- The child interpreter: "5.1", "5.2", "5.3", "5.4", "5.5" or "jit".
 local function child_lua()

@@ -346,11 +346,14 @@ int mapi_resource_id_is(const mapi_resource *r, const char *id);
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
 /* The one rule for "is this an error document" (JSON:API 1.0, "Top Level":
-   a document MUST NOT hold both data and errors), used by the client's
-   mapping of every response (mapping.c), by mapi_doc_error and by the Lua
-   binding.  status: the HTTP status the document came with, 0 for none.
+   a document MUST NOT hold both data and errors) and for a list's counts,
+   used by the client's mapping of every response (mapping.c) and by
+   mapi_doc_error (merchantapi.decode).  status: the HTTP status the
+   document came with, 0 for none.
      - errors absent, null or []: not an error document: 0, err cleared (a
-       2xx with data and "errors": [] is a success);
+       2xx with data and "errors": [] is a success) -- but under a 2xx or no
+       status, a list whose meta.page, per_page or total is present and not
+       a count (mapi_value_count): 1, DECODE naming the member;
      - errors non-empty and no primary data (data absent or null): 1, err
        kind API (every entry, status from errors[0].status, message);
      - errors non-empty and primary data (a resource or an array, even

@@ -87,6 +87,14 @@ static int is_object(const mapi_value *v)
     return v && mapi_tl_type(v) == MAPI_OBJECT;
 }
 
+/* 1 when obj's member id is absent, null or an object (JSON:API's links,
+   meta and jsonapi). */
+static int member_is_object(const mapi_value *obj, size_t id)
+{
+    const mapi_value *v = nonnull(mapi_value_member_id(obj, id));
+    return !v || is_object(v);
+}
+
 static const char *str_of(const mapi_value *v)
 {
     return (const char *)v->p;
@@ -353,23 +361,25 @@ static int no_identity(mapi_error *err, const place *p)
                           p->member);
 }
 
-/* The field rules of one resource (a copy, or two merged): attributes and
-   relationships objects, no field named type or id (nor lid when the
+/* The field rules of one resource (a copy, or two merged): attributes,
+   relationships, links and meta objects, no field named type or id (nor lid when the
    resource has one), no name both an attribute and a relationship. */
 static int check_fields(const mapi_resource *r, uint32_t *stamps, uint32_t *serial,
                         mapi_error *err)
 {
-    const mapi_value *sets[2];
-    static const char *const set_names[2] = {"attributes", "relationships"};
+    const mapi_value *sets[4];
+    static const char *const set_names[4] = {"attributes", "relationships", "links", "meta"};
     label l;
     size_t k, i;
 
     sets[0] = r->attributes;
     sets[1] = r->relationships;
+    sets[2] = r->links;
+    sets[3] = r->meta;
     if (++*serial == 0) {
         *serial = 1;
     }
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < 4; k++) {
         const mapi_member *m;
         size_t n;
         if (!sets[k])
@@ -380,6 +390,8 @@ static int check_fields(const mapi_resource *r, uint32_t *stamps, uint32_t *seri
                                   "not JSON:API: the %s member of " LABEL_FMT " is not an object",
                                   set_names[k], LABEL_ARGS(l));
         }
+        if (k >= 2)
+            continue; /* links and meta: any member names */
         m = (const mapi_member *)sets[k]->p;
         n = mapi_tl_len(sets[k]);
         for (i = 0; i < n; i++) {
@@ -696,6 +708,12 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
                                   "not JSON:API: relationship %s of " LABEL_FMT
                                   " is not an object",
                                   quoted(m[k].name->s, m[k].name->len, q), LABEL_ARGS(owner));
+        if ((!member_is_object(rel, MAPI_N_LINKS) || !member_is_object(rel, MAPI_N_META)) &&
+            (label_of(&owner, d->res[i].type, d->res[i].id, d->res[i].lid), 1))
+            return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: the %s of relationship %s"
+                                  " of " LABEL_FMT " is not an object",
+                                  member_is_object(rel, MAPI_N_LINKS) ? "meta" : "links",
+                                  quoted(m[k].name->s, m[k].name->len, q), LABEL_ARGS(owner));
         if (grow(d, (void **)&d->rels, &d->caprels, d->nrels, sizeof *d->rels) != 0)
             return oom(err);
         data = mapi_value_member_id(rel, MAPI_N_DATA);
@@ -741,6 +759,8 @@ static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
 static int build_index(mapi_doc *d, mapi_error *err)
 {
     const mapi_value *r = d->root, *data = NULL;
+    static const struct { size_t id; const char *name; } tops[3] = {
+        {MAPI_N_META, "meta"}, {MAPI_N_LINKS, "links"}, {MAPI_N_JSONAPI, "jsonapi"}};
     uint32_t *stamps = NULL, serial = 0;
     size_t i, n, nincl, nrels, idx = 0;
     int rc = -1;
@@ -760,6 +780,10 @@ static int build_index(mapi_doc *d, mapi_error *err)
                               "not JSON:API: no data, errors or meta member");
     if (d->errors && mapi_tl_type(d->errors) != MAPI_ARRAY)
         return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: errors is not an array");
+    for (i = 0; i < 3; i++) /* meta, links, jsonapi: objects (null: absent) */
+        if (!member_is_object(r, tops[i].id))
+            return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: %s is not an object",
+                                  tops[i].name);
     if (d->included && mapi_tl_type(d->included) != MAPI_ARRAY)
         return mapi_error_set(err, MAPI_ERR_DECODE, "not JSON:API: included is not an array");
     if (d->data && mapi_tl_type(d->data) != MAPI_ARRAY && mapi_tl_type(d->data) != MAPI_OBJECT)

@@ -3,7 +3,10 @@
  * installed; every symbol is hidden (the module exports only
  * luaopen_merchantapi_core).
  *
- *   lua_convert.c      documents, errors, responses -> Lua; the C anchors
+ *   lua_values.c       Lua values from documents; core.resource_info
+ *   lua_error.c        the error object (mapi_error -> the contract's table)
+ *   lua_response.c     the response object, a call's results, core.decode;
+ *                      the C anchors and the metatables' registration
  *   lua_client.c       the client userdata, its options and methods
  *   lua_transport.c    custom transports (exchanges) and attempt hooks
  *   lua_loop.c         the event loop (merchantapi.loop's C side)
@@ -17,18 +20,13 @@
 
 /* Metatables, in the registry under these names. */
 #define CLIENT_MT "merchantapi.client"
-#define DOC_BOX_MT "merchantapi.doc_box"
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 
-/* ---- anchors and conversions (lua_convert.c) ---- */
+/* ---- anchors, the response object, results (lua_response.c) ---- */
 
 /* Userdata that own C memory across Lua calls (freed by __gc, or at once by
    the code that made them). */
-typedef struct doc_box {
-    mapi_doc *doc;
-} doc_box;
-
 typedef struct err_box {
     mapi_error err;
 } err_box;
@@ -42,40 +40,28 @@ typedef struct call_box {
 } call_box;
 
 /* Push a new empty anchor (its metatable set). */
-doc_box *mapi_lua_push_doc_box(lua_State *L);
 err_box *mapi_lua_push_err_box(lua_State *L);
 call_box *mapi_lua_push_call_box(lua_State *L);
 
-/* Pushes the contract's error table for e (every field; docs/contract.md
-   "Errors"), with the merchantapi.error metatable. */
-void mapi_lua_push_error(lua_State *L, const mapi_error *e);
-/* Pushes an error table made by the binding (a closed client, an id with a
-   NUL byte): kind, title, method; outcome "not_sent" when method may move
-   money (the core's rule, mapi_call_not_sent). */
-void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
-                                const char *method);
 /* Pushes the body of resp as a string ("" for none). */
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
-/* Pushes the document's meta, jsonapi and links (three values, nil for none). */
-void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc);
-/* Pushes the flattened primary data of doc (a resource or a list); 0 and
-   nothing pushed when doc has no primary data.  meta, links, body: stack
-   indexes of what mapi_lua_push_doc_members and mapi_lua_push_body pushed. */
-int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body);
-/* The results of a call that succeeded: value, nil, res (or nil, err, res
-   for an error document); frees db's document.  body: the stack index of
-   the body string, or 0 to take the document's.  Returns 3. */
-int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body);
-/* The results of a call that failed: nil, err[, res]; clears eb.  Returns
-   the number of results. */
-int mapi_lua_push_failure(lua_State *L, err_box *eb);
-/* The same two on a document and an error whose owner anchors them (a
-   call_box, an exchange): *docp is freed and set to NULL, err cleared. */
+/* The results of a call that succeeded, on a document and an error whose
+   owner anchors them (a call_box, an exchange): value, nil, res -- value
+   merchantapi.null when the document has no primary data (data null, a
+   meta-only document, a 2xx without a body): truthy on every success -- or
+   nil, err, res when err is set (decode's verdict, mapi_doc_error; a call's
+   documents were judged by the exchange).  *docp is freed and set to NULL,
+   err cleared.  body: the stack index of the body string, or 0 to take the
+   document's.  Returns 3. */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);
+/* The results of a call that failed: nil, err[, res]; clears the error.
+   res carries meta, jsonapi and links when the answer's body is a JSON:API
+   document (an error document, or a 2xx the call refused), as on success.
+   Returns the number of results. */
+int mapi_lua_push_failure(lua_State *L, err_box *eb);
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
-/* core.decode and core.resource_info. */
+/* core.decode */
 int mapi_lua_decode(lua_State *L);
-int mapi_lua_resource_info(lua_State *L);
 /* luaL_newmetatable with __name; the metatable is left on the stack. */
 void mapi_lua_new_metatable(lua_State *L, const char *name);
 /* Registers the metatable of an anchor userdata: __name and __gc = gc. */
@@ -86,6 +72,41 @@ void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *me
                               lua_CFunction gc);
 /* Registers the anchors', weak tables' and errors' metatables. */
 void mapi_lua_convert_open(lua_State *L);
+
+/* ---- Lua values from documents (lua_values.c) ---- */
+
+/* Pushes the document's meta, jsonapi and links (three values, nil for none). */
+void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc);
+/* Pushes the flattened primary data of doc (a resource or a list); 0 and
+   nothing pushed when doc has no primary data.  meta, links, body: stack
+   indexes of what mapi_lua_push_doc_members and mapi_lua_push_body pushed. */
+int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body);
+/* Pushes the whole document (res:document()): unflattened, JSON null as
+   merchantapi.null. */
+void mapi_lua_push_root(lua_State *L, const mapi_doc *doc);
+/* core.resource_info */
+int mapi_lua_resource_info(lua_State *L);
+/* Registers the weak tables' metatables. */
+void mapi_lua_values_open(lua_State *L);
+
+/* ---- the error object (lua_error.c) ---- */
+
+/* Pushes the contract's error table for e (every field; docs/contract.md
+   "Errors"), with the merchantapi.error metatable. */
+void mapi_lua_push_error(lua_State *L, const mapi_error *e);
+/* Pushes an error table made by the binding (a closed client, an id with a
+   NUL byte): kind, title, method; outcome "not_sent" when method may move
+   money (the core's rule, mapi_call_not_sent). */
+void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
+                                const char *method);
+/* t[key] = value on the table on top (nothing for value NULL); t[key] = an
+   integer. */
+void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
+void mapi_lua_set_int(lua_State *L, const char *key, long value);
+/* Registers the one metatable of every error table, the Lua side's included
+   (merchantapi.errors sets it from core.error_metatable): __tostring,
+   __concat. */
+void mapi_lua_error_open(lua_State *L);
 
 /* ---- the client (lua_client.c) ---- */
 

@@ -4,7 +4,7 @@
  * core.new reads the client's options into a mapi_config; each method
  * reads its arguments and options, has the core build and run the call
  * (src/client.c, src/request.c, src/pages.c), and hands what came back to
- * lua_convert.c.  lua/merchantapi.lua is the public face: it checks option
+ * lua_response.c.  lua/merchantapi.lua is the public face: it checks option
  * names and types (merchantapi.options) and wraps the userdata defined here.
  */
 #include <limits.h>

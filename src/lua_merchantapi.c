@@ -3,7 +3,9 @@
  * the module entry, and the clock and sleep of the wait helpers.
  *
  * The binding's files, by job (lua_binding.h says what they share):
- *   lua_convert.c    documents, errors and responses -> Lua values
+ *   lua_values.c     documents -> Lua values
+ *   lua_error.c      the error object
+ *   lua_response.c   the response object, a call's results, decode
  *   lua_client.c     the client userdata, its options and methods
  *   lua_transport.c  custom transports (exchanges) and attempt hooks
  * The HTTP exchange, JSON:API parsing and error mapping are the core's

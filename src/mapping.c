@@ -60,8 +60,6 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
     if (!k->type)
         return 0; /* a generic call: any primary data, or none */
     if (k->list) {
-        const mapi_value *meta = mapi_doc_meta(doc);
-        static const char *const names[] = {"page", "per_page", "total"};
         if (!mapi_doc_is_list(doc))
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s", k->type);
         for (i = 0; i < n; i++) {
@@ -70,23 +68,7 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
                 return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s, got %s",
                                       k->type, t ? t : "an untyped resource");
         }
-        /* the real service writes counts as strings of digits and may send
-           "meta": {}: a member absent or null is not given, never guessed */
-        if (meta && mapi_value_type(meta) != MAPI_OBJECT)
-            return mapi_error_set(e, MAPI_ERR_DECODE, "expected meta to be an object");
-        for (i = 0; i < 3; i++) {
-            const mapi_value *v = mapi_value_get(meta, names[i]);
-            const char *what;
-            int64_t count;
-            if (!v)
-                continue;
-            what = mapi_value_count_check(v, &count);
-            if (what)
-                return mapi_error_set(e, MAPI_ERR_DECODE,
-                                      "expected meta.%s to be a non-negative integer, got %s",
-                                      names[i], what);
-        }
-        return 0;
+        return 0; /* the counts: mapi_doc_error_rule, before */
     }
     if (mapi_doc_is_list(doc) || n != 1)
         return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s", k->type,

@@ -278,7 +278,9 @@ typedef struct mapi_resource mapi_resource;
  * On success *out is a new document (caller frees with mapi_doc_free).
  * Errors: MAPI_ERR_DECODE -- invalid JSON, too deep, not JSON:API: a
  * resource without string type and id (or lid), attributes or
- * relationships that are not objects, a field named type or id (or lid,
+ * relationships that are not objects, a top-level meta, links or jsonapi
+ * or a resource's or relationship's links or meta that is not an object
+ * (null: absent), a field named type or id (or lid,
  * when the resource has a lid), an attribute and a relationship of the
  * same name, two copies of a resource that differ (the title names the
  * resource and the member), a relationship that is not an object or whose
@@ -346,6 +348,10 @@ MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_v
        document holds both data and errors", the entries in errors[]).  A
        client call gets this DECODE under a 2xx status; under any other
        status the status and the errors agree, and the call fails as API.
+     - errors absent, null or [] and a list (data an array) whose meta.page,
+       per_page or total is present and not a count (mapi_value_count):
+       returns 1 with err kind DECODE "expected meta.total to be a
+       non-negative integer, got a fraction" -- the rule of the list calls.
    -1 when out of memory (err is then a MEMORY error).  Caller clears err. */
 MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 

@@ -194,14 +194,14 @@ static void test_invalid_json(void **state)
     parse_fails("<html>502</html>", 16, "literal");
 }
 
-/* {"meta": followed by n nested arrays}: n + 1 levels */
+/* {"meta":{},"x": followed by n nested arrays}: n + 1 levels */
 static char *nested(size_t n)
 {
-    char *buf = malloc(n * 2 + 16);
+    char *buf = malloc(n * 2 + 32);
     size_t i, w = 0;
     assert_non_null(buf);
-    memcpy(buf, "{\"meta\":", 8);
-    w = 8;
+    memcpy(buf, "{\"meta\":{},\"x\":", 15);
+    w = 15;
     for (i = 0; i < n; i++)
         buf[w++] = '[';
     for (i = 0; i < n; i++)

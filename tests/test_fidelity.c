@@ -188,6 +188,15 @@ static void field_rules(void **state)
     refused(RES("\"attributes\":true"), "attributes member", "not an object");
     refused(RES("\"relationships\":[]"), "the relationships member of payouts \"p1\"",
             "not an object");
+    /* links, meta and jsonapi that are not objects (null: absent), at every level */
+    refused(RES("\"links\":\"x\""), "the links member of payouts \"p1\" is not an object", NULL);
+    refused(RES("\"meta\":[]"), "the meta member of payouts \"p1\" is not an object", NULL);
+    refused(RES("\"relationships\":{\"a\":{\"meta\":7}}"),
+            "the meta of relationship \"a\" of payouts \"p1\" is not an object", NULL);
+    refused("{\"data\":null,\"links\":\"x\"}", "not JSON:API: links is not an object", NULL);
+    refused("{\"meta\":[]}", "not JSON:API: meta is not an object", NULL);
+    refused("{\"meta\":{},\"jsonapi\":1}", "not JSON:API: jsonapi is not an object", NULL);
+    mapi_doc_free(parse("{\"data\":null,\"meta\":{},\"links\":null,\"jsonapi\":null}"));
     refused(RES("\"relationships\":{\"author\":\"k1\"}"),
             "relationship \"author\" of payouts \"p1\" is not an object", NULL);
     refused(RES("\"relationships\":{\"author\":{\"data\":\"k1\"}}"), "relationship \"author\"",
@@ -470,7 +479,7 @@ static void invalid_json_is_refused(void **state)
         "{\"meta\":{\"\\udc00\":1}}",
     };
     static const char *const good[] = {
-        "{\"meta\":[1e5,-0,0.0,1E+2,0.5e-3,\"\\/\\b\\f\\n\\r\\t\\\"\\\\\",true,false,null,{},[]]}",
+        "{\"meta\":{\"a\":[1e5,-0,0.0,1E+2,0.5e-3,\"\\/\\b\\f\\n\\r\\t\\\"\\\\\",true,false,null,{},[]]}}",
         " \t\r\n{\"meta\":{}} \t\r\n", "{\"meta\":{\"\\u00e9\\ud83d\\ude00\":\"\\u20ac\"}}",
     };
     static const char trailing_nul[] = "{\"meta\":{}}";
@@ -492,26 +501,27 @@ static void invalid_json_is_refused(void **state)
 
 static void depth_is_capped_at_1024(void **state)
 {
-    size_t n = 1100, i;
-    char *body = malloc(2 * n + 16);
+    static const char head[] = "{\"meta\":{},\"x\":"; /* meta is an object */
+    size_t n = 1100, i, h = sizeof head - 1;
+    char *body = malloc(2 * n + 32);
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
     assert_non_null(body);
-    memcpy(body, "{\"meta\":", 8);
+    memcpy(body, head, h);
     for (i = 0; i < n; i++) {
-        body[8 + i] = '[';
-        body[8 + n + i] = ']';
+        body[h + i] = '[';
+        body[h + n + i] = ']';
     }
-    body[8 + 2 * n] = '}';
-    assert_int_equal(mapi_doc_parse_ex(body, 2 * n + 9, 100000, &doc, &err), -1);
+    body[h + 2 * n] = '}';
+    assert_int_equal(mapi_doc_parse_ex(body, 2 * n + h + 1, 100000, &doc, &err), -1);
     assert_string_equal(err.title, "invalid JSON: nested deeper than 1024");
     mapi_error_clear(&err);
     /* 1023 arrays in the object: 1024 levels */
-    memset(body + 8, '[', 1023);
-    memset(body + 8 + 1023, ']', 1023);
-    body[8 + 2046] = '}';
-    assert_int_equal(mapi_doc_parse_ex(body, 8 + 2047, 2000, &doc, &err), 0);
+    memset(body + h, '[', 1023);
+    memset(body + h + 1023, ']', 1023);
+    body[h + 2046] = '}';
+    assert_int_equal(mapi_doc_parse_ex(body, h + 2047, 2000, &doc, &err), 0);
     mapi_doc_free(doc);
     free(body);
 }

@@ -8,32 +8,26 @@
 local core = require "merchantapi.core"
 
 local setmetatable = setmetatable
-local gsub = string.gsub
-local concat = table.concat
+local tostring = tostring
 
 local errors = {}
 
 --- Makes an error table of the contract ("Errors") on the Lua side, with
--- the error metatable of the C module and a `message` built like the
--- core's: `merchantapi: <kind>: <title> (<detail>) [<METHOD> <path>]`.
+-- the error metatable of the C module and the `message` the core's one
+-- builder makes (`merchantapi: <kind>: <title> (<detail>) [<METHOD> <path>]`).
 -- @tparam table e at least `kind` and `title`; `path` (optional) only goes
---   into the message.
+--   into the message (else the path of `url`).
 -- @treturn table e
 function errors.new(e)
   e.errors = e.errors or {}
   if e.retryable == nil then
     e.retryable = false
   end
-  local parts = { "merchantapi: ", e.kind, ": ", e.title or "error" }
-  if e.detail then
-    parts[#parts + 1] = " (" .. e.detail .. ")"
-  end
-  if e.method then
-    parts[#parts + 1] = " [" .. e.method .. (e.path and " " .. e.path or "") .. "]"
-  end
+  e.message = nil
+  setmetatable(e, core.error_metatable)
+  e.message = tostring(e) -- no message: __tostring builds it (mapi_error_message)
   e.path = nil -- only for the message: the contract's fields are method and url
-  e.message = gsub(concat(parts), "[%z\1-\31\127]", " ")
-  return setmetatable(e, core.error_metatable)
+  return e
 end
 
 return errors

@@ -143,11 +143,14 @@ local META_MODES = {
 }
 
 local META_MEMBERS = { page = true, per_page = true, total = true }
+local TOP_MEMBERS = { meta = true, links = true }
 
 -- `meta-<mode>-<account>` (e.g. meta-strings-acct-22): that account's list
 -- with the meta of META_MODES[mode]; `meta-<member>=<text>` (e.g.
 -- meta-total="01"): acct-22's list with that meta member written as the raw
--- JSON text after `=`. Returns the account id and the meta writer, or nil.
+-- JSON text after `=`; `top-<member>=<text>` (e.g. top-links="x"): acct-22's
+-- list with the top-level meta or links written as that text.
+-- Returns the account id and the meta writer, or nil.
 local function meta_spec(id)
   local mode, account = match(id, "^meta%-(%l[%l%-]-)%-(acct%-.+)$")
   if mode and META_MODES[mode] and ACCOUNTS[account] then
@@ -162,6 +165,13 @@ local function meta_spec(id)
         parts[#parts + 1] = format('"%s":%s', name, name == member and text or values[name])
       end
       return ',"meta":{' .. concat(parts, ",") .. "}"
+    end
+  end
+  member, text = match(id, "^top%-(%l+)=(.*)$")
+  if member and TOP_MEMBERS[member] then
+    return "acct-22", function(page, per_page, total)
+      return (member == "meta" and "" or integer_meta(page, per_page, total))
+        .. format(',"%s":%s', member, text)
     end
   end
 end

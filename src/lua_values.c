@@ -1,31 +1,15 @@
 /*
- * lua_convert.c -- merchantapi.core: what the core gives back, as Lua values.
+ * lua_values.c -- merchantapi.core: Lua values from documents.
  *
  * A mapi_doc becomes Lua tables by the rules of docs/contract.md
- * ("Resources come back flattened and resolved", "Numbers are exact"), a
- * mapi_error the contract's error table (the binding's one C error
- * constructor: mapi_lua_push_error, and mapi_lua_push_simple_error for
- * errors made here), a mapi_response the response object; the anchors
- * (doc_box, err_box) that keep C memory safe from Lua errors; decode and
- * resource_info.  lua_client.c makes the calls, lua_merchantapi.c is the
- * module.
- *
- * Memory rules (the whole binding's)
- *   - Lua errors longjmp.  No Lua function is called while C memory is held
- *     unanchored: a mapi_doc, a mapi_error or a mapi_client is always owned
- *     by a userdata with __gc created *before* the C call that fills it, so a
- *     memory error raised by any lua_* call during the conversion that
- *     follows frees it at the next collection.  On the normal path it is
- *     freed at once.
- *   - The C calls (libcurl, simdjson) never call back into Lua.
- *   - Argument type mistakes raise (luaL_argerror) before anything is
- *     allocated; everything else is returned as nil, err[, res].
- *   - No C globals: metatables live in the registry under the names of
- *     lua_binding.h.
+ * ("Resources come back flattened and resolved", "Numbers are exact"):
+ * JSON values, the pagination meta, the flattened resource tables, the
+ * document's meta / jsonapi / links, the whole document for res:document(),
+ * and core.resource_info (what merchantapi.links / meta / relationship
+ * read).  The memory rules of the binding are in lua_response.c.
  */
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +24,8 @@
 #define WEAK_V_MT "merchantapi.weak_v"
 #define WEAK_K_MT "merchantapi.weak_k"
 
+#define WEAK_K_MT "merchantapi.weak_k"
+
 /* Values nest at most 64 deep (the parser's cap); this only guards the C stack. */
 #define MAX_VALUE_DEPTH 200
 /* 2^53: every integer of this magnitude or less is exact in a double. */
@@ -50,67 +36,6 @@ enum null_mode {
     NULL_AS_NIL,     /* resources, meta: null is nil (absent) */
     NULL_AS_SENTINEL /* res:document(): null is merchantapi.null */
 };
-
-/* ------------------------------------------------------------------------ */
-/* Anchors for C memory                                                     */
-/* ------------------------------------------------------------------------ */
-
-static int doc_box_gc(lua_State *L)
-{
-    doc_box *b = (doc_box *)luaL_checkudata(L, 1, DOC_BOX_MT);
-    mapi_doc_free(b->doc);
-    b->doc = NULL;
-    return 0;
-}
-
-static int err_box_gc(lua_State *L)
-{
-    err_box *b = (err_box *)luaL_checkudata(L, 1, ERR_BOX_MT);
-    mapi_error_clear(&b->err);
-    return 0;
-}
-
-doc_box *mapi_lua_push_doc_box(lua_State *L)
-{
-    doc_box *b = (doc_box *)mapic_newuserdata(L, sizeof *b);
-    b->doc = NULL;
-    mapic_setmetatable(L, DOC_BOX_MT);
-    return b;
-}
-
-err_box *mapi_lua_push_err_box(lua_State *L)
-{
-    mapi_error init = MAPI_ERROR_INIT;
-    err_box *b = (err_box *)mapic_newuserdata(L, sizeof *b);
-    b->err = init;
-    mapic_setmetatable(L, ERR_BOX_MT);
-    return b;
-}
-
-static int call_box_gc(lua_State *L)
-{
-    call_box *b = (call_box *)luaL_checkudata(L, 1, CALL_BOX_MT);
-    mapi_doc_free(b->doc);
-    b->doc = NULL;
-    mapi_error_clear(&b->err);
-    return 0;
-}
-
-call_box *mapi_lua_push_call_box(lua_State *L)
-{
-    mapi_error init = MAPI_ERROR_INIT;
-    call_box *b = (call_box *)mapic_newuserdata(L, sizeof *b);
-    b->doc = NULL;
-    b->err = init;
-    mapic_setmetatable(L, CALL_BOX_MT);
-    return b;
-}
-
-static void doc_box_release(doc_box *b)
-{
-    mapi_doc_free(b->doc);
-    b->doc = NULL;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Values                                                                   */
@@ -268,41 +193,24 @@ static void push_amount(lua_State *L, const mapi_value *v)
         push_value(L, NULL, v, NULL_AS_NIL, 1);
 }
 
-/*
- * Pagination meta (page, per_page, total): a count (mapi_value_count: a
- * whole JSON number >= 0 such as 2, 2.0 or 1e3, or a string of plain digits
- * such as "50") as an integer by the usual rule (its decimal text beyond
- * 2^53); anything else by the usual rules (list calls have refused it).
- */
-static void push_meta_int(lua_State *L, const mapi_value *v)
-{
-    int64_t n;
-
-    if (mapi_value_count(v, &n) == 0)
-        push_int64(L, n);
-    else
-        push_value(L, NULL, v, NULL_AS_NIL, 1);
-}
-
-/* Pushes the document's meta (null -> nil), page/per_page/total as integers;
-   nil when the document has no meta object. */
+/* Pushes the document's meta (null -> nil; nil when absent).  In a list,
+   page/per_page/total are counts (mapi_value_count: 2, 2.0, 1e3, "50"),
+   pushed as integers by the usual rule (their decimal text beyond 2^53):
+   the core refused every list whose counts are not (mapi_doc_error, on
+   every path); what a refused list's res.meta holds comes as it came. */
 static void push_meta(lua_State *L, const mapi_doc *doc)
 {
     static const char *const ints[] = {"page", "per_page", "total"};
     const mapi_value *meta = mapi_doc_meta(doc);
     size_t i;
+    int64_t n;
 
-    if (mapi_value_type(meta) != MAPI_OBJECT) {
-        lua_pushnil(L);
-        return;
-    }
     push_value(L, NULL, meta, NULL_AS_NIL, 0);
-    for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        const mapi_value *v = mapi_value_get(meta, ints[i]);
-        if (v == NULL)
-            continue;
-        push_meta_int(L, v);
-        lua_setfield(L, -2, ints[i]);
+    for (i = 0; meta && mapi_doc_is_list(doc) && i < sizeof ints / sizeof ints[0]; i++) {
+        if (mapi_value_count(mapi_value_get(meta, ints[i]), &n) == 0) {
+            push_int64(L, n);
+            lua_setfield(L, -2, ints[i]);
+        }
     }
 }
 
@@ -521,12 +429,6 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
  * made merchantapi.decode of the 1,000-address page 20 % slower.)
  */
 
-/* Pushes a JSON object member of the document as a Lua value (null: nil). */
-static void push_member_value(lua_State *L, const key_cache *kc, const mapi_value *v)
-{
-    push_value(L, kc, v, NULL_AS_NIL, 1);
-}
-
 /* Pushes a string member as a Lua string, or nil when it is not a string. */
 static void push_string_member(lua_State *L, const mapi_value *obj, const char *name)
 {
@@ -551,7 +453,7 @@ static void push_identifier(lua_State *L, const key_cache *kc, const mapi_value 
     push_string_member(L, link, "lid");
     lua_setfield(L, -2, "lid");
     if (meta) {
-        push_member_value(L, kc, meta);
+        push_value(L, kc, meta, NULL_AS_NIL, 1);
         lua_setfield(L, -2, "meta");
     }
 }
@@ -570,11 +472,11 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, 0, 4);
     if (mapi_resource_links(r)) {
-        push_member_value(L, kc, mapi_resource_links(r));
+        push_value(L, kc, mapi_resource_links(r), NULL_AS_NIL, 1);
         lua_setfield(L, -2, "links");
     }
     if (mapi_resource_meta(r)) {
-        push_member_value(L, kc, mapi_resource_meta(r));
+        push_value(L, kc, mapi_resource_meta(r), NULL_AS_NIL, 1);
         lua_setfield(L, -2, "meta");
     }
     lua_createtable(L, 0, nrel); /* relationships */
@@ -587,11 +489,11 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
         lua_pushstring(L, states[rel.data <= MAPI_REL_TO_MANY ? rel.data : 0]);
         lua_setfield(L, -2, "data");
         if (rel.links) {
-            push_member_value(L, kc, rel.links);
+            push_value(L, kc, rel.links, NULL_AS_NIL, 1);
             lua_setfield(L, -2, "links");
         }
         if (rel.meta) {
-            push_member_value(L, kc, rel.meta);
+            push_value(L, kc, rel.meta, NULL_AS_NIL, 1);
             lua_setfield(L, -2, "meta");
         }
         if (rel.data == MAPI_REL_NULL_DATA) {
@@ -622,37 +524,36 @@ static void build_infos(lua_State *L, int holder)
     const char *body;
     size_t len, n, i;
     int info, rev, slots;
-    doc_box *db;
-    err_box *eb;
+    call_box *cb;
 
     luaL_checkstack(L, 12, "merchantapi: out of stack space");
     lua_rawgeti(L, holder, HOLDER_SLOTS);
     slots = lua_gettop(L);
     lua_rawgeti(L, holder, HOLDER_BODY);
     body = lua_tolstring(L, -1, &len);
-    db = mapi_lua_push_doc_box(L);
-    eb = mapi_lua_push_err_box(L);
-    if (body == NULL || mapi_doc_parse(body, len, &db->doc, &eb->err) != 0) {
-        mapi_error_clear(&eb->err);
+    cb = mapi_lua_push_call_box(L);
+    if (body == NULL || mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0) {
+        mapi_error_clear(&cb->err);
         n = 0;
     } else {
-        n = mapi_doc_resource_count(db->doc);
+        n = mapi_doc_resource_count(cb->doc);
     }
     lua_createtable(L, n > INT_MAX ? INT_MAX : (int)n, 0);
     info = lua_gettop(L);
     if (n > 0) {
         key_cache kc;
-        key_cache_init(L, &kc, db->doc);
+        key_cache_init(L, &kc, cb->doc);
         for (i = 0; i < n && i < (size_t)INT_MAX; i++) {
-            const mapi_resource *r = mapi_doc_resource(db->doc, i);
+            const mapi_resource *r = mapi_doc_resource(cb->doc, i);
             if (!has_extras(r))
                 continue;
-            push_info(L, &kc, db->doc, r);
+            push_info(L, &kc, cb->doc, r);
             lua_rawseti(L, info, (int)i + 1);
         }
         lua_settop(L, info);
     }
-    doc_box_release(db);
+    mapi_doc_free(cb->doc);
+    cb->doc = NULL;
     lua_createtable(L, 0, n > INT_MAX ? INT_MAX : (int)n);
     rev = lua_gettop(L);
     luaL_getmetatable(L, WEAK_K_MT);
@@ -716,472 +617,39 @@ int mapi_lua_resource_info(lua_State *L)
     return 1;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Errors                                                                   */
-/* ------------------------------------------------------------------------ */
-
-static void set_string(lua_State *L, const char *key, const char *value)
-{
-    if (value == NULL)
-        return;
-    lua_pushstring(L, value);
-    lua_setfield(L, -2, key);
-}
-
-static void set_int(lua_State *L, const char *key, long value)
-{
-    mapic_pushint64(L, (int64_t)value);
-    lua_setfield(L, -2, key);
-}
-
-/* The fields an error and each of its entries share, into the table on top. */
-static void set_entry(lua_State *L, int status, const char *code, const char *title,
-                      const char *detail, const char *pointer)
-{
-    if (status > 0)
-        set_int(L, "status", status);
-    set_string(L, "code", code);
-    set_string(L, "title", title);
-    set_string(L, "detail", detail);
-    set_string(L, "pointer", pointer);
-}
-
-
-/* Pushes the contract's error table for e (every field; see docs/contract.md
-   "Errors"), with the merchantapi.error metatable. */
-void mapi_lua_push_error(lua_State *L, const mapi_error *e)
-{
-    size_t i;
-    const char *kind = mapi_error_kind_name(e->kind);
-
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
-    lua_createtable(L, 0, 22);
-    set_string(L, "kind", *kind ? kind : "memory");
-    set_entry(L, e->status, e->code, e->title, e->detail, e->pointer);
-
-    lua_createtable(L, e->nerrors > INT_MAX ? INT_MAX : (int)e->nerrors, 0);
-    for (i = 0; i < e->nerrors && i < (size_t)INT_MAX; i++) {
-        const mapi_error_entry *en = &e->errors[i];
-        lua_createtable(L, 0, 5);
-        set_entry(L, en->status, en->code, en->title, en->detail, en->pointer);
-        lua_rawseti(L, -2, (int)(i + 1));
-    }
-    lua_setfield(L, -2, "errors");
-
-    set_string(L, "amount", e->amount);
-    set_string(L, "minimum", e->minimum);
-    set_string(L, "maximum", e->maximum);
-    lua_pushboolean(L, e->retryable);
-    lua_setfield(L, -2, "retryable");
-    if (e->outcome != MAPI_OUTCOME_NONE)
-        set_string(L, "outcome", mapi_outcome_name(e->outcome));
-    set_string(L, "method", e->method);
-    set_string(L, "url", e->url);
-    set_string(L, "request_id", e->request_id);
-    if (e->retry_after >= 0) {
-        lua_pushnumber(L, (lua_Number)e->retry_after);
-        lua_setfield(L, -2, "retry_after");
-    }
-    if (e->attempts > 0)
-        set_int(L, "attempts", e->attempts);
-    if (e->curl_code != 0)
-        set_int(L, "curl_code", e->curl_code);
-    if (e->deadline_exceeded) {
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, "deadline_exceeded");
-    }
-    if (e->payout) { /* a settled confirm's read: the payout, still a draft */
-        int body;
-        mapi_lua_push_body(L, mapi_doc_response(e->payout));
-        body = lua_gettop(L);
-        mapi_lua_push_doc_members(L, e->payout);
-        if (mapi_lua_push_flattened(L, e->payout, body + 1, body + 3, body))
-            lua_setfield(L, body - 1, "payout");
-        lua_settop(L, body - 1);
-    }
-    if (e->settle_error) { /* the read that tried to settle a confirm failed */
-        mapi_lua_push_error(L, e->settle_error);
-        lua_setfield(L, -2, "settle_error");
-    }
-    if (e->message) {
-        set_string(L, "message", e->message);
-    } else {
-        lua_pushfstring(L, "merchantapi: %s: %s", *kind ? kind : "memory",
-                        e->title ? e->title : "error");
-        lua_setfield(L, -2, "message");
-    }
-    mapic_setmetatable(L, ERROR_MT);
-}
-
-/* Pushes an error table made here (a closed client, an id with a NUL byte). */
-void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
-                              const char *method)
-{
-    lua_createtable(L, 0, 6);
-    set_string(L, "kind", kind);
-    set_string(L, "title", title);
-    lua_newtable(L);
-    lua_setfield(L, -2, "errors");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "retryable");
-    set_string(L, "method", method);
-    if (mapi_method_safety(method) == 0)
-        set_string(L, "outcome", "not_sent"); /* the core's rule (mapi_call_not_sent) */
-    lua_pushfstring(L, "merchantapi: %s: %s", kind, title);
-    lua_setfield(L, -2, "message");
-    mapic_setmetatable(L, ERROR_MT);
-}
-
-/* Pushes the one-line message of the error table at idx: its `message`,
-   else one made from its `kind`. */
-static void push_error_message(lua_State *L, int idx)
-{
-    luaL_checkstack(L, 3, "merchantapi: out of stack space");
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "message");
-        if (lua_type(L, -1) == LUA_TSTRING)
-            return;
-        lua_pop(L, 1);
-        lua_getfield(L, idx, "kind");
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            lua_pushfstring(L, "merchantapi: %s error", lua_tostring(L, -1));
-            lua_remove(L, -2);
-            return;
-        }
-        lua_pop(L, 1);
-    }
-    lua_pushliteral(L, "merchantapi: error");
-}
-
-/* __tostring: the one-line message (print, tostring, the standalone
-   interpreters of 5.2+ and LuaJIT for an uncaught error, ngx.log). */
-static int error_tostring(lua_State *L)
-{
-    push_error_message(L, 1);
-    return 1;
-}
-
-/* __concat: `"x" .. err` and `err .. "x"` concatenate the message; the
-   other operand is a string, a number or an error table, as Lua's own
-   concatenation would take it (anything else raises as Lua would). */
-static int error_concat(lua_State *L)
-{
-    int i, is_error;
-
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
-    for (i = 1; i <= 2; i++) {
-        if (lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER) {
-            lua_pushvalue(L, i);
-            continue;
-        }
-        is_error = 0;
-        if (lua_getmetatable(L, i)) {
-            lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
-            is_error = lua_rawequal(L, -1, -2);
-            lua_pop(L, 2);
-        }
-        if (!is_error)
-            return luaL_error(L, "attempt to concatenate a %s value", luaL_typename(L, i));
-        push_error_message(L, i);
-    }
-    lua_concat(L, 2);
-    return 1;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The response object                                                      */
-/* ------------------------------------------------------------------------ */
-
-/* res:document() -- upvalue 1: the body; upvalue 2: the decoded document
-   once built.  Returns the whole document unflattened (null as
-   merchantapi.null), or nil, err when the body is not a JSON:API document. */
-static int res_document(lua_State *L)
-{
-    const char *body;
-    size_t len;
-    doc_box *db;
-    err_box *eb;
-
-    if (!lua_isnil(L, lua_upvalueindex(2))) {
-        lua_pushvalue(L, lua_upvalueindex(2));
-        return 1;
-    }
-    body = lua_tolstring(L, lua_upvalueindex(1), &len);
-    if (body == NULL) {
-        lua_pushnil(L);
-        mapi_lua_push_simple_error(L, "decode", "the response has no body", NULL);
-        return 2;
-    }
-    db = mapi_lua_push_doc_box(L);
-    eb = mapi_lua_push_err_box(L);
-    if (mapi_doc_parse(body, len, &db->doc, &eb->err) != 0) {
-        lua_pushnil(L);
-        mapi_lua_push_error(L, &eb->err);
-        mapi_error_clear(&eb->err);
-        return 2;
-    }
-    {
-        key_cache kc;
-        key_cache_init(L, &kc, db->doc);
-        push_value(L, &kc, mapi_doc_root(db->doc), NULL_AS_SENTINEL, 0);
-        lua_replace(L, kc.table);
-        lua_settop(L, kc.table);
-    }
-    doc_box_release(db);
-    lua_pushvalue(L, -1);
-    lua_replace(L, lua_upvalueindex(2));
-    return 1;
-}
-
-/*
- * Pushes the response object: status, headers (lower-case names; the last
- * of repeated headers), request_id, elapsed, body (the string at stack
- * index body), meta, jsonapi and links (the values at stack indexes meta,
- * jsonapi, links; 0 for none) and document().  resp may be NULL (decode).
- */
-static void push_response(lua_State *L, const mapi_response *resp, int body, int meta,
-                          int jsonapi, int links)
-{
-    const char *name, *value;
-    size_t i;
-
-    luaL_checkstack(L, 6, "merchantapi: out of stack space");
-    lua_createtable(L, 0, 10);
-    if (resp) {
-        set_int(L, "status", mapi_response_status(resp));
-        set_string(L, "request_id", mapi_response_request_id(resp));
-        lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
-        lua_setfield(L, -2, "elapsed");
-    }
-    /* sized once (a hint: a repeated header takes one slot) */
-    lua_createtable(L, 0, resp && resp->nheaders < 64 ? (int)resp->nheaders : 0);
-    for (i = 0; resp && mapi_response_header_at(resp, i, &name, &value); i++) {
-        lua_pushstring(L, value ? value : "");
-        lua_setfield(L, -2, name);
-    }
-    lua_setfield(L, -2, "headers");
-    if (meta) {
-        lua_pushvalue(L, meta);
-        lua_setfield(L, -2, "meta");
-    }
-    if (jsonapi) {
-        lua_pushvalue(L, jsonapi);
-        lua_setfield(L, -2, "jsonapi");
-    }
-    if (links) {
-        lua_pushvalue(L, links);
-        lua_setfield(L, -2, "links");
-    }
-    lua_pushvalue(L, body);
-    lua_setfield(L, -2, "body");
-    lua_pushvalue(L, body);
-    lua_pushnil(L);
-    lua_pushcclosure(L, res_document, 2);
-    lua_setfield(L, -2, "document");
-}
-
-/* Pushes the body of resp as a string ("" for none). */
-void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
-{
-    size_t len = 0;
-    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
-    lua_pushlstring(L, body ? body : "", body ? len : 0);
-}
-
-/* Pushes the document's meta (push_meta), jsonapi and links (objects, or
-   nil): three stack slots. */
+/* Pushes the document's meta (push_meta), jsonapi and links: three stack
+   slots, nil for each one absent.  The parser refused the documents where
+   one of them (or a resource's or relationship's links or meta) is not an
+   object: JSON:API requires objects, and a money client does not guess
+   what a malformed document meant (nor hides it behind a nil). */
 void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc)
 {
     luaL_checkstack(L, 6, "merchantapi: out of stack space");
     push_meta(L, doc);
-    if (mapi_value_type(mapi_doc_jsonapi(doc)) == MAPI_OBJECT)
-        push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
-    else
-        lua_pushnil(L);
-    if (mapi_value_type(mapi_doc_links(doc)) == MAPI_OBJECT)
-        push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
-    else
-        lua_pushnil(L);
+    push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
+    push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
 }
 
-/*
- * Pushes the three results of a successful call or decode of doc:
- * value, nil, res -- where value is merchantapi.null when the document has
- * no primary data (data null, a meta-only document, a 2xx without a body),
- * so that the first value is truthy on every success -- or nil, err, res
- * when the document is an error document (decode).  body is the stack index
- * of the body string, or 0 to take the document's response body.  Frees the
- * document.  Returns 3.
- */
-int mapi_lua_push_results(lua_State *L, doc_box *db, err_box *eb, int body)
+void mapi_lua_push_root(lua_State *L, const mapi_doc *doc)
 {
-    return mapi_lua_push_doc_results(L, &db->doc, &eb->err, body);
+    key_cache kc;
+
+    key_cache_init(L, &kc, doc);
+    push_value(L, &kc, mapi_doc_root(doc), NULL_AS_SENTINEL, 0);
+    lua_replace(L, kc.table);
+    lua_settop(L, kc.table);
 }
 
-/* mapi_lua_push_results on a document and an error anchored by their owner
-   (a call box, an exchange): *docp is freed and set to NULL. */
-int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)
+void mapi_lua_values_open(lua_State *L)
 {
-    const mapi_doc *doc = *docp;
-    int meta;
+    static const char *const mts[2][2] = {{WEAK_V_MT, "v"}, {WEAK_K_MT, "k"}};
+    int i;
 
-    luaL_checkstack(L, 10, "merchantapi: out of stack space");
-    if (body == 0) {
-        mapi_lua_push_body(L, mapi_doc_response(doc));
-        body = lua_gettop(L);
-    }
-    mapi_lua_push_doc_members(L, doc);
-    meta = lua_gettop(L) - 2;
-
-    if (mapi_doc_error(doc, err) != 0) {
-        /* an error document by the core's one rule (mapi_doc_error_rule): API,
-           DECODE (data and errors together) or MEMORY.  Only decode meets one:
-           the client's calls were mapped by the same rule. */
-        lua_pushnil(L);
-        mapi_lua_push_error(L, err);
-        mapi_error_clear(err);
-    } else if (mapi_lua_push_flattened(L, doc, meta, meta + 2, body)) {
-        lua_pushnil(L);
-    } else {
-        lua_pushlightuserdata(L, NULL); /* merchantapi.null */
-        lua_pushnil(L);
-    }
-    push_response(L, mapi_doc_response(doc), body, meta, meta + 1, meta + 2);
-    set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
-    mapi_doc_free(*docp);
-    *docp = NULL;
-    return 3;
-}
-
-/* Pushes nil, err[, res] for a failed call and clears the error.  res
-   carries meta, jsonapi and links when the answer's body is a JSON:API
-   document (an error document, or a 2xx the call refused), as on success.
-   Returns the number of results. */
-int mapi_lua_push_failure(lua_State *L, err_box *eb)
-{
-    return mapi_lua_push_err_results(L, &eb->err);
-}
-
-/* mapi_lua_push_failure on an error anchored by its owner (a call box, an
-   exchange). */
-int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
-{
-    const mapi_response *resp = err->response;
-    int top, body, meta = 0;
-    const char *text;
-    size_t len;
-    call_box *pb;
-
-    lua_pushnil(L);
-    mapi_lua_push_error(L, err);
-    if (!resp) {
-        mapi_error_clear(err);
-        return 2;
-    }
-    top = lua_gettop(L);
-    luaL_checkstack(L, 10, "merchantapi: out of stack space");
-    mapi_lua_push_body(L, resp);
-    body = lua_gettop(L);
-    text = lua_tolstring(L, body, &len);
-    pb = mapi_lua_push_call_box(L);
-    if (len > 0 && mapi_doc_parse(text, len, &pb->doc, &pb->err) == 0) {
-        mapi_lua_push_doc_members(L, pb->doc);
-        meta = lua_gettop(L) - 2;
-        mapi_doc_free(pb->doc);
-        pb->doc = NULL;
-    }
-    mapi_error_clear(&pb->err);
-    push_response(L, resp, body, meta, meta ? meta + 1 : 0, meta ? meta + 2 : 0);
-    lua_replace(L, top + 1);
-    lua_settop(L, top + 1);
-    mapi_error_clear(err);
-    return 3;
-}
-
-/* ------------------------------------------------------------------------ */
-/* decode                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* core.decode(body) -> value, nil, res | nil, err[, res]: value as the
-   calls give it (merchantapi.null for no primary data) */
-int mapi_lua_decode(lua_State *L)
-{
-    size_t len;
-    const char *body;
-    call_box *cb;
-
-    if (lua_type(L, 1) != LUA_TSTRING)
-        return mapic_typeerror(L, 1, "string");
-    lua_settop(L, 1);
-    body = lua_tolstring(L, 1, &len);
-    cb = mapi_lua_push_call_box(L);
-    if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
-        return mapi_lua_push_err_results(L, &cb->err);
-    /* res.body and res:document() use the argument itself, not a copy of it */
-    return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 1);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Registration                                                             */
-/* ------------------------------------------------------------------------ */
-
-void mapi_lua_new_metatable(lua_State *L, const char *name)
-{
-    luaL_newmetatable(L, name);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "__name");
-}
-
-void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc)
-{
     luaL_checkstack(L, 3, "merchantapi: out of stack space");
-    mapi_lua_new_metatable(L, name);
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
-void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
-                              lua_CFunction gc)
-{
-    int n = 0;
-
-    while (methods[n].name)
-        n++;
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
-    mapi_lua_new_metatable(L, name);
-    lua_createtable(L, 0, n);
-    mapic_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
-void mapi_lua_convert_open(lua_State *L)
-{
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
-
-    mapi_lua_box_metatable(L, DOC_BOX_MT, doc_box_gc);
-    mapi_lua_box_metatable(L, ERR_BOX_MT, err_box_gc);
-    mapi_lua_box_metatable(L, CALL_BOX_MT, call_box_gc);
-
-    mapi_lua_new_metatable(L, WEAK_V_MT);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_pop(L, 1);
-
-    mapi_lua_new_metatable(L, WEAK_K_MT);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_pop(L, 1);
-
-    /* the one metatable of every error table, the Lua side's included
-       (merchantapi.errors sets it from core.error_metatable) */
-    mapi_lua_new_metatable(L, ERROR_MT);
-    lua_pushcfunction(L, error_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, error_concat);
-    lua_setfield(L, -2, "__concat");
-    lua_pop(L, 1);
+    for (i = 0; i < 2; i++) {
+        mapi_lua_new_metatable(L, mts[i][0]);
+        lua_pushstring(L, mts[i][1]);
+        lua_setfield(L, -2, "__mode");
+        lua_pop(L, 1);
+    }
 }

@@ -1,0 +1,288 @@
+/*
+ * lua_response.c -- merchantapi.core: the response object and a call's
+ * results (value, nil, res | nil, err[, res]), core.decode, the anchors
+ * (call_box, err_box) that keep C memory safe from Lua errors, and the
+ * registration of the binding's metatables.  Values: lua_values.c; errors:
+ * lua_error.c; lua_client.c makes the calls, lua_merchantapi.c is the module.
+ *
+ * Memory rules (the whole binding's)
+ *   - Lua errors longjmp.  No Lua function is called while C memory is held
+ *     unanchored: a mapi_doc, a mapi_error or a mapi_client is always owned
+ *     by a userdata with __gc created *before* the C call that fills it, so a
+ *     memory error raised by any lua_* call during the conversion that
+ *     follows frees it at the next collection.  On the normal path it is
+ *     freed at once.
+ *   - The C calls (libcurl, simdjson) never call back into Lua.
+ *   - Argument type mistakes raise (luaL_argerror) before anything is
+ *     allocated; everything else is returned as nil, err[, res].
+ *   - No C globals: metatables live in the registry under the names of
+ *     lua_binding.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "merchantapi.h"
+#include "lua_compat.h"
+#include "lua_binding.h"
+#include "internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Anchors for C memory                                                     */
+/* ------------------------------------------------------------------------ */
+
+static int err_box_gc(lua_State *L)
+{
+    err_box *b = (err_box *)luaL_checkudata(L, 1, ERR_BOX_MT);
+    mapi_error_clear(&b->err);
+    return 0;
+}
+
+err_box *mapi_lua_push_err_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    err_box *b = (err_box *)mapic_newuserdata(L, sizeof *b);
+    b->err = init;
+    mapic_setmetatable(L, ERR_BOX_MT);
+    return b;
+}
+
+static int call_box_gc(lua_State *L)
+{
+    call_box *b = (call_box *)luaL_checkudata(L, 1, CALL_BOX_MT);
+    mapi_doc_free(b->doc);
+    b->doc = NULL;
+    mapi_error_clear(&b->err);
+    return 0;
+}
+
+call_box *mapi_lua_push_call_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    call_box *b = (call_box *)mapic_newuserdata(L, sizeof *b);
+    b->doc = NULL;
+    b->err = init;
+    mapic_setmetatable(L, CALL_BOX_MT);
+    return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The response object                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* res:document() -- upvalue 1: the body; upvalue 2: the decoded document
+   once built.  Returns the whole document unflattened (null as
+   merchantapi.null), or nil, err when the body is not a JSON:API document. */
+static int res_document(lua_State *L)
+{
+    const char *body;
+    size_t len;
+    call_box *cb;
+
+    if (!lua_isnil(L, lua_upvalueindex(2))) {
+        lua_pushvalue(L, lua_upvalueindex(2));
+        return 1;
+    }
+    body = lua_tolstring(L, lua_upvalueindex(1), &len);
+    if (body == NULL) {
+        lua_pushnil(L);
+        mapi_lua_push_simple_error(L, "decode", "the response has no body", NULL);
+        return 2;
+    }
+    cb = mapi_lua_push_call_box(L);
+    if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
+        return mapi_lua_push_err_results(L, &cb->err); /* nil, err */
+    mapi_lua_push_root(L, cb->doc);
+    mapi_doc_free(cb->doc);
+    cb->doc = NULL;
+    lua_pushvalue(L, -1);
+    lua_replace(L, lua_upvalueindex(2));
+    return 1;
+}
+
+/*
+ * Pushes the response object: status, headers (lower-case names; the last
+ * of repeated headers), request_id, elapsed, body (the string at stack
+ * index body), meta, jsonapi and links (the values at stack indexes
+ * members .. members + 2 as mapi_lua_push_doc_members pushed them; 0 for
+ * none) and document().  resp may be NULL (decode).
+ */
+static void push_response(lua_State *L, const mapi_response *resp, int body, int members)
+{
+    static const char *const names[] = {"meta", "jsonapi", "links"};
+    const char *name, *value;
+    size_t i;
+
+    luaL_checkstack(L, 6, "merchantapi: out of stack space");
+    lua_createtable(L, 0, 10);
+    if (resp) {
+        mapi_lua_set_int(L, "status", mapi_response_status(resp));
+        mapi_lua_set_string(L, "request_id", mapi_response_request_id(resp));
+        lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
+        lua_setfield(L, -2, "elapsed");
+    }
+    /* sized once (a hint: a repeated header takes one slot) */
+    lua_createtable(L, 0, resp && resp->nheaders < 64 ? (int)resp->nheaders : 0);
+    for (i = 0; resp && mapi_response_header_at(resp, i, &name, &value); i++) {
+        lua_pushstring(L, value ? value : "");
+        lua_setfield(L, -2, name);
+    }
+    lua_setfield(L, -2, "headers");
+    for (i = 0; members && i < sizeof names / sizeof names[0]; i++) {
+        lua_pushvalue(L, members + (int)i);
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_pushvalue(L, body);
+    lua_setfield(L, -2, "body");
+    lua_pushvalue(L, body);
+    lua_pushnil(L);
+    lua_pushcclosure(L, res_document, 2);
+    lua_setfield(L, -2, "document");
+}
+
+void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
+{
+    size_t len = 0;
+    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
+    lua_pushlstring(L, body ? body : "", body ? len : 0);
+}
+
+int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)
+{
+    const mapi_doc *doc = *docp;
+    int meta;
+
+    luaL_checkstack(L, 10, "merchantapi: out of stack space");
+    if (body == 0) {
+        mapi_lua_push_body(L, mapi_doc_response(doc));
+        body = lua_gettop(L);
+    }
+    mapi_lua_push_doc_members(L, doc);
+    meta = lua_gettop(L) - 2;
+
+    if (err->kind != MAPI_ERR_NONE) { /* decode's verdict: the core's (mapi_doc_error) */
+        lua_pushnil(L);
+        mapi_lua_push_error(L, err);
+        mapi_error_clear(err);
+    } else if (mapi_lua_push_flattened(L, doc, meta, meta + 2, body)) {
+        lua_pushnil(L);
+    } else {
+        lua_pushlightuserdata(L, NULL); /* merchantapi.null */
+        lua_pushnil(L);
+    }
+    push_response(L, mapi_doc_response(doc), body, meta);
+    mapi_lua_set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
+    mapi_doc_free(*docp);
+    *docp = NULL;
+    return 3;
+}
+
+int mapi_lua_push_failure(lua_State *L, err_box *eb)
+{
+    return mapi_lua_push_err_results(L, &eb->err);
+}
+
+int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
+{
+    const mapi_response *resp = err->response;
+    int top, body, meta = 0;
+    const char *text;
+    size_t len;
+    call_box *pb;
+
+    lua_pushnil(L);
+    mapi_lua_push_error(L, err);
+    if (!resp) {
+        mapi_error_clear(err);
+        return 2;
+    }
+    top = lua_gettop(L);
+    luaL_checkstack(L, 10, "merchantapi: out of stack space");
+    mapi_lua_push_body(L, resp);
+    body = lua_gettop(L);
+    text = lua_tolstring(L, body, &len);
+    pb = mapi_lua_push_call_box(L);
+    if (len > 0 && mapi_doc_parse(text, len, &pb->doc, &pb->err) == 0) {
+        mapi_lua_push_doc_members(L, pb->doc);
+        meta = lua_gettop(L) - 2;
+        mapi_doc_free(pb->doc);
+        pb->doc = NULL;
+    }
+    mapi_error_clear(&pb->err);
+    push_response(L, resp, body, meta);
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+    mapi_error_clear(err);
+    return 3;
+}
+
+/* ------------------------------------------------------------------------ */
+/* decode                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* core.decode(body) -> value, nil, res | nil, err[, res]: value as the
+   calls give it (merchantapi.null for no primary data) */
+int mapi_lua_decode(lua_State *L)
+{
+    size_t len;
+    const char *body;
+    call_box *cb;
+
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return mapic_typeerror(L, 1, "string");
+    lua_settop(L, 1);
+    body = lua_tolstring(L, 1, &len);
+    cb = mapi_lua_push_call_box(L);
+    if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
+        return mapi_lua_push_err_results(L, &cb->err);
+    mapi_doc_error(cb->doc, &cb->err); /* the document's verdict, as a call's (mapping.c) */
+    /* res.body and res:document() use the argument itself, not a copy of it */
+    return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+void mapi_lua_new_metatable(lua_State *L, const char *name)
+{
+    luaL_newmetatable(L, name);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__name");
+}
+
+void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc)
+{
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    mapi_lua_new_metatable(L, name);
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
+
+void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
+                              lua_CFunction gc)
+{
+    int n = 0;
+
+    while (methods[n].name)
+        n++;
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    mapi_lua_new_metatable(L, name);
+    lua_createtable(L, 0, n);
+    mapic_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
+
+void mapi_lua_convert_open(lua_State *L)
+{
+    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+
+    mapi_lua_box_metatable(L, ERR_BOX_MT, err_box_gc);
+    mapi_lua_box_metatable(L, CALL_BOX_MT, call_box_gc);
+
+    mapi_lua_values_open(L);
+    mapi_lua_error_open(L);
+}
