@@ -78,6 +78,17 @@ static int l_not_sent(lua_State *L)
     return 1;
 }
 
+/* core.set_debug(on) -- the MERCHANTAPI_DEBUG line of every attempt (the
+   exchange's one formatter, exchange.c) on (true) or off for the clients
+   made after it, by setting the process's environment: for a program's
+   start (the command-line tool's --verbose), not while other threads run. */
+static int l_set_debug(lua_State *L)
+{
+    if (lua_toboolean(L, 1) ? setenv("MERCHANTAPI_DEBUG", "1", 1) : unsetenv("MERCHANTAPI_DEBUG"))
+        return luaL_error(L, "merchantapi: cannot set MERCHANTAPI_DEBUG");
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The module                                                               */
 /* ------------------------------------------------------------------------ */
@@ -104,6 +115,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
                                          {"not_sent", l_not_sent},
+                                         {"set_debug", l_set_debug},
                                          {"loop_new", mapi_lua_loop_new},
                                          {"framing", mapi_lua_framing},
                                          {NULL, NULL}};
