@@ -21,11 +21,8 @@ Configuration:
 
 local function need(name, hint)
   local ok, mod = pcall(require, name)
-  if not ok then
-    term.die(status.EXIT.tool, "cannot load the Lua module '" .. name .. "' (" .. hint .. "): "
-      .. tostring(mod):gsub("\n.*", ""))
-  end
-  return mod
+  return ok and mod or term.die(status.EXIT.tool, "cannot load the Lua module '" .. name .. "' (" .. hint
+    .. "): " .. tostring(mod):gsub("\n.*", ""))
 end
 
 local function parser()
@@ -50,17 +47,14 @@ local function parser()
 end
 
 local function main(argv, env)
-  for _, a in ipairs(argv) do -- argv is visible to other users (ps, /proc)
-    if a == "--" then
-      break
-    elseif a:match("^%-%-api%-key=") or a == "--api-key" or a:match("^%-%-api%-key%s") then
+  local args, ended = {}, false
+  for i, a in ipairs(argv) do
+    ended = ended or a == "--"
+    if not ended and (a:match("^%-%-api%-key=") or a == "--api-key" or a:match("^%-%-api%-key%s")) then
       term.die(status.EXIT.usage, "the api key is never an argument (other users can read argv): set "
         .. "MERCHANTAPI_API_KEY or pass --api-key-file FILE")
     end
-  end
-  local args = {} -- `--wait-txid` alone takes the default; its value only comes with '='
-  for i, a in ipairs(argv) do
-    args[i] = (a == "--wait-txid") and "--wait-txid=" or a
+    args[i] = (a == "--wait-txid") and "--wait-txid=" or a -- its value only with '='
   end
   local p, commands = parser()
   local ok, o = p:pparse(args)

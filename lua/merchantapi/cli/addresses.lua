@@ -1,5 +1,5 @@
 --- Internal: `merchantapi addresses ACCOUNT_ID`: one page of an account's addresses, or --all.
--- --all writes the pages as they arrive, one page held at a time.
+-- With --all the pages are written as they arrive, one page held at a time.
 -- @module merchantapi.cli.addresses
 local core = require "merchantapi.core"
 local term = require "merchantapi.cli.term"

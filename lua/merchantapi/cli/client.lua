@@ -21,7 +21,7 @@ local function numeric(pattern, what)
 end
 --- An argparse converter: an integer's digits.
 client.integer = numeric("^%d+$", "an integer")
---- An argparse converter: seconds, a number >= 0.
+--- An argparse converter: seconds (a number, not negative).
 client.seconds = numeric("^%d+%.?%d*$", "seconds (a number >= 0)")
 
 -- the client's options: { kind, names, help, argname, convert, count }
@@ -55,12 +55,8 @@ end
 
 -- the key from a file: one line, its line end dropped; several lines are refused
 local function read_key_file(path)
-  local usage = status.EXIT.usage
-  local f, err = io.open(path, "rb")
-  if not f then
-    term.die(usage, "cannot read --api-key-file: " .. tostring(err))
-  end
-  local key = (f:read("*a") or ""):gsub("\r?\n$", "")
+  local usage, f, err = status.EXIT.usage, io.open(path, "rb")
+  local key = (f or term.die(usage, "cannot read --api-key-file: " .. tostring(err))):read("*a"):gsub("\r?\n$", "")
   f:close()
   if key == "" then
     term.die(usage, "--api-key-file " .. path .. " is empty")
@@ -98,16 +94,11 @@ function client.new(o, what)
     term.note(string.format("base URL %s; api key %s", base_url,
       key_from and ("from " .. key_from) or "none (no Authorization header)"))
   end
-  local on = os.getenv("MERCHANTAPI_DEBUG")
-  local toggle = o.verbose and (on == nil or on == "" or on == "0")
-  if toggle then
-    core.set_debug(true) -- read by the client as it is made
-  end
+  local was = os.getenv("MERCHANTAPI_DEBUG")
+  if o.verbose then core.set_debug(true) end -- read by the client as it is made
   local c, err = merchantapi.new({ base_url = base_url, api_key = key, headers = headers,
     timeout = o.timeout, max_retries = o.max_retries, deadline = o.deadline })
-  if toggle then
-    core.set_debug(false)
-  end
+  if o.verbose and not was then core.set_debug(false) end
   return c or status.fail(err, what)
 end
 

@@ -18,10 +18,7 @@ function output.number(v)
   if math.type and math.type(v) == "integer" then
     return tostring(v)
   end
-  if v == v and v % 1 == 0 and v > -2 ^ 53 and v < 2 ^ 53 then
-    return format("%.0f", v)
-  end
-  return format("%.17g", v)
+  return format((v == v and v % 1 == 0 and v > -2 ^ 53 and v < 2 ^ 53) and "%.0f" or "%.17g", v)
 end
 
 --- The text of a scalar for a table or a CSV cell; nil for null or absent.
@@ -29,51 +26,32 @@ end
 -- @treturn string|nil the text.
 function output.scalar(v)
   local t = type(v)
-  if t == "string" then
-    return v
-  elseif t == "number" then
-    return output.number(v)
-  elseif t == "boolean" then
-    return tostring(v)
-  end
-  return nil
+  return t == "string" and v or t == "number" and output.number(v) or t == "boolean" and tostring(v) or nil
 end
 local scalar = output.scalar
 
 local function is_array(t)
   local n = 0
   for k in pairs(t) do
-    if type(k) ~= "number" then
-      return false
-    end
-    n = n + 1
+    n = type(k) == "number" and n + 1 or -math.huge
   end
   return n > 0 and n == #t
 end
 
--- keys in display order: id, type, status (those present), then the others sorted
-local FIRST = { "id", "type", "status" }
-local function ordered_keys(t, first)
-  local keys, placed, rest = {}, {}, {}
-  for _, k in ipairs(first or {}) do
-    if t[k] ~= nil then
-      keys[#keys + 1], placed[k] = k, true
-    end
-  end
+-- keys in display order: id, type, status first (in a resource), then the others sorted
+local RANK = { id = 1, type = 2, status = 3 }
+local function ordered_keys(t, ranked)
+  local keys = {}
   for k in pairs(t) do
-    if not placed[k] then
-      rest[#rest + 1] = k
-    end
-  end
-  sort(rest, function(a, b)
-    if type(a) == type(b) then
-      return a < b
-    end
-    return type(a) == "number"
-  end)
-  for _, k in ipairs(rest) do
     keys[#keys + 1] = k
   end
+  sort(keys, function(a, b)
+    local ra, rb = ranked and RANK[a] or 4, ranked and RANK[b] or 4
+    if ra ~= rb or type(a) ~= type(b) then
+      return ra < rb or ra == rb and type(a) == "number"
+    end
+    return a < b
+  end)
   return keys
 end
 
@@ -91,7 +69,7 @@ local function flatten(value)
       return
     end
     ancestors[v] = true
-    local keys = ordered_keys(v, not is_array(v) and FIRST or nil)
+    local keys = ordered_keys(v, not is_array(v))
     if #keys == 0 then
       rows[#rows + 1] = { prefix or "(empty)", is_array(v) and "[]" or "{}" }
     end
@@ -128,10 +106,8 @@ local function json(v)
     return "null"
   end
   local text, err = merchantapi.encode(acyclic(v))
-  if not text then
-    term.die(require("merchantapi.cli.status").EXIT.decode, "cannot write the answer as JSON: " .. tostring(err))
-  end
-  return text
+  return text or term.die(require("merchantapi.cli.status").EXIT.decode,
+    "cannot write the answer as JSON: " .. tostring(err))
 end
 
 local function pad(s, width)
@@ -211,7 +187,7 @@ function output.list(fmt, preferred, labels, table_only)
     end
   end
 
-  local function cells(item)
+  local function cells(item) -- the item's texts by column
     local by, row = {}, {}
     for _, r in ipairs(flatten(item)) do
       if index[r[1]] then
@@ -223,15 +199,15 @@ function output.list(fmt, preferred, labels, table_only)
       end
     end
     for i, c in ipairs(columns) do
-      row[i] = by[c] and printable(by[c])
+      row[i] = by[c]
     end
-    return fmt == "csv" and by or row, row
+    return row
   end
 
-  local function line(row, blank)
+  local function line(row, blank) -- a table's line
     local parts = {}
     for i = 1, #columns do
-      parts[i] = pad(row[i] or blank, width[i])
+      parts[i] = pad(row[i] and printable(row[i]) or blank, width[i])
     end
     out((concat(parts, "  "):gsub("%s+$", "")), "\n")
   end
@@ -246,43 +222,35 @@ function output.list(fmt, preferred, labels, table_only)
     end
     if not columns then
       plan(items)
+      local heads = {}
+      width = {}
+      for i, c in ipairs(columns) do
+        heads[i] = (labels and labels[c]) or c
+        width[i] = #heads[i]
+      end
+      for j = 1, fmt == "table" and #items or 0 do
+        for i, text in pairs(cells(items[j])) do
+          width[i] = math.max(width[i], #printable(text))
+        end
+      end
       if fmt == "csv" then
         out(csv_line(columns, #columns))
       else
-        local heads = {}
-        width = {}
-        for i, c in ipairs(columns) do
-          heads[i] = (labels and labels[c]) or c
-          width[i] = #heads[i]
-        end
-        for j = 1, #items do
-          local _, row = cells(items[j])
-          for i = 1, #columns do
-            width[i] = math.max(width[i], #(row[i] or ""))
-          end
-        end
         line(heads)
       end
     end
     for j = 1, #items do
       w.n = w.n + 1
-      local by, row = cells(items[j])
       if fmt == "csv" then
-        local raw = {}
-        for i, c in ipairs(columns) do
-          raw[i] = by[c]
-        end
-        out(csv_line(raw, #columns))
+        out(csv_line(cells(items[j]), #columns))
       else
-        line(row, "-")
+        line(cells(items[j]), "-")
       end
     end
   end
 
   function w.start()
-    if fmt == "json" then
-      out('{"data":[\n')
-    end
+    out(fmt == "json" and '{"data":[\n' or "")
   end
 
   function w.finish(meta, summary)

@@ -13,9 +13,13 @@ function sandbox.declare(cmd)
   cmd:option("--port", "Its port, or auto for free ones (default: $SANDBOX_PORT, else 8089)."):argname("N|auto")
 end
 
+local function q(s) -- a word for the shell
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
 -- three free ports, by scripts/free-port
 local function free_ports(home)
-  local p = io.popen(term.quote(home .. "/scripts/free-port") .. " 3")
+  local p = io.popen(q(home .. "/scripts/free-port") .. " 3")
   local ports = {}
   for n in (p and p:read("*a") or ""):gmatch("%d+") do
     ports[#ports + 1] = n
@@ -30,7 +34,7 @@ end
 --- Runs the command until the sandbox stops.
 -- @tparam table o the parsed command line (`home`: the directory of sandbox/; `installed`: by make install).
 function sandbox.run(o)
-  local home, q = o.home, term.quote
+  local home = o.home
   local f = home and io.open(home .. "/sandbox/lua/sandbox/routes.lua", "rb")
   if not f then
     term.die(status.EXIT.tool, "the sandbox is not installed with this copy (luarocks installs the module "

@@ -22,7 +22,7 @@ status.LIST = {
   { 10, "tool", "the tool could not run" },
 }
 
---- The status of each name: `EXIT.usage` is 2.
+--- The status of each name (`EXIT.usage` and the others), from `LIST`.
 status.EXIT = {}
 --- The help's "Exit status" paragraph, made from `LIST`.
 status.HELP = "Exit status:\n"
@@ -45,33 +45,9 @@ function status.line(err)
   return (text:gsub("\n", " "))
 end
 
--- what became of a request that may move money, on stderr; the exit status
-local function outcome_note(err, what, code, outcome)
-  local check = what.confirm and ("check with `merchantapi payout " .. what.confirm
-    .. "` before confirming again") or "read the resource before sending it again"
-  if outcome == "not_sent" then
-    term.note("not sent: safe to retry")
-  elseif outcome == "rejected" then
-    term.note("rejected by the service: " .. (what.confirm and "not confirmed" or "not carried out")
-      .. " by this request")
-  elseif outcome == "unknown" then
-    if what.confirm and type(err.payout) == "table" and err.payout.status == "draft" then
-      -- settled: the read after the failure found the draft (README, "Settling")
-      term.note("not confirmed: the payout read after the failure is still a draft; "
-        .. "confirming again is safe")
-    elseif err.settle_error then
-      term.note("outcome unknown: it may have gone through, and reading the payout failed too ("
-        .. status.line(err.settle_error):gsub("^merchantapi: ", "") .. "): " .. check)
-      return status.EXIT.unknown
-    else
-      term.note("outcome unknown: it may have gone through: " .. check)
-      return status.EXIT.unknown
-    end
-  end
-  return code
-end
-
 --- Reports a failed call on stderr and ends with the status of its kind.
+-- For a method that may move money (the module's rule: one whose failure
+-- before sending is "not_sent") a second line says what became of it.
 -- @param err the module's error.
 -- @tparam[opt] table what `{ method = m }` for a request, `{ method = "PUT", confirm = id }` for a confirm.
 function status.fail(err, what)
@@ -80,14 +56,23 @@ function status.fail(err, what)
   term.stderr:write(status.line(err), "\n")
   local kind = type(err) == "table" and err.kind or "tool"
   local code = status.EXIT[kind] or status.EXIT.tool
-  -- a method that may move money is one whose failure before sending is "not_sent"
   local moves = what.method and require("merchantapi.core").not_sent(what.method)
-  local outcome = type(err) == "table" and err.outcome or nil
-  if moves and outcome == nil and kind == "usage" then
-    outcome = moves -- refused before anything was sent (a bad option, a refused header)
-  end
-  if moves and outcome then
-    code = outcome_note(err, what, code, outcome)
+  -- a usage error without an outcome was refused before anything was sent
+  local outcome = moves and (type(err) == "table" and err.outcome or kind == "usage" and moves)
+  local check = what.confirm and ("check with `merchantapi payout " .. what.confirm
+    .. "` before confirming again") or "read the resource before sending it again"
+  if outcome == "not_sent" then
+    term.note("not sent: safe to retry")
+  elseif outcome == "rejected" then
+    term.note("rejected by the service: " .. (what.confirm and "not confirmed" or "not carried out")
+      .. " by this request")
+  elseif outcome == "unknown" and what.confirm and type(err.payout) == "table" and err.payout.status == "draft" then
+    -- settled: the read after the failure found the draft (README, "Settling")
+    term.note("not confirmed: the payout read after the failure is still a draft; confirming again is safe")
+  elseif outcome == "unknown" then
+    code = status.EXIT.unknown
+    term.note("outcome unknown: it may have gone through" .. (err.settle_error and (", and reading the payout "
+      .. "failed too (" .. status.line(err.settle_error):gsub("^merchantapi: ", "") .. ")") or "") .. ": " .. check)
   end
   term.stderr:flush()
   term.exit(code)

@@ -63,13 +63,6 @@ function term.execute(cmd)
   return a == true and 0 or how == "exit" and n or 128 + (n or 0)
 end
 
---- A word for the shell: s in single quotes.
--- @param s the text.
--- @treturn string the word.
-function term.quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
 local ttys = {}
 --- Whether descriptor fd is a terminal: `test -t fd` in a child shell (no other Lua module).
 -- @tparam integer fd 0 or 2.
