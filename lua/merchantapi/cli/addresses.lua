@@ -1,7 +1,6 @@
 --- Internal: `merchantapi addresses ACCOUNT_ID`: one page of an account's addresses, or --all.
 -- With --all the pages are written as they arrive, one page held at a time.
 -- @module merchantapi.cli.addresses
-local core = require "merchantapi.core"
 local term = require "merchantapi.cli.term"
 local status = require "merchantapi.cli.status"
 local output = require "merchantapi.cli.output"
@@ -9,8 +8,8 @@ local client = require "merchantapi.cli.client"
 
 local format, number = string.format, output.number
 
-local addresses = { summary = "List an account's receiving addresses (GET " .. core.path("addresses", "ID")
-  .. "): one page, or --all." }
+local addresses = { summary = "List an account's receiving addresses ("
+  .. client.endpoint("list_addresses") .. "): one page, or --all." }
 
 -- an address's columns: these first (a table shows the first five), then the first page's others
 local COLUMNS = { "id", "value", "network.code", "label", "createdAt",

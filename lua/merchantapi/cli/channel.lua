@@ -1,11 +1,10 @@
 --- Internal: `merchantapi channel CHANNEL_ID`: reads a deposit channel.
 -- @module merchantapi.cli.channel
-local core = require "merchantapi.core"
 local status = require "merchantapi.cli.status"
 local output = require "merchantapi.cli.output"
 local client = require "merchantapi.cli.client"
 
-local channel = { summary = "Read a deposit channel (GET " .. core.path("channel", "ID") .. ")." }
+local channel = { summary = "Read a deposit channel (" .. client.endpoint("get_channel") .. ")." }
 
 --- Declares the command's arguments.
 -- @param cmd the command's argparse parser.

@@ -19,6 +19,13 @@ local function numeric(pattern, what)
     return math.tointeger and math.tointeger(n) or n
   end
 end
+--- An endpoint as the help shows it ("GET /api/public/v1/channels/ID"), from the core's table.
+-- @tparam string name the name of a row of `core.endpoints`.
+-- @treturn string the method and the path.
+function client.endpoint(name)
+  return core.endpoints[name].method .. " " .. core.path(name, "ID")
+end
+
 --- An argparse converter: an integer's digits.
 client.integer = numeric("^%d+$", "an integer")
 --- An argparse converter: seconds (a number, not negative).
@@ -32,9 +39,11 @@ local OPTIONS = {
   { "option", "--base-url", "The service's base URL (default: $MERCHANTAPI_BASE_URL).", "URL" },
   { "option", "--api-key-file", "Read the api key from FILE, one line (default: $MERCHANTAPI_API_KEY).", "FILE" },
   { "option", "-H --header", "Send 'Name: value' with every request (repeatable).", "HEADER", nil, "*" },
-  { "option", "--timeout", "Seconds for one request (default 30).", "SECONDS", client.seconds },
+  { "option", "--timeout", "Seconds for one request (default "
+    .. string.format("%g", core.defaults.timeout) .. ").", "SECONDS", client.seconds },
   { "option", "--deadline", "Seconds for one whole call, retries included.", "SECONDS", client.seconds },
-  { "option", "--max-retries", "Retries after the first attempt (default 2).", "N", client.integer },
+  { "option", "--max-retries", "Retries after the first attempt (default "
+    .. core.defaults.max_retries .. ").", "N", client.integer },
   { "flag", "-v --verbose", "Log every attempt on stderr (never the key nor a header)." },
 }
 

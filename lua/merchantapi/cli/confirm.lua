@@ -9,7 +9,7 @@ local client = require "merchantapi.cli.client"
 
 local printable, scalar = term.printable, output.scalar
 
-local confirm = { summary = "Confirm a payout draft (PUT " .. core.path("payout", "ID")
+local confirm = { summary = "Confirm a payout draft (" .. client.endpoint("confirm_payout")
   .. "): asks first on a terminal; without a terminal only with --yes." }
 
 --- Declares the command's arguments and options.
@@ -40,7 +40,7 @@ end
 -- @tparam table o the parsed command line.
 function confirm.run(o)
   local id = o.payout_id
-  local what = { method = "PUT", confirm = id }
+  local what = { moves = core.endpoints.confirm_payout.moves_money, confirm = id }
   local c = client.new(o, what)
   if not o.yes then
     if not term.isatty(0) then

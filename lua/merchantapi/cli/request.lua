@@ -71,9 +71,10 @@ end
 --- Runs the command: writes the resource, or the list and its meta.
 -- @tparam table o the parsed command line.
 function request.run(o)
-  local what = { method = o.method:upper() }
+  local method = o.method:upper()
+  local what = { moves = require("merchantapi.core").not_sent(method) ~= nil } -- the core's method rule
   local query, body = query_of(o.query), body_of(o.body)
-  local value, err = client.new(o, what):request(what.method, o.path, { query = query, body = body })
+  local value, err = client.new(o, what):request(method, o.path, { query = query, body = body })
   if not value then
     status.fail(err, what)
   elseif is_list(value) then

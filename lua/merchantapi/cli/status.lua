@@ -1,7 +1,7 @@
 --- Internal: the command-line tool's exit statuses, written once, and its failure report.
 -- `--help` is made from `status.LIST`; spec 60 checks the man page's EXIT
--- STATUS against it.  Whether a request may move money is the module's rule
--- (`core.not_sent`), not restated here.
+-- STATUS against it.  Whether a call may move money is the module's rule
+-- (`core.endpoints`, `core.not_sent`), which the commands ask.
 -- @module merchantapi.cli.status
 local term = require "merchantapi.cli.term"
 
@@ -46,19 +46,18 @@ function status.line(err)
 end
 
 --- Reports a failed call on stderr and ends with the status of its kind.
--- For a method that may move money (the module's rule: one whose failure
--- before sending is "not_sent") a second line says what became of it.
+-- For a call that may move money (`what.moves`: the module's rule, asked by
+-- the command) a second line says what became of it.
 -- @param err the module's error.
--- @tparam[opt] table what `{ method = m }` for a request, `{ method = "PUT", confirm = id }` for a confirm.
+-- @tparam[opt] table what `{ moves = boolean, confirm = payout id (a confirm) }`.
 function status.fail(err, what)
   what = what or {}
   term.stdout:flush()
   term.stderr:write(status.line(err), "\n")
   local kind = type(err) == "table" and err.kind or "tool"
   local code = status.EXIT[kind] or status.EXIT.tool
-  local moves = what.method and require("merchantapi.core").not_sent(what.method)
   -- a usage error without an outcome was refused before anything was sent
-  local outcome = moves and (type(err) == "table" and err.outcome or kind == "usage" and moves)
+  local outcome = what.moves and (type(err) == "table" and err.outcome or kind == "usage" and "not_sent")
   local check = what.confirm and ("check with `merchantapi payout " .. what.confirm
     .. "` before confirming again") or "read the resource before sending it again"
   if outcome == "not_sent" then
