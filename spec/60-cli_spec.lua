@@ -589,6 +589,19 @@ describe("merchantapi (the command-line tool)", function()
         assert.equal(want[3]:lower(), text:sub(1, #want[3]):lower(), "man page, status " .. n)
       end
       assert.equal(#status.LIST, #codes)
+      -- a guide's table of them ("| code | meaning |" under a heading "Exit status"), where there is one
+      for _, doc in ipairs({ "README.md", "docs/guide/shell.md", "docs/guide/cli.md" }) do
+        local f = io.open(helpers.ROOT .. "/" .. doc, "rb")
+        local rows = f and f:read("*a"):match("\n#+ Exit status\n.-\n| code | meaning |\n|[-|]+|\n(.-)\n\n")
+        if f then f:close() end
+        if rows then
+          local listed = {}
+          for n in rows:gmatch("| (%d+) |") do
+            listed[#listed + 1] = tonumber(n)
+          end
+          assert.same(codes, listed, doc .. "'s exit status table")
+        end
+      end
       for _, s in ipairs(status.LIST) do
         assert.equal(s[1], EXIT[s[2]])
         assert.truthy(help:find(s[1] .. " " .. s[3], 1, true))

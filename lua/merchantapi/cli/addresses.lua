@@ -1,5 +1,5 @@
---- Internal: `merchantapi addresses ACCOUNT_ID`: one page of an account's addresses, or --all.
--- With --all the pages are written as they arrive, one page held at a time.
+--- Internal: `merchantapi addresses ACCOUNT_ID`: one page of an account's addresses, or all of them.
+-- All of them are written as the pages arrive, one page held at a time.
 -- @module merchantapi.cli.addresses
 local term = require "merchantapi.cli.term"
 local status = require "merchantapi.cli.status"
