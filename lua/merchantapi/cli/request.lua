@@ -28,10 +28,7 @@ local function query_of(words)
     end
     query = query or {}
     local have = query[k]
-    query[k] = have == nil and v or type(have) == "table" and have or { have, v }
-    if type(have) == "table" then
-      have[#have + 1] = v
-    end
+    if type(have) == "table" then have[#have + 1] = v else query[k] = have == nil and v or { have, v } end
   end
   return query
 end
@@ -42,16 +39,9 @@ local function body_of(body)
     return body
   end
   local f, err = term.stdin, nil
-  if body ~= "@-" then
-    f, err = io.open(body:sub(2), "rb")
-  end
-  if not f then
-    term.die(status.EXIT.usage, "cannot read --body " .. body .. ": " .. tostring(err))
-  end
-  local text = f:read("*a") or ""
-  if f ~= term.stdin then
-    f:close()
-  end
+  if body ~= "@-" then f, err = io.open(body:sub(2), "rb") end
+  local text = (f or term.die(status.EXIT.usage, "cannot read --body " .. body .. ": " .. tostring(err))):read("*a")
+  if f ~= term.stdin then f:close() end
   return text
 end
 
