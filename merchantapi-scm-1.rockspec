@@ -18,7 +18,7 @@ safe with money; a pager over address lists.]],
 }
 dependencies = {
   "lua >= 5.1",
-  "argparse", -- the command-line tool's option parser (bin/merchantapi)
+  "argparse", -- the command-line tool's option parser (merchantapi.cli)
 }
 external_dependencies = {
   CURL = { library = "curl" },
@@ -48,7 +48,8 @@ build = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
   },
-  -- the command-line tool; luarocks wraps it so that it finds the tree's modules
+  -- the command-line tool (its modules, merchantapi.cli and merchantapi/cli/, are installed
+  -- with every lua/ file by mk/rock.mk); luarocks wraps it so that it finds the tree's modules
   install = {
     bin = { merchantapi = "bin/merchantapi" },
   },

@@ -4,7 +4,8 @@ LUA_LIBDIR := $(DESTDIR)$(PREFIX)/lib/lua/$(LUA_VER)
 LIBDIR     := $(DESTDIR)$(PREFIX)/lib
 INCDIR     := $(DESTDIR)$(PREFIX)/include
 PCDIR      := $(LIBDIR)/pkgconfig
-LUA_FILES  := $(patsubst lua/%,%,$(wildcard lua/*.lua lua/merchantapi/*.lua lua/merchantapi/transport/*.lua))
+LUA_FILES  := $(patsubst lua/%,%,$(wildcard lua/*.lua lua/merchantapi/*.lua lua/merchantapi/transport/*.lua \
+              lua/merchantapi/cli/*.lua))
 # the command-line tool, its manual, and the sandbox it runs (`merchantapi
 # sandbox`) with what sandbox/run needs beside it, under share/merchantapi/
 BINDIR     := $(DESTDIR)$(PREFIX)/bin
@@ -12,16 +13,18 @@ MAN1DIR    := $(DESTDIR)$(PREFIX)/share/man/man1
 DATADIR    := $(DESTDIR)$(PREFIX)/share/merchantapi
 DATA_FILES := sandbox/run sandbox/nginx.conf.in sandbox/locations.conf sandbox/README.md \
               $(wildcard sandbox/lua/sandbox/*.lua) scripts/free-port $(wildcard fixtures/*.json)
-# what bin/merchantapi's INSTALLED line becomes: the installed module and data
+# what bin/merchantapi's INSTALLED line becomes: the installed modules (the tool is
+# merchantapi.cli) and data
 CLI_INSTALLED := local INSTALLED = { lua = "$(PREFIX)/share/lua/$(LUA_VER)", \
   lib = "$(PREFIX)/lib/lua/$(LUA_VER)", share = "$(PREFIX)/share/merchantapi" }
 
 install: all
-	install -d $(LUA_SHARE)/merchantapi/transport $(LUA_LIBDIR)/merchantapi $(LIBDIR) $(INCDIR) \
-	  $(PCDIR)
+	install -d $(LUA_SHARE)/merchantapi/transport $(LUA_SHARE)/merchantapi/cli $(LUA_LIBDIR)/merchantapi \
+	  $(LIBDIR) $(INCDIR) $(PCDIR)
 	install -m 644 lua/merchantapi.lua $(LUA_SHARE)/merchantapi.lua
 	install -m 644 lua/merchantapi/*.lua $(LUA_SHARE)/merchantapi/
 	install -m 644 lua/merchantapi/transport/*.lua $(LUA_SHARE)/merchantapi/transport/
+	install -m 644 lua/merchantapi/cli/*.lua $(LUA_SHARE)/merchantapi/cli/
 	install -m 755 $(LUAMOD) $(LUA_LIBDIR)/merchantapi/core.so
 	install -m 755 $(LIB_REAL) $(LIBDIR)/$(notdir $(LIB_REAL))
 	ln -sf $(notdir $(LIB_REAL)) $(LIBDIR)/$(LIB_SONAME)
@@ -48,8 +51,8 @@ uninstall:
 	rm -f $(LIBDIR)/libmerchantapi.so $(LIBDIR)/$(LIB_SONAME) $(LIBDIR)/$(notdir $(LIB_REAL)) \
 	  $(LIBDIR)/libmerchantapi.a $(INCDIR)/merchantapi.h $(PCDIR)/merchantapi.pc
 	rm -f $(BINDIR)/merchantapi $(MAN1DIR)/merchantapi.1 $(addprefix $(DATADIR)/,$(DATA_FILES))
-	-rmdir $(LUA_SHARE)/merchantapi/transport $(LUA_SHARE)/merchantapi $(LUA_LIBDIR)/merchantapi \
-	  2>/dev/null || true
+	-rmdir $(LUA_SHARE)/merchantapi/transport $(LUA_SHARE)/merchantapi/cli $(LUA_SHARE)/merchantapi \
+	  $(LUA_LIBDIR)/merchantapi 2>/dev/null || true
 	-rmdir $(DATADIR)/sandbox/lua/sandbox $(DATADIR)/sandbox/lua $(DATADIR)/sandbox \
 	  $(DATADIR)/scripts $(DATADIR)/fixtures $(DATADIR) 2>/dev/null || true
 

@@ -57,8 +57,9 @@ $(CORE_SO): $(OBJ) mk/luamod.map
 
 install:
 	@test -f $(STAGED) || { echo "rock.mk: build first (luarocks make runs all, then install)"; exit 1; }
-	mkdir -p "$(INST_LIBDIR)/merchantapi" "$(INST_LUADIR)/merchantapi/transport"
+	mkdir -p "$(INST_LIBDIR)/merchantapi" "$(INST_LUADIR)/merchantapi/transport" "$(INST_LUADIR)/merchantapi/cli"
 	cp $(STAGED) "$(INST_LIBDIR)/merchantapi/core.so"
 	cp lua/merchantapi.lua "$(INST_LUADIR)/merchantapi.lua"
 	cp lua/merchantapi/*.lua "$(INST_LUADIR)/merchantapi/"
 	cp lua/merchantapi/transport/*.lua "$(INST_LUADIR)/merchantapi/transport/"
+	cp lua/merchantapi/cli/*.lua "$(INST_LUADIR)/merchantapi/cli/"

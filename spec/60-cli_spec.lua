@@ -1,10 +1,13 @@
--- bin/merchantapi, the command-line tool, run as a process against the
--- sandbox on the Lua this spec runs on ($LUA, with this process's module
--- paths): every command in every format with the fixtures' numbers byte for
--- byte, the exit code of each error kind and of an unknown confirm, confirm
--- refusing without --yes off a terminal (and asking on one: `script` gives
--- it a pty), --all streaming 25,000 addresses in bounded memory, and the key
--- in no output.  README "Command line", man/merchantapi.1.
+-- The command-line tool against the sandbox: each command's output called in
+-- this process (merchantapi.cli.run with streams of the spec's own), every
+-- command in every format with the fixtures' numbers byte for byte, the exit
+-- status of each error kind and of an unknown confirm, confirm asking on a
+-- terminal; and bin/merchantapi run as a process on the Lua this spec runs on
+-- ($LUA, with this process's module paths): confirm refusing without --yes off
+-- a terminal (and asking on one: `script` gives it a pty), --all streaming
+-- 25,000 addresses in bounded memory, --verbose, help, the sandbox, and the key
+-- in no output.  The exit statuses are one table (merchantapi.cli.status),
+-- which --help and the man page's EXIT STATUS must match.  man/merchantapi.1.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 local cjson = require "cjson"
@@ -20,7 +23,8 @@ local PAYOUT = helpers.PAYOUT_ID
 local CHANNEL = helpers.CHANNEL_ID
 local FIRST_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a" -- list_addresses.200.json
 
-local EXIT = { usage = 2, api = 3, http = 4, transport = 5, decode = 6, timeout = 7, unknown = 8 }
+local cli_module = require "merchantapi.cli"
+local EXIT = require("merchantapi.cli.status").EXIT
 
 local function read_file(path)
   local f = assert(io.open(path, "rb"))
@@ -61,6 +65,71 @@ local function cli(args, opts)
   outputs[#outputs + 1] = stdout
   outputs[#outputs + 1] = stderr
   return stdout, stderr, code
+end
+
+-- A stream for merchantapi.cli.run: what is written, and `input` to read.
+local function stream(input)
+  local b = { parts = {}, input = input or "" }
+  function b.write(self, ...)
+    for i = 1, select("#", ...) do
+      self.parts[#self.parts + 1] = select(i, ...)
+    end
+    return self
+  end
+  function b.flush(self)
+    return self
+  end
+  function b.read(self, how)
+    local text = self.input
+    if how == "*a" or how == "a" then
+      self.input = ""
+      return text
+    elseif text == "" then
+      return nil
+    end
+    local line, rest = text:match("^([^\n]*)\n?(.*)$")
+    self.input = rest
+    return line
+  end
+  return b
+end
+
+-- The words of a shell command line as cli() is given it: spaces, 'quoted' words, \'.
+local function words(s)
+  local list, word, i = {}, nil, 1
+  while i <= #s do
+    local c = s:sub(i, i)
+    if c == "'" then
+      local j = s:find("'", i + 1, true)
+      word, i = (word or "") .. s:sub(i + 1, j - 1), j
+    elseif c == "\\" then
+      word, i = (word or "") .. s:sub(i + 1, i + 1), i + 1
+    elseif c:match("%s") then
+      list[#list + 1], word = word, nil
+    else
+      word = (word or "") .. c
+    end
+    i = i + 1
+  end
+  list[#list + 1] = word
+  return list
+end
+
+-- The tool in this process (merchantapi.cli.run): as cli(), with opts.tty (stdin
+-- and stderr are terminals) for what a terminal changes.
+local function run(args, opts)
+  opts = opts or {}
+  local out, err = stream(), stream()
+  local env = { MERCHANTAPI_BASE_URL = opts.base_url or helpers.base_url(), MERCHANTAPI_API_KEY = KEY }
+  local code = cli_module.run(type(args) == "table" and args or words(args), {
+    stdout = out, stderr = err, stdin = stream(opts.stdin),
+    isatty = function() return opts.tty or false end,
+    getenv = function(name) return env[name] end,
+  })
+  out, err = table.concat(out.parts), table.concat(err.parts)
+  outputs[#outputs + 1] = out
+  outputs[#outputs + 1] = err
+  return out, err, code
 end
 
 -- The same under a pseudo-terminal (`script`): stdin, stdout and stderr are
@@ -228,16 +297,16 @@ describe("merchantapi (the command-line tool)", function()
   describe("output: exact numbers, byte for byte against the fixtures", function()
     it("channel: table, --json (the module's encoding of the same resource) and --csv", function()
       local scalars = fixture_scalars("get_channel.200")
-      local json, err, code = cli("channel " .. CHANNEL .. " --json")
+      local json, err, code = run("channel " .. CHANNEL .. " --json")
       assert.equal(0, code, err)
       assert.equal("", err)
       assert.equal(merchantapi.encode(assert(client:get_channel(CHANNEL))) .. "\n", json)
       assert_json_has(json, scalars)
       assert.truthy(json:find('"balance":"6194.43"', 1, true))
-      local tbl = cli("channel " .. CHANNEL)
+      local tbl = run("channel " .. CHANNEL)
       assert_table_has(tbl, scalars)
       assert.matches("\ntargetAccount%.balance +6194%.43\n", tbl)
-      local csv = cli("--csv channel " .. CHANNEL)
+      local csv = run("--csv channel " .. CHANNEL)
       local records = csv_records(csv)
       assert.equal(1, #records)
       assert_csv_has(records[1], scalars)
@@ -246,39 +315,39 @@ describe("merchantapi (the command-line tool)", function()
 
     it("confirm --yes: the payout fixture's amount 250.10 stays 250.10, in each format", function()
       local scalars = fixture_scalars("confirm_payout.201")
-      local json, err, code = cli("confirm " .. PAYOUT .. " --yes --json")
+      local json, err, code = run("confirm " .. PAYOUT .. " --yes --json")
       assert.equal(0, code, err)
       assert.equal("", err)
       assert_json_has(json, scalars)
       assert.truthy(json:find('"amount":"250.10"', 1, true))
       assert.equal(1, count(PAYOUT)) -- one PUT
       -- the same payout read back: table and CSV
-      local tbl = cli("payout " .. PAYOUT)
+      local tbl = run("payout " .. PAYOUT)
       assert_table_has(tbl, scalars)
       assert.matches("\namount +250%.10\n", tbl)
-      local records = csv_records((cli("payout " .. PAYOUT .. " --csv")))
+      local records = csv_records((run("payout " .. PAYOUT .. " --csv")))
       assert_csv_has(records[1], scalars)
       assert.equal("250.10", records[1].amount)
       assert.equal("251.02", records[1].amountCharged)
     end)
 
     it("numbers beyond a double: 30 digits, 18 decimals and an exponent keep their text", function()
-      local json = cli("confirm draft-big-numbers --yes --json")
+      local json = run("confirm draft-big-numbers --yes --json")
       assert.truthy(json:find('"bigInteger":"123456789012345678901234567890"', 1, true), json)
       assert.truthy(json:find('"exponent":"1.5e-7"', 1, true), json)
-      local records = csv_records((cli("payout draft-big-numbers --csv")))
+      local records = csv_records((run("payout draft-big-numbers --csv")))
       assert.equal("123456789012345678901234567890", records[1].bigInteger)
       assert.equal("1.5e-7", records[1].exponent)
-      json = cli("confirm draft-18-decimals -y --json")
+      json = run("confirm draft-18-decimals -y --json")
       assert.truthy(json:find('"amount":"0.123456789012345678"', 1, true), json)
-      json = cli("confirm draft-integer-amount -y --json")
+      json = run("confirm draft-integer-amount -y --json")
       assert.truthy(json:find('"amount":"1200"', 1, true), json)
     end)
 
     it("addresses, one page: the fixture's address and meta, in each format", function()
       local scalars = fixture_scalars("list_addresses.200")
       -- the fixture is page 1 of acct-22 with per_page 1
-      local json, err, code = cli("addresses acct-22 --per-page 1 --json")
+      local json, err, code = run("addresses acct-22 --per-page 1 --json")
       assert.equal(0, code, err)
       local item = json:match('^{"data":%[\n(.-)\n%],"meta":')
       assert(item, json)
@@ -287,13 +356,13 @@ describe("merchantapi (the command-line tool)", function()
       assert.equal('{"page":1,"per_page":1,"total":22}', meta)
       assert.equal('],"meta":' .. meta .. "}\n", json:sub(#json - #meta - 10))
       assert.same({ "data", "meta" }, helpers.keys(cjson.decode(json)))
-      local records, header = csv_records((cli("addresses acct-22 --per-page 1 --csv")))
+      local records, header = csv_records((run("addresses acct-22 --per-page 1 --csv")))
       assert.same({ "id", "value", "network.code", "label", "createdAt", "network.name",
         "network.currencyCode", "network.id" }, { unpack(header, 1, 8) })
       assert.equal(1, #records)
       assert_csv_has(records[1], scalars)
       assert.equal(FIRST_ADDRESS, records[1].id)
-      local tbl = cli("addresses acct-22 --per-page 1")
+      local tbl = run("addresses acct-22 --per-page 1")
       assert.matches("^ID +VALUE +NETWORK +LABEL +CREATED\n", tbl)
       assert.matches("\n" .. escape_pattern(FIRST_ADDRESS) .. "  TUbHdtAyfeiWTJPzF12gcBnpLtmLo3qgkS  "
         .. "ttrx:usdt  Apr 11  2025%-04%-11T07:19:09%.729Z\n", tbl)
@@ -301,16 +370,16 @@ describe("merchantapi (the command-line tool)", function()
     end)
 
     it("meta written as strings by the service reads as integers; a value being generated is empty", function()
-      local json = cli("addresses meta-strings-acct-22 --page 2 --per-page 5 --json")
+      local json = run("addresses meta-strings-acct-22 --page 2 --per-page 5 --json")
       assert.matches('%],"meta":{"page":2,"per_page":5,"total":22}}\n$', json)
-      local records = csv_records((cli("addresses acct-generating --csv")))
+      local records = csv_records((run("addresses acct-generating --csv")))
       assert.equal(2, #records)
       assert.equal("", records[2].value)
-      assert.matches("\nc4f1e0a2%-0b7d%-4a53%-9d7e%-52a8f3e1b6c9  %- ", (cli("addresses acct-generating")))
+      assert.matches("\nc4f1e0a2%-0b7d%-4a53%-9d7e%-52a8f3e1b6c9  %- ", (run("addresses acct-generating")))
     end)
 
     it("addresses --all: every page in order, the same bytes with --concurrency", function()
-      local csv, err, code = cli("addresses acct-22 --all --per-page 5 --csv")
+      local csv, err, code = run("addresses acct-22 --all --per-page 5 --csv")
       assert.equal(0, code, err)
       assert.equal("", err) -- no progress off a terminal
       assert.equal(5, count("acct-22"))
@@ -320,42 +389,42 @@ describe("merchantapi (the command-line tool)", function()
       for i = 2, 22 do
         assert.equal(format("00000022-0000-4000-8000-%012d", i), records[i].id)
       end
-      assert.equal(csv, (cli("addresses acct-22 --all --per-page 5 --csv --concurrency 3")))
-      local json = cli("addresses acct-22 --all --per-page 5 --json")
+      assert.equal(csv, (run("addresses acct-22 --all --per-page 5 --csv --concurrency 3")))
+      local json = run("addresses acct-22 --all --per-page 5 --json")
       local doc = cjson.decode(json)
       assert.equal(22, #doc.data)
       assert.same({ total = 22, received = 22, pages = 5, total_changed = false }, doc.meta)
       -- a line for the opening, one per address, one for the closing
       assert.equal(24, select(2, json:gsub("\n", "")))
-      local tbl = cli("addresses acct-22 --all --per-page 5")
+      local tbl = run("addresses acct-22 --all --per-page 5")
       assert.matches("\n22 addresses\n$", tbl)
     end)
 
     it("request: GET as the endpoints, a list with its meta, POST bodies byte for byte, null", function()
-      local json = cli("request GET /api/public/v1/channels/" .. CHANNEL .. " --json")
+      local json = run("request GET /api/public/v1/channels/" .. CHANNEL .. " --json")
       assert.equal(merchantapi.encode(assert(client:get_channel(CHANNEL))) .. "\n", json)
-      json = cli("request get /api/public/v1/accounts/acct-22/addresses -q page=2 -q per_page=3 --json")
+      json = run("request get /api/public/v1/accounts/acct-22/addresses -q page=2 -q per_page=3 --json")
       assert.matches('%],"meta":{"page":2,"per_page":3,"total":22}}\n$', json)
       assert.equal(3, #cjson.decode(json).data)
       local body = '{"data":{"type":"payouts","attributes":{"amount":250.10}}}'
-      json = cli("request POST /api/public/v1/echo --json --body " .. quote(body))
+      json = run("request POST /api/public/v1/echo --json --body " .. quote(body))
       assert.equal(body, cjson.decode(json).body)
       local path = os.tmpname()
       write_file(path, body)
-      json = cli("request PATCH /api/public/v1/echo --json -d @" .. quote(path))
+      json = run("request PATCH /api/public/v1/echo --json -d @" .. quote(path))
       os.remove(path)
       assert.equal(body, cjson.decode(json).body)
       assert.equal("PATCH", cjson.decode(json).method)
-      json = cli("request POST /api/public/v1/echo --json -d @-", { stdin = body })
+      json = run("request POST /api/public/v1/echo --json -d @-", { stdin = body })
       assert.equal(body, cjson.decode(json).body)
-      local out, err, code = cli("request DELETE /api/public/v1/echo/no-content --json")
+      local out, err, code = run("request DELETE /api/public/v1/echo/no-content --json")
       assert.equal(0, code, err)
       assert.equal("null\n", out)
     end)
 
     it("RFC 4180 quoting: commas, quotes and line ends in a field", function()
       local body = '{"data":\n{"a":"x, \\"y\\""}}' -- a raw line end between two tokens
-      local out = cli("request POST /api/public/v1/echo --csv -d " .. quote(body))
+      local out = run("request POST /api/public/v1/echo --csv -d " .. quote(body))
       local records = csv_records(out)
       assert.equal(body, records[1].body)
       assert.truthy(out:find('"{""data"":\n{""a"":""x, \\""y\\""""}}"', 1, true), out)
@@ -375,18 +444,18 @@ describe("merchantapi (the command-line tool)", function()
         { "timeout", "payout draft-track-never --wait-txid=0" },
       }
       for _, c in ipairs(cases) do
-        local out, err, code = cli(c[2])
+        local out, err, code = run(c[2])
         assert.equal(EXIT[c[1]], code, c[2] .. ": " .. err)
         assert.matches("^merchantapi: [^\n]+\n$", err)
         assert.equal("", out)
       end
       -- a page that contradicts meta.total, after the pages before it
-      local out, err, code = cli("addresses fault-pages-overfull --all --per-page 5 --csv")
+      local out, err, code = run("addresses fault-pages-overfull --all --per-page 5 --csv")
       assert.equal(EXIT.decode, code)
       assert.equal(11, select(2, out:gsub("\n", "")))
       assert.matches("\nmerchantapi: decode: page 3: 5 items, but meta.total 12 [^\n]+\n$", err)
       assert.equal(3, count("fault-pages-overfull"))
-      out, err = cli("channel nope")
+      out, err = run("channel nope")
       assert.equal("", out)
       assert.equal("merchantapi: 404 not_found: Not found (no channel nope) "
         .. "[GET /api/public/v1/channels/nope]\n", err)
@@ -394,7 +463,7 @@ describe("merchantapi (the command-line tool)", function()
 
     it("a confirm whose outcome stays unknown exits 8 and says how to check", function()
       -- fault-502-json: the confirm answers 502 and the read that would settle it too
-      local out, err, code = cli("confirm fault-502-json --yes --max-retries 0")
+      local out, err, code = run("confirm fault-502-json --yes --max-retries 0")
       local _
       assert.equal(EXIT.unknown, code)
       assert.equal("", out)
@@ -404,14 +473,14 @@ describe("merchantapi (the command-line tool)", function()
         .. "before confirming again\n$", err)
       assert.equal(2, count("fault-502-json")) -- one PUT, one GET; the PUT never resent
       -- carried out, then the connection dropped: unknown without settling ...
-      _, err, code = cli("confirm fault-applied-no-response --yes --no-settle")
+      _, err, code = run("confirm fault-applied-no-response --yes --no-settle")
       assert.equal(EXIT.unknown, code)
       assert.matches("\nmerchantapi: outcome unknown: it may have gone through: check with "
         .. "`merchantapi payout fault%-applied%-no%-response` before confirming again\n$", err)
       assert.equal(1, count("fault-applied-no-response"))
       -- ... and settled by the read, when settling is on: confirmed
       helpers.reset()
-      out, err, code = cli("confirm fault-applied-no-response --yes --json")
+      out, err, code = run("confirm fault-applied-no-response --yes --json")
       assert.equal(0, code, err)
       assert.matches('"status":"processing"', out)
       assert.matches("reading the payout showed it confirmed", err)
@@ -419,43 +488,124 @@ describe("merchantapi (the command-line tool)", function()
     end)
 
     it("a request that may move money exits 8 on an unknown outcome; a GET by its kind", function()
-      local _, err, code = cli("request PUT /api/public/v1/payouts/fault-502-json --max-retries 0")
+      local _, err, code = run("request PUT /api/public/v1/payouts/fault-502-json --max-retries 0")
       assert.equal(EXIT.unknown, code)
       assert.matches("outcome unknown: it may have gone through: read the resource before "
         .. "sending it again\n$", err)
       assert.equal(1, count("fault-502-json"))
-      _, err, code = cli("request GET /api/public/v1/payouts/fault-502-json --max-retries 0")
+      _, err, code = run("request GET /api/public/v1/payouts/fault-502-json --max-retries 0")
       assert.equal(EXIT.api, code)
       assert.matches("^merchantapi: 502 [^\n]+\n$", err)
     end)
 
     it("the other outcomes of a confirm, spelled out", function()
       -- not sent: a refused header (nothing leaves), and a port nobody listens on
-      local _, err, code = cli("confirm " .. PAYOUT .. " --yes -H 'Authorization: Bearer x'")
+      local _, err, code = run("confirm " .. PAYOUT .. " --yes -H 'Authorization: Bearer x'")
       assert.equal(EXIT.usage, code)
       assert.matches("\nmerchantapi: not sent: safe to retry\n$", err)
       local port = helpers.run(helpers.ROOT .. "/scripts/free-port"):match("%d+")
-      _, err, code = cli("confirm " .. PAYOUT .. " --yes --max-retries 0",
+      _, err, code = run("confirm " .. PAYOUT .. " --yes --max-retries 0",
         { base_url = "http://127.0.0.1:" .. port })
       assert.equal(EXIT.transport, code)
       assert.matches("\nmerchantapi: not sent: safe to retry\n$", err)
       assert.equal(0, count(PAYOUT))
       -- rejected: a 422
-      _, err, code = cli("confirm draft-amount-below-minimum --yes")
+      _, err, code = run("confirm draft-amount-below-minimum --yes")
       assert.equal(EXIT.api, code)
       assert.matches("^merchantapi: 422 amount_below_minimum: [^\n]+\n"
         .. "merchantapi: rejected by the service: not confirmed by this request\n$", err)
       -- unknown, settled as still a draft: not confirmed, safe to confirm again
-      _, err, code = cli("confirm fault-flaky-1-502 --yes --max-retries 0")
+      _, err, code = run("confirm fault-flaky-1-502 --yes --max-retries 0")
       assert.equal(EXIT.api, code)
       assert.matches("\nmerchantapi: not confirmed: the payout read after the failure is still a "
         .. "draft; confirming again is safe\n$", err)
       assert.equal(2, count("fault-flaky-1-502")) -- the PUT and the read that settled it
       local out
-      out, err, code = cli("confirm fault-flaky-1-502 --yes --json")
+      out, err, code = run("confirm fault-flaky-1-502 --yes --json")
       assert.equal(0, code, err)
       assert.matches('"status":"processing"', out)
       assert.equal(3, count("fault-flaky-1-502"))
+    end)
+  end)
+
+  describe("in process: merchantapi.cli.run", function()
+    it("confirm on a terminal: shows the draft and asks; 'n' sends nothing (exit 1), 'y' confirms", function()
+      local out, err, code = run("confirm " .. PAYOUT, { tty = true, stdin = "n\n" })
+      assert.equal(EXIT.declined, code, err)
+      assert.equal("", out)
+      assert.equal("payout " .. PAYOUT .. ": 250.10 EUR to TJTuEYJ8P9to4Zhdw7zg55VPH3gzLaQDV6, status draft\n"
+        .. "Confirm payout " .. PAYOUT .. "? This moves money. [y/N] merchantapi: not confirmed (nothing sent)\n", err)
+      assert.equal(1, count(PAYOUT)) -- the read shown, no PUT
+      out, err, code = run("confirm " .. PAYOUT .. " --json", { tty = true, stdin = "y\n" })
+      assert.equal(EXIT.ok, code, err)
+      assert.matches('"status":"processing"', out)
+      assert.equal(3, count(PAYOUT))
+    end)
+
+    it("payout --wait-txid on a terminal: a line per read without a txid", function()
+      local _, out, err, code
+      out, err, code = run("payout draft-track-fast --wait-txid=0.2")
+      assert.equal(EXIT.timeout, code, err) -- a draft never gets a txid
+      assert.equal("", out)
+      _, err, code = run("payout " .. PAYOUT .. " --wait-txid=0", { tty = true })
+      assert.equal(EXIT.timeout, code)
+      assert.matches("^merchantapi: payout " .. escape_pattern(PAYOUT) .. " is draft, no txid yet\n", err)
+      _, err, code = run("payout x --wait-txid=soon")
+      assert.equal(EXIT.usage, code)
+      assert.equal("merchantapi: --wait-txid: expected seconds (a number >= 0), got 'soon'\n", err)
+    end)
+
+    it("usage errors, version and sandbox without its files", function()
+      local _, out, err, code
+      out, err, code = run("addresses acct-22 --concurrency 2")
+      assert.same({ "", "merchantapi: --concurrency is for --all\n", EXIT.usage }, { out, err, code })
+      _, err, code = run("--json --csv channel x")
+      assert.same({ "merchantapi: --json and --csv: one output format at a time\n", EXIT.usage }, { err, code })
+      _, err, code = run("channel x --per-page 2")
+      assert.equal(EXIT.usage, code)
+      assert.matches("^merchantapi: unknown option '%-%-per%-page'", err)
+      _, err, code = run("addresses x --max-retries 1.5")
+      assert.equal(EXIT.usage, code)
+      assert.matches("expected an integer, got '1%.5'", err)
+      out, err, code = run("version")
+      assert.same({ "", EXIT.ok }, { err, code })
+      assert.equal(format("merchantapi %s (%s)\n", merchantapi._VERSION, rawget(_G, "jit") and jit.version or _VERSION),
+        out)
+      out, err, code = run("sandbox")
+      assert.same({ "", EXIT.tool }, { out, code })
+      assert.matches("^merchantapi: the sandbox is not installed with this copy", err)
+    end)
+
+    it("the exit statuses are one table: --help and the man page's EXIT STATUS match it", function()
+      local status = require "merchantapi.cli.status"
+      local help = (cli("--help"))
+      assert.truthy(help:find(status.HELP, 1, true), help)
+      local man = read_file(helpers.ROOT .. "/man/merchantapi.1"):match("\n%.SH EXIT STATUS\n(.-)\n%.SH ")
+      local codes = {}
+      for n, text in man:gmatch("\n%.TP\n%.B (%d+)\n([^\n]*)") do
+        codes[#codes + 1] = tonumber(n)
+        local want = status.LIST[#codes]
+        assert.equal(want[1], tonumber(n))
+        assert.equal(want[3]:lower(), text:sub(1, #want[3]):lower(), "man page, status " .. n)
+      end
+      assert.equal(#status.LIST, #codes)
+      -- a guide's table of them ("| code | meaning |" under a heading "Exit status"), where there is one
+      for _, doc in ipairs({ "README.md", "docs/guide/shell.md", "docs/guide/cli.md" }) do
+        local f = io.open(helpers.ROOT .. "/" .. doc, "rb")
+        local rows = f and f:read("*a"):match("\n#+ Exit status\n.-\n| code | meaning |\n|[-|]+|\n(.-)\n\n")
+        if f then f:close() end
+        if rows then
+          local listed = {}
+          for n in rows:gmatch("| (%d+) |") do
+            listed[#listed + 1] = tonumber(n)
+          end
+          assert.same(codes, listed, doc .. "'s exit status table")
+        end
+      end
+      for _, s in ipairs(status.LIST) do
+        assert.equal(s[1], EXIT[s[2]])
+        assert.truthy(help:find(s[1] .. " " .. s[3], 1, true))
+      end
     end)
   end)
 
@@ -595,15 +745,24 @@ assert(#items == 25000)
       assert.equal("merchantapi: no base URL: set MERCHANTAPI_BASE_URL or pass --base-url\n", err)
     end)
 
-    it("--verbose logs every attempt, before or after the command, never the key", function()
+    it("--verbose logs every attempt with the module's one line (MERCHANTAPI_DEBUG's), never the key", function()
       local _, err, code = cli("-v channel fault-flaky-1-503 --max-retries 1")
       assert.equal(0, code, err)
       assert.matches("^merchantapi: base URL [^\n]+; api key from MERCHANTAPI_API_KEY\n"
-        .. "merchantapi: GET [^\n]+/channels/fault%-flaky%-1%-503 attempt 1: 503 %(api%) in [%d.]+ s, "
-        .. "request id %x+, retry in [%d.]+ s\n"
-        .. "merchantapi: GET [^\n]+ attempt 2: 200 in [%d.]+ s, request id %x+\n$", err)
+        .. "merchantapi: GET [^\n]+/channels/fault%-flaky%-1%-503 attempt 1/2: 503 %(api service_unavailable%) "
+        .. "in [%d.]+ s, request id %x+, retry in [%d.]+ s\n"
+        .. "merchantapi: GET [^\n]+ attempt 2/2: 200 in [%d.]+ s, request id %x+\n$", err)
+      -- the same lines as the module writes under MERCHANTAPI_DEBUG=1 (times and ids aside)
+      local function shape(text)
+        return (text:gsub("^[^\n]*base URL[^\n]*\n", ""):gsub("[%d.]+ s", "T s"):gsub("request id %x+", "ID"))
+      end
+      helpers.reset()
+      local _, debug_err = cli("channel fault-flaky-1-503 --max-retries 1", { env = "MERCHANTAPI_DEBUG=1" })
+      helpers.reset()
+      local _, verbose_err = cli("channel fault-flaky-1-503 --max-retries 1 --verbose")
+      assert.equal(shape(debug_err), shape(verbose_err))
       _, err = cli("channel " .. CHANNEL .. " --verbose")
-      assert.matches("attempt 1: 200", err)
+      assert.matches("attempt 1/3: 200", err)
     end)
 
     -- (every run of the tool in this file before this test; `merchantapi sandbox`,
