@@ -219,7 +219,7 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
     }
     if (e->kind == MAPI_ERR_MEMORY) {
         free(request_id);
-        if (k->confirm)
+        if (k->moves_money)
             e->outcome = MAPI_OUTCOME_UNKNOWN;
         return -1;
     }
@@ -229,7 +229,7 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
     e->retry_after = retry_after;
     e->retryable = (e->kind == MAPI_ERR_API || e->kind == MAPI_ERR_HTTP) &&
                    mapi_status_retryable(status);
-    if (k->confirm)
+    if (k->moves_money)
         e->outcome = status >= 400 && status < 500 ? MAPI_OUTCOME_REJECTED
                                                    : MAPI_OUTCOME_UNKNOWN;
     return -1;

@@ -18,6 +18,15 @@ static int is_unreserved(unsigned char c)
            c == '-' || c == '.' || c == '_' || c == '~';
 }
 
+int mapi_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+        return (c | 0x20) - 'a' + 10;
+    return -1;
+}
+
 int mapi_url_encode(mapi_buf *b, const char *s)
 {
     return mapi_url_encode_n(b, s, strlen(s));
@@ -115,8 +124,7 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
             return *bad = "has an invalid IPv6 host", -1;
         for (p = h + 1; p < close; p++) {
             unsigned char c = (unsigned char)*p;
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-                  c == ':' || c == '.'))
+            if (mapi_hex_digit(c) < 0 && c != ':' && c != '.')
                 return *bad = "has an invalid IPv6 host", -1;
         }
         p = close + 1;
