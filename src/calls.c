@@ -1,14 +1,16 @@
 /*
- * calls.c -- the service's rules, written once: the endpoints' paths
- * (interface, "Endpoints"), the id and path checks, the list query and its
- * caps, which calls need the key, which methods are safe to repeat, and
- * the outcome rule of a call that failed before anything was sent.
+ * calls.c -- the service's rules, written once: the endpoint table (each
+ * call's method, path, resource type, key rule, list, whether it may move
+ * money, decimal fields; interface, "Endpoints"), the one builder that
+ * reads it, the id and path checks, the list query and its caps, which
+ * methods are safe to repeat, and the outcome rule of a call that failed
+ * before anything was sent.
  *
  * Every call is built here into a mapi_call -- by the C API (client.c,
- * request.c, pages.c) and by the Lua binding for any transport (libcurl or
- * a Lua one) -- and then run by a driver over an exchange (exchange.c).
- * Nothing else writes an endpoint path; the Lua modules ask the core for
- * theirs (core.path, core.not_sent).
+ * loop.c, pages.c) and by the Lua binding for any transport (libcurl or a
+ * Lua one) -- and then run by a driver over an exchange (exchange.c).
+ * Nothing else writes an endpoint path or a resource type; the Lua modules
+ * ask the core (core.endpoints, core.path, core.not_sent).
  */
 #include <limits.h>
 #include <stdlib.h>

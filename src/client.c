@@ -80,11 +80,10 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
              (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
             (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
             (bad = mapi_limit_max_retries(cfg->max_retries)) ||
-            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))))
+            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))) ||
+            (bad = mapi_limit_max_depth(cfg->max_depth)))
             return mapi_limit_refuse(bad, err), NULL;
     }
-    if (cfg->max_depth < 0)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "max_depth must be >= 0"), NULL;
     if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)
         return NULL;
 

@@ -290,8 +290,9 @@ static int over_body(const mapi_exchange *x, mapi_response *res, mapi_error *e)
     return -1;
 }
 
-/* What an attempt that got no mappable response means (as mapi_http_perform
-   or a transport filled e). */
+/* What a failed attempt means (e as mapi_http_perform, a transport or the
+   mapping filled it): the one outcome rule of a call that may move money --
+   REJECTED for a 4xx answer, else UNKNOWN (TRANSPORT says its own). */
 static void failed_attempt(const mapi_exchange *x, mapi_error *e)
 {
     if (e->kind == MAPI_ERR_NONE)
@@ -446,16 +447,10 @@ static void debug_line(const mapi_exchange *x, const mapi_error *e)
     line = mapi_buf_take(&b);
     if (!line)
         return;
-    {
-        /* the server's text (an error title) could hold the key too */
-        size_t i;
-        mapi_redact(&line, x->api_key);
-        for (i = 0; line[i]; i++)
-            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-                line[i] = ' ';
-        fprintf(stderr, "%s\n", line);
-        free(line);
-    }
+    mapi_redact(&line, x->api_key); /* the server's text (an error title) could hold it */
+    mapi_blank_controls(line, strlen(line));
+    fprintf(stderr, "%s\n", line);
+    free(line);
 }
 
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
@@ -487,8 +482,9 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                an answer http.c refused */
             failed_attempt(x, e);
             rc = -1;
-        } else
-            rc = mapi_map_response(k, res, x->max_depth, out, e);
+        } else if ((rc = mapi_map_response(k, res, x->max_depth, out, e)) < 0) {
+            failed_attempt(x, e); /* the outcome rule, as for every failed attempt */
+        }
     } else {
         failed_attempt(x, e);
         x->info.status = e->status;

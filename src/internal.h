@@ -47,6 +47,15 @@ int mapi_buf_printf(mapi_buf *b, const char *fmt, ...) MAPI_PRINTF(2, 3);
 char *mapi_buf_take(mapi_buf *b);
 /* Writes zeros over a secret string, then frees it.  NULL ignored. */
 void mapi_wipe_free(char *s);
+/* Control bytes (< 0x20, 0x7f) of s[0..n) as spaces: text for one line. */
+void mapi_blank_controls(char *s, size_t n);
+/* ch with ASCII letters in lower case (other bytes as they are). */
+int mapi_ascii_lower(int ch);
+/* 1 when a[0..alen) and b[0..blen) are equal, ASCII letters compared
+   without case (header names, schemes, hosts, media types).  Stops at the
+   first difference: a NUL-terminated a is never read past its NUL (a
+   prefix test: alen = blen). */
+int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen);
 
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
@@ -191,6 +200,7 @@ const char *mapi_limit_connect_timeout(double seconds);
 const char *mapi_limit_deadline(double seconds);
 const char *mapi_limit_max_retries(long long n);
 const char *mapi_limit_max_body(unsigned long long n);
+const char *mapi_limit_max_depth(long long n); /* >= 0 (0: the default) */
 const char *mapi_limit_page(long long n);
 const char *mapi_limit_per_page(long long n);
 const char *mapi_limit_order(const char *s);
@@ -475,8 +485,8 @@ void mapi_call_release(mapi_call *k);
    (case-insensitive, parameters allowed). */
 int mapi_media_type_is_json(const char *content_type);
 /* Maps one response of call k: 0 with *out (a document that owns res), or
-   -1 with *e filled (kind, status, request_id, retry_after, retryable and,
-   for the confirm, outcome; e->response owns res or a copy of it). */
+   -1 with *e filled (kind, status, request_id, retry_after, retryable;
+   e->response owns res or a copy of it).  The outcome is the exchange's. */
 int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
                       mapi_error *e);
 

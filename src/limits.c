@@ -7,10 +7,10 @@
  *
  * Seconds (timeout, connect_timeout, deadline) are > 0 and at most 1e9 (NaN
  * and infinities refused); max_retries 0 .. MAPI_MAX_RETRIES; max_body at
- * least one byte; page and per_page >= 1 (the service's largest page size
- * is not shown by the interface: the server refuses a larger one); order
- * and order_type the values the interface allows ("Endpoints": order
- * created_at, order_type asc or desc).  In the C structs 0 (NULL for the
+ * least one byte; max_depth >= 0 (the reader caps it); page and per_page
+ * >= 1 (the service's largest page size is not shown by the interface: the
+ * server refuses a larger one); order and order_type the values the
+ * interface allows ("Endpoints": order created_at, order_type asc or desc).  In the C structs 0 (NULL for the
  * strings) stands for "not given": the default, or nothing sent.
  */
 #include <limits.h>
@@ -18,27 +18,26 @@
 
 #include "internal.h"
 
-#define SECONDS_MAX 1e9
+/* NULL when seconds is > 0 and at most 1e9 (NaN refused), else title. */
+static const char *seconds_in_range(double seconds, const char *title)
+{
+    return seconds > 0 && seconds <= 1e9 ? NULL : title;
+}
 
 const char *mapi_limit_timeout(double seconds)
 {
-    return seconds > 0 && seconds <= SECONDS_MAX
-               ? NULL
-               : "timeout must be a number of seconds > 0 (at most 1e9)";
+    return seconds_in_range(seconds, "timeout must be a number of seconds > 0 (at most 1e9)");
 }
 
 const char *mapi_limit_connect_timeout(double seconds)
 {
-    return seconds > 0 && seconds <= SECONDS_MAX
-               ? NULL
-               : "connect_timeout must be a number of seconds > 0 (at most 1e9)";
+    return seconds_in_range(seconds,
+                            "connect_timeout must be a number of seconds > 0 (at most 1e9)");
 }
 
 const char *mapi_limit_deadline(double seconds)
 {
-    return seconds > 0 && seconds <= SECONDS_MAX
-               ? NULL
-               : "deadline must be a number of seconds > 0 (at most 1e9)";
+    return seconds_in_range(seconds, "deadline must be a number of seconds > 0 (at most 1e9)");
 }
 
 const char *mapi_limit_max_retries(long long n)
@@ -52,6 +51,11 @@ const char *mapi_limit_max_body(unsigned long long n)
     return n >= 1 && n <= (unsigned long long)SIZE_MAX
                ? NULL
                : "max_body must be a number of bytes >= 1";
+}
+
+const char *mapi_limit_max_depth(long long n)
+{
+    return n >= 0 ? NULL : "max_depth must be >= 0";
 }
 
 const char *mapi_limit_page(long long n)
