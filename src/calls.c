@@ -2,9 +2,9 @@
  * calls.c -- the service's rules, written once: the endpoint table (each
  * call's method, path, resource type, key rule, list, whether it may move
  * money, decimal fields; interface, "Endpoints"), the one builder that
- * reads it, the id and path checks, the list query and its caps, which
- * methods are safe to repeat, and the outcome rule of a call that failed
- * before anything was sent.
+ * reads it, the id and path checks, the list query, which methods are
+ * safe to repeat, and the outcome rule of a call that failed before
+ * anything was sent.
  *
  * Every call is built here into a mapi_call -- by the C API (client.c,
  * loop.c, pages.c) and by the Lua binding for any transport (libcurl or a
@@ -12,7 +12,6 @@
  * Nothing else writes an endpoint path or a resource type; the Lua modules
  * ask the core (core.endpoints, core.path, core.not_sent).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,27 +184,6 @@ int mapi_path_check(const char *p, mapi_error *err)
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "path byte %zu (0x%02x) must be percent-encoded", i, ch);
     }
-}
-
-/* ---- pages ---- */
-
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err)
-{
-    if (concurrency < 1)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "concurrency must be an integer >= 1");
-    if (count < 1 || count > MAPI_PAGES_MAX)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "count must be an integer from 1 to %d",
-                              MAPI_PAGES_MAX);
-    if (first_page < 1 || first_page > LONG_MAX / 2)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "first_page must be an integer >= 1");
-    return 0;
-}
-
-size_t mapi_pages_concurrency(size_t concurrency)
-{
-    return concurrency < 1 ? 1 : concurrency > MAPI_PAGES_MAX_CONCURRENCY
-                                     ? MAPI_PAGES_MAX_CONCURRENCY
-                                     : concurrency;
 }
 
 /* ---- building calls ---- */

@@ -210,6 +210,15 @@ const char *mapi_limit_order_type(const char *s);
 const char *mapi_limit_page_params(const mapi_page_params *p);
 /* title NULL: 0.  Else err = USAGE title, and -1. */
 int mapi_limit_refuse(const char *title, mapi_error *err);
+/* The caps of one list_addresses_pages call: pages, and transfers in flight
+   (a larger concurrency is cut to it). */
+#define MAPI_PAGES_MAX 1000
+#define MAPI_PAGES_MAX_CONCURRENCY 64
+/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
+   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
+int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
+/* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
+size_t mapi_pages_concurrency(size_t concurrency);
 
 /* ---- URLs (url.c) ---- */
 
@@ -450,16 +459,6 @@ int mapi_path_check(const char *path_and_query, mapi_error *err);
 /* Appends the path of endpoint e with id (len bytes) percent-encoded; 0 or
    -1 (oom). */
 int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len);
-
-/* The caps of one list_addresses_pages call: pages, and transfers in flight
-   (a larger concurrency is cut to it). */
-#define MAPI_PAGES_MAX 1000
-#define MAPI_PAGES_MAX_CONCURRENCY 64
-/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
-   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
-/* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
-size_t mapi_pages_concurrency(size_t concurrency);
 
 /* The one builder of an endpoint's call: row e of the table with id (the
    row's id_name), p the list's parameters (only for a row that lists; NULL:
