@@ -121,3 +121,27 @@ void mapi_wipe_free(char *s)
         *p++ = 0;
     free(s);
 }
+
+void mapi_blank_controls(char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            s[i] = ' ';
+}
+
+int mapi_ascii_lower(int ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch;
+}
+
+int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen)
+{
+    size_t i;
+
+    for (i = 0; i < alen && i < blen; i++)
+        if (mapi_ascii_lower((unsigned char)a[i]) != mapi_ascii_lower((unsigned char)b[i]))
+            return 0;
+    return alen == blen;
+}

@@ -1,16 +1,17 @@
 /*
- * calls.c -- the service's rules, written once: the endpoints' paths
- * (interface, "Endpoints"), the id and path checks, the list query and its
- * caps, which calls need the key, which methods are safe to repeat, and
- * the outcome rule of a call that failed before anything was sent.
+ * calls.c -- the service's rules, written once: the endpoint table (each
+ * call's method, path, resource type, key rule, list, whether it may move
+ * money, decimal fields; interface, "Endpoints"), the one builder that
+ * reads it, the id and path checks, the list query, which methods are
+ * safe to repeat, and the outcome rule of a call that failed before
+ * anything was sent.
  *
  * Every call is built here into a mapi_call -- by the C API (client.c,
- * request.c, pages.c) and by the Lua binding for any transport (libcurl or
- * a Lua one) -- and then run by a driver over an exchange (exchange.c).
- * Nothing else writes an endpoint path; the Lua modules ask the core for
- * theirs (core.path, core.not_sent).
+ * loop.c, pages.c) and by the Lua binding for any transport (libcurl or a
+ * Lua one) -- and then run by a driver over an exchange (exchange.c).
+ * Nothing else writes an endpoint path or a resource type; the Lua modules
+ * ask the core (core.endpoints, core.path, core.not_sent).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,11 +119,6 @@ int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size
     return mapi_buf_puts(b, e->tail);
 }
 
-static int is_hex(char ch)
-{
-    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
 /* RFC 3986 pchar without '%': unreserved, sub-delims, ':' and '@'. */
 static int is_pchar(unsigned char ch)
 {
@@ -174,7 +170,7 @@ int mapi_path_check(const char *p, mapi_error *err)
         if (ch == '\0')
             return 0;
         if (ch == '%') {
-            if (!is_hex(p[i + 1]) || !is_hex(p[i + 2]))
+            if (mapi_hex_digit(p[i + 1]) < 0 || mapi_hex_digit(p[i + 2]) < 0)
                 return mapi_error_set(err, MAPI_ERR_USAGE,
                                       "path has a '%%' at byte %zu that is not a %%XX escape",
                                       i);
@@ -190,56 +186,20 @@ int mapi_path_check(const char *p, mapi_error *err)
     }
 }
 
-/* ---- pages ---- */
-
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err)
-{
-    if (concurrency < 1)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "concurrency must be an integer >= 1");
-    if (count < 1 || count > MAPI_PAGES_MAX)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "count must be an integer from 1 to %d",
-                              MAPI_PAGES_MAX);
-    if (first_page < 1 || first_page > LONG_MAX / 2)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "first_page must be an integer >= 1");
-    return 0;
-}
-
-size_t mapi_pages_concurrency(size_t concurrency)
-{
-    return concurrency < 1 ? 1 : concurrency > MAPI_PAGES_MAX_CONCURRENCY
-                                     ? MAPI_PAGES_MAX_CONCURRENCY
-                                     : concurrency;
-}
-
 /* ---- building calls ---- */
 
-/* The interface shows Authorization on confirm and on the address list: a
-   client without a key fails there as USAGE, before anything is sent.
-   (Whether reading a channel needs it is not shown: it goes without.) */
-static int require_key(const mapi_client *c, const char *what, mapi_error *err)
-{
-    if (mapi_client_has_key(c))
-        return 0;
-    return mapi_error_set(err, MAPI_ERR_USAGE, "an api_key is required to %s", what);
-}
-
-/* Checks a call's options (NULL: the defaults); 0, or -1 with USAGE. */
+/* Checks a call's options (NULL: the defaults) and its own headers; 0, or
+   -1 with USAGE. */
 static int check_opts(const mapi_call_opts *opts, mapi_error *err)
 {
     if (!opts)
         return 0;
     if (opts->deadline != 0 && mapi_limit_refuse(mapi_limit_deadline(opts->deadline), err) < 0)
         return -1; /* limits.c, as for Lua; 0: the client's */
-    if (opts->settle != MAPI_SETTLE_CLIENT && opts->settle != MAPI_SETTLE_ON &&
+    if (opts->settle != MAPI_SETTLE_DEFAULT && opts->settle != MAPI_SETTLE_ON &&
         opts->settle != MAPI_SETTLE_OFF)
         return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
-    return 0;
-}
-
-/* Checks the call's own headers (NULL opts: none); 0, or -1 with USAGE. */
-static int check_headers(const mapi_call_opts *opts, mapi_error *err)
-{
-    return opts ? mapi_headers_check(opts->headers, opts->nheaders, err) : 0;
+    return mapi_headers_check(opts->headers, opts->nheaders, err);
 }
 
 /* k zeroed, with the call options' headers and deadline. */
@@ -267,47 +227,10 @@ static int call_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_error *err
 {
     k->url_buf = mapi_buf_take(url);
     if (!k->url_buf)
-        return mapi_call_not_sent(k->method, err), mapi_error_oom(err);
+        return mapi_error_oom(err), mapi_call_not_sent(k->method, err);
     k->url = k->url_buf;
     mapi_client_count_build(c);
     return 0;
-}
-
-static int endpoint_call(mapi_client *c, mapi_call *k, const mapi_endpoint *e,
-                         const char *id, mapi_error *err)
-{
-    mapi_buf b;
-
-    url_init(c, &b);
-    mapi_endpoint_path(&b, e, id, strlen(id));
-    return call_url(c, k, &b, err);
-}
-
-int mapi_call_confirm_payout(mapi_client *c, const char *payout_id,
-                             const mapi_call_opts *opts, mapi_call *k, mapi_error *err)
-{
-    call_init(k, "PUT", opts);
-    if (mapi_id_check("payout_id", payout_id, err) < 0 || check_opts(opts, err) < 0 ||
-        require_key(c, "confirm a payout", err) < 0 || check_headers(opts, err) < 0)
-        return mapi_call_not_sent("PUT", err);
-    k->confirm = 1;
-    k->type = "payouts";
-    k->id = payout_id;
-    k->settle = opts && opts->settle != MAPI_SETTLE_CLIENT ? opts->settle == MAPI_SETTLE_ON
-                                                           : mapi_client_settles(c);
-    return endpoint_call(c, k, &endpoints[0], payout_id, err);
-}
-
-int mapi_call_get_channel(mapi_client *c, const char *channel_id,
-                          const mapi_call_opts *opts, mapi_call *k, mapi_error *err)
-{
-    call_init(k, "GET", opts);
-    if (mapi_id_check("channel_id", channel_id, err) < 0 || check_opts(opts, err) < 0 ||
-        check_headers(opts, err) < 0)
-        return -1;
-    k->type = "channels";
-    k->id = channel_id;
-    return endpoint_call(c, k, &endpoints[1], channel_id, err);
 }
 
 static void query_string(mapi_buf *b, char *sep, const char *name, const char *value)
@@ -329,26 +252,40 @@ static void query_long(mapi_buf *b, char *sep, const char *name, long value)
     *sep = '&';
 }
 
-int mapi_call_list_addresses(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, const mapi_call_opts *opts,
-                             mapi_call *k, mapi_error *err)
+/* The checks of an endpoint's call: 0, or -1 with USAGE. */
+static int check_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+                          const mapi_page_params *p, const mapi_call_opts *opts,
+                          mapi_error *err)
+{
+    if (mapi_id_check(e->id_name, id, err) < 0 || check_opts(opts, err) < 0)
+        return -1;
+    /* the interface shows Authorization on confirm and on the address list:
+       a client without a key fails there, before anything is sent */
+    if (e->key_for && !mapi_client_has_key(c))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "an api_key is required to %s", e->key_for);
+    return e->lists ? mapi_limit_refuse(mapi_limit_page_params(p), err) : 0;
+}
+
+int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
+                       mapi_error *err)
 {
     mapi_buf b;
     char sep = '?';
 
-    call_init(k, "GET", opts);
-    if (check_opts(opts, err) < 0 || mapi_id_check("account_id", account_id, err) < 0 ||
-        require_key(c, "list addresses", err) < 0)
-        return -1;
-    if (mapi_limit_refuse(mapi_limit_page_params(p), err) < 0)
-        return -1; /* limits.c, as for Lua: nothing is sent */
-    if (check_headers(opts, err) < 0)
-        return -1;
-    k->type = "addresses";
-    k->list = 1;
+    call_init(k, e->method, opts);
+    if (check_endpoint(c, e, id, p, opts, err) < 0)
+        return mapi_call_not_sent(e->method, err);
+    k->moves_money = e->moves_money;
+    k->type = e->type;
+    k->list = e->lists;
+    k->id = e->lists ? NULL : id;
+    if (e->moves_money)
+        k->settle = opts && opts->settle != MAPI_SETTLE_DEFAULT ? opts->settle == MAPI_SETTLE_ON
+                                                                : mapi_client_settles(c);
     url_init(c, &b);
-    mapi_endpoint_path(&b, &endpoints[2], account_id, strlen(account_id));
-    if (p) {
+    mapi_endpoint_path(&b, e, id, strlen(id));
+    if (e->lists && p) {
         query_string(&b, &sep, "order", p->order);
         query_string(&b, &sep, "order_type", p->order_type);
         query_long(&b, &sep, "page", p->page);
@@ -357,53 +294,56 @@ int mapi_call_list_addresses(mapi_client *c, const char *account_id,
     return call_url(c, k, &b, err);
 }
 
+/* The checks of a generic call (opts not NULL, call: its mapi_call_opts
+   part): 0, or -1 with USAGE. */
+static int check_request(const char *method, const char *path_and_query, const char *body,
+                         size_t body_len, const mapi_request_opts *opts,
+                         const mapi_call_opts *call, mapi_error *err)
+{
+    int safety = mapi_method_safety(method);
+
+    if (safety < 0)
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "method must be GET, HEAD, POST, PUT, PATCH or DELETE");
+    if (mapi_path_check(path_and_query, err) < 0)
+        return -1;
+    if (!body && body_len > 0)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "body is NULL but body_len is %zu", body_len);
+    if (body && safety == 1)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "a %s request takes no body", method);
+    if (opts->max_retries != -1 && /* -1: the client's */
+        mapi_limit_refuse(mapi_limit_max_retries(opts->max_retries), err) < 0)
+        return -1;
+    if (opts->type && !*opts->type)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "type must be NULL or a non-empty string");
+    if (opts->id && (!*opts->id || !opts->type))
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "id must be NULL or a non-empty string with a type");
+    return check_opts(call, err);
+}
+
 int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
                       const char *body, size_t body_len, const mapi_request_opts *opts,
                       mapi_call *k, mapi_error *err)
 {
     mapi_request_opts dflt = MAPI_REQUEST_OPTS_INIT;
+    mapi_call_opts call = MAPI_CALL_OPTS_INIT;
     mapi_buf b;
-    int safety = mapi_method_safety(method);
 
-    memset(k, 0, sizeof *k);
     if (!opts)
         opts = &dflt;
-    if (safety < 0)
-        return mapi_error_set(err, MAPI_ERR_USAGE,
-                              "method must be GET, HEAD, POST, PUT, PATCH or DELETE");
-    if (mapi_path_check(path_and_query, err) < 0)
+    call.headers = opts->headers;
+    call.nheaders = opts->nheaders;
+    call.deadline = opts->deadline;
+    call_init(k, method, &call);
+    if (check_request(method, path_and_query, body, body_len, opts, &call, err) < 0)
         return mapi_call_not_sent(method, err);
-    if (!body && body_len > 0) {
-        mapi_error_set(err, MAPI_ERR_USAGE, "body is NULL but body_len is %zu", body_len);
-        return mapi_call_not_sent(method, err);
-    }
-    if (body && safety == 1)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "a %s request takes no body", method);
-    if (opts->max_retries != -1 &&
-        mapi_limit_refuse(mapi_limit_max_retries(opts->max_retries), err) < 0)
-        return mapi_call_not_sent(method, err); /* -1: the client's */
-    if (opts->type && !*opts->type) {
-        mapi_error_set(err, MAPI_ERR_USAGE, "type must be NULL or a non-empty string");
-        return mapi_call_not_sent(method, err);
-    }
-    if (opts->id && (!*opts->id || !opts->type)) {
-        mapi_error_set(err, MAPI_ERR_USAGE, "id must be NULL or a non-empty string with a type");
-        return mapi_call_not_sent(method, err);
-    }
-    if (opts->deadline != 0 && mapi_limit_refuse(mapi_limit_deadline(opts->deadline), err) < 0)
-        return mapi_call_not_sent(method, err);
-    if (mapi_headers_check(opts->headers, opts->nheaders, err) < 0)
-        return mapi_call_not_sent(method, err);
-    k->method = method;
-    k->confirm = !safety; /* fresh connection, outcome, cautious retries */
+    k->moves_money = mapi_method_safety(method) == 0; /* fresh connection, outcome, ... */
     k->type = opts->type;
     k->id = opts->id;
-    k->deadline = opts->deadline;
     k->body = body;
     k->body_len = body ? body_len : 0;
     k->generic = 1;
-    k->headers = opts->headers;
-    k->nheaders = opts->nheaders;
     if (opts->max_retries >= 0) {
         k->has_max_retries = 1;
         k->max_retries = opts->max_retries;
@@ -411,34 +351,6 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     url_init(c, &b);
     mapi_buf_puts(&b, path_and_query);
     return call_url(c, k, &b, err);
-}
-
-int mapi_call_get_payout(mapi_client *c, const char *payout_id,
-                         const mapi_call_opts *call, mapi_call *k, mapi_error *err)
-{
-    mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
-    mapi_buf path;
-    char *p;
-    int rc;
-
-    memset(k, 0, sizeof *k);
-    if (mapi_id_check("payout_id", payout_id, err) < 0)
-        return -1;
-    mapi_buf_init(&path);
-    mapi_endpoint_path(&path, &endpoints[0], payout_id, strlen(payout_id));
-    p = mapi_buf_take(&path);
-    if (!p)
-        return mapi_error_oom(err);
-    opts.type = "payouts";
-    opts.id = payout_id;
-    if (call) {
-        opts.headers = call->headers;
-        opts.nheaders = call->nheaders;
-        opts.deadline = call->deadline; /* checked by mapi_call_request */
-    }
-    rc = mapi_call_request(c, "GET", p, NULL, 0, &opts, k, err);
-    free(p);
-    return rc;
 }
 
 void mapi_call_release(mapi_call *k)

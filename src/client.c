@@ -30,7 +30,7 @@ struct mapi_client {
     size_t max_body;      /* copied for exchanges (the limits a transport is handed) */
     double timeout, connect_timeout;
     double deadline;      /* seconds for a whole call; 0: mapi_default_deadline */
-    int no_settle;        /* 1: an unknown confirm is not settled by a read */
+    int settle;           /* 1: an unknown confirm is settled by a read (mapi_config.settle) */
     int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
@@ -80,11 +80,10 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
              (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
             (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
             (bad = mapi_limit_max_retries(cfg->max_retries)) ||
-            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))))
+            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))) ||
+            (bad = mapi_limit_max_depth(cfg->max_depth)))
             return mapi_limit_refuse(bad, err), NULL;
     }
-    if (cfg->max_depth < 0)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "max_depth must be >= 0"), NULL;
     if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)
         return NULL;
 
@@ -134,7 +133,7 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     c->timeout = cfg->timeout;
     c->connect_timeout = cfg->connect_timeout;
     c->deadline = cfg->deadline;
-    c->no_settle = cfg->no_settle != 0;
+    c->settle = cfg->settle != MAPI_SETTLE_OFF;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
     c->rng = mapi_rng_seed((uintptr_t)c);
@@ -268,7 +267,7 @@ int mapi_client_has_key(const mapi_client *c)
 
 int mapi_client_settles(const mapi_client *c)
 {
-    return !c->no_settle;
+    return c->settle;
 }
 
 void mapi_client_count_build(mapi_client *c)
@@ -303,67 +302,94 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
     observe(c, ev, info);
 }
 
-/* ---- endpoints: build the call (calls.c), run it ---- */
+/* ---- endpoints and the generic call: build the call (calls.c), run it ---- */
 
-/* Shared argument checks of the endpoints. */
-static int check_call(mapi_client *c, mapi_doc **out, mapi_error *err)
+/* Builds the call of the endpoint table's row `name` (calls.c) and runs it. */
+static int run_endpoint(mapi_client *c, const char *name, const char *id,
+                        const mapi_page_params *p, const mapi_call_opts *opts, mapi_doc **out,
+                        mapi_error *err)
 {
+    const mapi_endpoint *e = mapi_endpoint_find(name);
+    mapi_call k;
+
     if (out)
         *out = NULL;
-    if (!c)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "client is NULL");
-    if (!out)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "out is NULL");
-    return 0;
+    if (!c || !out) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "%s: client and out are required", name);
+        return mapi_call_not_sent(e->method, err);
+    }
+    if (mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
+        return -1;
+    return run(c, &k, out, err);
 }
 
 int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
                            mapi_doc **out, mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_call(c, out, err) < 0)
-        return mapi_call_not_sent("PUT", err);
-    if (mapi_call_confirm_payout(c, payout_id, opts, &k, err) < 0)
-        return -1;
-    return run(c, &k, out, err);
+    return run_endpoint(c, "confirm_payout", payout_id, NULL, opts, out, err);
 }
 
 int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
                         mapi_error *err)
 {
-    return mapi_confirm_payout_ex(c, payout_id, NULL, out, err);
+    return run_endpoint(c, "confirm_payout", payout_id, NULL, NULL, out, err);
 }
 
 int mapi_get_channel_ex(mapi_client *c, const char *channel_id, const mapi_call_opts *opts,
                         mapi_doc **out, mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_call(c, out, err) < 0 ||
-        mapi_call_get_channel(c, channel_id, opts, &k, err) < 0)
-        return -1;
-    return run(c, &k, out, err);
+    return run_endpoint(c, "get_channel", channel_id, NULL, opts, out, err);
 }
 
 int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, mapi_error *err)
 {
-    return mapi_get_channel_ex(c, channel_id, NULL, out, err);
+    return run_endpoint(c, "get_channel", channel_id, NULL, NULL, out, err);
 }
 
 int mapi_list_addresses_ex(mapi_client *c, const char *account_id, const mapi_page_params *p,
                            const mapi_call_opts *opts, mapi_doc **out, mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_call(c, out, err) < 0 ||
-        mapi_call_list_addresses(c, account_id, p, opts, &k, err) < 0)
-        return -1;
-    return run(c, &k, out, err);
+    return run_endpoint(c, "list_addresses", account_id, p, opts, out, err);
 }
 
 int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
                         mapi_doc **out, mapi_error *err)
 {
-    return mapi_list_addresses_ex(c, account_id, p, NULL, out, err);
+    return run_endpoint(c, "list_addresses", account_id, p, NULL, out, err);
+}
+
+int mapi_get_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
+                       mapi_doc **out, mapi_error *err)
+{
+    return run_endpoint(c, "get_payout", payout_id, NULL, opts, out, err);
+}
+
+int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_error *err)
+{
+    return run_endpoint(c, "get_payout", payout_id, NULL, NULL, out, err);
+}
+
+/* The generic call (interface: any method and path under the base URL):
+   the path is checked by calls.c, not rewritten -- it goes out byte for
+   byte, so what the caller wrote is what the server sees. */
+int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_query,
+                    const char *body, size_t body_len, const mapi_request_opts *opts,
+                    mapi_doc **out, mapi_error *err)
+{
+    mapi_call k;
+
+    if (out)
+        *out = NULL;
+    if (!c || !out || !method || !path_and_query)
+        return mapi_error_set(err, MAPI_ERR_USAGE,
+                              "mapi_request: client, method, path and out are required");
+    if (mapi_call_request(c, method, path_and_query, body, body_len, opts, &k, err) < 0)
+        return -1;
+    return run(c, &k, out, err);
+}
+
+int mapi_request(mapi_client *c, const char *method, const char *path_and_query,
+                 const char *body, size_t body_len, mapi_doc **out, mapi_error *err)
+{
+    return mapi_request_ex(c, method, path_and_query, body, body_len, NULL, out, err);
 }

@@ -152,7 +152,7 @@ int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...)
    past max bytes is cut at a UTF-8 character boundary and marked "...". */
 static void append_clean(mapi_buf *b, const char *s, size_t max)
 {
-    size_t n = strlen(s), i, start;
+    size_t n = strlen(s);
     int cut = 0;
 
     if (n > max) {
@@ -163,13 +163,8 @@ static void append_clean(mapi_buf *b, const char *s, size_t max)
     }
     if (mapi_buf_reserve(b, n + 3) < 0)
         return;
-    start = b->len;
     mapi_buf_append(b, s, n);
-    for (i = start; i < b->len; i++) {
-        unsigned char c = (unsigned char)b->data[i];
-        if (c < 0x20 || c == 0x7f)
-            b->data[i] = ' ';
-    }
+    mapi_blank_controls(b->data + b->len - n, n);
     if (cut)
         mapi_buf_puts(b, "...");
 }
@@ -230,23 +225,11 @@ int mapi_error_message(mapi_error *err)
    compared without case when icase is set. */
 static char *find_secret(char *s, const char *secret, size_t slen, int icase)
 {
-    size_t i;
-
     if (!icase)
         return strstr(s, secret);
-    for (; *s; s++) {
-        for (i = 0; i < slen && s[i]; i++) {
-            char a = s[i], b = secret[i];
-            if (a >= 'A' && a <= 'Z')
-                a = (char)(a - 'A' + 'a');
-            if (b >= 'A' && b <= 'Z')
-                b = (char)(b - 'A' + 'a');
-            if (a != b)
-                break;
-        }
-        if (i == slen)
+    for (; *s; s++)
+        if (mapi_ascii_ieq(s, slen, secret, slen))
             return s;
-    }
     return NULL;
 }
 

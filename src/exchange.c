@@ -12,7 +12,7 @@
  * redacted), the per-attempt facts for observers, and the MERCHANTAPI_DEBUG
  * line.  Whoever moves the bytes -- libcurl in client.c and pages.c, or a
  * Lua transport through the binding -- only begins an attempt, sends what
- * mapi_exchange_request says, and hands the answer back, so every transport
+ * mapi_exchange_attempt_call says, and hands the answer back, so every transport
  * behaves the same.
  */
 #include <stdio.h>
@@ -128,7 +128,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
        "Events": a confirmed payout is followed by reading it) */
     x->read.method = "GET";
     x->read.url = x->url;
-    x->read.type = "payouts";
+    x->read.type = x->type; /* the same resource (a payout) */
     x->read.id = x->id;
     x->rng = mapi_rng_seed((uintptr_t)x);
     mapi_exchange_set_random(x, NULL, NULL);
@@ -167,7 +167,7 @@ const mapi_call *mapi_exchange_call(const mapi_exchange *x)
     return &x->call;
 }
 
-const mapi_call *mapi_exchange_request(const mapi_exchange *x)
+const mapi_call *mapi_exchange_attempt_call(const mapi_exchange *x)
 {
     return x->settling ? &x->read : &x->call;
 }
@@ -182,7 +182,7 @@ void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *conne
 
 void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req)
 {
-    const mapi_call *k = mapi_exchange_request(x); /* the call, or the read settling it */
+    const mapi_call *k = mapi_exchange_attempt_call(x); /* the call, or the read settling it */
     double connect_timeout;
     size_t max_body;
 
@@ -191,7 +191,7 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
     req->url = k->url;
     req->body = k->body;
     req->body_len = k->body_len;
-    req->fresh_connection = k->confirm;
+    req->fresh_connection = k->moves_money;
     req->http1 = http1;
     mapi_exchange_own_headers(x, &req->headers, &req->nheaders);
     mapi_exchange_limits(x, &req->timeout, &connect_timeout, &max_body);
@@ -245,7 +245,7 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
         x->attempt_timeout = left > 0.001 ? left : 0.001; /* libcurl's unit: 1 ms */
         x->capped = 1;
     }
-    x->info.method = mapi_exchange_request(x)->method;
+    x->info.method = mapi_exchange_attempt_call(x)->method;
     x->info.attempt = x->attempts;
     x->info.status = 0;
     x->info.elapsed = 0.0;
@@ -264,7 +264,7 @@ const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x)
    only what provably never arrived, or was answered 429. */
 static int should_retry(const mapi_call *k, const mapi_error *e)
 {
-    if (k->confirm)
+    if (k->moves_money)
         return (e->kind == MAPI_ERR_TRANSPORT && e->outcome == MAPI_OUTCOME_NOT_SENT) ||
                (e->retryable && e->status == 429);
     return e->retryable;
@@ -290,15 +290,16 @@ static int over_body(const mapi_exchange *x, mapi_response *res, mapi_error *e)
     return -1;
 }
 
-/* What an attempt that got no mappable response means (as mapi_http_perform
-   or a transport filled e). */
+/* What a failed attempt means (e as mapi_http_perform, a transport or the
+   mapping filled it): the one outcome rule of a call that may move money --
+   REJECTED for a 4xx answer, else UNKNOWN (TRANSPORT says its own). */
 static void failed_attempt(const mapi_exchange *x, mapi_error *e)
 {
     if (e->kind == MAPI_ERR_NONE)
         mapi_error_set(e, MAPI_ERR_TRANSPORT, "the request failed");
     /* (an outcome already set stays: http.c says UNKNOWN for an answer it
        refused before its body, whatever its status) */
-    if (mapi_exchange_request(x)->confirm && e->kind != MAPI_ERR_TRANSPORT &&
+    if (mapi_exchange_attempt_call(x)->moves_money && e->kind != MAPI_ERR_TRANSPORT &&
         e->outcome == MAPI_OUTCOME_NONE)
         e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
                                                          : MAPI_OUTCOME_UNKNOWN;
@@ -311,10 +312,10 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
    read settling it). */
 static void finish_error(mapi_exchange *x, mapi_error *e)
 {
-    const mapi_call *k = mapi_exchange_request(x);
+    const mapi_call *k = mapi_exchange_attempt_call(x);
 
     e->attempts = x->attempts;
-    if (!k->confirm)
+    if (!k->moves_money)
         e->outcome = MAPI_OUTCOME_NONE; /* outcome is the confirm's question only */
     if (e->kind != MAPI_ERR_MEMORY) {
         free(e->method);
@@ -446,22 +447,16 @@ static void debug_line(const mapi_exchange *x, const mapi_error *e)
     line = mapi_buf_take(&b);
     if (!line)
         return;
-    {
-        /* the server's text (an error title) could hold the key too */
-        size_t i;
-        mapi_redact(&line, x->api_key);
-        for (i = 0; line[i]; i++)
-            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-                line[i] = ' ';
-        fprintf(stderr, "%s\n", line);
-        free(line);
-    }
+    mapi_redact(&line, x->api_key); /* the server's text (an error title) could hold it */
+    mapi_blank_controls(line, strlen(line));
+    fprintf(stderr, "%s\n", line);
+    free(line);
 }
 
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait)
 {
-    const mapi_call *k = mapi_exchange_request(x);
+    const mapi_call *k = mapi_exchange_attempt_call(x);
     double elapsed = mapi_monotonic_seconds() - x->started;
     int rc;
 
@@ -487,8 +482,9 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                an answer http.c refused */
             failed_attempt(x, e);
             rc = -1;
-        } else
-            rc = mapi_map_response(k, res, x->max_depth, out, e);
+        } else if ((rc = mapi_map_response(k, res, x->max_depth, out, e)) < 0) {
+            failed_attempt(x, e); /* the outcome rule, as for every failed attempt */
+        }
     } else {
         failed_attempt(x, e);
         x->info.status = e->status;

@@ -17,17 +17,11 @@ static const char *const reserved[] = {
     "Proxy-Connection", "Proxy-Authorization",
 };
 
-static int lower(int ch)
-{
-    return ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch;
-}
-
 int mapi_header_name_equal(const char *a, const char *b)
 {
-    for (; *a && *b; a++, b++)
-        if (lower((unsigned char)*a) != lower((unsigned char)*b))
-            return 0;
-    return *a == *b;
+    size_t n = strlen(b) + 1; /* the NULs compared too: a is read no further than its own */
+
+    return mapi_ascii_ieq(a, n, b, n);
 }
 
 /* RFC 9110 tchar. */

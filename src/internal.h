@@ -47,14 +47,15 @@ int mapi_buf_printf(mapi_buf *b, const char *fmt, ...) MAPI_PRINTF(2, 3);
 char *mapi_buf_take(mapi_buf *b);
 /* Writes zeros over a secret string, then frees it.  NULL ignored. */
 void mapi_wipe_free(char *s);
-
-/* ---- \u escapes (utf8.c) ---- */
-
-/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
-   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
-   names that one when the reader refuses a string); 2 for another bad
-   escape. */
-size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
+/* Control bytes (< 0x20, 0x7f) of s[0..n) as spaces: text for one line. */
+void mapi_blank_controls(char *s, size_t n);
+/* ch with ASCII letters in lower case (other bytes as they are). */
+int mapi_ascii_lower(int ch);
+/* 1 when a[0..alen) and b[0..blen) are equal, ASCII letters compared
+   without case (header names, schemes, hosts, media types).  Stops at the
+   first difference: a NUL-terminated a is never read past its NUL (a
+   prefix test: alen = blen). */
+int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen);
 
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
@@ -199,6 +200,7 @@ const char *mapi_limit_connect_timeout(double seconds);
 const char *mapi_limit_deadline(double seconds);
 const char *mapi_limit_max_retries(long long n);
 const char *mapi_limit_max_body(unsigned long long n);
+const char *mapi_limit_max_depth(long long n); /* >= 0 (0: the default) */
 const char *mapi_limit_page(long long n);
 const char *mapi_limit_per_page(long long n);
 const char *mapi_limit_order(const char *s);
@@ -208,9 +210,20 @@ const char *mapi_limit_order_type(const char *s);
 const char *mapi_limit_page_params(const mapi_page_params *p);
 /* title NULL: 0.  Else err = USAGE title, and -1. */
 int mapi_limit_refuse(const char *title, mapi_error *err);
+/* The caps of one list_addresses_pages call: pages, and transfers in flight
+   (a larger concurrency is cut to it). */
+#define MAPI_PAGES_MAX 1000
+#define MAPI_PAGES_MAX_CONCURRENCY 64
+/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
+   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
+int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
+/* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
+size_t mapi_pages_concurrency(size_t concurrency);
 
 /* ---- URLs (url.c) ---- */
 
+/* The value of hex digit c (0-9, a-f, A-F): 0 .. 15, or -1. */
+int mapi_hex_digit(int c);
 /* Appends s percent-encoded: RFC 3986 unreserved bytes (A-Z a-z 0-9 - . _ ~)
    as they are, every other byte as %XX (upper-case hex).  0 or -1 (oom). */
 int mapi_url_encode(mapi_buf *b, const char *s);
@@ -312,6 +325,11 @@ char *mapi_user_agent(const char *product, const char *curl_version);
    what v is instead ("a fraction", "a string that is not plain digits",
    ...), a static string for an error title.  JSON null (NULL) is "null". */
 const char *mapi_value_count_check(const mapi_value *v, int64_t *out);
+/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
+   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
+   names that one when the reader refuses a string); 2 for another bad
+   escape. */
+size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
 /* The member of object v named key[0..len), as stored (a null member is a
    node of type MAPI_NULL, not NULL); NULL when absent or v is no object. */
 const mapi_value *mapi_value_member(const mapi_value *v, const char *key, size_t len);
@@ -411,7 +429,7 @@ typedef struct mapi_call {
     const char *method;
     const char *url;
     char *url_buf;        /* what mapi_call_release frees (the builders of calls.c) */
-    int confirm;          /* the PUT confirm, and every generic call that is not GET/HEAD:
+    int moves_money;      /* may move money (the confirm, a generic call not GET/HEAD):
                              fresh connection, outcome, cautious retries */
     const char *type;     /* the primary resources' type; NULL (generic calls): any, or none */
     int list;             /* 1: data is an array with integer meta page/per_page/total */
@@ -445,31 +463,17 @@ int mapi_path_check(const char *path_and_query, mapi_error *err);
    -1 (oom). */
 int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len);
 
-/* The caps of one list_addresses_pages call: pages, and transfers in flight
-   (a larger concurrency is cut to it). */
-#define MAPI_PAGES_MAX 1000
-#define MAPI_PAGES_MAX_CONCURRENCY 64
-/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
-   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
-/* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
-size_t mapi_pages_concurrency(size_t concurrency);
-
-/* Build the call of an endpoint: the checks (USAGE, outcome NOT_SENT for a
-   method that may move money), the key when the call needs it, the URL
-   (the client's base URL + the path + the list query), the call's headers
-   checked.  0 with *k filled (strings borrowed from the arguments, k->url
-   owned: free it with mapi_call_release), or -1 with err (USAGE, MEMORY)
-   and nothing to release.  Each build is counted (mapi_client_calls_built). */
-int mapi_call_confirm_payout(mapi_client *c, const char *payout_id,
-                             const mapi_call_opts *opts, mapi_call *k, mapi_error *err);
-int mapi_call_get_channel(mapi_client *c, const char *channel_id,
-                          const mapi_call_opts *opts, mapi_call *k, mapi_error *err);
-int mapi_call_list_addresses(mapi_client *c, const char *account_id,
-                             const mapi_page_params *p, const mapi_call_opts *opts,
-                             mapi_call *k, mapi_error *err);
-int mapi_call_get_payout(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
-                         mapi_call *k, mapi_error *err);
+/* The one builder of an endpoint's call: row e of the table with id (the
+   row's id_name), p the list's parameters (only for a row that lists; NULL:
+   none) and opts (NULL: the defaults).  The checks (USAGE, outcome NOT_SENT
+   for a row that may move money), the key when the row needs it, the URL
+   (the client's base URL + the path + the list query), the call's headers.
+   0 with *k filled (strings borrowed from the arguments, k->url owned: free
+   it with mapi_call_release), or -1 with err (USAGE, MEMORY) and nothing to
+   release.  Each build is counted (mapi_client_calls_built). */
+int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
+                       mapi_error *err);
 /* The generic call (mapi_request_ex's rules; opts NULL: the defaults). */
 int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
                       const char *body, size_t body_len, const mapi_request_opts *opts,
@@ -483,8 +487,8 @@ void mapi_call_release(mapi_call *k);
    (case-insensitive, parameters allowed). */
 int mapi_media_type_is_json(const char *content_type);
 /* Maps one response of call k: 0 with *out (a document that owns res), or
-   -1 with *e filled (kind, status, request_id, retry_after, retryable and,
-   for the confirm, outcome; e->response owns res or a copy of it). */
+   -1 with *e filled (kind, status, request_id, retry_after, retryable;
+   e->response owns res or a copy of it).  The outcome is the exchange's. */
 int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
                       mapi_error *e);
 
@@ -513,7 +517,7 @@ typedef enum mapi_step {
     MAPI_STEP_RETRY,    /* wait *wait seconds, then begin the next attempt; *e holds this
                            attempt's error (clear it, or finish it with mapi_exchange_fail) */
     MAPI_STEP_SETTLE    /* the confirm failed with outcome UNKNOWN and is settled: begin
-                           the read of its payout now (mapi_exchange_request); *e is empty */
+                           the read of its payout now (mapi_exchange_attempt_call); *e is empty */
 } mapi_step;
 
 /* A new exchange for the built call k (every string and the body copied);
@@ -529,7 +533,7 @@ const mapi_call *mapi_exchange_call(const mapi_exchange *x);
 /* What the attempt begun last (or the next one) sends: the call, or once a
    confirm is being settled, the read of its payout (GET, same URL).  Owned
    by the exchange; read it after mapi_exchange_begin. */
-const mapi_call *mapi_exchange_request(const mapi_exchange *x);
+const mapi_call *mapi_exchange_attempt_call(const mapi_exchange *x);
 /* The limits a transport should apply to the attempt begun last: seconds
    (the timeout, cut to what is left of the deadline), seconds, bytes (a
    transport may stop reading after max_body + 1 bytes of body). */
@@ -563,7 +567,7 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
    A retry is decided only when its wait ends before the deadline (else the
    call fails, deadline_exceeded).  A confirm that failed with outcome
    UNKNOWN and settles goes on with the read of its payout: SETTLE, and
-   mapi_exchange_request() is then that GET; the read's end gives the
+   mapi_exchange_attempt_call() is then that GET; the read's end gives the
    confirm's result (merchantapi.h, mapi_confirm_payout). */
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait);
@@ -736,7 +740,7 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
 const char *mapi_client_base_url(const mapi_client *c);
 /* 1 when the client has an api key. */
 int mapi_client_has_key(const mapi_client *c);
-/* 1 when an unknown confirm is settled by default (mapi_config.no_settle 0). */
+/* 1 when an unknown confirm is settled by default (mapi_config.settle). */
 int mapi_client_settles(const mapi_client *c);
 /* Counts one call built for c (calls.c), and reads the count: a test hook
    (a call is built once, whatever drives it). */

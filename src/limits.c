@@ -7,10 +7,12 @@
  *
  * Seconds (timeout, connect_timeout, deadline) are > 0 and at most 1e9 (NaN
  * and infinities refused); max_retries 0 .. MAPI_MAX_RETRIES; max_body at
- * least one byte; page and per_page >= 1 (the service's largest page size
- * is not shown by the interface: the server refuses a larger one); order
- * and order_type the values the interface allows ("Endpoints": order
- * created_at, order_type asc or desc).  In the C structs 0 (NULL for the
+ * least one byte; max_depth >= 0 (the reader caps it); page and per_page
+ * >= 1 (the service's largest page size is not shown by the interface: the
+ * server refuses a larger one); order and order_type the values the
+ * interface allows ("Endpoints": order created_at, order_type asc or desc);
+ * the pages of one list_addresses_pages call: at most MAPI_PAGES_MAX, and
+ * MAPI_PAGES_MAX_CONCURRENCY in flight.  In the C structs 0 (NULL for the
  * strings) stands for "not given": the default, or nothing sent.
  */
 #include <limits.h>
@@ -18,27 +20,26 @@
 
 #include "internal.h"
 
-#define SECONDS_MAX 1e9
+/* NULL when seconds is > 0 and at most 1e9 (NaN refused), else title. */
+static const char *seconds_in_range(double seconds, const char *title)
+{
+    return seconds > 0 && seconds <= 1e9 ? NULL : title;
+}
 
 const char *mapi_limit_timeout(double seconds)
 {
-    return seconds > 0 && seconds <= SECONDS_MAX
-               ? NULL
-               : "timeout must be a number of seconds > 0 (at most 1e9)";
+    return seconds_in_range(seconds, "timeout must be a number of seconds > 0 (at most 1e9)");
 }
 
 const char *mapi_limit_connect_timeout(double seconds)
 {
-    return seconds > 0 && seconds <= SECONDS_MAX
-               ? NULL
-               : "connect_timeout must be a number of seconds > 0 (at most 1e9)";
+    return seconds_in_range(seconds,
+                            "connect_timeout must be a number of seconds > 0 (at most 1e9)");
 }
 
 const char *mapi_limit_deadline(double seconds)
 {
-    return seconds > 0 && seconds <= SECONDS_MAX
-               ? NULL
-               : "deadline must be a number of seconds > 0 (at most 1e9)";
+    return seconds_in_range(seconds, "deadline must be a number of seconds > 0 (at most 1e9)");
 }
 
 const char *mapi_limit_max_retries(long long n)
@@ -52,6 +53,11 @@ const char *mapi_limit_max_body(unsigned long long n)
     return n >= 1 && n <= (unsigned long long)SIZE_MAX
                ? NULL
                : "max_body must be a number of bytes >= 1";
+}
+
+const char *mapi_limit_max_depth(long long n)
+{
+    return n >= 0 ? NULL : "max_depth must be >= 0";
 }
 
 const char *mapi_limit_page(long long n)
@@ -98,4 +104,25 @@ const char *mapi_limit_page_params(const mapi_page_params *p)
     if (p->per_page != 0 && (bad = mapi_limit_per_page(p->per_page)))
         return bad;
     return NULL;
+}
+
+/* ---- the pages of one list_addresses_pages call ---- */
+
+int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err)
+{
+    if (concurrency < 1)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "concurrency must be an integer >= 1");
+    if (count < 1 || count > MAPI_PAGES_MAX)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "count must be an integer from 1 to %d",
+                              MAPI_PAGES_MAX);
+    if (first_page < 1 || first_page > LONG_MAX / 2)
+        return mapi_error_set(err, MAPI_ERR_USAGE, "first_page must be an integer >= 1");
+    return 0;
+}
+
+size_t mapi_pages_concurrency(size_t concurrency)
+{
+    return concurrency < 1 ? 1 : concurrency > MAPI_PAGES_MAX_CONCURRENCY
+                                     ? MAPI_PAGES_MAX_CONCURRENCY
+                                     : concurrency;
 }

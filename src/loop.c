@@ -421,52 +421,46 @@ static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
     return 0;
 }
 
+/* Starts the call of the endpoint table's row `name` (calls.c). */
+static int start_endpoint(mapi_loop *l, mapi_client *c, const char *name, const char *id,
+                          const mapi_page_params *p, const mapi_call_opts *opts,
+                          mapi_loop_done_fn done, void *ctx, mapi_error *err)
+{
+    const mapi_endpoint *e = mapi_endpoint_find(name);
+    mapi_call k;
+
+    if (check_start(l, c, done, e->method, err) < 0 ||
+        mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
+        return -1;
+    return start(l, c, &k, done, ctx, err);
+}
+
 int mapi_loop_confirm_payout(mapi_loop *l, mapi_client *c, const char *payout_id,
                              const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
                              mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_start(l, c, done, "PUT", err) < 0 ||
-        mapi_call_confirm_payout(c, payout_id, opts, &k, err) < 0)
-        return -1;
-    return start(l, c, &k, done, ctx, err);
+    return start_endpoint(l, c, "confirm_payout", payout_id, NULL, opts, done, ctx, err);
 }
 
 int mapi_loop_get_channel(mapi_loop *l, mapi_client *c, const char *channel_id,
                           const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
                           mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_start(l, c, done, "GET", err) < 0 ||
-        mapi_call_get_channel(c, channel_id, opts, &k, err) < 0)
-        return -1;
-    return start(l, c, &k, done, ctx, err);
+    return start_endpoint(l, c, "get_channel", channel_id, NULL, opts, done, ctx, err);
 }
 
 int mapi_loop_list_addresses(mapi_loop *l, mapi_client *c, const char *account_id,
                              const mapi_page_params *p, const mapi_call_opts *opts,
                              mapi_loop_done_fn done, void *ctx, mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_start(l, c, done, "GET", err) < 0 ||
-        mapi_call_list_addresses(c, account_id, p, opts, &k, err) < 0)
-        return -1;
-    return start(l, c, &k, done, ctx, err);
+    return start_endpoint(l, c, "list_addresses", account_id, p, opts, done, ctx, err);
 }
 
 int mapi_loop_get_payout(mapi_loop *l, mapi_client *c, const char *payout_id,
                          const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
                          mapi_error *err)
 {
-    mapi_call k;
-
-    if (check_start(l, c, done, "GET", err) < 0 ||
-        mapi_call_get_payout(c, payout_id, opts, &k, err) < 0)
-        return -1;
-    return start(l, c, &k, done, ctx, err);
+    return start_endpoint(l, c, "get_payout", payout_id, NULL, opts, done, ctx, err);
 }
 
 int mapi_loop_request(mapi_loop *l, mapi_client *c, const char *method,

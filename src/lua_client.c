@@ -266,7 +266,7 @@ int mapi_lua_new(lua_State *L)
         if (lua_type(L, 13) != LUA_TBOOLEAN)
             return luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
                               luaL_typename(L, 13));
-        cfg.no_settle = !lua_toboolean(L, 13);
+        cfg.settle = lua_toboolean(L, 13) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
     }
     if (has_nul(cfg.base_url, url_len))
         bad = "base_url contains a NUL byte";
@@ -387,7 +387,7 @@ static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
     double d;
 
     o->deadline = 0;
-    o->settle = MAPI_SETTLE_CLIENT;
+    o->settle = MAPI_SETTLE_DEFAULT;
     if (lua_isnil(L, opts))
         return NULL;
     lua_getfield(L, opts, "deadline");
@@ -432,18 +432,12 @@ typedef struct call_args {
 
 static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_error *err)
 {
-    switch (a->what) {
-    case CALL_CONFIRM:
-        return mapi_call_confirm_payout(c, a->id, &a->opts, k, err);
-    case CALL_CHANNEL:
-        return mapi_call_get_channel(c, a->id, &a->opts, k, err);
-    case CALL_LIST:
-        return mapi_call_list_addresses(c, a->id, &a->p, &a->opts, k, err);
-    case CALL_PAYOUT:
-        return mapi_call_get_payout(c, a->id, &a->opts, k, err);
-    case CALL_REQUEST:
-        break;
-    }
+    static const char *const rows[] = {"confirm_payout", "get_channel", "list_addresses",
+                                       "get_payout"}; /* the core's table (calls.c) */
+
+    if (a->what != CALL_REQUEST)
+        return mapi_call_endpoint(c, mapi_endpoint_find(rows[a->what]), a->id, &a->p, &a->opts,
+                                  k, err);
     return mapi_call_request(c, a->method, a->path, a->body, a->body_len, &a->ropts, k, err);
 }
 

@@ -68,6 +68,25 @@ static int l_path(lua_State *L)
     return 1;
 }
 
+/* t[key] = s (nothing for NULL), for the table on top. */
+static void set_string(lua_State *L, const char *key, const char *s)
+{
+    if (!s)
+        return;
+    lua_pushstring(L, s);
+    lua_setfield(L, -2, key);
+}
+
+/* t[key] = n, for the table on top; boolean: a boolean. */
+static void set_number(lua_State *L, const char *key, lua_Number n, int boolean)
+{
+    if (boolean)
+        lua_pushboolean(L, n != 0);
+    else
+        lua_pushnumber(L, n);
+    lua_setfield(L, -2, key);
+}
+
 /* Pushes core.endpoints: the core's endpoint table (calls.c), an array of
    rows {name=, method=, id_name=, type=, key_for= (string or nil), lists=,
    moves_money= (booleans), decimal_fields= {names...}}, each row also under
@@ -80,22 +99,13 @@ static void push_endpoints(lua_State *L)
     lua_newtable(L);
     for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
         lua_createtable(L, 0, 8);
-        lua_pushstring(L, e->name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, e->method);
-        lua_setfield(L, -2, "method");
-        lua_pushstring(L, e->id_name);
-        lua_setfield(L, -2, "id_name");
-        lua_pushstring(L, e->type);
-        lua_setfield(L, -2, "type");
-        if (e->key_for) {
-            lua_pushstring(L, e->key_for);
-            lua_setfield(L, -2, "key_for");
-        }
-        lua_pushboolean(L, e->lists);
-        lua_setfield(L, -2, "lists");
-        lua_pushboolean(L, e->moves_money);
-        lua_setfield(L, -2, "moves_money");
+        set_string(L, "name", e->name);
+        set_string(L, "method", e->method);
+        set_string(L, "id_name", e->id_name);
+        set_string(L, "type", e->type);
+        set_string(L, "key_for", e->key_for);
+        set_number(L, "lists", e->lists, 1);
+        set_number(L, "moves_money", e->moves_money, 1);
         lua_newtable(L);
         for (j = 0; e->decimal_fields[j]; j++) {
             lua_pushstring(L, e->decimal_fields[j]);
@@ -110,14 +120,12 @@ static void push_endpoints(lua_State *L)
 
 /* Pushes core.defaults: the options' defaults, written once in the core
    (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
-   (bytes), max_depth (nesting levels). */
+   (bytes), max_depth (nesting levels); integers are integers in 5.3+. */
 static void push_defaults(lua_State *L)
 {
     lua_createtable(L, 0, 5);
-    lua_pushnumber(L, MAPI_DEFAULT_TIMEOUT);
-    lua_setfield(L, -2, "timeout");
-    lua_pushnumber(L, MAPI_DEFAULT_CONNECT_TIMEOUT);
-    lua_setfield(L, -2, "connect_timeout");
+    set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT, 0);
+    set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT, 0);
     lua_pushinteger(L, MAPI_DEFAULT_MAX_RETRIES);
     lua_setfield(L, -2, "max_retries");
     lua_pushinteger(L, (lua_Integer)MAPI_DEFAULT_MAX_BODY);

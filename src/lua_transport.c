@@ -266,7 +266,7 @@ static int l_request(lua_State *L)
 
     info = mapi_exchange_begin(xb->x);
     xb->state = X_SENDING;
-    k = mapi_exchange_request(xb->x); /* the call, or the read settling a confirm */
+    k = mapi_exchange_attempt_call(xb->x); /* the call, or the read settling a confirm */
     mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
 
     lua_createtable(L, 0, 10);
@@ -290,7 +290,7 @@ static int l_request(lua_State *L)
     lua_setfield(L, -2, "connect_timeout");
     lua_pushnumber(L, (lua_Number)max_body);
     lua_setfield(L, -2, "max_body");
-    lua_pushboolean(L, k->confirm);
+    lua_pushboolean(L, k->moves_money);
     lua_setfield(L, -2, "fresh_connection");
     mapic_pushint64(L, info->attempt);
     lua_setfield(L, -2, "attempt");

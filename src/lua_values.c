@@ -247,7 +247,6 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
     const mapi_value *attrs = mapi_resource_attributes(r);
     size_t size = 2 + mapi_value_len(attrs) + mapi_resource_link_count(r), tlen, len;
     const char *type = mapi_resource_type_n(r, &tlen), *id, *lid;
-    int is_payout = tlen == 7 && memcmp(type, "payouts", 7) == 0;
     mapi_members it;
     const char *key;
     const mapi_value *v;
@@ -259,7 +258,7 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
         if (v == NULL)
             continue; /* JSON null: absent */
         push_key(L, kc, key, len, mapi_members_name_id(&it));
-        if (is_payout && len == 6 && memcmp(key, "amount", 6) == 0)
+        if (mapi_decimal_field(type, tlen, key, len)) /* the core's table (calls.c) */
             push_amount(L, v);
         else
             push_attribute(L, kc, v);

@@ -3,7 +3,7 @@
  * a 2xx JSON:API document of the expected type, or an error of kind API
  * (an error document, under any status), HTTP (non-2xx without one) or
  * DECODE (unreadable, wrong media type, wrong primary type), with status,
- * request id, Retry-After, retryable and, for the confirm, the outcome.
+ * request id, Retry-After and retryable (the outcome is the exchange's).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +22,7 @@ int mapi_media_type_is_json(const char *ct)
         ct++;
     n = strcspn(ct, "; \t");
     for (i = 0; i < sizeof types / sizeof types[0]; i++) {
-        const char *t = types[i];
-        size_t j;
-        if (strlen(t) != n)
-            continue;
-        for (j = 0; j < n; j++) {
-            char ch = ct[j];
-            if (ch >= 'A' && ch <= 'Z')
-                ch = (char)(ch - 'A' + 'a');
-            if (ch != t[j])
-                break;
-        }
-        if (j == n) {
+        if (mapi_ascii_ieq(ct, n, types[i], strlen(types[i]))) {
             const char *rest = ct + n;
             while (*rest == ' ' || *rest == '\t')
                 rest++;
@@ -201,8 +190,6 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
     }
     if (e->kind == MAPI_ERR_MEMORY) {
         free(request_id);
-        if (k->confirm)
-            e->outcome = MAPI_OUTCOME_UNKNOWN;
         return -1;
     }
     e->status = status;
@@ -211,8 +198,5 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
     e->retry_after = retry_after;
     e->retryable = (e->kind == MAPI_ERR_API || e->kind == MAPI_ERR_HTTP) &&
                    mapi_status_retryable(status);
-    if (k->confirm)
-        e->outcome = status >= 400 && status < 500 ? MAPI_OUTCOME_REJECTED
-                                                   : MAPI_OUTCOME_UNKNOWN;
     return -1;
 }

@@ -550,6 +550,14 @@ typedef struct mapi_client mapi_client;
 /* The largest max_retries (mapi_config, mapi_request_opts, Lua's max_retries). */
 #define MAPI_MAX_RETRIES 100
 
+/* Whether a confirm whose outcome is unknown is settled by a read
+   (mapi_config.settle, mapi_call_opts.settle; Lua's `settle`). */
+typedef enum mapi_settle {
+    MAPI_SETTLE_DEFAULT = 0, /* a client: settle; a call: as its client says */
+    MAPI_SETTLE_ON,
+    MAPI_SETTLE_OFF
+} mapi_settle;
+
 /* Zero (or NULL) members mean the default shown.  Other values beyond their
    limits are USAGE errors in mapi_client_new, with the titles the Lua module
    gives for the same values: seconds (timeout, connect_timeout, deadline)
@@ -590,8 +598,9 @@ typedef struct mapi_config {
                                (default 0: (max_retries + 1) x timeout plus the backoff caps of
                                max_retries retries, 0.5 + 1 + 2 + 4 + 8 + 8 ... s; with the other
                                defaults 91.5 s).  See "Deadline" below */
-    int no_settle;          /* 1: a confirm whose outcome is unknown is not settled by reading
-                               the payout (default 0: it is).  See mapi_confirm_payout */
+    mapi_settle settle;     /* MAPI_SETTLE_OFF: a confirm whose outcome is unknown is not
+                               settled by reading the payout (default: it is).  See
+                               mapi_confirm_payout */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -631,13 +640,6 @@ MAPI_API mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err);
 /* Frees the client and closes its connection.  NULL is ignored. */
 MAPI_API void mapi_client_free(mapi_client *client);
 
-/* Whether a confirm whose outcome is unknown is settled by a read. */
-typedef enum mapi_settle {
-    MAPI_SETTLE_CLIENT = 0, /* as the client says (mapi_config.no_settle) */
-    MAPI_SETTLE_ON,
-    MAPI_SETTLE_OFF
-} mapi_settle;
-
 /* Options of one call of an endpoint (the mapi_*_ex functions).  Start
    from MAPI_CALL_OPTS_INIT; a zeroed struct is the same. */
 typedef struct mapi_call_opts {
@@ -655,7 +657,7 @@ typedef struct mapi_call_opts {
     mapi_settle settle; /* mapi_confirm_payout_ex only */
 } mapi_call_opts;
 
-#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_CLIENT}
+#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_DEFAULT}
 
 /*
  * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
@@ -674,7 +676,7 @@ typedef struct mapi_call_opts {
  * outcome NOT_SENT), MEMORY.  A 2xx whose body cannot be decoded is outcome
  * UNKNOWN: it was probably confirmed.
  *
- * Settling (unless the client has no_settle, or opts->settle is MAPI_SETTLE_OFF).  When
+ * Settling (unless the client's settle, or opts->settle, is MAPI_SETTLE_OFF).  When
  * the confirm ends with outcome UNKNOWN (kind MEMORY aside), the client
  * reads the payout -- GET {base_url}/api/public/v1/payouts/:id, retried as
  * mapi_get_payout is, observed and logged like any attempt -- and:

@@ -227,6 +227,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
 {
     batch b;
     mapi_page_params p;
+    const mapi_endpoint *list;
     size_t i;
     int rc = 0;
 
@@ -242,6 +243,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     if (first_page < 1 || count > (size_t)(LONG_MAX - first_page))
         return mapi_error_set(&errs[0], MAPI_ERR_USAGE,
                               "first_page must be >= 1 and the pages must stay in range");
+    list = mapi_endpoint_find("list_addresses");
     memset(&p, 0, sizeof p);
     if (base)
         p = *base;
@@ -249,7 +251,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     /* the argument checks of a single call, once for all pages */
     {
         mapi_call k;
-        if (mapi_call_list_addresses(client, account_id, &p, opts, &k, &errs[0]) < 0)
+        if (mapi_call_endpoint(client, list, account_id, &p, opts, &k, &errs[0]) < 0)
             return -1;
         mapi_call_release(&k);
     }
@@ -284,7 +286,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
         job *j = &b.jobs[i];
         mapi_call k;
         p.page = first_page + (long)i;
-        if (mapi_call_list_addresses(client, account_id, &p, opts, &k, &j->e) == 0) {
+        if (mapi_call_endpoint(client, list, account_id, &p, opts, &k, &j->e) == 0) {
             j->x = mapi_client_prepare(client, &k, &j->e); /* copies the call */
             mapi_call_release(&k);
         }

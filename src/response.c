@@ -67,8 +67,7 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
         return -1;
     }
     for (i = 0; h.name[i]; i++)
-        if (h.name[i] >= 'A' && h.name[i] <= 'Z')
-            h.name[i] = (char)(h.name[i] - 'A' + 'a');
+        h.name[i] = (char)mapi_ascii_lower((unsigned char)h.name[i]);
     res->headers[res->nheaders++] = h;
     return 0;
 }
@@ -132,26 +131,15 @@ int mapi_response_status(const mapi_response *res)
     return res ? res->status : 0;
 }
 
-static int name_ieq(const char *lower, const char *name)
-{
-    for (; *lower && *name; lower++, name++) {
-        char c = *name;
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (*lower != c)
-            return 0;
-    }
-    return *lower == *name;
-}
-
 const char *mapi_response_header(const mapi_response *res, const char *name)
 {
-    size_t i;
+    size_t i, n;
 
     if (!res || !name)
         return NULL;
+    n = strlen(name);
     for (i = res->nheaders; i > 0; i--)
-        if (name_ieq(res->headers[i - 1].name, name))
+        if (mapi_ascii_ieq(res->headers[i - 1].name, n + 1, name, n + 1)) /* NULs too */
             return res->headers[i - 1].value;
     return NULL;
 }

@@ -18,6 +18,15 @@ static int is_unreserved(unsigned char c)
            c == '-' || c == '.' || c == '_' || c == '~';
 }
 
+int mapi_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+        return (c | 0x20) - 'a' + 10;
+    return -1;
+}
+
 int mapi_url_encode(mapi_buf *b, const char *s)
 {
     return mapi_url_encode_n(b, s, strlen(s));
@@ -54,27 +63,11 @@ char *mapi_percent_encode(const char *s)
     return mapi_buf_take(&b);
 }
 
-static int ascii_ieq(const char *a, size_t alen, const char *b)
-{
-    size_t i;
-
-    if (alen != strlen(b))
-        return 0;
-    for (i = 0; i < alen; i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z')
-            x = (char)(x - 'A' + 'a');
-        if (x != y)
-            return 0;
-    }
-    return 1;
-}
-
 int mapi_host_is_loopback(const char *host, size_t len)
 {
     char tmp[64];
 
-    if (ascii_ieq(host, len, "localhost"))
+    if (mapi_ascii_ieq(host, len, "localhost", 9))
         return 1;
     if (len >= sizeof tmp)
         return 0;
@@ -115,8 +108,7 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
             return *bad = "has an invalid IPv6 host", -1;
         for (p = h + 1; p < close; p++) {
             unsigned char c = (unsigned char)*p;
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-                  c == ':' || c == '.'))
+            if (mapi_hex_digit(c) < 0 && c != ':' && c != '.')
                 return *bad = "has an invalid IPv6 host", -1;
         }
         p = close + 1;
@@ -159,10 +151,10 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
             return mapi_error_set(err, MAPI_ERR_USAGE,
                                   "base_url contains a control byte or a space");
     }
-    if (n >= 8 && ascii_ieq(url, 8, "https://")) {
+    if (mapi_ascii_ieq(url, 8, "https://", 8)) {
         https = 1;
         p = url + 8;
-    } else if (n >= 7 && ascii_ieq(url, 7, "http://")) {
+    } else if (mapi_ascii_ieq(url, 7, "http://", 7)) {
         https = 0;
         p = url + 7;
     } else {
@@ -200,7 +192,6 @@ static int no_proxy_matches(const char *list, const char *host, size_t host_len)
     char hostz[64], tok[128];
     int family = 0;
     const char *p = list;
-    size_t i;
 
     if (host_len >= 2 && host[0] == '[') {
         host++;
@@ -229,8 +220,7 @@ static int no_proxy_matches(const char *list, const char *host, size_t host_len)
         }
         if (n == 0)
             continue;
-        for (i = 0; i < n; i++) /* lower-case: ascii_ieq compares with lower case */
-            tok[i] = (char)(t[i] >= 'A' && t[i] <= 'Z' ? t[i] - 'A' + 'a' : t[i]);
+        memcpy(tok, t, n);
         tok[n] = '\0';
         slash = strchr(tok, '/');
         if (family && slash) {
@@ -253,9 +243,9 @@ static int no_proxy_matches(const char *list, const char *host, size_t host_len)
             if (inet_pton(family, tok, nbuf) == 1 &&
                 memcmp(hbuf, nbuf, family == AF_INET ? 4 : 16) == 0)
                 return 1;
-        } else if (ascii_ieq(host, host_len, tok) ||
+        } else if (mapi_ascii_ieq(host, host_len, tok, n) ||
                    (host_len > n && host[host_len - n - 1] == '.' &&
-                    ascii_ieq(host + host_len - n, n, tok))) {
+                    mapi_ascii_ieq(host + host_len - n, n, tok, n))) {
             return 1;
         }
     }
@@ -284,7 +274,7 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
     const char *what = "proxy", *value = option, *base_auth, *base_host, *host, *auth_end, *p;
     const char *bad, *at;
     size_t base_host_len, host_len, i, n;
-    int https = strlen(base_url) >= 8 && ascii_ieq(base_url, 8, "https://");
+    int https = mapi_ascii_ieq(base_url, 8, "https://", 8);
     mapi_buf b;
 
     *out = NULL;
@@ -320,7 +310,7 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
         return mapi_error_oom(err);
     }
     p = b.data;
-    if (b.len < 7 || !ascii_ieq(p, 7, "http://")) {
+    if (!mapi_ascii_ieq(p, 7, "http://", 7)) {
         mapi_buf_free(&b);
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "%s must be an http:// proxy URL (an https:// base URL is "

@@ -20,7 +20,7 @@ static mapi_exchange *new_exchange(int confirm, int max_retries, const char *key
     memset(&k, 0, sizeof k);
     k.method = confirm ? "PUT" : "GET";
     k.url = confirm ? "http://h/api/public/v1/payouts/p" : "http://h/api/public/v1/channels/c1";
-    k.confirm = confirm;
+    k.moves_money = confirm;
     k.type = confirm ? "payouts" : "channels";
     memset(&s, 0, sizeof s);
     s.api_key = key;

@@ -549,7 +549,7 @@ static void body_cap_while_receiving(void **state)
     /* the confirm's outcome is left unknown, not settled: this server has no
        answer for the settling read, which would wait out its timeouts (about
        65 s); settling is test_settle.c's */
-    cfg.no_settle = 1;
+    cfg.settle = MAPI_SETTLE_OFF;
     c = mapi_client_new(&cfg, &err);
     assert_non_null(c);
     assert_int_equal(mapi_get_channel(c, "x", &doc, &err), -1);

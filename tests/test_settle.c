@@ -33,7 +33,7 @@ static mapi_exchange *confirm_exchange(int settle, int max_retries, double deadl
     memset(&k, 0, sizeof k);
     k.method = "PUT";
     k.url = PUT_URL;
-    k.confirm = 1;
+    k.moves_money = 1;
     k.type = "payouts";
     k.id = "p";
     k.settle = settle;
@@ -65,7 +65,7 @@ static void confirm_502_then_read(mapi_exchange *x, mapi_error *e)
 
     in = mapi_exchange_begin(x);
     assert_string_equal(in->method, "PUT");
-    assert_true(mapi_exchange_request(x)->confirm);
+    assert_true(mapi_exchange_attempt_call(x)->moves_money);
     assert_int_equal(mapi_exchange_end(x, response(502, NULL, NULL, "<html>"), e, &doc, &wait),
                      MAPI_STEP_SETTLE);
     assert_null(doc);
@@ -75,10 +75,10 @@ static void confirm_502_then_read(mapi_exchange *x, mapi_error *e)
     in = mapi_exchange_begin(x);
     assert_string_equal(in->method, "GET");
     assert_int_equal(in->attempt, 1);
-    r = mapi_exchange_request(x);
+    r = mapi_exchange_attempt_call(x);
     assert_string_equal(r->method, "GET");
     assert_string_equal(r->url, PUT_URL);
-    assert_false(r->confirm);
+    assert_false(r->moves_money);
     assert_string_equal(mapi_exchange_call(x)->method, "PUT"); /* the call as built */
 }
 
@@ -409,7 +409,7 @@ static void settling_turned_off(void **state)
     mapi_config_init(&cfg);
     cfg.base_url = tu_base_url();
     cfg.api_key = tu_api_key();
-    cfg.no_settle = 1;
+    cfg.settle = MAPI_SETTLE_OFF;
     c = mapi_client_new(&cfg, &err);
     assert_non_null(c);
     /* the client's setting: no read */

@@ -1,7 +1,7 @@
 /*
  * test_url.c -- the pure parts of the client, no network: percent-encoding,
  * base_url rules, Retry-After, backoff, limit details, media types, error
- * documents and messages, keeping the api key out.
+ * documents and messages, keeping the api key out, the endpoint table.
  */
 #include <time.h>
 
@@ -558,6 +558,39 @@ static void buffers(void **state)
     assert_null(b.data);
 }
 
+/* The endpoint table: every row whole, found by name, and the decimal
+   fields by type and attribute (bytes and lengths: no prefix matches). */
+static void endpoint_table(void **state)
+{
+    const mapi_endpoint *e;
+    size_t i;
+    (void)state;
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+        assert_ptr_equal(mapi_endpoint_find(e->name), e);
+        assert_true(mapi_method_safety(e->method) == !e->moves_money);
+        assert_non_null(e->type);
+        assert_non_null(e->id_name);
+        assert_non_null(e->decimal_fields);
+    }
+    assert_int_equal(i, 4);
+    assert_null(mapi_endpoint_find("payout"));
+    assert_null(mapi_endpoint_find(NULL));
+    assert_true(mapi_endpoint_find("confirm_payout")->moves_money);
+    assert_string_equal(mapi_endpoint_find("list_addresses")->key_for, "list addresses");
+    assert_null(mapi_endpoint_find("get_channel")->key_for);
+    assert_int_equal(mapi_decimal_field("payouts", 7, "amount", 6), 1);
+    assert_int_equal(mapi_decimal_field("payouts", 7, "amount_x", 6), 1); /* by length */
+    assert_int_equal(mapi_decimal_field("payouts", 7, "amoun", 5), 0);
+    assert_int_equal(mapi_decimal_field("payouts\0x", 9, "amount", 6), 0);
+    assert_int_equal(mapi_decimal_field("payout", 6, "amount", 6), 0);
+    assert_int_equal(mapi_decimal_field("channels", 8, "amount", 6), 0);
+    assert_true(mapi_ascii_ieq("Content-TYPE", 12, "content-type", 12));
+    assert_false(mapi_ascii_ieq("content", 7, "content-type", 12));
+    assert_true(mapi_header_name_equal("X-A", "x-a"));
+    assert_false(mapi_header_name_equal("X-A", "x-ab"));
+    assert_false(mapi_header_name_equal("X-AB", "x-a"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -578,6 +611,7 @@ int main(void)
         cmocka_unit_test(clear_leaves_init_state),
         cmocka_unit_test(redaction),
         cmocka_unit_test(buffers),
+        cmocka_unit_test(endpoint_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
