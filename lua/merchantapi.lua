@@ -39,9 +39,8 @@ local ipairs = ipairs
 local setmetatable = setmetatable
 local getmetatable = getmetatable
 local jit = rawget(_G, "jit")
--- the client core a call goes through: a merchantapi.loop task's loop,
--- cosockets in an OpenResty phase that can yield, or libcurl
-local core_for = loop.core_for
+-- runs a call the way the client's calls go (merchantapi.transport)
+local run = transport.call
 
 local M = {
   _NAME = "merchantapi",
@@ -194,21 +193,9 @@ function M.new(opts)
   if not c then
     return nil, err
   end
-  -- OpenResty: a client without transport, proxy, cafile or capath goes
-  -- over cosockets in the phases that can yield (loop.core_for), over
-  -- libcurl elsewhere (init_by_lua, ...); transport = "libcurl" opts out
-  local ngx_core
-  if opts.transport == nil and not (opts.proxy or opts.cafile or opts.capath) and
-    type(rawget(_G, "ngx")) == "table" then
-    ngx_core = transport.wrap(c, { transport = require("merchantapi.transport.ngx").request,
-      on_request = opts.on_request, on_response = opts.on_response })
-  end
-  if custom or opts.on_request or opts.on_response then
-    c = transport.wrap(c, { transport = custom, on_request = opts.on_request,
-      on_response = opts.on_response }) -- the same methods, through the transport / hooks
-  end
-  return setmetatable({ _core = c, _ngx_core = ngx_core, base_url = display_url(opts.base_url) },
-    Client)
+  local client = transport.route(opts) -- how its calls go, decided once
+  client._c, client.base_url = c, display_url(opts.base_url)
+  return setmetatable(client, Client)
 end
 
 --- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`.
@@ -258,7 +245,7 @@ function Client:confirm_payout(payout_id, opts)
   if opts ~= nil then -- nil: nothing to check (and no table made)
     check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
   end
-  return core_for(self):confirm_payout(payout_id, opts)
+  return run(self, "confirm_payout", payout_id, opts)
 end
 
 --- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
@@ -284,7 +271,7 @@ function Client:get_channel(channel_id, opts)
   if opts ~= nil then -- nil: nothing to check (and no table made)
     check_options(opts, CALL_OPTIONS, "get_channel", 2)
   end
-  return core_for(self):get_channel(channel_id, opts)
+  return run(self, "get_channel", channel_id, opts)
 end
 
 --- Lists one page of an account's receiving addresses:
@@ -318,7 +305,7 @@ function Client:list_addresses(account_id, opts)
   if opts ~= nil then -- nil: nothing to check (and no table made)
     check_options(opts, LIST_OPTIONS, "list_addresses", 2)
   end
-  return core_for(self):list_addresses(account_id, opts)
+  return run(self, "list_addresses", account_id, opts)
 end
 
 --- A pager over every address of an account (docs/contract.md, "Lists and pages").
@@ -362,10 +349,9 @@ function Client:addresses(account_id, opts)
     return copy
   end
   local ok, p = pcall(pager.paginate, function(params)
-    return core_for(self):list_addresses(account_id, with_headers(params))
+    return run(self, "list_addresses", account_id, with_headers(params))
   end, opts, function(params, first_page, count, concurrency)
-    return core_for(self):list_addresses_pages(account_id, with_headers(params), first_page, count,
-      concurrency)
+    return transport.pages(self, account_id, with_headers(params), first_page, count, concurrency)
   end)
   if not ok then
     error(p, 2)
@@ -446,8 +432,8 @@ function Client:request(method, path, opts)
   if err then
     return nil, err
   end
-  return core_for(self):request(method, full, body, nil, nil, nil, opts and opts.deadline,
-    opts and opts.headers)
+  return run(self, "request", { method = method, path = full, body = body,
+    deadline = opts and opts.deadline, headers = opts and opts.headers })
 end
 
 --- A pager over a list of any JSON:API endpoint that follows the list's
@@ -520,7 +506,7 @@ function Client:paginate(path, opts)
       return nil
     end
     pending, followed[current] = nil, true
-    local list, err = core_for(self):request("GET", current)
+    local list, err = run(self, "request", { method = "GET", path = current })
     if not list then
       if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
         -- the server's link is what the request refused
@@ -564,7 +550,7 @@ function Client:get_payout(payout_id, opts)
   if opts ~= nil then -- nil: nothing to check (and no table made)
     check_options(opts, CALL_OPTIONS, "get_payout", 2)
   end
-  return core_for(self):get_payout(payout_id, opts)
+  return run(self, "get_payout", payout_id, opts)
 end
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed
@@ -614,7 +600,7 @@ end
 --
 -- syntax: `client:close()`
 function Client:close()
-  self._core:close()
+  self._c:close()
 end
 
 -- No __gc on this table: a call on a client nobody else holds

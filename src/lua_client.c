@@ -4,8 +4,16 @@
  * core.new reads the client's options into a mapi_config; each method
  * reads its arguments and options, has the core build and run the call
  * (src/client.c, src/request.c, src/pages.c), and hands what came back to
- * lua_convert.c.  lua/merchantapi.lua is the public face: it checks option
- * names and types (merchantapi.options) and wraps the userdata defined here.
+ * lua_convert.c.  lua/merchantapi.lua is the public face: option names and
+ * types are checked there, once (merchantapi.options); the values' limits
+ * here, by the core's rules (limits.c).  lua/merchantapi/transport.lua
+ * decides how each call runs.
+ *
+ * Closing while calls run, the one rule: every call under way holds its
+ * client (a prepared exchange until its result is taken or it is
+ * collected, a call with hooks while it runs); close() then only marks the
+ * client closed for new calls, and the last release frees it.  While one of
+ * its hooks runs (over libcurl) the client is busy: a call of it fails.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -21,8 +29,9 @@
 
 typedef struct client_box {
     mapi_client *client; /* NULL once closed */
-    int holds;           /* calls running on a loop (mapi_lua_client_hold) */
+    int holds;           /* calls under way (mapi_lua_client_hold) */
     int close_pending;   /* close() came while holds > 0: closed at the last release */
+    int busy;            /* one of its hooks is running */
     char base_url[];     /* for __tostring: never the api key */
 } client_box;
 
@@ -60,33 +69,14 @@ static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
     return 1;
 }
 
-/* Raises on a key of the options table at idx that is not in names. */
-static void check_option_names(lua_State *L, int idx, const char *const *names)
-{
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        size_t i;
-        int known = 0;
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "bad option name (string expected, got %s)", luaL_typename(L, -1));
-        for (i = 0; names[i]; i++)
-            if (strcmp(names[i], lua_tostring(L, -1)) == 0)
-                known = 1;
-        if (!known)
-            luaL_error(L, "unknown option '%s'", lua_tostring(L, -1));
-    }
-}
-
-/* Makes the options argument at idx (nil or a table, checked before) a
-   table, an empty one for nil, and raises on a name not in names. */
-static void options_table(lua_State *L, int idx, const char *const *names)
+/* Makes the options argument at idx (nil or a table, checked before) an
+   empty table when it is nil. */
+static void empty_if_nil(lua_State *L, int idx)
 {
     if (lua_isnil(L, idx)) {
         lua_newtable(L);
         lua_replace(L, idx);
     }
-    check_option_names(L, idx, names);
 }
 
 static int has_nul(const char *s, size_t len)
@@ -197,10 +187,6 @@ static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
  */
 int mapi_lua_new(lua_State *L)
 {
-    static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
-                                        "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", "proxy", "headers", "deadline",
-                                        "settle", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0;
     double d;
@@ -211,7 +197,6 @@ int mapi_lua_new(lua_State *L)
 
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    check_option_names(L, 1, names);
     mapi_config_init(&cfg);
     cfg.user_agent = LUA_VERSION;
 
@@ -286,6 +271,7 @@ int mapi_lua_new(lua_State *L)
     cb->client = NULL;
     cb->holds = 0;
     cb->close_pending = 0;
+    cb->busy = 0;
     if (cfg.base_url)
         memcpy(cb->base_url, cfg.base_url, url_len);
     cb->base_url[url_len] = '\0';
@@ -310,8 +296,8 @@ mapi_client *mapi_lua_client(lua_State *L, int idx)
 }
 
 /* client:close() -- frees the handle; safe to call again; also __gc, __close.
-   While calls of the client run on a loop, the handle is freed when the last
-   one ends (the client counts as closed for new calls at once). */
+   While calls of the client are under way, the handle is freed when the
+   last one ends (the client counts as closed for new calls at once). */
 static int l_client_close(lua_State *L)
 {
     client_box *cb = check_client(L);
@@ -324,14 +310,16 @@ static int l_client_close(lua_State *L)
     return 0;
 }
 
-/* For lua_loop.c (lua_binding.h). */
-mapi_client *mapi_lua_client_hold(lua_State *L, int idx)
+/* lua_binding.h */
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
 {
     client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
 
     if (!cb->client || cb->close_pending)
         return NULL;
     cb->holds++;
+    if (busy)
+        *busy = &cb->busy;
     return cb->client;
 }
 
@@ -354,6 +342,14 @@ static int l_client_tostring(lua_State *L)
     return 1;
 }
 
+/* Why the client cannot take a call now, or NULL. */
+static const char *unusable(const client_box *cb)
+{
+    if (cb->client == NULL || cb->close_pending)
+        return "the client is closed";
+    return cb->busy ? "the client was called from one of its own hooks" : NULL;
+}
+
 /* Checks self and the id argument; returns the client or NULL after pushing
    the failure results (*nret). */
 static mapi_client *call_prelude(lua_State *L, const char *method, const char **id, int *nret)
@@ -366,8 +362,8 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
         return NULL;
     }
     *id = lua_tolstring(L, 2, &len);
-    if (cb->client == NULL || cb->close_pending) {
-        *nret = push_usage(L, "the client is closed", method);
+    if (unusable(cb)) {
+        *nret = push_usage(L, unusable(cb), method);
         return NULL;
     }
     if (has_nul(*id, len)) {
@@ -467,6 +463,9 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
             return mapi_lua_push_err_results(L, &xb->err);
         }
         xb->convert = mapi_lua_exchange_results;
+        lua_pushvalue(L, 1); /* the exchange holds its client until it lets go */
+        xb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
+        mapi_lua_client_hold(L, 1, NULL);
         return 1;
     } else {
         call_box *cb = mapi_lua_push_call_box(L);
@@ -484,8 +483,6 @@ static int call_by_id(lua_State *L, enum call_what what, int prepare)
     const char *method = what == CALL_CONFIRM ? "PUT" : "GET";
     int with_settle = what == CALL_CONFIRM;
     call_args a;
-    static const char *const names[] = {"headers", "deadline", "settle", NULL};
-    static const char *const names_no_settle[] = {"headers", "deadline", NULL};
     const char *id, *bad;
     int nret = 0;
     mapi_client *c;
@@ -497,8 +494,6 @@ static int call_by_id(lua_State *L, enum call_what what, int prepare)
     c = call_prelude(L, method, &id, &nret);
     if (!c)
         return nret;
-    if (!lua_isnil(L, 3))
-        check_option_names(L, 3, with_settle ? names : names_no_settle);
     bad = read_call_options(L, 3, &opts, with_settle);
     if (bad)
         return push_usage(L, bad, method);
@@ -571,8 +566,6 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
    -> list, nil, res | nil, err[, res] */
 static int list_addresses(lua_State *L, int prepare)
 {
-    static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
-                                        "deadline", NULL};
     const char *id, *bad = NULL, *bad_call;
     int nret = 0;
     mapi_client *c;
@@ -587,7 +580,7 @@ static int list_addresses(lua_State *L, int prepare)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    options_table(L, 3, names);
+    empty_if_nil(L, 3);
     bad = read_page_options(L, 3, &p, 1);
     bad_call = read_call_options(L, 3, &opts, 0);
     if (bad || bad_call)
@@ -642,7 +635,6 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "per_page", "headers", NULL};
     const char *id, *bad = NULL;
     int nret = 0, lists;
     mapi_client *c;
@@ -666,7 +658,7 @@ static int l_list_addresses_pages(lua_State *L)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    options_table(L, 3, names);
+    empty_if_nil(L, 3);
     bad = read_page_options(L, 3, &p, 0);
     {
         err_box *pb = mapi_lua_push_err_box(L);
@@ -743,80 +735,57 @@ static int l_list_addresses_pages(lua_State *L)
 /* The generic call and get_payout                                          */
 /* ------------------------------------------------------------------------ */
 
-/* A string argument that may be nil: NULL for nil, raises for other types. */
-static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
-{
-    if (lua_isnoneornil(L, idx)) {
-        *len = 0;
-        return NULL;
-    }
-    if (lua_type(L, idx) != LUA_TSTRING) {
-        mapic_typeerror(L, idx, "string or nil");
-        return NULL;
-    }
-    return lua_tolstring(L, idx, len);
-}
-
 /*
- * client:request(method, path_and_query[, body[, type[, max_retries[, id[, deadline[,
- *                headers]]]]]]) -> value, nil, res | nil, err[, res]
- * method and path_and_query are strings (sent as mapi_request_ex checks
- * them), body a string or nil (sent as is), type the expected primary type
- * or nil (any), max_retries an integer or nil (the client's), id the
- * expected primary id or nil (any; needs type), deadline seconds > 0 or nil
- * (the client's), headers a table name -> value or nil (see read_headers).
- * lua/merchantapi.lua builds path_and_query and the body from a table.
+ * client:request{ method=, path=[, body=][, type=][, id=][, max_retries=][, deadline=]
+ *                 [, headers=] } -> value, nil, res | nil, err[, res]
+ * method and path (with its query) are strings (sent as mapi_request_ex
+ * checks them), body a string or nil (sent as is), type the expected
+ * primary type or nil (any), id the expected primary id or nil (any; needs
+ * type), max_retries an integer or nil (the client's), deadline seconds > 0
+ * or nil (the client's), headers a table name -> value or nil (see
+ * read_headers).  lua/merchantapi.lua builds the path and the body.
  */
 static int request_call(lua_State *L, int prepare)
 {
+    static const char *const fields[] = {"method", "path", "body", "type", "id",
+                                         "max_retries", "deadline", "headers", NULL};
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
-    const char *method, *path, *body, *type, *id;
-    size_t method_len, path_len, body_len, type_len, id_len;
+    const char *s[5]; /* method, path, body, type, id at 3 .. 7 */
+    size_t len[5];
     int64_t n;
+    int i;
     call_args a;
 
-    lua_settop(L, 9);
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return mapic_typeerror(L, 2, "string");
-    if (lua_type(L, 3) != LUA_TSTRING)
-        return mapic_typeerror(L, 3, "string");
-    if (!lua_isnil(L, 9) && lua_type(L, 9) != LUA_TTABLE)
-        return mapic_typeerror(L, 9, "table or nil");
-    method = lua_tolstring(L, 2, &method_len);
-    path = lua_tolstring(L, 3, &path_len);
-    body = arg_opt_string(L, 4, &body_len);
-    type = arg_opt_string(L, 5, &type_len);
-    if (!lua_isnil(L, 6)) {
-        if (!mapic_tointeger(L, 6, &n))
-            return mapic_typeerror(L, 6, "integer or nil");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    for (i = 0; fields[i]; i++)
+        lua_getfield(L, 2, fields[i]); /* 3 .. 10 */
+    for (i = 0; i < 5; i++) {
+        len[i] = 0;
+        s[i] = opt_string(L, 3 + i, fields[i], &len[i]);
+    }
+    if (!s[0] || !s[1])
+        return luaL_error(L, "bad argument to 'request' (method and path expected)");
+    if (opt_integer(L, 8, "max_retries", &n))
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
-    }
-    id = arg_opt_string(L, 7, &id_len);
-    if (!lua_isnil(L, 8)) {
-        if (lua_type(L, 8) != LUA_TNUMBER)
-            return mapic_typeerror(L, 8, "number or nil");
-        opts.deadline = (double)lua_tonumber(L, 8);
-        if (mapi_limit_deadline(opts.deadline))
-            opts.deadline = -1; /* refused by the core (limits.c); 0 too: given */
-    }
-    if (cb->client == NULL || cb->close_pending ||
-        has_nul(method, method_len) || has_nul(path, path_len) ||
-        has_nul(type, type_len) || has_nul(id, id_len))
-        return push_usage(L,
-                          cb->client == NULL || cb->close_pending ? "the client is closed"
-                                             : "method, path, type or id contains a NUL byte",
-                          method);
-    opts.type = type;
-    opts.id = id;
-    if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
-        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
+    if (opt_number(L, 9, "deadline", &opts.deadline) && mapi_limit_deadline(opts.deadline))
+        opts.deadline = -1; /* refused by the core (limits.c); 0 too: given */
+    if (unusable(cb))
+        return push_usage(L, unusable(cb), s[0]);
+    for (i = 0; i < 5; i++)
+        if (i != 2 && has_nul(s[i], len[i]))
+            return push_usage(L, "method, path, type or id contains a NUL byte", s[0]);
+    opts.type = s[3];
+    opts.id = s[4];
+    if (read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), s[0]);
     memset(&a, 0, sizeof a);
     a.what = CALL_REQUEST;
-    a.method = method;
-    a.path = path;
-    a.body = body;
-    a.body_len = body_len;
+    a.method = s[0];
+    a.path = s[1];
+    a.body = s[2];
+    a.body_len = len[2];
     a.ropts = opts;
     return finish_call(L, cb->client, &a, prepare);
 }

@@ -89,7 +89,7 @@ static void op_release(lua_State *L, lua_op *o)
     lua_pop(L, 1);
     luaL_unref(L, LUA_REGISTRYINDEX, o->cref);
     if (o->xb->on_loop == 2)
-        mapi_lua_exchange_box_clear(o->xb); /* finalized first, at lua_close */
+        mapi_lua_exchange_box_clear(L, o->xb); /* finalized first, at lua_close */
     o->xb->on_loop = 0;
     luaL_unref(L, LUA_REGISTRYINDEX, o->xref);
     if (o->hooks.ref != LUA_NOREF)
@@ -169,7 +169,7 @@ static int l_start(lua_State *L)
         mapi_error_oom(&eb->err);
         return mapi_lua_push_failure(L, eb);
     }
-    c = mapi_lua_client_hold(L, 2);
+    c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
         free(o);
         lua_pushnil(L);

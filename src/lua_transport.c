@@ -161,8 +161,10 @@ void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_inf
     hc.ctx = ctx;
     hc.event = event;
     hc.info = info;
+    *ctx->busy = 1; /* a call of the client from the hook fails */
     /* an error here (out of memory building the info) is dropped like a hook's */
     (void)mapic_cpcall(L, hook_trampoline, &hc);
+    *ctx->busy = 0;
     lua_settop(L, top);
 }
 
@@ -170,27 +172,34 @@ void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_inf
  * client:observed(state, name, ...) -> the results of client:name(...)
  * state: a table with on_request / on_response (functions or nil); receives
  * hook_raised = true and hook_error (the value raised, which may be nil or
- * false) when a hook raised.  A Lua error of the method itself is raised
- * again after the observer is removed.
+ * false) when a hook raised.  The client is held while the call runs (a
+ * hook's close() is done after it).  A Lua error of the method itself is
+ * raised again after the observer is removed.
  */
 static int l_observed(lua_State *L)
 {
-    mapi_client *c = mapi_lua_client(L, 1);
     const char *name;
     observe_ctx ctx;
     int n = lua_gettop(L), status;
+    mapi_client *c;
 
     luaL_checktype(L, 2, LUA_TTABLE);
     name = luaL_checkstring(L, 3);
     lua_pushvalue(L, 2);
     ctx.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    c = mapi_lua_client_hold(L, 1, &ctx.busy);
+    if (c && *ctx.busy) { /* from one of its hooks: the method refuses it */
+        mapi_lua_client_release(L, 1);
+        c = NULL;
+    }
     ctx.L = L;
     if (c)
         mapi_client_set_observer(c, mapi_lua_observer, &ctx);
     status = call_method(L, 1, name, 4, n);
-    c = mapi_lua_client(L, 1); /* NULL if the method closed it */
-    if (c)
+    if (c) {
         mapi_client_set_observer(c, NULL, NULL);
+        mapi_lua_client_release(L, 1);
+    }
     luaL_unref(L, LUA_REGISTRYINDEX, ctx.ref);
     if (status != 0)
         return lua_error(L);
@@ -211,12 +220,25 @@ static int xbox_gc(lua_State *L)
         xb->on_loop = 2;
         return 0;
     }
-    mapi_lua_exchange_box_clear(xb);
+    mapi_lua_exchange_box_clear(L, xb);
     return 0;
 }
 
-void mapi_lua_exchange_box_clear(exchange_box *xb)
+/* Lets go of the client the exchange holds (lua_client.c's close rule). */
+static void let_go(lua_State *L, xbox *xb)
 {
+    if (xb->cref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, xb->cref);
+    mapi_lua_client_release(L, lua_gettop(L));
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, xb->cref);
+    xb->cref = LUA_NOREF;
+}
+
+void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb)
+{
+    let_go(L, xb);
     mapi_exchange_free(xb->x);
     xb->x = NULL;
     mapi_response_free(xb->pending);
@@ -233,6 +255,7 @@ exchange_box *mapi_lua_push_exchange_box(lua_State *L)
 
     memset(xb, 0, sizeof *xb);
     xb->err = init;
+    xb->cref = LUA_NOREF;
     mapic_setmetatable(L, EXCHANGE_MT);
     return xb;
 }
@@ -542,6 +565,7 @@ static int l_result(lua_State *L)
     xbox *xb = check_xbox(L, X_DONE);
 
     xb->state = X_TAKEN;
+    let_go(L, xb);
     return xb->convert(L, xb);
 }
 
