@@ -59,33 +59,63 @@ int mapi_id_check(const char *what, const char *id, mapi_error *err)
     return 0;
 }
 
-static const struct {
-    const char *name;       /* for core.path */
-    const char *collection; /* "/<collection>/<id>" */
-    const char *tail;       /* after the id */
-} endpoints[] = {
-    [MAPI_EP_PAYOUT] = {"payout", "payouts", ""},
-    [MAPI_EP_CHANNEL] = {"channel", "channels", ""},
-    [MAPI_EP_ADDRESSES] = {"addresses", "accounts", "/addresses"},
+/* ---- the endpoint table (interface, "Endpoints"): one row per call ---- */
+
+static const char *const payout_decimals[] = {"amount", NULL};
+static const char *const no_decimals[] = {NULL};
+
+/* Adding an endpoint is one row here (and its tests and docs): the C entry
+   points, the loop starters, the binding and the Lua wrappers read it. */
+static const mapi_endpoint endpoints[] = {
+    {"confirm_payout", "PUT", "payouts", "", "payout_id", "payouts", "confirm a payout", 0, 1,
+     payout_decimals},
+    {"get_channel", "GET", "channels", "", "channel_id", "channels", NULL, 0, 0, no_decimals},
+    /* the interface shows Authorization on the address list */
+    {"list_addresses", "GET", "accounts", "/addresses", "account_id", "addresses",
+     "list addresses", 1, 0, no_decimals},
+    /* the read that follows (and settles) a confirm (interface, "Events") */
+    {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0, 0, payout_decimals},
 };
 
-int mapi_endpoint_by_name(const char *name)
+const mapi_endpoint *mapi_endpoint_at(size_t i)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++)
-        if (strcmp(name, endpoints[i].name) == 0)
-            return (int)i;
-    return -1;
+    return i < sizeof endpoints / sizeof endpoints[0] ? &endpoints[i] : NULL;
 }
 
-int mapi_endpoint_path(mapi_buf *b, mapi_endpoint e, const char *id, size_t len)
+const mapi_endpoint *mapi_endpoint_find(const char *name)
+{
+    const mapi_endpoint *e;
+    size_t i;
+
+    for (i = 0; name && (e = mapi_endpoint_at(i)) != NULL; i++)
+        if (strcmp(name, e->name) == 0)
+            return e;
+    return NULL;
+}
+
+int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len)
+{
+    const mapi_endpoint *e;
+    const char *const *f;
+    size_t i;
+
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+        if (strlen(e->type) != type_len || memcmp(e->type, type, type_len) != 0)
+            continue;
+        for (f = e->decimal_fields; *f; f++)
+            if (strlen(*f) == name_len && memcmp(*f, name, name_len) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len)
 {
     mapi_buf_puts(b, API_PREFIX "/");
-    mapi_buf_puts(b, endpoints[e].collection);
+    mapi_buf_puts(b, e->collection);
     mapi_buf_puts(b, "/");
     mapi_url_encode_n(b, id, len);
-    return mapi_buf_puts(b, endpoints[e].tail);
+    return mapi_buf_puts(b, e->tail);
 }
 
 static int is_hex(char ch)
@@ -243,8 +273,8 @@ static int call_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_error *err
     return 0;
 }
 
-static int endpoint_call(mapi_client *c, mapi_call *k, mapi_endpoint e, const char *id,
-                         mapi_error *err)
+static int endpoint_call(mapi_client *c, mapi_call *k, const mapi_endpoint *e,
+                         const char *id, mapi_error *err)
 {
     mapi_buf b;
 
@@ -265,7 +295,7 @@ int mapi_call_confirm_payout(mapi_client *c, const char *payout_id,
     k->id = payout_id;
     k->settle = opts && opts->settle != MAPI_SETTLE_CLIENT ? opts->settle == MAPI_SETTLE_ON
                                                            : mapi_client_settles(c);
-    return endpoint_call(c, k, MAPI_EP_PAYOUT, payout_id, err);
+    return endpoint_call(c, k, &endpoints[0], payout_id, err);
 }
 
 int mapi_call_get_channel(mapi_client *c, const char *channel_id,
@@ -277,7 +307,7 @@ int mapi_call_get_channel(mapi_client *c, const char *channel_id,
         return -1;
     k->type = "channels";
     k->id = channel_id;
-    return endpoint_call(c, k, MAPI_EP_CHANNEL, channel_id, err);
+    return endpoint_call(c, k, &endpoints[1], channel_id, err);
 }
 
 static void query_string(mapi_buf *b, char *sep, const char *name, const char *value)
@@ -317,7 +347,7 @@ int mapi_call_list_addresses(mapi_client *c, const char *account_id,
     k->type = "addresses";
     k->list = 1;
     url_init(c, &b);
-    mapi_endpoint_path(&b, MAPI_EP_ADDRESSES, account_id, strlen(account_id));
+    mapi_endpoint_path(&b, &endpoints[2], account_id, strlen(account_id));
     if (p) {
         query_string(&b, &sep, "order", p->order);
         query_string(&b, &sep, "order_type", p->order_type);
@@ -395,7 +425,7 @@ int mapi_call_get_payout(mapi_client *c, const char *payout_id,
     if (mapi_id_check("payout_id", payout_id, err) < 0)
         return -1;
     mapi_buf_init(&path);
-    mapi_endpoint_path(&path, MAPI_EP_PAYOUT, payout_id, strlen(payout_id));
+    mapi_endpoint_path(&path, &endpoints[0], payout_id, strlen(payout_id));
     p = mapi_buf_take(&path);
     if (!p)
         return mapi_error_oom(err);

@@ -42,11 +42,11 @@ struct mapi_client {
 void mapi_config_init(mapi_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->timeout = 30;
-    cfg->connect_timeout = 10;
-    cfg->max_retries = 2;
-    cfg->max_body = (size_t)16 * 1024 * 1024;
-    cfg->max_depth = 64;
+    cfg->timeout = MAPI_DEFAULT_TIMEOUT;
+    cfg->connect_timeout = MAPI_DEFAULT_CONNECT_TIMEOUT;
+    cfg->max_retries = MAPI_DEFAULT_MAX_RETRIES;
+    cfg->max_body = MAPI_DEFAULT_MAX_BODY;
+    cfg->max_depth = MAPI_DEFAULT_MAX_DEPTH;
 }
 
 /* ---- the client ---- */

@@ -117,9 +117,9 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->call.nheaders = x->nheaders;
     x->max_retries = s->max_retries < 0 ? 0 : s->max_retries;
     x->max_depth = s->max_depth;
-    x->max_body = s->max_body ? s->max_body : (size_t)16 * 1024 * 1024;
-    x->timeout = s->timeout > 0 ? s->timeout : 30.0;
-    x->connect_timeout = s->connect_timeout > 0 ? s->connect_timeout : 10.0;
+    x->max_body = s->max_body ? s->max_body : MAPI_DEFAULT_MAX_BODY;
+    x->timeout = s->timeout > 0 ? s->timeout : MAPI_DEFAULT_TIMEOUT;
+    x->connect_timeout = s->connect_timeout > 0 ? s->connect_timeout : MAPI_DEFAULT_CONNECT_TIMEOUT;
     x->deadline = s->deadline > 0 ? s->deadline
                                    : mapi_default_deadline(x->timeout, x->max_retries);
     x->debug = s->debug;

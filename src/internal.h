@@ -180,6 +180,14 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
 
 /* ---- option limits (limits.c): one check per option value, for C and Lua ---- */
 
+/* The defaults of the options (mapi_config_init; core.defaults for Lua),
+   written once: seconds, retries, bytes, nesting levels. */
+#define MAPI_DEFAULT_TIMEOUT 30.0
+#define MAPI_DEFAULT_CONNECT_TIMEOUT 10.0
+#define MAPI_DEFAULT_MAX_RETRIES 2
+#define MAPI_DEFAULT_MAX_BODY ((size_t)16 * 1024 * 1024)
+#define MAPI_DEFAULT_MAX_DEPTH 64
+
 /* Each returns NULL when the value is within its limits, else the USAGE
    title (a static string: the same from the C API and from Lua).  Seconds:
    > 0 and at most 1e9 (NaN refused); max_retries 0 .. MAPI_MAX_RETRIES;
@@ -369,12 +377,31 @@ int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
 
 /* ---- the service's rules: building calls (calls.c) ---- */
 
-/* The service's endpoints (interface, "Endpoints"). */
-typedef enum mapi_endpoint {
-    MAPI_EP_PAYOUT = 0, /* /api/public/v1/payouts/<id> */
-    MAPI_EP_CHANNEL,    /* /api/public/v1/channels/<id> */
-    MAPI_EP_ADDRESSES   /* /api/public/v1/accounts/<id>/addresses */
+/* One row of the endpoint table (interface, "Endpoints"): everything the
+   core, the binding and the Lua modules know of one call.  The rows are
+   static: pointers stay valid for the life of the program. */
+typedef struct mapi_endpoint {
+    const char *name;        /* "confirm_payout", "get_channel", "list_addresses", "get_payout" */
+    const char *method;      /* "PUT", "GET" */
+    const char *collection;  /* the path is API prefix "/" collection "/" <id> tail */
+    const char *tail;        /* "" or "/addresses" */
+    const char *id_name;     /* "payout_id", "channel_id", "account_id" */
+    const char *type;        /* the primary data's resource type: "payouts", "channels", ... */
+    const char *key_for;     /* NULL: sent without the key; else the usage message's purpose,
+                                "confirm a payout" ("an api_key is required to <key_for>") */
+    int lists;               /* a list with pagination meta */
+    int moves_money;         /* may move money: sent at most once, outcome, settle */
+    const char *const *decimal_fields; /* NULL-terminated attribute names kept as decimal
+                                          strings ("amount" of payouts); never NULL */
 } mapi_endpoint;
+
+/* The row named name, or NULL: no such endpoint (name NULL included). */
+const mapi_endpoint *mapi_endpoint_find(const char *name);
+/* Row i (0-based), or NULL past the last row. */
+const mapi_endpoint *mapi_endpoint_at(size_t i);
+/* 1 when the attribute name[0..name_len) of resource type type[0..type_len)
+   is kept as a decimal string (a row of that type lists it), else 0. */
+int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len);
 
 /* What one endpoint sends and expects back. */
 typedef struct mapi_call {
@@ -411,11 +438,9 @@ int mapi_id_check(const char *what, const char *id, mapi_error *err);
 /* Checks a path and query under the base URL by the rules of merchantapi.h
    (mapi_request).  0, or -1 with USAGE. */
 int mapi_path_check(const char *path_and_query, mapi_error *err);
-/* The endpoint named "payout", "channel" or "addresses" (core.path), or -1. */
-int mapi_endpoint_by_name(const char *name);
 /* Appends the path of endpoint e with id (len bytes) percent-encoded; 0 or
    -1 (oom). */
-int mapi_endpoint_path(mapi_buf *b, mapi_endpoint e, const char *id, size_t len);
+int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len);
 
 /* The caps of one list_addresses_pages call: pages, and transfers in flight
    (a larger concurrency is cut to it). */

@@ -37,24 +37,24 @@ static int l_sleep(lua_State *L)
     return 0;
 }
 
-/* core.path(endpoint, id) -> string: the path of the service's endpoint
-   "payout", "channel" or "addresses" for id (percent-encoded), by the
-   core's one table of paths (calls.c); raises for another endpoint name. */
+/* core.path(endpoint, id) -> string: the path of the endpoint named by a
+   row of core.endpoints ("get_payout", ...) for id (percent-encoded), by the
+   core's one table (calls.c); raises for another endpoint name. */
 static int l_path(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
     size_t len;
     const char *id = luaL_checklstring(L, 2, &len);
-    int e = mapi_endpoint_by_name(name);
+    const mapi_endpoint *e = mapi_endpoint_find(name);
     size_t room = 64 + 3 * len; /* the longest path: every id byte as %XX */
     char *out;
     mapi_buf b;
 
-    if (e < 0)
+    if (!e)
         return luaL_error(L, "merchantapi: no endpoint '%s'", name);
     out = (char *)mapic_newuserdata(L, room); /* Lua's memory first: nothing to leak */
     mapi_buf_init(&b);
-    mapi_endpoint_path(&b, (mapi_endpoint)e, id, len);
+    mapi_endpoint_path(&b, e, id, len);
     if (b.oom || b.len >= room) {
         mapi_buf_free(&b);
         return luaL_error(L, "merchantapi: out of memory");
@@ -64,6 +64,64 @@ static int l_path(lua_State *L)
     mapi_buf_free(&b);
     lua_pushlstring(L, out, len);
     return 1;
+}
+
+/* Pushes core.endpoints: the core's endpoint table (calls.c), an array of
+   rows {name=, method=, id_name=, type=, key_for= (string or nil), lists=,
+   moves_money= (booleans), decimal_fields= {names...}}, each row also under
+   its name (core.endpoints.get_channel). */
+static void push_endpoints(lua_State *L)
+{
+    const mapi_endpoint *e;
+    size_t i, j;
+
+    lua_newtable(L);
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+        lua_createtable(L, 0, 8);
+        lua_pushstring(L, e->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, e->method);
+        lua_setfield(L, -2, "method");
+        lua_pushstring(L, e->id_name);
+        lua_setfield(L, -2, "id_name");
+        lua_pushstring(L, e->type);
+        lua_setfield(L, -2, "type");
+        if (e->key_for) {
+            lua_pushstring(L, e->key_for);
+            lua_setfield(L, -2, "key_for");
+        }
+        lua_pushboolean(L, e->lists);
+        lua_setfield(L, -2, "lists");
+        lua_pushboolean(L, e->moves_money);
+        lua_setfield(L, -2, "moves_money");
+        lua_newtable(L);
+        for (j = 0; e->decimal_fields[j]; j++) {
+            lua_pushstring(L, e->decimal_fields[j]);
+            lua_rawseti(L, -2, (int)j + 1);
+        }
+        lua_setfield(L, -2, "decimal_fields");
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, e->name);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+}
+
+/* Pushes core.defaults: the options' defaults, written once in the core
+   (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
+   (bytes), max_depth (nesting levels). */
+static void push_defaults(lua_State *L)
+{
+    lua_createtable(L, 0, 5);
+    lua_pushnumber(L, MAPI_DEFAULT_TIMEOUT);
+    lua_setfield(L, -2, "timeout");
+    lua_pushnumber(L, MAPI_DEFAULT_CONNECT_TIMEOUT);
+    lua_setfield(L, -2, "connect_timeout");
+    lua_pushinteger(L, MAPI_DEFAULT_MAX_RETRIES);
+    lua_setfield(L, -2, "max_retries");
+    lua_pushinteger(L, (lua_Integer)MAPI_DEFAULT_MAX_BODY);
+    lua_setfield(L, -2, "max_body");
+    lua_pushinteger(L, MAPI_DEFAULT_MAX_DEPTH);
+    lua_setfield(L, -2, "max_depth");
 }
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of
@@ -125,7 +183,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     mapi_lua_client_open(L);
     mapi_lua_loop_open(L);
 
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 16);
     mapic_setfuncs(L, functions, 0);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
@@ -135,5 +193,9 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     lua_setfield(L, -2, "_NAME");
     lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
     lua_setfield(L, -2, "error_metatable");
+    push_endpoints(L);
+    lua_setfield(L, -2, "endpoints");
+    push_defaults(L);
+    lua_setfield(L, -2, "defaults");
     return 1;
 }

@@ -62,7 +62,7 @@ function wait.for_txid(client, payout_id, opts)
   end
   -- from for_txid, below client:wait_for_txid: raises at that one's caller
   opts = options.check(opts, OPTIONS, "wait_for_txid", 2, 3)
-  local path = core.path("payout", payout_id) -- the core's one table of paths
+  local path = core.path("get_payout", payout_id) -- the core's one table of paths
   local timeout, msg = seconds(opts, "timeout", 0, false)
   local interval, max_interval
   if timeout then
