@@ -158,6 +158,9 @@ void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_i
    header values (nil, a string, or an array of strings) is framed, by the
    core's rule (framing.c). */
 int mapi_lua_framing(lua_State *L);
+/* core.backoff(retry, base, cap) -> seconds: the core's backoff growth
+   (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
+int mapi_lua_backoff(lua_State *L);
 
 /* Adds the method observed to the client method table on the
    top of the stack, and registers the exchange metatable; the stack is left

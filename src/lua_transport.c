@@ -547,6 +547,16 @@ int mapi_lua_framing(lua_State *L)
     return 1;
 }
 
+int mapi_lua_backoff(lua_State *L)
+{
+    lua_Integer retry = luaL_checkinteger(L, 1);
+
+    lua_pushnumber(L, (lua_Number)mapi_backoff_cap(retry > 1000 ? 1000 : (int)retry,
+                                                   luaL_checknumber(L, 2),
+                                                   luaL_checknumber(L, 3)));
+    return 1;
+}
+
 /* The conversion of the calls that give a document (every call a custom
    transport carries): value, nil, res | nil, err[, res], as the method run
    over libcurl gives them.  Takes the exchange's document or error. */

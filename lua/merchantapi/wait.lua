@@ -105,16 +105,11 @@ function wait.for_txid(client, payout_id, opts)
     elseif not err.retryable then
       return nil, err, res -- 404, 401, decode, ...: waiting cannot help
     else
-      last_err, failures = err, failures + 1
-      if err.retry_after then
-        -- honour the server's Retry-After: never read again sooner
-        pause, must_wait = err.retry_after > interval and err.retry_after or interval, true
-      else
-        pause = interval * 2 ^ failures
-        if pause > max_interval then
-          pause = max_interval
-        end
-      end
+      -- the core's rules: the server's Retry-After (never read again
+      -- sooner), else its backoff growth from interval up to max_interval
+      last_err, failures, must_wait = err, failures + 1, err.retry_after ~= nil
+      pause = err.retry_after or core.backoff(failures, interval, max_interval)
+      pause = pause > interval and pause or interval
     end
     local remaining = deadline - clock()
     if remaining <= 0 or (must_wait and pause > remaining) then
