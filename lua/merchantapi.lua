@@ -82,9 +82,11 @@ local LIST_OPTIONS = {
   deadline = "number",
 }
 
--- Options of one call (confirm_payout also takes settle).
+-- Options of one call (a call that may move money also takes settle).
 local CALL_OPTIONS = { headers = "table", deadline = "number" }
 local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
+local REQUEST_OPTIONS = { query = "table", body = "table or string", headers = "table",
+  deadline = "number" }
 
 local is_integer = options.is_integer
 local check_options = options.check
@@ -102,6 +104,22 @@ end
 
 local Client = {}
 Client.__index = Client
+
+-- The calls of the core's endpoint table (core.endpoints), each
+-- `client:<name>(id, opts)`, documented one by one below: its options are
+-- those of a list, of a call that may move money (with `settle`), or the
+-- headers and deadline of any call.
+for _, e in ipairs(core.endpoints) do
+  local name = e.name
+  local allowed = e.lists and LIST_OPTIONS or e.moves_money and CONFIRM_OPTIONS or CALL_OPTIONS
+  Client[name] = function(self, id, opts)
+    check_id(id, name)
+    if opts ~= nil then -- nil: nothing to check (and no table made)
+      check_options(opts, allowed, name, 2)
+    end
+    return run(self, name, id, opts)
+  end
+end
 
 --- Creates a client.
 --
@@ -240,13 +258,7 @@ end
 --   been confirmed (`"not_sent"`, `"unknown"`, `"rejected"`).
 -- @raise when payout_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:confirm_payout(payout_id, opts)
-  check_id(payout_id, "confirm_payout")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
-  end
-  return run(self, "confirm_payout", payout_id, opts)
-end
+-- @function Client:confirm_payout
 
 --- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
 --
@@ -266,13 +278,7 @@ end
 --   channels <other>"), `"usage"`).
 -- @raise when channel_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:get_channel(channel_id, opts)
-  check_id(channel_id, "get_channel")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, CALL_OPTIONS, "get_channel", 2)
-  end
-  return run(self, "get_channel", channel_id, opts)
-end
+-- @function Client:get_channel
 
 --- Lists one page of an account's receiving addresses:
 -- `GET /api/public/v1/accounts/:id/addresses`.
@@ -300,13 +306,7 @@ end
 --   non-negative integer, got a fraction").
 -- @raise when account_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:list_addresses(account_id, opts)
-  check_id(account_id, "list_addresses")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, LIST_OPTIONS, "list_addresses", 2)
-  end
-  return run(self, "list_addresses", account_id, opts)
-end
+-- @function Client:list_addresses
 
 --- A pager over every address of an account (docs/contract.md, "Lists and pages").
 --
@@ -409,24 +409,7 @@ function Client:request(method, path, opts)
     error("bad argument #2 to 'request' (string expected, got " .. type(path) .. ")", 2)
   end
   if opts ~= nil then
-    if type(opts) ~= "table" then
-      error("bad argument #3 to 'request' (table expected, got " .. type(opts) .. ")", 2)
-    end
-    for k, v in pairs(opts) do
-      if k ~= "query" and k ~= "body" and k ~= "headers" and k ~= "deadline" then
-        error(("unknown option '%s' to 'request'"):format(tostring(k)), 2)
-      end
-      if k == "deadline" and type(v) ~= "number" then
-        error("bad option 'deadline' to 'request' (number expected, got " .. type(v) .. ")", 2)
-      end
-      if k == "query" and type(v) ~= "table" then
-        error("bad option 'query' to 'request' (table expected, got " .. type(v) .. ")", 2)
-      end
-      if k == "body" and type(v) ~= "table" and type(v) ~= "string" then
-        error("bad option 'body' to 'request' (table or string expected, got " .. type(v) .. ")", 2)
-      end
-    end
-    check_options({ headers = opts.headers }, CALL_OPTIONS, "request", 3)
+    check_options(opts, REQUEST_OPTIONS, "request", 3)
   end
   local full, body, err = request.build(method, path, opts)
   if err then
@@ -545,13 +528,7 @@ end
 --   `"decode"` when data is not a payouts resource, or another payout's).
 -- @raise when payout_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:get_payout(payout_id, opts)
-  check_id(payout_id, "get_payout")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, CALL_OPTIONS, "get_payout", 2)
-  end
-  return run(self, "get_payout", payout_id, opts)
-end
+-- @function Client:get_payout
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed
 -- payout is followed by reading it until `txid` is set).  Never confirms.

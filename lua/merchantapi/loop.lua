@@ -641,6 +641,10 @@ end
 -- `loop.next_ended` gives it back once its call is over.  merchantapi.transport
 -- decides that a call runs here.
 -- @local
+-- @tparam table task the running task (`loop.current()`).
+-- @param c the core client (`merchantapi.core.new`).
+-- @param x the exchange.
+-- @tparam[opt] table hooks the hooks' state table (see `merchantapi.transport`).
 -- @return true, or nil, err (the loop or the client is closed).
 function M.start(task, c, x, hooks)
   local ok, err = task._loop._c:start(c, x, hooks)

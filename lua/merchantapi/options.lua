@@ -27,8 +27,9 @@ end
 local is_integer = options.is_integer
 
 --- Raises (at the caller of the public function) on an unknown option or
--- an option of the wrong type: `allowed` maps each name to a type name or
--- `"integer"`.  Values are checked later (usage errors).
+-- an option of the wrong type: `allowed` maps each name to a type name,
+-- `"integer"`, or alternatives (`"table or string"`, `'function or
+-- "libcurl"'`).  Values are checked later (usage errors).
 -- @tparam table|nil opts the options given
 -- @tparam table allowed name -> type
 -- @tparam string fname the public function's name, for messages
@@ -51,13 +52,9 @@ function options.check(opts, allowed, fname, argn, depth)
     if not want then
       error(("unknown option '%s' to '%s'"):format(tostring(k), fname), level)
     end
-    local ok
-    if want == "integer" then
-      ok = is_integer(v)
-    elseif want == 'function or "libcurl"' then -- transport
-      ok = type(v) == "function" or v == "libcurl"
-    else
-      ok = type(v) == want
+    local ok = want == "integer" and is_integer(v)
+    for alt in want:gmatch("%S+") do -- "table or string", 'function or "libcurl"'
+      ok = ok or alt == type(v) or alt == '"' .. tostring(v) .. '"'
     end
     if not ok then
       -- a number's value helps ("got 1.5"), except where it may be a secret

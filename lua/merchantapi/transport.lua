@@ -1,6 +1,6 @@
---- How a call runs -- the one driver of the Lua side -- and custom
--- transports and attempt hooks (`merchantapi.new`'s `transport`,
--- `on_request`, `on_response`).
+--- Custom transports and attempt hooks: what `merchantapi.new` builds when
+-- it is given `transport`, `on_request` or `on_response`; and how every
+-- call runs, the one driver of the Lua side.
 --
 -- Every call of a client is a prepared exchange of the core
 -- (`client:prepare`: built and checked once) run one of four ways, the way
@@ -235,6 +235,13 @@ end
 -- at a time on a loop task's loop or OpenResty's light threads (one at a
 -- time over another transport), no page started after one failed.
 -- @local
+-- @tparam table client a `merchantapi.new` client.
+-- @tparam string account_id the account's id.
+-- @tparam[opt] table params `per_page`, `order`, `order_type`, `headers`.
+-- @tparam integer first_page the first page.
+-- @tparam integer count how many pages.
+-- @tparam integer concurrency pages in flight at once, at most.
+-- @treturn table the lists, and the error of the first page that failed.
 function M.pages(client, account_id, params, first_page, count, concurrency)
   local c, t = client._c, transport_of(client)
   local task = not t and loop.current()
