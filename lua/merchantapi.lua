@@ -85,10 +85,10 @@ local LIST_OPTIONS = {
 -- Options of one call (a call that may move money also takes settle).
 local CALL_OPTIONS = { headers = "table", deadline = "number" }
 local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
+local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1" } -- client:paginate
 local REQUEST_OPTIONS = { query = "table", body = "table or string", headers = "table",
   deadline = "number" }
 
-local is_integer = options.is_integer
 local check_options = options.check
 
 local function check_id(id, fname)
@@ -325,28 +325,21 @@ end
 --   of the wrong type.
 function Client:addresses(account_id, opts)
   check_id(account_id, "addresses")
-  local headers
-  if type(opts) == "table" and opts.headers ~= nil then
-    check_options({ headers = opts.headers }, CALL_OPTIONS, "addresses", 2)
-    headers = opts.headers
+  local headers = type(opts) == "table" and opts.headers
+  if headers then -- not the pager's: sent with every page
+    check_options({ headers = headers }, CALL_OPTIONS, "addresses", 2)
     local rest = {}
     for k, v in pairs(opts) do
-      if k ~= "headers" then
-        rest[k] = v
-      end
+      rest[k] = k ~= "headers" and v or nil
     end
     opts = rest
   end
-  -- the pager's params, with the headers when there are some
-  local function with_headers(params)
-    if headers == nil then
-      return params
+  local function with_headers(params) -- a new table from the pager: ours to fill
+    if headers then
+      params = params or {}
+      params.headers = headers
     end
-    local copy = { headers = headers }
-    for k, v in pairs(params or {}) do
-      copy[k] = v
-    end
-    return copy
+    return params
   end
   local ok, p = pcall(pager.paginate, function(params)
     return run(self, "list_addresses", account_id, with_headers(params))
@@ -455,21 +448,7 @@ function Client:paginate(path, opts)
   if type(path) ~= "string" then
     error("bad argument #1 to 'paginate' (string expected, got " .. type(path) .. ")", 2)
   end
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #2 to 'paginate' (table expected, got " .. type(opts) .. ")", 2)
-  end
-  for k, v in pairs(opts or {}) do
-    if k ~= "query" and k ~= "max_pages" then
-      error(("unknown option '%s' to 'paginate'"):format(tostring(k)), 2)
-    end
-    if k == "query" and type(v) ~= "table" then
-      error("bad option 'query' to 'paginate' (table expected, got " .. type(v) .. ")", 2)
-    end
-    if k == "max_pages" and not (is_integer(v) and v >= 1) then
-      error("bad option 'max_pages' to 'paginate' (integer >= 1 expected, got "
-        .. (type(v) == "number" and tostring(v) or type(v)) .. ")", 2)
-    end
-  end
+  check_options(opts, FOLLOW_OPTIONS, "paginate", 2)
   local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
   local base_url = self.base_url
   local pending, pending_err = full, build_err -- the next path to request, or the error to give
