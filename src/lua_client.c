@@ -411,16 +411,13 @@ static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
 /* A call, built once and run by a driver                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Which builder of the core (calls.c) makes the call. */
-enum call_what { CALL_CONFIRM, CALL_CHANNEL, CALL_LIST, CALL_PAYOUT, CALL_REQUEST };
-
 /* A method's arguments, read from the stack (strings anchored there). */
 typedef struct call_args {
-    enum call_what what;
+    const mapi_endpoint *e;  /* the row of the endpoint table; NULL: client:request */
     const char *id;          /* the endpoints */
     mapi_call_opts opts;
-    mapi_page_params p;      /* CALL_LIST */
-    const char *method;      /* CALL_REQUEST: method, path, body; the method for the others */
+    mapi_page_params p;      /* a list */
+    const char *method;      /* client:request: method, path, body; the row's for the others */
     const char *path, *body;
     size_t body_len;
     mapi_request_opts ropts;
@@ -428,19 +425,19 @@ typedef struct call_args {
 
 static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_error *err)
 {
-    switch (a->what) {
-    case CALL_CONFIRM:
-        return mapi_call_confirm_payout(c, a->id, &a->opts, k, err);
-    case CALL_CHANNEL:
-        return mapi_call_get_channel(c, a->id, &a->opts, k, err);
-    case CALL_LIST:
+    const mapi_endpoint *e = a->e;
+
+    if (!e)
+        return mapi_call_request(c, a->method, a->path, a->body, a->body_len, &a->ropts, k,
+                                 err);
+    if (e->lists)
         return mapi_call_list_addresses(c, a->id, &a->p, &a->opts, k, err);
-    case CALL_PAYOUT:
-        return mapi_call_get_payout(c, a->id, &a->opts, k, err);
-    case CALL_REQUEST:
-        break;
-    }
-    return mapi_call_request(c, a->method, a->path, a->body, a->body_len, &a->ropts, k, err);
+    if (e->moves_money)
+        return mapi_call_confirm_payout(c, a->id, &a->opts, k, err);
+    /* the core's builders of the two reads (calls.c), by the row's name */
+    if (strcmp(e->name, "get_channel") == 0)
+        return mapi_call_get_channel(c, a->id, &a->opts, k, err);
+    return mapi_call_get_payout(c, a->id, &a->opts, k, err);
 }
 
 /* Builds the call once (calls.c) and hands it to its driver: prepare 0,
@@ -474,52 +471,6 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
             return mapi_lua_push_err_results(L, &cb->err);
         return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
     }
-}
-
-/* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
-   res | nil, err[, res].  opts: headers, deadline, and settle for the confirm. */
-static int call_by_id(lua_State *L, enum call_what what, int prepare)
-{
-    const char *method = what == CALL_CONFIRM ? "PUT" : "GET";
-    int with_settle = what == CALL_CONFIRM;
-    call_args a;
-    const char *id, *bad;
-    int nret = 0;
-    mapi_client *c;
-    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-
-    lua_settop(L, 3);
-    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
-        return mapic_typeerror(L, 3, "table or nil");
-    c = call_prelude(L, method, &id, &nret);
-    if (!c)
-        return nret;
-    bad = read_call_options(L, 3, &opts, with_settle);
-    if (bad)
-        return push_usage(L, bad, method);
-    if (!lua_isnil(L, 3)) {
-        lua_getfield(L, 3, "headers"); /* 4, and the array above it */
-        if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
-            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
-    }
-    memset(&a, 0, sizeof a);
-    a.what = what;
-    a.method = method;
-    a.id = id;
-    a.opts = opts;
-    return finish_call(L, c, &a, prepare);
-}
-
-/* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
-static int l_confirm_payout(lua_State *L)
-{
-    return call_by_id(L, CALL_CONFIRM, 0);
-}
-
-/* client:get_channel(id[, {headers=, deadline=}]) -> channel, nil, res | nil, err[, res] */
-static int l_get_channel(lua_State *L)
-{
-    return call_by_id(L, CALL_CHANNEL, 0);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -561,45 +512,48 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
     return bad;
 }
 
-/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=,
-   deadline=})
-   -> list, nil, res | nil, err[, res] */
-static int list_addresses(lua_State *L, int prepare)
+/*
+ * client:<endpoint>(id[, opts]) -> value, nil, res | nil, err[, res], for
+ * the row e of the core's endpoint table (calls.c: client:confirm_payout,
+ * client:get_channel, ...).  opts: headers, deadline; settle for a call
+ * that may move money; order, order_type, page, per_page for a list.
+ */
+static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
     const char *id, *bad = NULL, *bad_call;
     int nret = 0;
     mapi_client *c;
-    mapi_page_params p;
-    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     call_args a;
 
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
         return mapic_typeerror(L, 3, "table or nil");
-    c = call_prelude(L, "GET", &id, &nret);
+    c = call_prelude(L, e->method, &id, &nret);
     if (!c)
         return nret;
-    memset(&p, 0, sizeof p);
-    empty_if_nil(L, 3);
-    bad = read_page_options(L, 3, &p, 1);
-    bad_call = read_call_options(L, 3, &opts, 0);
-    if (bad || bad_call)
-        return push_usage(L, bad ? bad : bad_call, "GET");
-    lua_getfield(L, 3, "headers");
-    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
-        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
     memset(&a, 0, sizeof a);
-    a.what = CALL_LIST;
-    a.method = "GET";
+    if (e->lists) {
+        empty_if_nil(L, 3);
+        bad = read_page_options(L, 3, &a.p, 1);
+    }
+    bad_call = read_call_options(L, 3, &a.opts, e->moves_money);
+    if (bad || bad_call)
+        return push_usage(L, bad ? bad : bad_call, e->method);
+    if (!lua_isnil(L, 3)) {
+        lua_getfield(L, 3, "headers");
+        if (read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
+            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), e->method);
+    }
+    a.e = e;
+    a.method = e->method;
     a.id = id;
-    a.opts = opts;
-    a.p = p;
     return finish_call(L, c, &a, prepare);
 }
 
-static int l_list_addresses(lua_State *L)
+/* The method of one row (its upvalue). */
+static int l_endpoint(lua_State *L)
 {
-    return list_addresses(L, 0);
+    return endpoint_call(L, (const mapi_endpoint *)lua_touserdata(L, lua_upvalueindex(1)), 0);
 }
 
 /* The documents and errors of one list_addresses_pages call, anchored in a
@@ -781,7 +735,6 @@ static int request_call(lua_State *L, int prepare)
     if (read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), s[0]);
     memset(&a, 0, sizeof a);
-    a.what = CALL_REQUEST;
     a.method = s[0];
     a.path = s[1];
     a.body = s[2];
@@ -795,20 +748,9 @@ static int l_request(lua_State *L)
     return request_call(L, 0);
 }
 
-/* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
-static int l_get_payout(lua_State *L)
-{
-    return call_by_id(L, CALL_PAYOUT, 0);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Custom transports: the call built once, handed over as an exchange       */
 /* ------------------------------------------------------------------------ */
-
-static int prepare_by_id(lua_State *L, enum call_what what)
-{
-    return call_by_id(L, what, 1);
-}
 
 /*
  * client:prepare(name, ...) -> exchange | nil, err
@@ -822,21 +764,15 @@ static int prepare_by_id(lua_State *L, enum call_what what)
 static int l_prepare(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 2);
+    const mapi_endpoint *e = mapi_endpoint_find(name);
+    int request = strcmp(name, "request") == 0;
 
     check_client(L);
+    if (!e && !request)
+        return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
+                             "transport", name);
     lua_remove(L, 2); /* the method's own arguments from 2 on */
-    if (strcmp(name, "confirm_payout") == 0)
-        return prepare_by_id(L, CALL_CONFIRM);
-    if (strcmp(name, "get_channel") == 0)
-        return prepare_by_id(L, CALL_CHANNEL);
-    if (strcmp(name, "get_payout") == 0)
-        return prepare_by_id(L, CALL_PAYOUT);
-    if (strcmp(name, "list_addresses") == 0)
-        return list_addresses(L, 1);
-    if (strcmp(name, "request") == 0)
-        return request_call(L, 1);
-    return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
-                         "transport", name);
+    return e ? endpoint_call(L, e, 1) : request_call(L, 1);
 }
 
 /* client:_calls_built() -> integer: the calls the core built for this
@@ -859,24 +795,27 @@ static int l_calls_built(lua_State *L)
 void mapi_lua_client_open(lua_State *L)
 {
     static const luaL_Reg client_methods[] = {
-        {"confirm_payout", l_confirm_payout},
-        {"get_channel", l_get_channel},
-        {"list_addresses", l_list_addresses},
         {"list_addresses_pages", l_list_addresses_pages},
-        {"get_payout", l_get_payout},
         {"request", l_request},
         {"prepare", l_prepare},
         {"_calls_built", l_calls_built},
         {"close", l_client_close},
         {NULL, NULL}};
+    const mapi_endpoint *e;
+    size_t i;
 
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
 
     mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
 
     mapi_lua_new_metatable(L, CLIENT_MT);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 12);
     mapic_setfuncs(L, client_methods, 0);
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) { /* a method per row */
+        lua_pushlightuserdata(L, (void *)(uintptr_t)e);
+        lua_pushcclosure(L, l_endpoint, 1);
+        lua_setfield(L, -2, e->name);
+    }
     mapi_lua_transport_open(L); /* observed (hooks), and the exchange's metatable */
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);
