@@ -207,11 +207,12 @@ function M.new(opts)
       copy[k] = v
     end
   end
+  local client = transport.route(opts) -- how its calls go, decided once
+  copy.hooks = client._hooks or nil -- run by the core over libcurl
   local c, err = core.new(copy)
   if not c then
     return nil, err
   end
-  local client = transport.route(opts) -- how its calls go, decided once
   client._c, client.base_url = c, display_url(opts.base_url)
   return setmetatable(client, Client)
 end

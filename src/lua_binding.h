@@ -91,9 +91,6 @@ void mapi_lua_convert_open(lua_State *L);
 
 /* core.new */
 int mapi_lua_new(lua_State *L);
-/* The mapi_client of the client userdata at idx (raises when idx holds
-   something else); NULL once the client is closed. */
-mapi_client *mapi_lua_client(lua_State *L, int idx);
 /* For a call under way (a prepared exchange, a call with hooks): the
    mapi_client of the client userdata at idx, held so that close() waits
    for the call's end; NULL (nothing held) when closed.  *busy (when busy is
@@ -102,8 +99,7 @@ mapi_client *mapi_lua_client(lua_State *L, int idx);
    came meanwhile. */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);
-/* Registers the client's metatable (its methods, and those of
-   mapi_lua_transport_open). */
+/* Registers the client's metatable (its methods), and the exchange's. */
 void mapi_lua_client_open(lua_State *L);
 
 /* ---- custom transports and hooks (lua_transport.c) ---- */
@@ -162,9 +158,7 @@ int mapi_lua_framing(lua_State *L);
    (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
 int mapi_lua_backoff(lua_State *L);
 
-/* Adds the method observed to the client method table on the
-   top of the stack, and registers the exchange metatable; the stack is left
-   as it was. */
+/* Registers the exchange metatable. */
 void mapi_lua_transport_open(lua_State *L);
 
 /* ---- the event loop (lua_loop.c) ---- */

@@ -7,7 +7,9 @@
  * lua_convert.c.  lua/merchantapi.lua is the public face: option names and
  * types are checked there, once (merchantapi.options); the values' limits
  * here, by the core's rules (limits.c).  lua/merchantapi/transport.lua
- * decides how each call runs.
+ * decides how each call runs.  A client made with hooks (core.new's
+ * `hooks`: a table with on_request and on_response) has them as its
+ * observer for the calls it runs over libcurl itself.
  *
  * Closing while calls run, the one rule: every call under way holds its
  * client (a prepared exchange until its result is taken or it is
@@ -32,6 +34,7 @@ typedef struct client_box {
     int holds;           /* calls under way (mapi_lua_client_hold) */
     int close_pending;   /* close() came while holds > 0: closed at the last release */
     int busy;            /* one of its hooks is running */
+    mapi_lua_hooks hooks; /* the client's observer (hooks.ref: LUA_NOREF without hooks) */
     char base_url[];     /* for __tostring: never the api key */
 } client_box;
 
@@ -272,6 +275,8 @@ int mapi_lua_new(lua_State *L)
     cb->holds = 0;
     cb->close_pending = 0;
     cb->busy = 0;
+    cb->hooks.ref = LUA_NOREF;
+    cb->hooks.busy = &cb->busy;
     if (cfg.base_url)
         memcpy(cb->base_url, cfg.base_url, url_len);
     cb->base_url[url_len] = '\0';
@@ -281,6 +286,13 @@ int mapi_lua_new(lua_State *L)
     if (cb->client == NULL)
         return mapi_lua_push_failure(L, eb);
     lua_pop(L, 1);
+    lua_getfield(L, 1, "hooks");
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushvalue(L, -1);
+        cb->hooks.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        mapi_client_set_observer(cb->client, mapi_lua_observer, &cb->hooks);
+    }
+    lua_pop(L, 1);
     return 1;
 }
 
@@ -289,10 +301,14 @@ static client_box *check_client(lua_State *L)
     return (client_box *)luaL_checkudata(L, 1, CLIENT_MT);
 }
 
-/* For lua_transport.c (lua_binding.h). */
-mapi_client *mapi_lua_client(lua_State *L, int idx)
+/* Frees the handle (and lets go of the hooks). */
+static void free_client(lua_State *L, client_box *cb)
 {
-    return ((client_box *)luaL_checkudata(L, idx, CLIENT_MT))->client;
+    mapi_client_free(cb->client);
+    cb->client = NULL;
+    cb->close_pending = 0;
+    luaL_unref(L, LUA_REGISTRYINDEX, cb->hooks.ref);
+    cb->hooks.ref = LUA_NOREF;
 }
 
 /* client:close() -- frees the handle; safe to call again; also __gc, __close.
@@ -305,8 +321,7 @@ static int l_client_close(lua_State *L)
         cb->close_pending = 1;
         return 0;
     }
-    mapi_client_free(cb->client);
-    cb->client = NULL;
+    free_client(L, cb);
     return 0;
 }
 
@@ -327,11 +342,8 @@ void mapi_lua_client_release(lua_State *L, int idx)
 {
     client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
 
-    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending) {
-        mapi_client_free(cb->client);
-        cb->client = NULL;
-        cb->close_pending = 0;
-    }
+    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
+        free_client(L, cb);
 }
 
 static int l_client_tostring(lua_State *L)
@@ -440,6 +452,16 @@ static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_err
     return mapi_call_get_payout(c, a->id, &a->opts, k, err);
 }
 
+/* Before the client at idx runs a call over libcurl itself: held (a hook's
+   close() waits for the end), its hooks run on this thread. */
+static void run_held(lua_State *L, int idx)
+{
+    client_box *cb = (client_box *)lua_touserdata(L, idx);
+
+    cb->holds++;
+    cb->hooks.L = L;
+}
+
 /* Builds the call once (calls.c) and hands it to its driver: prepare 0,
    libcurl now (the results: value, nil, res | nil, err[, res]); prepare 1,
    an exchange that a Lua transport drives (lua_transport.c), whose results
@@ -466,8 +488,13 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
         return 1;
     } else {
         call_box *cb = mapi_lua_push_call_box(L);
-        if (build_call(c, a, &k, &cb->err) < 0 ||
-            mapi_client_run(c, &k, &cb->doc, &cb->err) != 0)
+        int failed = build_call(c, a, &k, &cb->err) < 0;
+        if (!failed) {
+            run_held(L, 1);
+            failed = mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
+            mapi_lua_client_release(L, 1);
+        }
+        if (failed)
             return mapi_lua_push_err_results(L, &cb->err);
         return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
     }
@@ -649,8 +676,10 @@ static int l_list_addresses_pages(lua_State *L)
     }
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
+    run_held(L, 1);
     mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
                                  mapi_pages_concurrency((size_t)conc), &opts, b->docs, b->errs);
+    mapi_lua_client_release(L, 1);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, (int)count, 0);
@@ -807,6 +836,7 @@ void mapi_lua_client_open(lua_State *L)
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
 
     mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
+    mapi_lua_transport_open(L); /* the exchange's metatable */
 
     mapi_lua_new_metatable(L, CLIENT_MT);
     lua_createtable(L, 0, 12);
@@ -816,7 +846,6 @@ void mapi_lua_client_open(lua_State *L)
         lua_pushcclosure(L, l_endpoint, 1);
         lua_setfield(L, -2, e->name);
     }
-    mapi_lua_transport_open(L); /* observed (hooks), and the exchange's metatable */
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__gc");

@@ -24,9 +24,10 @@
  *       own shape (the exchange's conversion).  The exchange is the whole
  *       call: another driver (an event loop) can run it the same way.
  *
- * Hooks over libcurl.  client:observed(state, name, ...) runs the method
- * with a core observer that calls state.on_request / state.on_response for
- * each attempt, in the middle of the C call.  They run under a protected
+ * Hooks over libcurl.  A client made with hooks (lua_client.c), and a call
+ * on a loop with hooks (lua_loop.c), have a core observer that calls
+ * state.on_request / state.on_response for each attempt, in the middle of
+ * the C call.  They run under a protected
  * call (mapic_cpcall) and never unwind through libcurl or the core: an error
  * in a hook is recorded (the first one, as state.hook_raised and
  * state.hook_error) and the call goes on.  A hook cannot yield (it runs inside a C call).
@@ -83,37 +84,7 @@ static void push_info(lua_State *L, const mapi_attempt_info *in, int response)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Calling a client method by name                                          */
-/* ------------------------------------------------------------------------ */
-
-/* Pushes the client method `name` of the client at idx; raises when there
-   is none. */
-static void push_method(lua_State *L, int idx, const char *name)
-{
-    if (luaL_getmetafield(L, idx, "__index") == 0 || lua_type(L, -1) != LUA_TTABLE)
-        luaL_error(L, "merchantapi: the client has no method table");
-    lua_getfield(L, -1, name);
-    lua_remove(L, -2);
-    if (lua_type(L, -1) != LUA_TFUNCTION)
-        luaL_error(L, "merchantapi: no client method '%s'", name);
-}
-
-/* Calls method(client, args first..last) protected; returns the status and
-   leaves the results (or the error) above `base`. */
-static int call_method(lua_State *L, int client, const char *name, int first, int last)
-{
-    int i;
-
-    luaL_checkstack(L, last - first + 4, "merchantapi: too many arguments");
-    push_method(L, client, name);
-    lua_pushvalue(L, client);
-    for (i = first; i <= last; i++)
-        lua_pushvalue(L, i);
-    return lua_pcall(L, last - first + 2, LUA_MULTRET, 0);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Hooks over libcurl: client:observed(state, name, ...)                    */
+/* Hooks over libcurl: the observer of a client, or of a call on a loop    */
 /* ------------------------------------------------------------------------ */
 
 typedef mapi_lua_hooks observe_ctx; /* L: the thread making the call; ref: the state table */
@@ -166,44 +137,6 @@ void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_inf
     (void)mapic_cpcall(L, hook_trampoline, &hc);
     *ctx->busy = 0;
     lua_settop(L, top);
-}
-
-/*
- * client:observed(state, name, ...) -> the results of client:name(...)
- * state: a table with on_request / on_response (functions or nil); receives
- * hook_raised = true and hook_error (the value raised, which may be nil or
- * false) when a hook raised.  The client is held while the call runs (a
- * hook's close() is done after it).  A Lua error of the method itself is
- * raised again after the observer is removed.
- */
-static int l_observed(lua_State *L)
-{
-    const char *name;
-    observe_ctx ctx;
-    int n = lua_gettop(L), status;
-    mapi_client *c;
-
-    luaL_checktype(L, 2, LUA_TTABLE);
-    name = luaL_checkstring(L, 3);
-    lua_pushvalue(L, 2);
-    ctx.ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    c = mapi_lua_client_hold(L, 1, &ctx.busy);
-    if (c && *ctx.busy) { /* from one of its hooks: the method refuses it */
-        mapi_lua_client_release(L, 1);
-        c = NULL;
-    }
-    ctx.L = L;
-    if (c)
-        mapi_client_set_observer(c, mapi_lua_observer, &ctx);
-    status = call_method(L, 1, name, 4, n);
-    if (c) {
-        mapi_client_set_observer(c, NULL, NULL);
-        mapi_lua_client_release(L, 1);
-    }
-    luaL_unref(L, LUA_REGISTRYINDEX, ctx.ref);
-    if (status != 0)
-        return lua_error(L);
-    return lua_gettop(L) - n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -581,13 +514,9 @@ static int l_result(lua_State *L)
 
 void mapi_lua_transport_open(lua_State *L)
 {
-    static const luaL_Reg client_methods[] = {{"observed", l_observed}, {NULL, NULL}};
     static const luaL_Reg exchange_methods[] = {
         {"request", l_request}, {"response", l_response}, {"failure", l_failure},
         {"result", l_result},   {NULL, NULL}};
-
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
-    mapic_setfuncs(L, client_methods, 0);
 
     mapi_lua_class_metatable(L, EXCHANGE_MT, exchange_methods, xbox_gc);
 }

@@ -189,6 +189,18 @@ local function drive(x, t, state)
   end
 end
 
+-- A call over libcurl, now: the core client runs the client's hooks
+-- itself (its observer, given to core.new), recording the first error in
+-- the hooks' table, reset for each call.
+local function blocking(client, c, name, ...)
+  local h = client._hooks
+  if not h then
+    return c[name](c, ...)
+  end
+  h.hook_raised, h.hook_error = nil, nil
+  return results(h, c[name](c, ...))
+end
+
 -- The transport a call of client goes over now, or nil for libcurl.
 local function transport_of(client)
   return client._transport or (client._ngx and ngx_yields() and client._ngx) or nil
@@ -204,13 +216,10 @@ end
 function M.call(client, name, ...)
   local c, t = client._c, transport_of(client)
   local task = not t and loop.current()
-  local state = hook_state(client)
   if not (t or task) then -- libcurl, now
-    if state then
-      return results(state, c:observed(state, name, ...))
-    end
-    return c[name](c, ...)
+    return blocking(client, c, name, ...)
   end
+  local state = hook_state(client)
   local x, err = c:prepare(name, ...) -- the call, built once by the core
   if not x then
     return nil, err -- the call failed its checks: nothing to send
@@ -245,14 +254,11 @@ end
 function M.pages(client, account_id, params, first_page, count, concurrency)
   local c, t = client._c, transport_of(client)
   local task = not t and loop.current()
-  local state = hook_state(client)
   if not (t or task) then
-    if state then
-      return results(state, c:observed(state, "list_addresses_pages", account_id, params,
-        first_page, count, concurrency))
-    end
-    return c:list_addresses_pages(account_id, params, first_page, count, concurrency)
+    return blocking(client, c, "list_addresses_pages", account_id, params, first_page, count,
+      concurrency)
   end
+  local state = hook_state(client)
   params = params or {}
   local window, start, next_ended = concurrency or 1
   local ngx = t and ngx_yields()
