@@ -295,6 +295,18 @@ end
 -- written to).
 local NONE = {}
 
+-- What a step leaves for the next one: list[i..], then after's items.
+local function rest(list, i, after)
+  local left = {}
+  for j = i, #list do
+    left[#left + 1] = list[j]
+  end
+  for j = 1, after and #after or 0 do
+    left[#left + 1] = after[j]
+  end
+  return left
+end
+
 -- Hands every ended call in loop._calls to its task, or as many as b allows.
 local function run_calls(loop, b)
   local calls = loop._calls
@@ -305,11 +317,7 @@ local function run_calls(loop, b)
   local waiting = loop._waiting
   for i = 1, #calls do
     if b and not take(b, true) then
-      local left = {}
-      for j = i, #calls do
-        left[#left + 1] = calls[j]
-      end
-      loop._calls = left
+      loop._calls = rest(calls, i)
       return
     end
     local x = calls[i]
@@ -329,14 +337,7 @@ local function run_ready(loop, b)
     loop._ready = {}
     for i = 1, #ready do
       if b and not take(b) then
-        local left = {}
-        for j = i, #ready do
-          left[#left + 1] = ready[j]
-        end
-        for j = 1, #loop._ready do
-          left[#left + 1] = loop._ready[j]
-        end
-        loop._ready = left
+        loop._ready = rest(ready, i, loop._ready)
         return
       end
       local task, args = ready[i][1], ready[i][2]
@@ -388,14 +389,7 @@ function notify(loop)
       ok, err = pcall(task._on_done, false, r[2])
     end
     if not ok then -- the rest at the next step, then the host sees its error
-      local left = {}
-      for j = i + 1, #q do
-        left[#left + 1] = q[j]
-      end
-      for j = 1, #loop._notify do
-        left[#left + 1] = loop._notify[j]
-      end
-      loop._notify = left
+      loop._notify = rest(q, i + 1, loop._notify)
       error(err, 0)
     end
   end
@@ -521,14 +515,7 @@ function Loop:step(timeout, budget)
     end
   end
   if ended then
-    local q = self._calls
-    if q == NONE then
-      self._calls = ended
-    else
-      for i = 1, #ended do
-        q[#q + 1] = ended[i]
-      end
-    end
+    self._calls = self._calls == NONE and ended or rest(self._calls, 1, ended)
     run_calls(self, b)
   end
   run_ready(self, b)
