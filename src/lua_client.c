@@ -62,6 +62,14 @@ static int opt_number(lua_State *L, int idx, const char *name, double *out)
     return 1;
 }
 
+/* A number of seconds: given as 0 (the C API's "the default") it becomes -1,
+   which the core's limit (limits.c) refuses as any value out of range. */
+static void opt_seconds(lua_State *L, int idx, const char *name, double *out)
+{
+    if (opt_number(L, idx, name, out) && *out == 0)
+        *out = -1;
+}
+
 static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
 {
     if (lua_isnil(L, idx))
@@ -192,7 +200,6 @@ int mapi_lua_new(lua_State *L)
 {
     mapi_config cfg;
     size_t url_len = 0, key_len = 0;
-    double d;
     int64_t n;
     const char *bad = NULL;
     client_box *cb;
@@ -208,25 +215,14 @@ int mapi_lua_new(lua_State *L)
     cfg.base_url = opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
     cfg.api_key = opt_string(L, 3, "api_key", &key_len);
+    /* the limits are mapi_client_new's (limits.c), as for C */
     lua_getfield(L, 1, "timeout");
-    if (opt_number(L, 4, "timeout", &d)) { /* the limits: limits.c, as for C */
-        cfg.timeout = d;
-        if (mapi_limit_timeout(d))
-            bad = mapi_limit_timeout(d);
-    }
+    opt_seconds(L, 4, "timeout", &cfg.timeout);
     lua_getfield(L, 1, "connect_timeout");
-    if (opt_number(L, 5, "connect_timeout", &d)) {
-        cfg.connect_timeout = d;
-        if (mapi_limit_connect_timeout(d))
-            bad = mapi_limit_connect_timeout(d);
-    }
+    opt_seconds(L, 5, "connect_timeout", &cfg.connect_timeout);
     lua_getfield(L, 1, "max_retries");
-    if (opt_integer(L, 6, "max_retries", &n)) {
-        if (mapi_limit_max_retries(n))
-            bad = mapi_limit_max_retries(n);
-        else
-            cfg.max_retries = (int)n;
-    }
+    if (opt_integer(L, 6, "max_retries", &n))
+        cfg.max_retries = n < 0 || n > INT_MAX ? -1 : (int)n;
     lua_getfield(L, 1, "max_body");
     if (opt_integer(L, 7, "max_body", &n)) {
         if (mapi_limit_max_body(n < 1 ? 0 : (unsigned long long)n))
@@ -244,11 +240,7 @@ int mapi_lua_new(lua_State *L)
     lua_getfield(L, 1, "proxy");
     cfg.proxy = opt_text(L, 11, "proxy", "proxy contains a NUL byte", &bad);
     lua_getfield(L, 1, "deadline");
-    if (opt_number(L, 12, "deadline", &d)) {
-        cfg.deadline = d;
-        if (mapi_limit_deadline(d)) /* 0 too: in Lua, a deadline given is one */
-            bad = mapi_limit_deadline(d);
-    }
+    opt_seconds(L, 12, "deadline", &cfg.deadline);
     lua_getfield(L, 1, "settle");
     if (!lua_isnil(L, 13)) {
         if (lua_type(L, 13) != LUA_TBOOLEAN)
@@ -385,26 +377,19 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* Reads a call's options from the table at index opts (or nil): deadline
-   (seconds > 0), and settle (a boolean) when with_settle.  Returns the usage
-   message of an invalid value, or NULL; a wrong type raises. */
+/* Reads a call's options from the table at index opts (or nil): deadline,
+   and settle (a boolean) when with_settle.  Returns the usage message of an
+   invalid deadline (the core's limit, limits.c: the binding names the
+   call's method on the error), or NULL; a wrong type raises. */
 static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
                                      int with_settle)
 {
-    const char *bad = NULL;
-    double d;
-
     o->deadline = 0;
     o->settle = MAPI_SETTLE_CLIENT;
     if (lua_isnil(L, opts))
         return NULL;
     lua_getfield(L, opts, "deadline");
-    if (opt_number(L, lua_gettop(L), "deadline", &d)) {
-        if (mapi_limit_deadline(d)) /* limits.c, as for C; 0 too (given) */
-            bad = mapi_limit_deadline(d);
-        else
-            o->deadline = d;
-    }
+    opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
     if (with_settle) {
         lua_getfield(L, opts, "settle");
@@ -416,7 +401,7 @@ static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
         }
         lua_pop(L, 1);
     }
-    return bad;
+    return o->deadline != 0 ? mapi_limit_deadline(o->deadline) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -513,30 +498,22 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
 
     lua_getfield(L, opts, "order");
     p->order = opt_string(L, lua_gettop(L), "order", &len);
-    /* the limits are the core's (limits.c), as for C: a NUL byte is Lua's own */
-    if (p->order && (has_nul(p->order, len) || mapi_limit_order(p->order)))
+    /* the limits are the core's (limits.c): a NUL byte is Lua's own */
+    if (p->order && has_nul(p->order, len))
         bad = mapi_limit_order("");
     lua_getfield(L, opts, "order_type");
     p->order_type = opt_string(L, lua_gettop(L), "order_type", &len);
-    if (p->order_type && (has_nul(p->order_type, len) || mapi_limit_order_type(p->order_type)))
+    if (p->order_type && has_nul(p->order_type, len))
         bad = mapi_limit_order_type("");
     if (with_page) {
         lua_getfield(L, opts, "page");
-        if (opt_integer(L, lua_gettop(L), "page", &n)) {
-            if (mapi_limit_page(n))
-                bad = mapi_limit_page(n);
-            else
-                p->page = (long)n;
-        }
+        if (opt_integer(L, lua_gettop(L), "page", &n))
+            p->page = n < 1 || n > LONG_MAX ? -1 : (long)n; /* given: 0 is refused too */
     }
     lua_getfield(L, opts, "per_page");
-    if (opt_integer(L, lua_gettop(L), "per_page", &n)) {
-        if (mapi_limit_per_page(n))
-            bad = mapi_limit_per_page(n);
-        else
-            p->per_page = (long)n;
-    }
-    return bad;
+    if (opt_integer(L, lua_gettop(L), "per_page", &n))
+        p->per_page = n < 1 || n > LONG_MAX ? -1 : (long)n;
+    return bad ? bad : mapi_limit_page_params(p);
 }
 
 /*
@@ -547,7 +524,7 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
  */
 static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
-    const char *id, *bad = NULL, *bad_call;
+    const char *id, *bad = NULL;
     int nret = 0;
     mapi_client *c;
     call_args a;
@@ -563,9 +540,10 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
         empty_if_nil(L, 3);
         bad = read_page_options(L, 3, &a.p, 1);
     }
-    bad_call = read_call_options(L, 3, &a.opts, e->moves_money);
-    if (bad || bad_call)
-        return push_usage(L, bad ? bad : bad_call, e->method);
+    if (!bad)
+        bad = read_call_options(L, 3, &a.opts, e->moves_money);
+    if (bad)
+        return push_usage(L, bad, e->method);
     if (!lua_isnil(L, 3)) {
         lua_getfield(L, 3, "headers");
         if (read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
@@ -752,8 +730,7 @@ static int request_call(lua_State *L, int prepare)
         return luaL_error(L, "bad argument to 'request' (method and path expected)");
     if (opt_integer(L, 8, "max_retries", &n))
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
-    if (opt_number(L, 9, "deadline", &opts.deadline) && mapi_limit_deadline(opts.deadline))
-        opts.deadline = -1; /* refused by the core (limits.c); 0 too: given */
+    opt_seconds(L, 9, "deadline", &opts.deadline); /* the core's builder refuses */
     if (unusable(cb))
         return push_usage(L, unusable(cb), s[0]);
     for (i = 0; i < 5; i++)
