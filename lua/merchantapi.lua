@@ -70,9 +70,6 @@ local CLIENT_OPTIONS = {
   settle = "boolean",
 }
 
--- Options handled here (merchantapi.transport), not by the core.
-local WRAPPER_OPTIONS = { transport = true, on_request = true, on_response = true }
-
 local LIST_OPTIONS = {
   order = "string",
   order_type = "string",
@@ -201,14 +198,12 @@ function M.new(opts)
     return nil, errors.new { kind = "usage",
       title = "proxy is libcurl's: a custom transport connects by itself" }
   end
-  local copy = { user_agent = LUA_TOKEN }
-  for k, v in pairs(opts) do
-    if not WRAPPER_OPTIONS[k] then
-      copy[k] = v
-    end
-  end
   local client = transport.route(opts) -- how its calls go, decided once
-  copy.hooks = client._hooks or nil -- run by the core over libcurl
+  -- the core reads what is its own (the hooks: it runs them over libcurl)
+  local copy = { user_agent = LUA_TOKEN, hooks = client._hooks or nil }
+  for k, v in pairs(opts) do
+    copy[k] = v
+  end
   local c, err = core.new(copy)
   if not c then
     return nil, err

@@ -280,18 +280,45 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info
     return 3;
 }
 
-/* Appends the header name: value (a string or a number) to the pending
-   response; -1 when out of memory. */
-static int add_header(lua_State *L, xbox *xb, int name, int value)
-{
-    size_t nlen, vlen;
-    const char *n, *v;
+/* What takes one header field: the response being built, or the framing. */
+typedef int (*field_fn)(void *to, const char *name, size_t nlen, const char *v, size_t vlen);
 
-    if (lua_type(L, value) != LUA_TSTRING && lua_type(L, value) != LUA_TNUMBER)
-        return 0; /* not a header value: ignored */
-    n = lua_tolstring(L, name, &nlen);
-    v = lua_tolstring(L, value, &vlen); /* converts a number in place (a copy below) */
-    return mapi_response_add_header(xb->pending, n, nlen, v, vlen);
+static int to_response(void *to, const char *name, size_t nlen, const char *v, size_t vlen)
+{
+    return mapi_response_add_header((mapi_response *)to, name, nlen, v, vlen);
+}
+
+static int to_framing(void *to, const char *name, size_t nlen, const char *v, size_t vlen)
+{
+    return mapi_framing_field((mapi_framing *)to, name, nlen, v, vlen);
+}
+
+/* Hands the header `name` with the value at idx -- a string or a number, or
+   each one of an array of them (a repeated header); anything else ignored
+   -- to fn, until it returns non-zero (returned). */
+static int each_value(lua_State *L, int idx, const char *name, size_t nlen, field_fn fn,
+                      void *to)
+{
+    int i, rc = 0, many = lua_type(L, idx) == LUA_TTABLE;
+    size_t vlen;
+    const char *v;
+
+    for (i = 1; rc == 0 && (many || i == 1); i++) {
+        if (many)
+            lua_rawgeti(L, idx, i);
+        else
+            lua_pushvalue(L, idx); /* a copy: tolstring converts a number in place */
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+            v = lua_tolstring(L, -1, &vlen);
+            rc = fn(to, name, nlen, v, vlen);
+        }
+        lua_pop(L, 1);
+    }
+    return rc;
 }
 
 /*
@@ -335,23 +362,10 @@ static int l_response(lua_State *L)
         lua_pushnil(L);
         while (lua_next(L, 4)) { /* name at -2, value at -1 */
             int rc = 0;
+            size_t nlen;
             if (lua_type(L, -2) == LUA_TSTRING) {
-                if (lua_type(L, -1) == LUA_TTABLE) {
-                    int i;
-                    for (i = 1; rc == 0; i++) { /* a repeated header: every value */
-                        lua_rawgeti(L, -1, i);
-                        if (lua_isnil(L, -1)) {
-                            lua_pop(L, 1);
-                            break;
-                        }
-                        rc = add_header(L, xb, lua_gettop(L) - 2, lua_gettop(L));
-                        lua_pop(L, 1);
-                    }
-                } else {
-                    lua_pushvalue(L, -1); /* a copy: tolstring must not touch the key */
-                    rc = add_header(L, xb, lua_gettop(L) - 2, lua_gettop(L));
-                    lua_pop(L, 1);
-                }
+                const char *name = lua_tolstring(L, -2, &nlen);
+                rc = each_value(L, lua_gettop(L), name, nlen, to_response, xb->pending);
             }
             lua_pop(L, 1);
             if (rc < 0) {
@@ -411,37 +425,6 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL, skip_info);
 }
 
-/* Feeds the header `name` with the value at idx (a string or a number, or
-   an array of them: a repeated header; anything else ignored) to f. */
-static void framing_values(lua_State *L, mapi_framing *f, const char *name, int idx)
-{
-    size_t nlen = strlen(name), vlen;
-    const char *v;
-    int i;
-
-    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
-        lua_pushvalue(L, idx); /* a copy: tolstring converts a number in place */
-        v = lua_tolstring(L, -1, &vlen);
-        mapi_framing_field(f, name, nlen, v, vlen);
-        lua_pop(L, 1);
-        return;
-    }
-    if (lua_type(L, idx) != LUA_TTABLE)
-        return;
-    for (i = 1;; i++) {
-        lua_rawgeti(L, idx, i);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            return;
-        }
-        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
-            v = lua_tolstring(L, -1, &vlen); /* a copy of the slot: the array stays */
-            mapi_framing_field(f, name, nlen, v, vlen);
-        }
-        lua_pop(L, 1);
-    }
-}
-
 /*
  * core.framing(content_length, transfer_encoding) -> "length", n | "chunked"
  *     | "close" | nil, title
@@ -457,8 +440,8 @@ int mapi_lua_framing(lua_State *L)
 
     lua_settop(L, 2);
     mapi_framing_init(&f);
-    framing_values(L, &f, "content-length", 1);
-    framing_values(L, &f, "transfer-encoding", 2);
+    each_value(L, 1, "content-length", 14, to_framing, &f);
+    each_value(L, 2, "transfer-encoding", 17, to_framing, &f);
     if (mapi_framing_title(&f)) {
         lua_pushnil(L);
         lua_pushstring(L, mapi_framing_title(&f));
