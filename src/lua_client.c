@@ -569,9 +569,8 @@ typedef struct pages_box {
     mapi_error *errs;  /* count entries, inside the userdata */
 } pages_box;
 
-static int pages_box_gc(lua_State *L)
+static void pages_box_clear(pages_box *b)
 {
-    pages_box *b = (pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT);
     size_t i;
 
     for (i = 0; i < b->count; i++) {
@@ -580,6 +579,11 @@ static int pages_box_gc(lua_State *L)
         mapi_error_clear(&b->errs[i]);
     }
     b->count = 0;
+}
+
+static int pages_box_gc(lua_State *L)
+{
+    pages_box_clear((pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT));
     return 0;
 }
 
@@ -683,12 +687,7 @@ static int l_list_addresses_pages(lua_State *L)
     }
     if (i >= b->count)
         lua_pushnil(L);
-    /* free the rest now rather than at the next collection */
-    for (i = 0; i < b->count; i++) {
-        mapi_doc_free(b->docs[i]);
-        b->docs[i] = NULL;
-        mapi_error_clear(&b->errs[i]);
-    }
+    pages_box_clear(b); /* the rest now rather than at the next collection */
     return 2;
 }
 
