@@ -20,6 +20,9 @@ local format = string.format
 
 local wait = {}
 
+-- The read (the core's endpoint table), made without the core's retries.
+local READ = core.endpoints.get_payout
+
 local DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
 
 local OPTIONS = {
@@ -89,7 +92,7 @@ function wait.for_txid(client, payout_id, opts)
   local last_payout, last_err, last_res
   while true do
     local payout, err, res = transport.call(client, "request", -- the client's way: loop, cosockets, ...
-      { method = "GET", path = path, type = "payouts", max_retries = 0, id = payout_id })
+      { method = READ.method, path = path, type = READ.type, max_retries = 0, id = payout_id })
     reads = reads + 1
     last_res = res
     if on_read then
