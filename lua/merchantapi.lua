@@ -39,9 +39,8 @@ local ipairs = ipairs
 local setmetatable = setmetatable
 local getmetatable = getmetatable
 local jit = rawget(_G, "jit")
--- the client core a call goes through: a merchantapi.loop task's loop,
--- cosockets in an OpenResty phase that can yield, or libcurl
-local core_for = loop.core_for
+-- runs a call the way the client's calls go (merchantapi.transport)
+local run = transport.call
 
 local M = {
   _NAME = "merchantapi",
@@ -71,9 +70,6 @@ local CLIENT_OPTIONS = {
   settle = "boolean",
 }
 
--- Options handled here (merchantapi.transport), not by the core.
-local WRAPPER_OPTIONS = { transport = true, on_request = true, on_response = true }
-
 local LIST_OPTIONS = {
   order = "string",
   order_type = "string",
@@ -83,11 +79,13 @@ local LIST_OPTIONS = {
   deadline = "number",
 }
 
--- Options of one call (confirm_payout also takes settle).
+-- Options of one call (a call that may move money also takes settle).
 local CALL_OPTIONS = { headers = "table", deadline = "number" }
 local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
+local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1" } -- client:paginate
+local REQUEST_OPTIONS = { query = "table", body = "table or string", headers = "table",
+  deadline = "number" }
 
-local is_integer = options.is_integer
 local check_options = options.check
 
 local function check_id(id, fname)
@@ -103,6 +101,22 @@ end
 
 local Client = {}
 Client.__index = Client
+
+-- The calls of the core's endpoint table (core.endpoints), each
+-- `client:<name>(id, opts)`, documented one by one below: its options are
+-- those of a list, of a call that may move money (with `settle`), or the
+-- headers and deadline of any call.
+for _, e in ipairs(core.endpoints) do
+  local name = e.name
+  local allowed = e.lists and LIST_OPTIONS or e.moves_money and CONFIRM_OPTIONS or CALL_OPTIONS
+  Client[name] = function(self, id, opts)
+    check_id(id, name)
+    if opts ~= nil then -- nil: nothing to check (and no table made)
+      check_options(opts, allowed, name, 2)
+    end
+    return run(self, name, id, opts)
+  end
+end
 
 --- Creates a client.
 --
@@ -184,31 +198,18 @@ function M.new(opts)
     return nil, errors.new { kind = "usage",
       title = "proxy is libcurl's: a custom transport connects by itself" }
   end
-  local copy = { user_agent = LUA_TOKEN }
+  local client = transport.route(opts) -- how its calls go, decided once
+  -- the core reads what is its own (the hooks: it runs them over libcurl)
+  local copy = { user_agent = LUA_TOKEN, hooks = client._hooks or nil }
   for k, v in pairs(opts) do
-    if not WRAPPER_OPTIONS[k] then
-      copy[k] = v
-    end
+    copy[k] = v
   end
   local c, err = core.new(copy)
   if not c then
     return nil, err
   end
-  -- OpenResty: a client without transport, proxy, cafile or capath goes
-  -- over cosockets in the phases that can yield (loop.core_for), over
-  -- libcurl elsewhere (init_by_lua, ...); transport = "libcurl" opts out
-  local ngx_core
-  if opts.transport == nil and not (opts.proxy or opts.cafile or opts.capath) and
-    type(rawget(_G, "ngx")) == "table" then
-    ngx_core = transport.wrap(c, { transport = require("merchantapi.transport.ngx").request,
-      on_request = opts.on_request, on_response = opts.on_response })
-  end
-  if custom or opts.on_request or opts.on_response then
-    c = transport.wrap(c, { transport = custom, on_request = opts.on_request,
-      on_response = opts.on_response }) -- the same methods, through the transport / hooks
-  end
-  return setmetatable({ _core = c, _ngx_core = ngx_core, base_url = display_url(opts.base_url) },
-    Client)
+  client._c, client.base_url = c, display_url(opts.base_url)
+  return setmetatable(client, Client)
 end
 
 --- Confirms a payout draft: `PUT /api/public/v1/payouts/:id`.
@@ -253,13 +254,7 @@ end
 --   been confirmed (`"not_sent"`, `"unknown"`, `"rejected"`).
 -- @raise when payout_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:confirm_payout(payout_id, opts)
-  check_id(payout_id, "confirm_payout")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, CONFIRM_OPTIONS, "confirm_payout", 2)
-  end
-  return core_for(self):confirm_payout(payout_id, opts)
-end
+-- @function Client:confirm_payout
 
 --- Reads a deposit channel: `GET /api/public/v1/channels/:id`.
 --
@@ -279,13 +274,7 @@ end
 --   channels <other>"), `"usage"`).
 -- @raise when channel_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:get_channel(channel_id, opts)
-  check_id(channel_id, "get_channel")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, CALL_OPTIONS, "get_channel", 2)
-  end
-  return core_for(self):get_channel(channel_id, opts)
-end
+-- @function Client:get_channel
 
 --- Lists one page of an account's receiving addresses:
 -- `GET /api/public/v1/accounts/:id/addresses`.
@@ -313,13 +302,7 @@ end
 --   non-negative integer, got a fraction").
 -- @raise when account_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:list_addresses(account_id, opts)
-  check_id(account_id, "list_addresses")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, LIST_OPTIONS, "list_addresses", 2)
-  end
-  return core_for(self):list_addresses(account_id, opts)
-end
+-- @function Client:list_addresses
 
 --- A pager over every address of an account (docs/contract.md, "Lists and pages").
 --
@@ -338,34 +321,26 @@ end
 --   of the wrong type.
 function Client:addresses(account_id, opts)
   check_id(account_id, "addresses")
-  local headers
-  if type(opts) == "table" and opts.headers ~= nil then
-    check_options({ headers = opts.headers }, CALL_OPTIONS, "addresses", 2)
-    headers = opts.headers
+  local headers = type(opts) == "table" and opts.headers
+  if headers then -- not the pager's: sent with every page
+    check_options({ headers = headers }, CALL_OPTIONS, "addresses", 2)
     local rest = {}
     for k, v in pairs(opts) do
-      if k ~= "headers" then
-        rest[k] = v
-      end
+      rest[k] = k ~= "headers" and v or nil
     end
     opts = rest
   end
-  -- the pager's params, with the headers when there are some
-  local function with_headers(params)
-    if headers == nil then
-      return params
+  local function with_headers(params) -- a new table from the pager: ours to fill
+    if headers then
+      params = params or {}
+      params.headers = headers
     end
-    local copy = { headers = headers }
-    for k, v in pairs(params or {}) do
-      copy[k] = v
-    end
-    return copy
+    return params
   end
   local ok, p = pcall(pager.paginate, function(params)
-    return core_for(self):list_addresses(account_id, with_headers(params))
+    return run(self, "list_addresses", account_id, with_headers(params))
   end, opts, function(params, first_page, count, concurrency)
-    return core_for(self):list_addresses_pages(account_id, with_headers(params), first_page, count,
-      concurrency)
+    return transport.pages(self, account_id, with_headers(params), first_page, count, concurrency)
   end)
   if not ok then
     error(p, 2)
@@ -423,31 +398,14 @@ function Client:request(method, path, opts)
     error("bad argument #2 to 'request' (string expected, got " .. type(path) .. ")", 2)
   end
   if opts ~= nil then
-    if type(opts) ~= "table" then
-      error("bad argument #3 to 'request' (table expected, got " .. type(opts) .. ")", 2)
-    end
-    for k, v in pairs(opts) do
-      if k ~= "query" and k ~= "body" and k ~= "headers" and k ~= "deadline" then
-        error(("unknown option '%s' to 'request'"):format(tostring(k)), 2)
-      end
-      if k == "deadline" and type(v) ~= "number" then
-        error("bad option 'deadline' to 'request' (number expected, got " .. type(v) .. ")", 2)
-      end
-      if k == "query" and type(v) ~= "table" then
-        error("bad option 'query' to 'request' (table expected, got " .. type(v) .. ")", 2)
-      end
-      if k == "body" and type(v) ~= "table" and type(v) ~= "string" then
-        error("bad option 'body' to 'request' (table or string expected, got " .. type(v) .. ")", 2)
-      end
-    end
-    check_options({ headers = opts.headers }, CALL_OPTIONS, "request", 3)
+    check_options(opts, REQUEST_OPTIONS, "request", 3)
   end
   local full, body, err = request.build(method, path, opts)
   if err then
     return nil, err
   end
-  return core_for(self):request(method, full, body, nil, nil, nil, opts and opts.deadline,
-    opts and opts.headers)
+  return run(self, "request", { method = method, path = full, body = body,
+    deadline = opts and opts.deadline, headers = opts and opts.headers })
 end
 
 --- A pager over a list of any JSON:API endpoint that follows the list's
@@ -486,21 +444,7 @@ function Client:paginate(path, opts)
   if type(path) ~= "string" then
     error("bad argument #1 to 'paginate' (string expected, got " .. type(path) .. ")", 2)
   end
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #2 to 'paginate' (table expected, got " .. type(opts) .. ")", 2)
-  end
-  for k, v in pairs(opts or {}) do
-    if k ~= "query" and k ~= "max_pages" then
-      error(("unknown option '%s' to 'paginate'"):format(tostring(k)), 2)
-    end
-    if k == "query" and type(v) ~= "table" then
-      error("bad option 'query' to 'paginate' (table expected, got " .. type(v) .. ")", 2)
-    end
-    if k == "max_pages" and not (is_integer(v) and v >= 1) then
-      error("bad option 'max_pages' to 'paginate' (integer >= 1 expected, got "
-        .. (type(v) == "number" and tostring(v) or type(v)) .. ")", 2)
-    end
-  end
+  check_options(opts, FOLLOW_OPTIONS, "paginate", 2)
   local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
   local base_url = self.base_url
   local pending, pending_err = full, build_err -- the next path to request, or the error to give
@@ -520,7 +464,7 @@ function Client:paginate(path, opts)
       return nil
     end
     pending, followed[current] = nil, true
-    local list, err = core_for(self):request("GET", current)
+    local list, err = run(self, "request", { method = "GET", path = current })
     if not list then
       if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
         -- the server's link is what the request refused
@@ -559,13 +503,7 @@ end
 --   `"decode"` when data is not a payouts resource, or another payout's).
 -- @raise when payout_id is not a string, opts not a table, on an unknown
 --   option or an option of the wrong type.
-function Client:get_payout(payout_id, opts)
-  check_id(payout_id, "get_payout")
-  if opts ~= nil then -- nil: nothing to check (and no table made)
-    check_options(opts, CALL_OPTIONS, "get_payout", 2)
-  end
-  return core_for(self):get_payout(payout_id, opts)
-end
+-- @function Client:get_payout
 
 --- Reads a payout until its `txid` is set (interface, "Events": a confirmed
 -- payout is followed by reading it until `txid` is set).  Never confirms.
@@ -614,7 +552,7 @@ end
 --
 -- syntax: `client:close()`
 function Client:close()
-  self._core:close()
+  self._c:close()
 end
 
 -- No __gc on this table: a call on a client nobody else holds

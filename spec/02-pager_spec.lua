@@ -421,7 +421,7 @@ describe("paginate arguments", function()
   it("raises on unknown options and wrong types", function()
     local f = server(1).fetch
     assert.has_error(function() merchantapi.paginate(f, { perpage = 5 }) end,
-      "unknown pager option 'perpage'")
+      "unknown option 'perpage' to 'paginate'")
     assert.has_error(function() merchantapi.paginate(f, { per_page = "5" }) end)
     assert.has_error(function() merchantapi.paginate(f, { per_page = 0 }) end)
     assert.has_error(function() merchantapi.paginate(f, { per_page = 2.5 }) end)

@@ -32,7 +32,7 @@ end
 -- client:addresses' pager, with its batch fetcher counted: the calls made
 -- to fetch several pages at once, as { first_page, count, concurrency }.
 local function spied_pager(client, account_id, opts)
-  local core, batches = client._core, {}
+  local core, batches = client._c, {}
   local pager = merchantapi.paginate(function(params)
     return core:list_addresses(account_id, params)
   end, opts, function(params, first_page, n, concurrency)

@@ -138,9 +138,9 @@ describe("the request a transport is handed", function()
 end)
 
 describe("a call over a transport", function()
-  -- the core client under the merchantapi client and its transport wrapper
+  -- the core client under the merchantapi client
   local function built(c)
-    return c._core._c:_calls_built()
+    return c._c:_calls_built()
   end
 
   it("is built once by the core, retries and the confirm's settling read included", function()

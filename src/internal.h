@@ -280,6 +280,8 @@ uint64_t mapi_rng_seed(uintptr_t salt);
 /* Seconds to wait before retry number `retry` (0 for the first retry): full
    jitter, u * min(8, 0.5 * 2^retry), with u in [0, 1) from the random hook. */
 double mapi_backoff_delay(int retry, double u);
+/* The backoff's growth: base * 2^retry, at most cap (core.backoff for Lua). */
+double mapi_backoff_cap(int retry, double base, double cap);
 /* A Retry-After value (delta seconds, or an HTTP date compared with `now`) in
    seconds, capped at 60 and never negative; -1 when value is NULL or not
    a valid Retry-After. */

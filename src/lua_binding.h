@@ -112,17 +112,15 @@ void mapi_lua_error_open(lua_State *L);
 
 /* core.new */
 int mapi_lua_new(lua_State *L);
-/* The mapi_client of the client userdata at idx (raises when idx holds
-   something else); NULL once the client is closed. */
-mapi_client *mapi_lua_client(lua_State *L, int idx);
-/* For a call running on a loop (lua_loop.c): the mapi_client of the client
-   userdata at idx, held so that close() waits for the call's end; NULL
-   (nothing held) when closed.  Each hold is ended by one release, which
-   frees the client when a close() came meanwhile. */
-mapi_client *mapi_lua_client_hold(lua_State *L, int idx);
+/* For a call under way (a prepared exchange, a call with hooks): the
+   mapi_client of the client userdata at idx, held so that close() waits
+   for the call's end; NULL (nothing held) when closed.  *busy (when busy is
+   not NULL): the client's flag that is set while one of its hooks runs.
+   Each hold is ended by one release, which frees the client when a close()
+   came meanwhile. */
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);
-/* Registers the client's metatable (its methods, and those of
-   mapi_lua_transport_open). */
+/* Registers the client's metatable (its methods), and the exchange's. */
 void mapi_lua_client_open(lua_State *L);
 
 /* ---- custom transports and hooks (lua_transport.c) ---- */
@@ -142,6 +140,7 @@ struct exchange_box {
     int on_loop;             /* 1 while a loop (lua_loop.c) runs the call; 2: and __gc
                                 came meanwhile (lua_close finalizes in any order): the
                                 loop frees what the box holds when it lets go */
+    int cref;                /* registry ref of the client it holds, or LUA_NOREF */
 };
 
 /* exchange_box.state: idle (an attempt may begin), an attempt under way,
@@ -151,20 +150,23 @@ enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
 
 /* Pushes a new empty exchange userdata (freed by __gc). */
 exchange_box *mapi_lua_push_exchange_box(lua_State *L);
-/* Frees what xb holds (its exchange, response, document, error): __gc's
-   work, done by the loop for a box finalized while its call ran. */
-void mapi_lua_exchange_box_clear(exchange_box *xb);
+/* Frees what xb holds (its exchange, response, document, error) and lets
+   go of its client: __gc's work, done by the loop for a box finalized
+   while its call ran. */
+void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb);
 /* The conversion of the calls that give a document: value, nil, res |
    nil, err[, res]. */
 int mapi_lua_exchange_results(lua_State *L, exchange_box *xb);
 
 /* The observer hooks are run by: ctx a mapi_lua_hooks (the thread running
    the call, and the registry ref of the table holding on_request and
-   on_response, which receives hook_raised and hook_error).  Hooks run under
-   a protected call: an error is recorded, never raised. */
+   on_response, which receives hook_raised and hook_error; busy: the
+   client's flag, set while a hook runs).  Hooks run under a protected
+   call: an error is recorded, never raised. */
 typedef struct mapi_lua_hooks {
     lua_State *L;
     int ref;
+    int *busy;
 } mapi_lua_hooks;
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
 
@@ -173,10 +175,11 @@ void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_i
    header values (nil, a string, or an array of strings) is framed, by the
    core's rule (framing.c). */
 int mapi_lua_framing(lua_State *L);
+/* core.backoff(retry, base, cap) -> seconds: the core's backoff growth
+   (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
+int mapi_lua_backoff(lua_State *L);
 
-/* Adds the method observed to the client method table on the
-   top of the stack, and registers the exchange metatable; the stack is left
-   as it was. */
+/* Registers the exchange metatable. */
 void mapi_lua_transport_open(lua_State *L);
 
 /* ---- the event loop (lua_loop.c) ---- */

@@ -3,9 +3,19 @@
  *
  * core.new reads the client's options into a mapi_config; each method
  * reads its arguments and options, has the core build and run the call
- * (src/client.c, src/request.c, src/pages.c), and hands what came back to
- * lua_response.c.  lua/merchantapi.lua is the public face: it checks option
- * names and types (merchantapi.options) and wraps the userdata defined here.
+ * (src/calls.c, src/client.c, src/pages.c), and hands what came back to
+ * lua_response.c.  lua/merchantapi.lua is the public face: option names and
+ * types are checked there, once (merchantapi.options); the values' limits
+ * here, by the core's rules (limits.c).  lua/merchantapi/transport.lua
+ * decides how each call runs.  A client made with hooks (core.new's
+ * `hooks`: a table with on_request and on_response) has them as its
+ * observer for the calls it runs over libcurl itself.
+ *
+ * Closing while calls run, the one rule: every call under way holds its
+ * client (a prepared exchange until its result is taken or it is
+ * collected, a call with hooks while it runs); close() then only marks the
+ * client closed for new calls, and the last release frees it.  While one of
+ * its hooks runs (over libcurl) the client is busy: a call of it fails.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -21,8 +31,10 @@
 
 typedef struct client_box {
     mapi_client *client; /* NULL once closed */
-    int holds;           /* calls running on a loop (mapi_lua_client_hold) */
+    int holds;           /* calls under way (mapi_lua_client_hold) */
     int close_pending;   /* close() came while holds > 0: closed at the last release */
+    int busy;            /* one of its hooks is running */
+    mapi_lua_hooks hooks; /* the client's observer (hooks.ref: LUA_NOREF without hooks) */
     char base_url[];     /* for __tostring: never the api key */
 } client_box;
 
@@ -50,6 +62,14 @@ static int opt_number(lua_State *L, int idx, const char *name, double *out)
     return 1;
 }
 
+/* A number of seconds: given as 0 (the C API's "the default") it becomes -1,
+   which the core's limit (limits.c) refuses as any value out of range. */
+static void opt_seconds(lua_State *L, int idx, const char *name, double *out)
+{
+    if (opt_number(L, idx, name, out) && *out == 0)
+        *out = -1;
+}
+
 static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
 {
     if (lua_isnil(L, idx))
@@ -60,33 +80,14 @@ static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
     return 1;
 }
 
-/* Raises on a key of the options table at idx that is not in names. */
-static void check_option_names(lua_State *L, int idx, const char *const *names)
-{
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        size_t i;
-        int known = 0;
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "bad option name (string expected, got %s)", luaL_typename(L, -1));
-        for (i = 0; names[i]; i++)
-            if (strcmp(names[i], lua_tostring(L, -1)) == 0)
-                known = 1;
-        if (!known)
-            luaL_error(L, "unknown option '%s'", lua_tostring(L, -1));
-    }
-}
-
-/* Makes the options argument at idx (nil or a table, checked before) a
-   table, an empty one for nil, and raises on a name not in names. */
-static void options_table(lua_State *L, int idx, const char *const *names)
+/* Makes the options argument at idx (nil or a table, checked before) an
+   empty table when it is nil. */
+static void empty_if_nil(lua_State *L, int idx)
 {
     if (lua_isnil(L, idx)) {
         lua_newtable(L);
         lua_replace(L, idx);
     }
-    check_option_names(L, idx, names);
 }
 
 static int has_nul(const char *s, size_t len)
@@ -197,13 +198,8 @@ static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
  */
 int mapi_lua_new(lua_State *L)
 {
-    static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
-                                        "max_retries", "max_body", "cafile", "capath",
-                                        "user_agent", "proxy", "headers", "deadline",
-                                        "settle", NULL};
     mapi_config cfg;
     size_t url_len = 0, key_len = 0;
-    double d;
     int64_t n;
     const char *bad = NULL;
     client_box *cb;
@@ -211,7 +207,6 @@ int mapi_lua_new(lua_State *L)
 
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    check_option_names(L, 1, names);
     mapi_config_init(&cfg);
     cfg.user_agent = LUA_VERSION;
 
@@ -220,25 +215,14 @@ int mapi_lua_new(lua_State *L)
     cfg.base_url = opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
     cfg.api_key = opt_string(L, 3, "api_key", &key_len);
+    /* the limits are mapi_client_new's (limits.c), as for C */
     lua_getfield(L, 1, "timeout");
-    if (opt_number(L, 4, "timeout", &d)) { /* the limits: limits.c, as for C */
-        cfg.timeout = d;
-        if (mapi_limit_timeout(d))
-            bad = mapi_limit_timeout(d);
-    }
+    opt_seconds(L, 4, "timeout", &cfg.timeout);
     lua_getfield(L, 1, "connect_timeout");
-    if (opt_number(L, 5, "connect_timeout", &d)) {
-        cfg.connect_timeout = d;
-        if (mapi_limit_connect_timeout(d))
-            bad = mapi_limit_connect_timeout(d);
-    }
+    opt_seconds(L, 5, "connect_timeout", &cfg.connect_timeout);
     lua_getfield(L, 1, "max_retries");
-    if (opt_integer(L, 6, "max_retries", &n)) {
-        if (mapi_limit_max_retries(n))
-            bad = mapi_limit_max_retries(n);
-        else
-            cfg.max_retries = (int)n;
-    }
+    if (opt_integer(L, 6, "max_retries", &n))
+        cfg.max_retries = n < 0 || n > INT_MAX ? -1 : (int)n;
     lua_getfield(L, 1, "max_body");
     if (opt_integer(L, 7, "max_body", &n)) {
         if (mapi_limit_max_body(n < 1 ? 0 : (unsigned long long)n))
@@ -256,11 +240,7 @@ int mapi_lua_new(lua_State *L)
     lua_getfield(L, 1, "proxy");
     cfg.proxy = opt_text(L, 11, "proxy", "proxy contains a NUL byte", &bad);
     lua_getfield(L, 1, "deadline");
-    if (opt_number(L, 12, "deadline", &d)) {
-        cfg.deadline = d;
-        if (mapi_limit_deadline(d)) /* 0 too: in Lua, a deadline given is one */
-            bad = mapi_limit_deadline(d);
-    }
+    opt_seconds(L, 12, "deadline", &cfg.deadline);
     lua_getfield(L, 1, "settle");
     if (!lua_isnil(L, 13)) {
         if (lua_type(L, 13) != LUA_TBOOLEAN)
@@ -286,6 +266,9 @@ int mapi_lua_new(lua_State *L)
     cb->client = NULL;
     cb->holds = 0;
     cb->close_pending = 0;
+    cb->busy = 0;
+    cb->hooks.ref = LUA_NOREF;
+    cb->hooks.busy = &cb->busy;
     if (cfg.base_url)
         memcpy(cb->base_url, cfg.base_url, url_len);
     cb->base_url[url_len] = '\0';
@@ -295,6 +278,13 @@ int mapi_lua_new(lua_State *L)
     if (cb->client == NULL)
         return mapi_lua_push_failure(L, eb);
     lua_pop(L, 1);
+    lua_getfield(L, 1, "hooks");
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushvalue(L, -1);
+        cb->hooks.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        mapi_client_set_observer(cb->client, mapi_lua_observer, &cb->hooks);
+    }
+    lua_pop(L, 1);
     return 1;
 }
 
@@ -303,15 +293,19 @@ static client_box *check_client(lua_State *L)
     return (client_box *)luaL_checkudata(L, 1, CLIENT_MT);
 }
 
-/* For lua_transport.c (lua_binding.h). */
-mapi_client *mapi_lua_client(lua_State *L, int idx)
+/* Frees the handle (and lets go of the hooks). */
+static void free_client(lua_State *L, client_box *cb)
 {
-    return ((client_box *)luaL_checkudata(L, idx, CLIENT_MT))->client;
+    mapi_client_free(cb->client);
+    cb->client = NULL;
+    cb->close_pending = 0;
+    luaL_unref(L, LUA_REGISTRYINDEX, cb->hooks.ref);
+    cb->hooks.ref = LUA_NOREF;
 }
 
 /* client:close() -- frees the handle; safe to call again; also __gc, __close.
-   While calls of the client run on a loop, the handle is freed when the last
-   one ends (the client counts as closed for new calls at once). */
+   While calls of the client are under way, the handle is freed when the
+   last one ends (the client counts as closed for new calls at once). */
 static int l_client_close(lua_State *L)
 {
     client_box *cb = check_client(L);
@@ -319,19 +313,20 @@ static int l_client_close(lua_State *L)
         cb->close_pending = 1;
         return 0;
     }
-    mapi_client_free(cb->client);
-    cb->client = NULL;
+    free_client(L, cb);
     return 0;
 }
 
-/* For lua_loop.c (lua_binding.h). */
-mapi_client *mapi_lua_client_hold(lua_State *L, int idx)
+/* lua_binding.h */
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
 {
     client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
 
     if (!cb->client || cb->close_pending)
         return NULL;
     cb->holds++;
+    if (busy)
+        *busy = &cb->busy;
     return cb->client;
 }
 
@@ -339,11 +334,8 @@ void mapi_lua_client_release(lua_State *L, int idx)
 {
     client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
 
-    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending) {
-        mapi_client_free(cb->client);
-        cb->client = NULL;
-        cb->close_pending = 0;
-    }
+    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
+        free_client(L, cb);
 }
 
 static int l_client_tostring(lua_State *L)
@@ -352,6 +344,14 @@ static int l_client_tostring(lua_State *L)
     lua_pushfstring(L, "merchantapi.client (%s)%s", cb->base_url,
                     cb->client ? "" : " closed");
     return 1;
+}
+
+/* Why the client cannot take a call now, or NULL. */
+static const char *unusable(const client_box *cb)
+{
+    if (cb->client == NULL || cb->close_pending)
+        return "the client is closed";
+    return cb->busy ? "the client was called from one of its own hooks" : NULL;
 }
 
 /* Checks self and the id argument; returns the client or NULL after pushing
@@ -366,8 +366,8 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
         return NULL;
     }
     *id = lua_tolstring(L, 2, &len);
-    if (cb->client == NULL || cb->close_pending) {
-        *nret = push_usage(L, "the client is closed", method);
+    if (unusable(cb)) {
+        *nret = push_usage(L, unusable(cb), method);
         return NULL;
     }
     if (has_nul(*id, len)) {
@@ -377,26 +377,19 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     return cb->client;
 }
 
-/* Reads a call's options from the table at index opts (or nil): deadline
-   (seconds > 0), and settle (a boolean) when with_settle.  Returns the usage
-   message of an invalid value, or NULL; a wrong type raises. */
+/* Reads a call's options from the table at index opts (or nil): deadline,
+   and settle (a boolean) when with_settle.  Returns the usage message of an
+   invalid deadline (the core's limit, limits.c: the binding names the
+   call's method on the error), or NULL; a wrong type raises. */
 static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
                                      int with_settle)
 {
-    const char *bad = NULL;
-    double d;
-
     o->deadline = 0;
     o->settle = MAPI_SETTLE_DEFAULT;
     if (lua_isnil(L, opts))
         return NULL;
     lua_getfield(L, opts, "deadline");
-    if (opt_number(L, lua_gettop(L), "deadline", &d)) {
-        if (mapi_limit_deadline(d)) /* limits.c, as for C; 0 too (given) */
-            bad = mapi_limit_deadline(d);
-        else
-            o->deadline = d;
-    }
+    opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
     if (with_settle) {
         lua_getfield(L, opts, "settle");
@@ -408,23 +401,20 @@ static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
         }
         lua_pop(L, 1);
     }
-    return bad;
+    return o->deadline != 0 ? mapi_limit_deadline(o->deadline) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
 /* A call, built once and run by a driver                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Which builder of the core (calls.c) makes the call. */
-enum call_what { CALL_CONFIRM, CALL_CHANNEL, CALL_LIST, CALL_PAYOUT, CALL_REQUEST };
-
 /* A method's arguments, read from the stack (strings anchored there). */
 typedef struct call_args {
-    enum call_what what;
+    const mapi_endpoint *e;  /* the row of the endpoint table; NULL: client:request */
     const char *id;          /* the endpoints */
     mapi_call_opts opts;
-    mapi_page_params p;      /* CALL_LIST */
-    const char *method;      /* CALL_REQUEST: method, path, body; the method for the others */
+    mapi_page_params p;      /* a list */
+    const char *method;      /* client:request: method, path, body; the row's for the others */
     const char *path, *body;
     size_t body_len;
     mapi_request_opts ropts;
@@ -432,13 +422,20 @@ typedef struct call_args {
 
 static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_error *err)
 {
-    static const char *const rows[] = {"confirm_payout", "get_channel", "list_addresses",
-                                       "get_payout"}; /* the core's table (calls.c) */
+    if (!a->e)
+        return mapi_call_request(c, a->method, a->path, a->body, a->body_len, &a->ropts, k,
+                                 err);
+    return mapi_call_endpoint(c, a->e, a->id, &a->p, &a->opts, k, err); /* calls.c's table */
+}
 
-    if (a->what != CALL_REQUEST)
-        return mapi_call_endpoint(c, mapi_endpoint_find(rows[a->what]), a->id, &a->p, &a->opts,
-                                  k, err);
-    return mapi_call_request(c, a->method, a->path, a->body, a->body_len, &a->ropts, k, err);
+/* Before the client at idx runs a call over libcurl itself: held (a hook's
+   close() waits for the end), its hooks run on this thread. */
+static void run_held(lua_State *L, int idx)
+{
+    client_box *cb = (client_box *)lua_touserdata(L, idx);
+
+    cb->holds++;
+    cb->hooks.L = L;
 }
 
 /* Builds the call once (calls.c) and hands it to its driver: prepare 0,
@@ -461,64 +458,22 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
             return mapi_lua_push_err_results(L, &xb->err);
         }
         xb->convert = mapi_lua_exchange_results;
+        lua_pushvalue(L, 1); /* the exchange holds its client until it lets go */
+        xb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
+        mapi_lua_client_hold(L, 1, NULL);
         return 1;
     } else {
         call_box *cb = mapi_lua_push_call_box(L);
-        if (build_call(c, a, &k, &cb->err) < 0 ||
-            mapi_client_run(c, &k, &cb->doc, &cb->err) != 0)
+        int failed = build_call(c, a, &k, &cb->err) < 0;
+        if (!failed) {
+            run_held(L, 1);
+            failed = mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
+            mapi_lua_client_release(L, 1);
+        }
+        if (failed)
             return mapi_lua_push_err_results(L, &cb->err);
         return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
     }
-}
-
-/* The calls that take one id: client:<call>(id[, opts]) -> resource, nil,
-   res | nil, err[, res].  opts: headers, deadline, and settle for the confirm. */
-static int call_by_id(lua_State *L, enum call_what what, int prepare)
-{
-    const char *method = what == CALL_CONFIRM ? "PUT" : "GET";
-    int with_settle = what == CALL_CONFIRM;
-    call_args a;
-    static const char *const names[] = {"headers", "deadline", "settle", NULL};
-    static const char *const names_no_settle[] = {"headers", "deadline", NULL};
-    const char *id, *bad;
-    int nret = 0;
-    mapi_client *c;
-    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
-
-    lua_settop(L, 3);
-    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
-        return mapic_typeerror(L, 3, "table or nil");
-    c = call_prelude(L, method, &id, &nret);
-    if (!c)
-        return nret;
-    if (!lua_isnil(L, 3))
-        check_option_names(L, 3, with_settle ? names : names_no_settle);
-    bad = read_call_options(L, 3, &opts, with_settle);
-    if (bad)
-        return push_usage(L, bad, method);
-    if (!lua_isnil(L, 3)) {
-        lua_getfield(L, 3, "headers"); /* 4, and the array above it */
-        if (read_headers(L, 4, &opts.headers, &opts.nheaders) < 0)
-            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
-    }
-    memset(&a, 0, sizeof a);
-    a.what = what;
-    a.method = method;
-    a.id = id;
-    a.opts = opts;
-    return finish_call(L, c, &a, prepare);
-}
-
-/* client:confirm_payout(id[, {headers=, deadline=, settle=}]) -> payout, nil, res | nil, err[, res] */
-static int l_confirm_payout(lua_State *L)
-{
-    return call_by_id(L, CALL_CONFIRM, 0);
-}
-
-/* client:get_channel(id[, {headers=, deadline=}]) -> channel, nil, res | nil, err[, res] */
-static int l_get_channel(lua_State *L)
-{
-    return call_by_id(L, CALL_CHANNEL, 0);
 }
 
 /* Reads the list options of table `opts` into *p: order, order_type,
@@ -534,73 +489,67 @@ static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p
 
     lua_getfield(L, opts, "order");
     p->order = opt_string(L, lua_gettop(L), "order", &len);
-    /* the limits are the core's (limits.c), as for C: a NUL byte is Lua's own */
-    if (p->order && (has_nul(p->order, len) || mapi_limit_order(p->order)))
+    /* the limits are the core's (limits.c): a NUL byte is Lua's own */
+    if (p->order && has_nul(p->order, len))
         bad = mapi_limit_order("");
     lua_getfield(L, opts, "order_type");
     p->order_type = opt_string(L, lua_gettop(L), "order_type", &len);
-    if (p->order_type && (has_nul(p->order_type, len) || mapi_limit_order_type(p->order_type)))
+    if (p->order_type && has_nul(p->order_type, len))
         bad = mapi_limit_order_type("");
     if (with_page) {
         lua_getfield(L, opts, "page");
-        if (opt_integer(L, lua_gettop(L), "page", &n)) {
-            if (mapi_limit_page(n))
-                bad = mapi_limit_page(n);
-            else
-                p->page = (long)n;
-        }
+        if (opt_integer(L, lua_gettop(L), "page", &n))
+            p->page = n < 1 || n > LONG_MAX ? -1 : (long)n; /* given: 0 is refused too */
     }
     lua_getfield(L, opts, "per_page");
-    if (opt_integer(L, lua_gettop(L), "per_page", &n)) {
-        if (mapi_limit_per_page(n))
-            bad = mapi_limit_per_page(n);
-        else
-            p->per_page = (long)n;
-    }
-    return bad;
+    if (opt_integer(L, lua_gettop(L), "per_page", &n))
+        p->per_page = n < 1 || n > LONG_MAX ? -1 : (long)n;
+    return bad ? bad : mapi_limit_page_params(p);
 }
 
-/* client:list_addresses(id, {order=, order_type=, page=, per_page=, headers=,
-   deadline=})
-   -> list, nil, res | nil, err[, res] */
-static int list_addresses(lua_State *L, int prepare)
+/*
+ * client:<endpoint>(id[, opts]) -> value, nil, res | nil, err[, res], for
+ * the row e of the core's endpoint table (calls.c: client:confirm_payout,
+ * client:get_channel, ...).  opts: headers, deadline; settle for a call
+ * that may move money; order, order_type, page, per_page for a list.
+ */
+static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
-    static const char *const names[] = {"order", "order_type", "page", "per_page", "headers",
-                                        "deadline", NULL};
-    const char *id, *bad = NULL, *bad_call;
+    const char *id, *bad = NULL;
     int nret = 0;
     mapi_client *c;
-    mapi_page_params p;
-    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     call_args a;
 
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
         return mapic_typeerror(L, 3, "table or nil");
-    c = call_prelude(L, "GET", &id, &nret);
+    c = call_prelude(L, e->method, &id, &nret);
     if (!c)
         return nret;
-    memset(&p, 0, sizeof p);
-    options_table(L, 3, names);
-    bad = read_page_options(L, 3, &p, 1);
-    bad_call = read_call_options(L, 3, &opts, 0);
-    if (bad || bad_call)
-        return push_usage(L, bad ? bad : bad_call, "GET");
-    lua_getfield(L, 3, "headers");
-    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
-        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), "GET");
     memset(&a, 0, sizeof a);
-    a.what = CALL_LIST;
-    a.method = "GET";
+    if (e->lists) {
+        empty_if_nil(L, 3);
+        bad = read_page_options(L, 3, &a.p, 1);
+    }
+    if (!bad)
+        bad = read_call_options(L, 3, &a.opts, e->moves_money);
+    if (bad)
+        return push_usage(L, bad, e->method);
+    if (!lua_isnil(L, 3)) {
+        lua_getfield(L, 3, "headers");
+        if (read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
+            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), e->method);
+    }
+    a.e = e;
+    a.method = e->method;
     a.id = id;
-    a.opts = opts;
-    a.p = p;
     return finish_call(L, c, &a, prepare);
 }
 
-static int l_list_addresses(lua_State *L)
+/* The method of one row (its upvalue). */
+static int l_endpoint(lua_State *L)
 {
-    return list_addresses(L, 0);
+    return endpoint_call(L, (const mapi_endpoint *)lua_touserdata(L, lua_upvalueindex(1)), 0);
 }
 
 /* The documents and errors of one list_addresses_pages call, anchored in a
@@ -611,9 +560,8 @@ typedef struct pages_box {
     mapi_error *errs;  /* count entries, inside the userdata */
 } pages_box;
 
-static int pages_box_gc(lua_State *L)
+static void pages_box_clear(pages_box *b)
 {
-    pages_box *b = (pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT);
     size_t i;
 
     for (i = 0; i < b->count; i++) {
@@ -622,6 +570,11 @@ static int pages_box_gc(lua_State *L)
         mapi_error_clear(&b->errs[i]);
     }
     b->count = 0;
+}
+
+static int pages_box_gc(lua_State *L)
+{
+    pages_box_clear((pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT));
     return 0;
 }
 
@@ -636,7 +589,6 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    static const char *const names[] = {"order", "order_type", "per_page", "headers", NULL};
     const char *id, *bad = NULL;
     int nret = 0, lists;
     mapi_client *c;
@@ -660,7 +612,7 @@ static int l_list_addresses_pages(lua_State *L)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    options_table(L, 3, names);
+    empty_if_nil(L, 3);
     bad = read_page_options(L, 3, &p, 0);
     {
         err_box *pb = mapi_lua_push_err_box(L);
@@ -697,8 +649,10 @@ static int l_list_addresses_pages(lua_State *L)
     }
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
+    run_held(L, 1);
     mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
                                  mapi_pages_concurrency((size_t)conc), &opts, b->docs, b->errs);
+    mapi_lua_client_release(L, 1);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
     lua_createtable(L, (int)count, 0);
@@ -724,12 +678,7 @@ static int l_list_addresses_pages(lua_State *L)
     }
     if (i >= b->count)
         lua_pushnil(L);
-    /* free the rest now rather than at the next collection */
-    for (i = 0; i < b->count; i++) {
-        mapi_doc_free(b->docs[i]);
-        b->docs[i] = NULL;
-        mapi_error_clear(&b->errs[i]);
-    }
+    pages_box_clear(b); /* the rest now rather than at the next collection */
     return 2;
 }
 
@@ -737,80 +686,55 @@ static int l_list_addresses_pages(lua_State *L)
 /* The generic call and get_payout                                          */
 /* ------------------------------------------------------------------------ */
 
-/* A string argument that may be nil: NULL for nil, raises for other types. */
-static const char *arg_opt_string(lua_State *L, int idx, size_t *len)
-{
-    if (lua_isnoneornil(L, idx)) {
-        *len = 0;
-        return NULL;
-    }
-    if (lua_type(L, idx) != LUA_TSTRING) {
-        mapic_typeerror(L, idx, "string or nil");
-        return NULL;
-    }
-    return lua_tolstring(L, idx, len);
-}
-
 /*
- * client:request(method, path_and_query[, body[, type[, max_retries[, id[, deadline[,
- *                headers]]]]]]) -> value, nil, res | nil, err[, res]
- * method and path_and_query are strings (sent as mapi_request_ex checks
- * them), body a string or nil (sent as is), type the expected primary type
- * or nil (any), max_retries an integer or nil (the client's), id the
- * expected primary id or nil (any; needs type), deadline seconds > 0 or nil
- * (the client's), headers a table name -> value or nil (see read_headers).
- * lua/merchantapi.lua builds path_and_query and the body from a table.
+ * client:request{ method=, path=[, body=][, type=][, id=][, max_retries=][, deadline=]
+ *                 [, headers=] } -> value, nil, res | nil, err[, res]
+ * method and path (with its query) are strings (sent as mapi_request_ex
+ * checks them), body a string or nil (sent as is), type the expected
+ * primary type or nil (any), id the expected primary id or nil (any; needs
+ * type), max_retries an integer or nil (the client's), deadline seconds > 0
+ * or nil (the client's), headers a table name -> value or nil (see
+ * read_headers).  lua/merchantapi.lua builds the path and the body.
  */
 static int request_call(lua_State *L, int prepare)
 {
+    static const char *const fields[] = {"method", "path", "body", "type", "id",
+                                         "max_retries", "deadline", "headers", NULL};
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
-    const char *method, *path, *body, *type, *id;
-    size_t method_len, path_len, body_len, type_len, id_len;
+    const char *s[5]; /* method, path, body, type, id at 3 .. 7 */
+    size_t len[5];
     int64_t n;
+    int i;
     call_args a;
 
-    lua_settop(L, 9);
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return mapic_typeerror(L, 2, "string");
-    if (lua_type(L, 3) != LUA_TSTRING)
-        return mapic_typeerror(L, 3, "string");
-    if (!lua_isnil(L, 9) && lua_type(L, 9) != LUA_TTABLE)
-        return mapic_typeerror(L, 9, "table or nil");
-    method = lua_tolstring(L, 2, &method_len);
-    path = lua_tolstring(L, 3, &path_len);
-    body = arg_opt_string(L, 4, &body_len);
-    type = arg_opt_string(L, 5, &type_len);
-    if (!lua_isnil(L, 6)) {
-        if (!mapic_tointeger(L, 6, &n))
-            return mapic_typeerror(L, 6, "integer or nil");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    for (i = 0; fields[i]; i++)
+        lua_getfield(L, 2, fields[i]); /* 3 .. 10 */
+    for (i = 0; i < 5; i++) {
+        len[i] = 0;
+        s[i] = opt_string(L, 3 + i, fields[i], &len[i]);
+    }
+    if (!s[0] || !s[1])
+        return luaL_error(L, "bad argument to 'request' (method and path expected)");
+    if (opt_integer(L, 8, "max_retries", &n))
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
-    }
-    id = arg_opt_string(L, 7, &id_len);
-    if (!lua_isnil(L, 8)) {
-        if (lua_type(L, 8) != LUA_TNUMBER)
-            return mapic_typeerror(L, 8, "number or nil");
-        opts.deadline = (double)lua_tonumber(L, 8);
-        if (mapi_limit_deadline(opts.deadline))
-            opts.deadline = -1; /* refused by the core (limits.c); 0 too: given */
-    }
-    if (cb->client == NULL || cb->close_pending ||
-        has_nul(method, method_len) || has_nul(path, path_len) ||
-        has_nul(type, type_len) || has_nul(id, id_len))
-        return push_usage(L,
-                          cb->client == NULL || cb->close_pending ? "the client is closed"
-                                             : "method, path, type or id contains a NUL byte",
-                          method);
-    opts.type = type;
-    opts.id = id;
-    if (read_headers(L, 9, &opts.headers, &opts.nheaders) < 0)
-        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), method);
+    opt_seconds(L, 9, "deadline", &opts.deadline); /* the core's builder refuses */
+    if (unusable(cb))
+        return push_usage(L, unusable(cb), s[0]);
+    for (i = 0; i < 5; i++)
+        if (i != 2 && has_nul(s[i], len[i]))
+            return push_usage(L, "method, path, type or id contains a NUL byte", s[0]);
+    opts.type = s[3];
+    opts.id = s[4];
+    if (read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)
+        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), s[0]);
     memset(&a, 0, sizeof a);
-    a.what = CALL_REQUEST;
-    a.method = method;
-    a.path = path;
-    a.body = body;
-    a.body_len = body_len;
+    a.method = s[0];
+    a.path = s[1];
+    a.body = s[2];
+    a.body_len = len[2];
     a.ropts = opts;
     return finish_call(L, cb->client, &a, prepare);
 }
@@ -820,20 +744,9 @@ static int l_request(lua_State *L)
     return request_call(L, 0);
 }
 
-/* client:get_payout(id[, {headers=, deadline=}]) -> payout, nil, res | nil, err[, res] */
-static int l_get_payout(lua_State *L)
-{
-    return call_by_id(L, CALL_PAYOUT, 0);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Custom transports: the call built once, handed over as an exchange       */
 /* ------------------------------------------------------------------------ */
-
-static int prepare_by_id(lua_State *L, enum call_what what)
-{
-    return call_by_id(L, what, 1);
-}
 
 /*
  * client:prepare(name, ...) -> exchange | nil, err
@@ -847,21 +760,15 @@ static int prepare_by_id(lua_State *L, enum call_what what)
 static int l_prepare(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 2);
+    const mapi_endpoint *e = mapi_endpoint_find(name);
+    int request = strcmp(name, "request") == 0;
 
     check_client(L);
+    if (!e && !request)
+        return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
+                             "transport", name);
     lua_remove(L, 2); /* the method's own arguments from 2 on */
-    if (strcmp(name, "confirm_payout") == 0)
-        return prepare_by_id(L, CALL_CONFIRM);
-    if (strcmp(name, "get_channel") == 0)
-        return prepare_by_id(L, CALL_CHANNEL);
-    if (strcmp(name, "get_payout") == 0)
-        return prepare_by_id(L, CALL_PAYOUT);
-    if (strcmp(name, "list_addresses") == 0)
-        return list_addresses(L, 1);
-    if (strcmp(name, "request") == 0)
-        return request_call(L, 1);
-    return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
-                         "transport", name);
+    return e ? endpoint_call(L, e, 1) : request_call(L, 1);
 }
 
 /* client:_calls_built() -> integer: the calls the core built for this
@@ -884,25 +791,28 @@ static int l_calls_built(lua_State *L)
 void mapi_lua_client_open(lua_State *L)
 {
     static const luaL_Reg client_methods[] = {
-        {"confirm_payout", l_confirm_payout},
-        {"get_channel", l_get_channel},
-        {"list_addresses", l_list_addresses},
         {"list_addresses_pages", l_list_addresses_pages},
-        {"get_payout", l_get_payout},
         {"request", l_request},
         {"prepare", l_prepare},
         {"_calls_built", l_calls_built},
         {"close", l_client_close},
         {NULL, NULL}};
+    const mapi_endpoint *e;
+    size_t i;
 
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
 
     mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
+    mapi_lua_transport_open(L); /* the exchange's metatable */
 
     mapi_lua_new_metatable(L, CLIENT_MT);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 12);
     mapic_setfuncs(L, client_methods, 0);
-    mapi_lua_transport_open(L); /* observed (hooks), and the exchange's metatable */
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) { /* a method per row */
+        lua_pushlightuserdata(L, (void *)(uintptr_t)e);
+        lua_pushcclosure(L, l_endpoint, 1);
+        lua_setfield(L, -2, e->name);
+    }
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__gc");

@@ -20,8 +20,8 @@
  *       gets the error "the loop was freed"); also __gc.
  *
  * Memory: while a call runs, the loop holds registry references to its
- * exchange, its client and its hooks, so none of them is collected; the
- * client is held (mapi_lua_client_hold) so that close() waits for the end.
+ * exchange and its hooks, so neither is collected; the exchange holds its
+ * client (lua_client.c's close rule) until it lets go.
  * lua_close finalizes every userdata whatever refers to it, a call's
  * exchange (made after its loop) before the loop: its __gc then leaves
  * the exchange to the loop (exchange_box.on_loop), which frees it when it
@@ -44,7 +44,7 @@ struct lua_op {
     lua_op *next;      /* in the box's list of ended calls */
     loop_box *box;
     exchange_box *xb;  /* anchored by xref */
-    int xref, cref;    /* registry refs: the exchange, the client */
+    int xref;          /* registry ref: the exchange */
     mapi_lua_hooks hooks; /* hooks.ref: LUA_NOREF without hooks */
 };
 
@@ -80,16 +80,11 @@ static void op_observe(void *ctx, mapi_attempt_event ev, const mapi_attempt_info
         mapi_lua_observer(&o->hooks, ev, info);
 }
 
-/* Lets go of an ended call: its client released, its references dropped.
-   Pushes nothing. */
+/* Lets go of an ended call: its references dropped.  Pushes nothing. */
 static void op_release(lua_State *L, lua_op *o)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, o->cref);
-    mapi_lua_client_release(L, lua_gettop(L));
-    lua_pop(L, 1);
-    luaL_unref(L, LUA_REGISTRYINDEX, o->cref);
     if (o->xb->on_loop == 2)
-        mapi_lua_exchange_box_clear(o->xb); /* finalized first, at lua_close */
+        mapi_lua_exchange_box_clear(L, o->xb); /* finalized first, at lua_close */
     o->xb->on_loop = 0;
     luaL_unref(L, LUA_REGISTRYINDEX, o->xref);
     if (o->hooks.ref != LUA_NOREF)
@@ -169,7 +164,7 @@ static int l_start(lua_State *L)
         mapi_error_oom(&eb->err);
         return mapi_lua_push_failure(L, eb);
     }
-    c = mapi_lua_client_hold(L, 2);
+    c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
         free(o);
         lua_pushnil(L);
@@ -177,12 +172,12 @@ static int l_start(lua_State *L)
                                    mapi_exchange_call(xb->x)->method);
         return 2;
     }
+    mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;
     o->xb = xb;
     o->hooks.ref = LUA_NOREF;
     if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, lua_isnil(L, 4) ? NULL : op_observe, o,
                                op_done, o, &e) < 0) {
-        mapi_lua_client_release(L, 2);
         free(o);
         eb = mapi_lua_push_err_box(L); /* MEMORY: nothing in e to lose if this raises */
         eb->err = e;
@@ -194,8 +189,6 @@ static int l_start(lua_State *L)
     xb->on_loop = 1;
     lua_pushvalue(L, 3);
     o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pushvalue(L, 2);
-    o->cref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (!lua_isnil(L, 4)) {
         lua_pushvalue(L, 4);
         o->hooks.ref = luaL_ref(L, LUA_REGISTRYINDEX);

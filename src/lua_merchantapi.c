@@ -186,6 +186,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"set_debug", l_set_debug},
                                          {"loop_new", mapi_lua_loop_new},
                                          {"framing", mapi_lua_framing},
+                                         {"backoff", mapi_lua_backoff},
                                          {NULL, NULL}};
 
     /* Before anything else: a module compiled with another Lua's headers

@@ -24,9 +24,10 @@
  *       own shape (the exchange's conversion).  The exchange is the whole
  *       call: another driver (an event loop) can run it the same way.
  *
- * Hooks over libcurl.  client:observed(state, name, ...) runs the method
- * with a core observer that calls state.on_request / state.on_response for
- * each attempt, in the middle of the C call.  They run under a protected
+ * Hooks over libcurl.  A client made with hooks (lua_client.c), and a call
+ * on a loop with hooks (lua_loop.c), have a core observer that calls
+ * state.on_request / state.on_response for each attempt, in the middle of
+ * the C call.  They run under a protected
  * call (mapic_cpcall) and never unwind through libcurl or the core: an error
  * in a hook is recorded (the first one, as state.hook_raised and
  * state.hook_error) and the call goes on.  A hook cannot yield (it runs inside a C call).
@@ -83,37 +84,7 @@ static void push_info(lua_State *L, const mapi_attempt_info *in, int response)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Calling a client method by name                                          */
-/* ------------------------------------------------------------------------ */
-
-/* Pushes the client method `name` of the client at idx; raises when there
-   is none. */
-static void push_method(lua_State *L, int idx, const char *name)
-{
-    if (luaL_getmetafield(L, idx, "__index") == 0 || lua_type(L, -1) != LUA_TTABLE)
-        luaL_error(L, "merchantapi: the client has no method table");
-    lua_getfield(L, -1, name);
-    lua_remove(L, -2);
-    if (lua_type(L, -1) != LUA_TFUNCTION)
-        luaL_error(L, "merchantapi: no client method '%s'", name);
-}
-
-/* Calls method(client, args first..last) protected; returns the status and
-   leaves the results (or the error) above `base`. */
-static int call_method(lua_State *L, int client, const char *name, int first, int last)
-{
-    int i;
-
-    luaL_checkstack(L, last - first + 4, "merchantapi: too many arguments");
-    push_method(L, client, name);
-    lua_pushvalue(L, client);
-    for (i = first; i <= last; i++)
-        lua_pushvalue(L, i);
-    return lua_pcall(L, last - first + 2, LUA_MULTRET, 0);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Hooks over libcurl: client:observed(state, name, ...)                    */
+/* Hooks over libcurl: the observer of a client, or of a call on a loop    */
 /* ------------------------------------------------------------------------ */
 
 typedef mapi_lua_hooks observe_ctx; /* L: the thread making the call; ref: the state table */
@@ -161,40 +132,11 @@ void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_inf
     hc.ctx = ctx;
     hc.event = event;
     hc.info = info;
+    *ctx->busy = 1; /* a call of the client from the hook fails */
     /* an error here (out of memory building the info) is dropped like a hook's */
     (void)mapic_cpcall(L, hook_trampoline, &hc);
+    *ctx->busy = 0;
     lua_settop(L, top);
-}
-
-/*
- * client:observed(state, name, ...) -> the results of client:name(...)
- * state: a table with on_request / on_response (functions or nil); receives
- * hook_raised = true and hook_error (the value raised, which may be nil or
- * false) when a hook raised.  A Lua error of the method itself is raised
- * again after the observer is removed.
- */
-static int l_observed(lua_State *L)
-{
-    mapi_client *c = mapi_lua_client(L, 1);
-    const char *name;
-    observe_ctx ctx;
-    int n = lua_gettop(L), status;
-
-    luaL_checktype(L, 2, LUA_TTABLE);
-    name = luaL_checkstring(L, 3);
-    lua_pushvalue(L, 2);
-    ctx.ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    ctx.L = L;
-    if (c)
-        mapi_client_set_observer(c, mapi_lua_observer, &ctx);
-    status = call_method(L, 1, name, 4, n);
-    c = mapi_lua_client(L, 1); /* NULL if the method closed it */
-    if (c)
-        mapi_client_set_observer(c, NULL, NULL);
-    luaL_unref(L, LUA_REGISTRYINDEX, ctx.ref);
-    if (status != 0)
-        return lua_error(L);
-    return lua_gettop(L) - n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -211,12 +153,25 @@ static int xbox_gc(lua_State *L)
         xb->on_loop = 2;
         return 0;
     }
-    mapi_lua_exchange_box_clear(xb);
+    mapi_lua_exchange_box_clear(L, xb);
     return 0;
 }
 
-void mapi_lua_exchange_box_clear(exchange_box *xb)
+/* Lets go of the client the exchange holds (lua_client.c's close rule). */
+static void let_go(lua_State *L, xbox *xb)
 {
+    if (xb->cref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, xb->cref);
+    mapi_lua_client_release(L, lua_gettop(L));
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, xb->cref);
+    xb->cref = LUA_NOREF;
+}
+
+void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb)
+{
+    let_go(L, xb);
     mapi_exchange_free(xb->x);
     xb->x = NULL;
     mapi_response_free(xb->pending);
@@ -233,6 +188,7 @@ exchange_box *mapi_lua_push_exchange_box(lua_State *L)
 
     memset(xb, 0, sizeof *xb);
     xb->err = init;
+    xb->cref = LUA_NOREF;
     mapic_setmetatable(L, EXCHANGE_MT);
     return xb;
 }
@@ -324,18 +280,45 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info
     return 3;
 }
 
-/* Appends the header name: value (a string or a number) to the pending
-   response; -1 when out of memory. */
-static int add_header(lua_State *L, xbox *xb, int name, int value)
-{
-    size_t nlen, vlen;
-    const char *n, *v;
+/* What takes one header field: the response being built, or the framing. */
+typedef int (*field_fn)(void *to, const char *name, size_t nlen, const char *v, size_t vlen);
 
-    if (lua_type(L, value) != LUA_TSTRING && lua_type(L, value) != LUA_TNUMBER)
-        return 0; /* not a header value: ignored */
-    n = lua_tolstring(L, name, &nlen);
-    v = lua_tolstring(L, value, &vlen); /* converts a number in place (a copy below) */
-    return mapi_response_add_header(xb->pending, n, nlen, v, vlen);
+static int to_response(void *to, const char *name, size_t nlen, const char *v, size_t vlen)
+{
+    return mapi_response_add_header((mapi_response *)to, name, nlen, v, vlen);
+}
+
+static int to_framing(void *to, const char *name, size_t nlen, const char *v, size_t vlen)
+{
+    return mapi_framing_field((mapi_framing *)to, name, nlen, v, vlen);
+}
+
+/* Hands the header `name` with the value at idx -- a string or a number, or
+   each one of an array of them (a repeated header); anything else ignored
+   -- to fn, until it returns non-zero (returned). */
+static int each_value(lua_State *L, int idx, const char *name, size_t nlen, field_fn fn,
+                      void *to)
+{
+    int i, rc = 0, many = lua_type(L, idx) == LUA_TTABLE;
+    size_t vlen;
+    const char *v;
+
+    for (i = 1; rc == 0 && (many || i == 1); i++) {
+        if (many)
+            lua_rawgeti(L, idx, i);
+        else
+            lua_pushvalue(L, idx); /* a copy: tolstring converts a number in place */
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+            v = lua_tolstring(L, -1, &vlen);
+            rc = fn(to, name, nlen, v, vlen);
+        }
+        lua_pop(L, 1);
+    }
+    return rc;
 }
 
 /*
@@ -379,23 +362,10 @@ static int l_response(lua_State *L)
         lua_pushnil(L);
         while (lua_next(L, 4)) { /* name at -2, value at -1 */
             int rc = 0;
+            size_t nlen;
             if (lua_type(L, -2) == LUA_TSTRING) {
-                if (lua_type(L, -1) == LUA_TTABLE) {
-                    int i;
-                    for (i = 1; rc == 0; i++) { /* a repeated header: every value */
-                        lua_rawgeti(L, -1, i);
-                        if (lua_isnil(L, -1)) {
-                            lua_pop(L, 1);
-                            break;
-                        }
-                        rc = add_header(L, xb, lua_gettop(L) - 2, lua_gettop(L));
-                        lua_pop(L, 1);
-                    }
-                } else {
-                    lua_pushvalue(L, -1); /* a copy: tolstring must not touch the key */
-                    rc = add_header(L, xb, lua_gettop(L) - 2, lua_gettop(L));
-                    lua_pop(L, 1);
-                }
+                const char *name = lua_tolstring(L, -2, &nlen);
+                rc = each_value(L, lua_gettop(L), name, nlen, to_response, xb->pending);
             }
             lua_pop(L, 1);
             if (rc < 0) {
@@ -455,37 +425,6 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL, skip_info);
 }
 
-/* Feeds the header `name` with the value at idx (a string or a number, or
-   an array of them: a repeated header; anything else ignored) to f. */
-static void framing_values(lua_State *L, mapi_framing *f, const char *name, int idx)
-{
-    size_t nlen = strlen(name), vlen;
-    const char *v;
-    int i;
-
-    if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
-        lua_pushvalue(L, idx); /* a copy: tolstring converts a number in place */
-        v = lua_tolstring(L, -1, &vlen);
-        mapi_framing_field(f, name, nlen, v, vlen);
-        lua_pop(L, 1);
-        return;
-    }
-    if (lua_type(L, idx) != LUA_TTABLE)
-        return;
-    for (i = 1;; i++) {
-        lua_rawgeti(L, idx, i);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            return;
-        }
-        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
-            v = lua_tolstring(L, -1, &vlen); /* a copy of the slot: the array stays */
-            mapi_framing_field(f, name, nlen, v, vlen);
-        }
-        lua_pop(L, 1);
-    }
-}
-
 /*
  * core.framing(content_length, transfer_encoding) -> "length", n | "chunked"
  *     | "close" | nil, title
@@ -501,8 +440,8 @@ int mapi_lua_framing(lua_State *L)
 
     lua_settop(L, 2);
     mapi_framing_init(&f);
-    framing_values(L, &f, "content-length", 1);
-    framing_values(L, &f, "transfer-encoding", 2);
+    each_value(L, 1, "content-length", 14, to_framing, &f);
+    each_value(L, 2, "transfer-encoding", 17, to_framing, &f);
     if (mapi_framing_title(&f)) {
         lua_pushnil(L);
         lua_pushstring(L, mapi_framing_title(&f));
@@ -524,6 +463,16 @@ int mapi_lua_framing(lua_State *L)
     return 1;
 }
 
+int mapi_lua_backoff(lua_State *L)
+{
+    lua_Integer retry = luaL_checkinteger(L, 1);
+
+    lua_pushnumber(L, (lua_Number)mapi_backoff_cap(retry > 1000 ? 1000 : (int)retry,
+                                                   luaL_checknumber(L, 2),
+                                                   luaL_checknumber(L, 3)));
+    return 1;
+}
+
 /* The conversion of the calls that give a document (every call a custom
    transport carries): value, nil, res | nil, err[, res], as the method run
    over libcurl gives them.  Takes the exchange's document or error. */
@@ -542,18 +491,15 @@ static int l_result(lua_State *L)
     xbox *xb = check_xbox(L, X_DONE);
 
     xb->state = X_TAKEN;
+    let_go(L, xb);
     return xb->convert(L, xb);
 }
 
 void mapi_lua_transport_open(lua_State *L)
 {
-    static const luaL_Reg client_methods[] = {{"observed", l_observed}, {NULL, NULL}};
     static const luaL_Reg exchange_methods[] = {
         {"request", l_request}, {"response", l_response}, {"failure", l_failure},
         {"result", l_result},   {NULL, NULL}};
-
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
-    mapic_setfuncs(L, client_methods, 0);
 
     mapi_lua_class_metatable(L, EXCHANGE_MT, exchange_methods, xbox_gc);
 }

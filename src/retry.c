@@ -18,20 +18,23 @@ int mapi_status_retryable(int status)
     return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-double mapi_backoff_delay(int retry, double u)
+double mapi_backoff_cap(int retry, double base, double cap)
 {
-    double cap = BACKOFF_BASE;
+    double d = base;
     int i;
 
-    for (i = 0; i < retry && cap < BACKOFF_CAP; i++)
-        cap *= 2;
-    if (cap > BACKOFF_CAP)
-        cap = BACKOFF_CAP;
+    for (i = 0; i < retry && d < cap; i++)
+        d *= 2;
+    return d > cap ? cap : d;
+}
+
+double mapi_backoff_delay(int retry, double u)
+{
     if (!(u >= 0.0)) /* also NaN */
         u = 0.0;
     if (u >= 1.0)
         u = 1.0;
-    return u * cap;
+    return u * mapi_backoff_cap(retry, BACKOFF_BASE, BACKOFF_CAP);
 }
 
 double mapi_default_deadline(double timeout, int max_retries)

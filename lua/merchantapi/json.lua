@@ -23,7 +23,8 @@ local mtype = math.type -- nil on 5.1 / 5.2 / LuaJIT
 
 local json = {}
 
-local MAX_DEPTH = 64
+local MAX_DEPTH = core.defaults.max_depth
+local is_integer = require("merchantapi.options").is_integer
 local EXACT = 2 ^ 53
 
 --- JSON null: a NULL light userdata, the same value as `cjson.null`.
@@ -204,7 +205,7 @@ function json.encode(value)
       local kt = type(k)
       if kt == "string" then
         strings = strings + 1
-      elseif kt == "number" and k >= 1 and k % 1 == 0 and k < huge then
+      elseif is_integer(k) and k >= 1 then
         if k > max then max = k end
       else
         path[depth + 1] = tostring(k)

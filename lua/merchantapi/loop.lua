@@ -62,6 +62,7 @@
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
+local is_integer = require("merchantapi.options").is_integer
 
 local type = type
 local error = error
@@ -69,7 +70,6 @@ local select = select
 local setmetatable = setmetatable
 local tostring = tostring
 local rawget = rawget
-local rawset = rawset
 local pcall = pcall
 local pairs = pairs
 local co_create = coroutine.create
@@ -126,11 +126,7 @@ function M.yield_if_over_budget()
   end
 end
 
--- Before a call starts on the loop: on a Lua that cannot tell whether the
--- task may yield here (5.1, 5.2), one plain yield (the task goes on at
--- this step's end), which raises "attempt to yield across ..." where it
--- cannot -- before the request is started, never after it left.
-local function yield_or_raise()
+local function yield_or_raise() -- M.before_start
   if not co_isyieldable then
     co_yield()
   end
@@ -270,7 +266,7 @@ local function new_budget(budget)
     error("bad argument #2 to 'step' (budget.time: number > 0 or nil expected, got "
       .. tostring(time) .. ")", 3)
   end
-  if calls ~= nil and not (type(calls) == "number" and calls >= 1 and calls % 1 == 0) then
+  if calls ~= nil and not (is_integer(calls) and calls >= 1) then
     error("bad argument #2 to 'step' (budget.calls: integer >= 1 or nil expected, got "
       .. tostring(calls) .. ")", 3)
   end
@@ -299,6 +295,18 @@ end
 -- written to).
 local NONE = {}
 
+-- What a step leaves for the next one: list[i..], then after's items.
+local function rest(list, i, after)
+  local left = {}
+  for j = i, #list do
+    left[#left + 1] = list[j]
+  end
+  for j = 1, after and #after or 0 do
+    left[#left + 1] = after[j]
+  end
+  return left
+end
+
 -- Hands every ended call in loop._calls to its task, or as many as b allows.
 local function run_calls(loop, b)
   local calls = loop._calls
@@ -309,11 +317,7 @@ local function run_calls(loop, b)
   local waiting = loop._waiting
   for i = 1, #calls do
     if b and not take(b, true) then
-      local left = {}
-      for j = i, #calls do
-        left[#left + 1] = calls[j]
-      end
-      loop._calls = left
+      loop._calls = rest(calls, i)
       return
     end
     local x = calls[i]
@@ -333,14 +337,7 @@ local function run_ready(loop, b)
     loop._ready = {}
     for i = 1, #ready do
       if b and not take(b) then
-        local left = {}
-        for j = i, #ready do
-          left[#left + 1] = ready[j]
-        end
-        for j = 1, #loop._ready do
-          left[#left + 1] = loop._ready[j]
-        end
-        loop._ready = left
+        loop._ready = rest(ready, i, loop._ready)
         return
       end
       local task, args = ready[i][1], ready[i][2]
@@ -392,14 +389,7 @@ function notify(loop)
       ok, err = pcall(task._on_done, false, r[2])
     end
     if not ok then -- the rest at the next step, then the host sees its error
-      local left = {}
-      for j = i + 1, #q do
-        left[#left + 1] = q[j]
-      end
-      for j = 1, #loop._notify do
-        left[#left + 1] = loop._notify[j]
-      end
-      loop._notify = left
+      loop._notify = rest(q, i + 1, loop._notify)
       error(err, 0)
     end
   end
@@ -525,14 +515,7 @@ function Loop:step(timeout, budget)
     end
   end
   if ended then
-    local q = self._calls
-    if q == NONE then
-      self._calls = ended
-    else
-      for i = 1, #ended do
-        q[#q + 1] = ended[i]
-      end
-    end
+    self._calls = self._calls == NONE and ended or rest(self._calls, 1, ended)
     run_calls(self, b)
   end
   run_ready(self, b)
@@ -622,14 +605,6 @@ end
 
 -- ---- what the client's calls do inside a task ----
 
--- Waits (yields) until exchange x's call has ended.
-local function wait_for(loop, task, x)
-  loop._waiting[x] = task
-  repeat
-    local got = co_yield(WAIT)
-  until got == x
-end
-
 --- Inside a task: yields until `seconds` have passed (a timer of the
 -- loop).  Outside a task: blocks (`merchantapi.sleep`).
 -- @local
@@ -648,194 +623,37 @@ function M.sleep(seconds)
   co_yield(WAIT)
 end
 
--- A hook of a transport.lua wrapper, run with the wrapper busy as over
--- libcurl: a call of the client from the hook fails as "usage", a close()
--- is done once the hook is over.
-local function busy_hook(wrapper, hook)
-  if not hook then
-    return nil
-  end
-  return function(info)
-    wrapper._busy = true
-    local ok, err = pcall(hook, info)
-    wrapper._busy = false
-    if wrapper._close_pending then
-      wrapper._c:close() -- the loop's calls still running hold it: closed after them
-    end
-    if not ok then
-      error(err, 0) -- recorded as the hook's error (nil and false included)
-    end
-  end
-end
-
--- The hooks of a transport.lua wrapper, as the core's observer takes them.
-local function hooks_of(wrapper)
-  if not (wrapper._on_request or wrapper._on_response) then
-    return nil
-  end
-  return { on_request = busy_hook(wrapper, wrapper._on_request),
-           on_response = busy_hook(wrapper, wrapper._on_response) }
-end
-
--- The results of a call, with the first hook error reported as over libcurl.
-local function results(hooks, ...)
-  if hooks and hooks.hook_raised then
-    return require("merchantapi.transport").report_hook_error(hooks, ...)
-  end
-  return ...
-end
-
--- One call of the core userdata ud, run on the loop.
-local function call(loop, task, ud, hooks, name, ...)
-  local x, err = ud:prepare(name, ...) -- built once, with the blocking call's checks
-  if not x then
-    return nil, err
-  end
-  yield_or_raise()
-  local ok, serr = loop._c:start(ud, x, hooks)
-  if not ok then
-    return nil, serr
-  end
-  wait_for(loop, task, x)
-  return results(hooks, x:result())
-end
-
--- Pages first_page .. first_page + count - 1, up to concurrency calls on
--- the loop at once, in page order; the shape of the core's
--- list_addresses_pages: the lists before the first failed page, and its
--- error.  No page is started after one failed.
-local function pages(loop, task, ud, hooks, account_id, params, first_page, count, concurrency)
-  params = params or {}
-  local last = first_page + count - 1
-  local got, page_of = {}, {}
-  local nextp, inflight, failed = first_page, 0, nil
-  yield_or_raise()
-  while true do
-    while inflight < (concurrency or 1) and nextp <= last and not failed do
-      local p = nextp
-      nextp = nextp + 1
-      local x, err = ud:prepare("list_addresses", account_id, {
-        page = p, per_page = params.per_page, order = params.order,
-        order_type = params.order_type, headers = params.headers,
-      })
-      local ok = x ~= nil
-      if ok then
-        ok, err = loop._c:start(ud, x, hooks)
-      end
-      if ok then
-        page_of[x] = p
-        loop._waiting[x] = task
-        inflight = inflight + 1
-      else
-        got[p] = { n = 2, nil, err }
-        failed = p
-      end
-    end
-    if inflight == 0 then
-      break
-    end
-    local x = co_yield(WAIT)
-    local p = page_of[x]
-    if p then
-      page_of[x] = nil
-      inflight = inflight - 1
-      local r = pack(results(hooks, x:result()))
-      got[p] = r
-      if r[1] == nil and (not failed or p < failed) then
-        failed = p
-      end
-    end
-  end
-  M.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
-  local lists = {}
-  for p = first_page, last do
-    local r = got[p]
-    if not r or r[1] == nil then
-      return lists, r and r[2]
-    end
-    lists[#lists + 1] = r[1]
-  end
-  return lists
-end
-
-local Proxy = {}
-
-function Proxy.__index(proxy, name)
-  local core_client = proxy._core
-  local method = function(_, ...)
-    local task = M.current()
-    if not task or task._loop ~= proxy._loop then
-      return core_client[name](core_client, ...) -- not in this loop's task: as always
-    end
-    local ud, hooks = core_client, nil
-    if type(core_client) == "table" then -- transport.lua's wrapper
-      if core_client._transport or name == "close" then
-        return core_client[name](core_client, ...)
-      end
-      ud, hooks = core_client._c, hooks_of(core_client)
-    elseif name == "close" or name == "_calls_built" then
-      return ud[name](ud, ...)
-    end
-    if name == "list_addresses_pages" then
-      return pages(proxy._loop, task, ud, hooks, ...)
-    end
-    return call(proxy._loop, task, ud, hooks, name, ...)
-  end
-  rawset(proxy, name, method) -- made once per name
-  return method
-end
-
--- Phases of OpenResty in which cosockets and ngx.sleep may yield
--- (lua-nginx-module's docs).
-local NGX_YIELD_PHASES = {
-  rewrite = true, access = true, content = true, timer = true, ssl_cert = true,
-  ssl_session_fetch = true, ssl_client_hello = true, preread = true,
-}
-
---- True inside an OpenResty phase where cosockets and `ngx.sleep` may
--- yield (not in `init_by_lua*`, `set_by_lua*`, filters, `log_by_lua*`, nor
--- outside OpenResty).  Checked at each call: a client made in
--- `init_by_lua` is used later in `content_by_lua`.
+--- Inside `task`: starts the prepared exchange x (`client:prepare`) of the
+-- core client c on the task's loop, with the hooks' state table (or nil);
+-- `loop.next_ended` gives it back once its call is over.  merchantapi.transport
+-- decides that a call runs here.
 -- @local
-function M.ngx_yields()
-  local ngx = rawget(_G, "ngx")
-  if type(ngx) == "table" and type(ngx.get_phase) == "function" then
-    local ok, phase = pcall(ngx.get_phase)
-    return ok and NGX_YIELD_PHASES[phase] == true
+-- @tparam table task the running task (`loop.current()`).
+-- @param c the core client (`merchantapi.core.new`).
+-- @param x the exchange.
+-- @tparam[opt] table hooks the hooks' state table (see `merchantapi.transport`).
+-- @return true, or nil, err (the loop or the client is closed).
+function M.start(task, c, x, hooks)
+  local ok, err = task._loop._c:start(c, x, hooks)
+  if ok then
+    task._loop._waiting[x] = task
   end
-  return false
+  return ok, err
 end
 
--- The client core that calls go through: inside a loop task a stand-in
--- whose calls run on the task's loop, else `core_client` itself.
--- core_client: the core userdata, or transport.lua's wrapper of it.
-local function core_of(core_client)
-  local task = M.current()
-  if not task then
-    return core_client
-  end
-  local loop = task._loop
-  local proxy = loop._proxies[core_client]
-  if not proxy then
-    proxy = setmetatable({ _core = core_client, _loop = loop }, Proxy)
-    loop._proxies[core_client] = proxy
-  end
-  return proxy
-end
-
---- The client core a call of `client` (a `merchantapi.new` client) goes
--- through: inside an OpenResty phase that can yield, its cosocket core
--- (made by `merchantapi.new` for a client without `transport`); else
--- `core_of(client._core)`.
+--- Inside a task: yields until one of its exchanges started by `loop.start`
+-- has ended, and returns it.
 -- @local
--- @tparam table client the client (its `_core`, and `_ngx_core` when it has one).
-function M.core_for(client)
-  local ngx_core = client._ngx_core
-  if ngx_core and M.ngx_yields() then
-    return ngx_core
-  end
-  return core_of(client._core)
+function M.next_ended()
+  return co_yield(WAIT) -- run_calls resumes the task with the exchange
 end
+
+--- Inside a task, before its call starts: on a Lua that cannot tell whether
+-- the task may yield here (5.1, 5.2), one plain yield (the task goes on at
+-- this step's end), which raises "attempt to yield across ..." where it
+-- cannot -- before the request is started, never after it left.
+-- @local
+M.before_start = yield_or_raise
 
 --- A new loop (the C side: one libcurl multi handle, one epoll
 -- descriptor).  Public as `merchantapi.loop()`.
@@ -857,11 +675,8 @@ function M.new()
     _calls = NONE,           -- exchanges whose call ended, not yet handed to their task
     _tasks = {},             -- task -> true while not done
     _notify = {},            -- tasks ended whose on_done is not called yet
-    _proxies = setmetatable({}, { __mode = "k" }),
     _closed = false,
   }, Loop)
 end
-
-M.WAIT = WAIT
 
 return M

@@ -1,12 +1,12 @@
 --- Internal: the option checks of the Lua modules, in one place: the
 -- client's and each call's options (`merchantapi.new`, the calls,
--- `wait_for_txid`) and the pager's (`merchantapi.paginate`).  Option *names and types* are checked
--- here and raise at the caller of the public function; option *values*
--- and their limits (headers, a base URL, seconds > 0, max_retries, page,
--- per_page, order, order_type, ...) are the core's (src/limits.c), one
--- check for C and Lua alike, so the messages are the same from both.  The
--- pager's own options (start_page, max_pages, concurrency) are checked by
--- `check_pager` below.
+-- `wait_for_txid`) and the pager's (`merchantapi.paginate`).  Option
+-- *names and types* are checked here and raise at the caller of the public
+-- function; option *values* and their limits (headers, a base URL, seconds
+-- > 0, max_retries, page, per_page, order, order_type, ...) are the core's
+-- (src/limits.c), one check for C and Lua alike, so the messages are the
+-- same from both; the pager's own (start_page, max_pages, concurrency:
+-- `"integer >= 1"`) only the Lua side has.
 --
 -- @module merchantapi.options
 local type = type
@@ -27,8 +27,9 @@ end
 local is_integer = options.is_integer
 
 --- Raises (at the caller of the public function) on an unknown option or
--- an option of the wrong type: `allowed` maps each name to a type name or
--- `"integer"`.  Values are checked later (usage errors).
+-- an option of the wrong type: `allowed` maps each name to a type name,
+-- `"integer"`, `"integer >= 1"`, or alternatives (`"table or string"`, `'function or
+-- "libcurl"'`).  Values are checked later (usage errors).
 -- @tparam table|nil opts the options given
 -- @tparam table allowed name -> type
 -- @tparam string fname the public function's name, for messages
@@ -51,13 +52,10 @@ function options.check(opts, allowed, fname, argn, depth)
     if not want then
       error(("unknown option '%s' to '%s'"):format(tostring(k), fname), level)
     end
-    local ok
-    if want == "integer" then
-      ok = is_integer(v)
-    elseif want == 'function or "libcurl"' then -- transport
-      ok = type(v) == "function" or v == "libcurl"
-    else
-      ok = type(v) == want
+    local ok = (want == "integer" or want == "integer >= 1") and is_integer(v) and
+      (want == "integer" or v >= 1)
+    for alt in want:gmatch("%S+") do -- "table or string", 'function or "libcurl"'
+      ok = ok or alt == type(v) or alt == '"' .. tostring(v) .. '"'
     end
     if not ok then
       -- a number's value helps ("got 1.5"), except where it may be a secret
@@ -72,39 +70,6 @@ function options.check(opts, allowed, fname, argn, depth)
             ):format(fname, type(name), type(value)), level)
         end
       end
-    end
-  end
-  return opts
-end
-
---- Checks the pager's options (`allowed`: name -> type, `"integer"` meaning
--- an integer >= 1); raises at stack level `level` on an unknown option or a
--- bad value.
--- @tparam table|nil opts the options given
--- @tparam table allowed name -> type
--- @tparam integer level the error level of the caller to blame
--- @treturn table opts, or a new empty table for nil
-function options.check_pager(opts, allowed, level)
-  if opts == nil then
-    return {}
-  end
-  if type(opts) ~= "table" then
-    error("bad argument #2 to 'paginate' (table or nil expected, got " .. type(opts) .. ")",
-      level + 1)
-  end
-  for k, v in pairs(opts) do
-    local want = allowed[k]
-    if not want then
-      error("unknown pager option '" .. tostring(k) .. "'", level + 1)
-    end
-    if want == "integer" then
-      if not (is_integer(v) and v >= 1) then
-        error("bad pager option '" .. k .. "' (integer >= 1 expected, got "
-          .. (type(v) == "number" and tostring(v) or type(v)) .. ")", level + 1)
-      end
-    elseif type(v) ~= want then
-      error("bad pager option '" .. k .. "' (" .. want .. " expected, got " .. type(v) .. ")",
-        level + 1)
     end
   end
   return opts

@@ -51,12 +51,12 @@ local Pager = {}
 Pager.__index = Pager
 
 local OPTIONS = {
-  per_page = "integer",
+  per_page = "integer >= 1",
   order = "string",
   order_type = "string",
-  start_page = "integer",
-  max_pages = "integer",
-  concurrency = "integer",
+  start_page = "integer >= 1",
+  max_pages = "integer >= 1",
+  concurrency = "integer >= 1",
 }
 
 local is_integer = options.is_integer
@@ -89,7 +89,7 @@ function M.paginate(fetch_page, opts, fetch_pages)
         .. type(fetch_pages) .. ")", 2)
     end
   end
-  opts = options.check_pager(opts, OPTIONS, 2)
+  opts = options.check(opts, OPTIONS, "paginate", 2)
   return setmetatable({
     concurrency = opts.concurrency or 1,
     meta = nil,             -- meta of the last page fetched

@@ -1,5 +1,17 @@
 --- Custom transports and attempt hooks: what `merchantapi.new` builds when
--- it is given `transport`, `on_request` or `on_response`.
+-- it is given `transport`, `on_request` or `on_response`; and how every
+-- call runs, the one driver of the Lua side.
+--
+-- Every call of a client is a prepared exchange of the core
+-- (`client:prepare`: built and checked once) run one of four ways, the way
+-- chosen when the client is made (a custom transport; cosockets inside
+-- OpenResty, in the phases that can yield; libcurl) and, for libcurl, by
+-- where the call is made: libcurl now (blocking), or a transfer of a
+-- `merchantapi.loop` task's loop.  A list's pages fetched together go
+-- through the core's concurrent pages (libcurl) or the one Lua window
+-- below (a loop task, OpenResty's light threads; one page at a time over
+-- any other transport).  Closing a client while calls run is the core
+-- binding's rule (src/lua_client.c): every exchange holds its client.
 --
 -- A transport is a function that performs one HTTP request:
 --
@@ -57,107 +69,108 @@
 -- waits until the call is over).
 --
 -- @module merchantapi.transport
-local wait = require "merchantapi.wait"
+local loop = require "merchantapi.loop"
 local errors = require "merchantapi.errors"
 
 local type = type
 local pcall = pcall
-local error = error
 local tostring = tostring
-local setmetatable = setmetatable
 local rawget = rawget
-local min = math.min
-
--- pcall lets the function it calls yield on LuaJIT and 5.2+, not on 5.1
-local YIELDABLE_PCALL = _VERSION ~= "Lua 5.1" or rawget(_G, "jit") ~= nil
+local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
 
 local M = {}
 
---- The client methods a custom transport carries (every method of the core
--- that sends through the core's call path).
--- @local
-M.METHODS = {
-  confirm_payout = true, get_channel = true, list_addresses = true,
-  get_payout = true, request = true,
+-- Phases of OpenResty in which cosockets and ngx.sleep may yield
+-- (lua-nginx-module's docs).
+local NGX_YIELD_PHASES = {
+  rewrite = true, access = true, content = true, timer = true, ssl_cert = true,
+  ssl_session_fetch = true, ssl_client_hello = true, preread = true,
 }
 
--- What is reported as `hook_error` for a value a hook raised: the value, or
--- for nil and false (which would read as "no error") a string naming it.
-local function hook_error_value(raised)
-  if raised == nil or raised == false then
-    return "merchantapi: a hook raised " .. tostring(raised)
+--- OpenResty's `ngx` inside a phase where cosockets and `ngx.sleep` may
+-- yield (not in `init_by_lua*`, `set_by_lua*`, filters, `log_by_lua*`),
+-- else nil (and outside OpenResty).  Asked at each call: a client made in
+-- `init_by_lua` is used later in `content_by_lua`.
+-- @local
+function M.ngx_yields()
+  local ngx = rawget(_G, "ngx")
+  if type(ngx) == "table" and type(ngx.get_phase) == "function" then
+    local ok, phase = pcall(ngx.get_phase)
+    return ok and NGX_YIELD_PHASES[phase] and ngx or nil
   end
-  return raised
+end
+local ngx_yields = M.ngx_yields
+
+--- The sleep of a wait between attempts (and `wait_for_txid`'s default):
+-- inside a `merchantapi.loop` task a timer of the loop (the task yields),
+-- else `ngx.sleep` inside an OpenResty phase that may yield, else the C
+-- module's nanosleep (blocks the calling thread).
+-- @treturn function `sleep(seconds)`
+function M.default_sleep()
+  local ngx = not loop.current() and ngx_yields()
+  return ngx and ngx.sleep or loop.sleep
 end
 
--- Calls a hook; returns the first error (kept, or this one).
-local function call_hook(hook, info, first_error)
+--- How the calls of a client made with `opts` go: its fields `_transport`
+-- (a custom transport, or false), `_ngx` (OpenResty's cosocket transport
+-- for the phases that can yield, or false: a client with neither
+-- `transport`, `proxy` nor `cafile`/`capath`, made inside OpenResty;
+-- `transport = "libcurl"` opts out) and `_hooks` (the hooks, or false).
+-- @local
+-- @tparam table opts the client's options.
+-- @treturn table the fields, merged into the client by merchantapi.new.
+function M.route(opts)
+  local custom = type(opts.transport) == "function" and opts.transport or false
+  local ngx = opts.transport == nil and not (opts.proxy or opts.cafile or opts.capath) and
+    type(rawget(_G, "ngx")) == "table" and require("merchantapi.transport.ngx").request
+  local hooks = (opts.on_request or opts.on_response) and
+    { on_request = opts.on_request, on_response = opts.on_response } or false
+  return { _transport = custom, _ngx = ngx or false, _hooks = hooks }
+end
+
+-- A call's hook state (the core's observer takes the same table): the
+-- hooks, then hook_raised and hook_error once one raised.
+local function hook_state(client)
+  local h = client._hooks
+  return h and { on_request = h.on_request, on_response = h.on_response } or nil
+end
+
+-- Calls a hook; records its error when it is the call's first.
+local function call_hook(state, hook, info)
   local ok, err = pcall(hook, info)
-  if not ok and first_error == nil then
-    return hook_error_value(err)
+  if not ok and not state.hook_raised then
+    state.hook_raised, state.hook_error = true, err
   end
-  return first_error
 end
 
--- Puts the first hook error on the response object (success) or the error.
-local function report_hook_error(hook_error, v, err, res)
-  if hook_error ~= nil then
+-- The results of a call, with the first hook error (the value raised, or
+-- for nil and false, which would read as "no error", a string naming it)
+-- as `hook_error` on the response object (success) or the error.
+local function results(state, v, err, res)
+  if state and state.hook_raised then
+    local e = state.hook_error
+    if e == nil or e == false then
+      e = "merchantapi: a hook raised " .. tostring(e)
+    end
     local target = (v ~= nil and type(res) == "table" and res) or (type(err) == "table" and err)
     if target then
-      target.hook_error = hook_error
+      target.hook_error = e
     end
   end
   return v, err, res
 end
 
---- Reports the first hook error a core observer recorded in `state`
--- (`hook_raised`, `hook_error`: see `client:observed`) on the results of a
--- call, as over libcurl (merchantapi.loop runs hooks so).
--- @local
--- @tparam table state the observer's state table.
--- @param v the call's first result.
--- @param err its error, or nil.
--- @param res its response object, or nil.
-function M.report_hook_error(state, v, err, res)
-  return report_hook_error(state.hook_raised and hook_error_value(state.hook_error) or nil,
-    v, err, res)
-end
-
-local function usage_error(title)
-  return errors.new { kind = "usage", title = title }
-end
-
--- The attempts of one call over a custom transport.  `...` are the
--- method's arguments.
-local function run(proxy, name, ...)
-  local c = proxy._c
-  local x, err = c:prepare(name, ...) -- the call, built once by the core
-  if not x then
-    return nil, err -- the call failed its checks: nothing to send
-  end
-  local transport, on_request, on_response = proxy._transport, proxy._on_request,
-    proxy._on_response
-  local hook_error
-  proxy._inflight = proxy._inflight + 1
+-- Runs the attempts of exchange x over the transport t (a Lua loop: t may
+-- yield); every decision is the core's.  Returns x, done.
+local function drive(x, t, state)
+  local on_request = state and state.on_request
+  local on_response = state and state.on_response
   while true do
     local req, info = x:request(not on_request) -- info only for a hook
     if on_request then
-      hook_error = call_hook(on_request, info, hook_error)
+      call_hook(state, on_request, info)
     end
-    local res, terr
-    if YIELDABLE_PCALL then
-      local ok
-      ok, res, terr = pcall(transport, req)
-      if not ok then
-        proxy._inflight = proxy._inflight - 1 -- the call is over: a pending close may run
-        if proxy._inflight == 0 and proxy._close_pending then
-          c:close()
-        end
-        error(res, 0)
-      end
-    else
-      res, terr = transport(req) -- (5.1: a raise leaves a pending close to __gc)
-    end
+    local res, terr = t(req)
     local action, rinfo, delay
     if res ~= nil then
       action, rinfo, delay = x:response(res, not on_response)
@@ -165,149 +178,174 @@ local function run(proxy, name, ...)
       action, rinfo, delay = x:failure(terr, not on_response)
     end
     if on_response then
-      hook_error = call_hook(on_response, rinfo, hook_error)
+      call_hook(state, on_response, rinfo)
     end
     if action == "done" then
-      break
+      return x
     end
     if delay > 0 then -- 0: a confirm's settling read follows at once
-      wait.default_sleep()(delay)
+      M.default_sleep()(delay)
     end
   end
-  proxy._inflight = proxy._inflight - 1
-  local v, res
-  v, err, res = x:result() -- the method's own results, converted by the core
-  if proxy._inflight == 0 and proxy._close_pending then
-    c:close()
-  end
-  return report_hook_error(hook_error, v, err, res)
 end
 
--- Pages first_page .. first_page+count-1 of an account over a custom
--- transport, in the shape of the core's list_addresses_pages: the lists in
--- page order up to the first failure, and that failure.  Inside OpenResty
--- (a phase that can yield) the pages are fetched by `concurrency` light
--- threads at a time; elsewhere one after the other.
-local function list_pages(proxy, account_id, params, first_page, count, concurrency)
-  params = params or {}
-  local function fetch(page)
-    return run(proxy, "list_addresses", account_id, {
-      page = page, per_page = params.per_page, order = params.order,
-      order_type = params.order_type, headers = params.headers,
-    })
+-- A call over libcurl, now: the core client runs the client's hooks
+-- itself (its observer, given to core.new), recording the first error in
+-- the hooks' table, reset for each call.
+local function blocking(client, c, name, ...)
+  local h = client._hooks
+  if not h then
+    return c[name](c, ...)
   end
-  local lists = {}
-  local ngx = rawget(_G, "ngx")
-  local spawn = type(ngx) == "table" and type(ngx.thread) == "table" and ngx.thread.spawn
-  if spawn and wait.default_sleep() == ngx.sleep and (concurrency or 1) > 1 then
-    local page = first_page
-    local last = first_page + count - 1
-    while page <= last do
-      local threads = {}
-      for p = page, min(last, page + concurrency - 1) do
-        threads[#threads + 1] = spawn(fetch, p)
+  h.hook_raised, h.hook_error = nil, nil
+  return results(h, c[name](c, ...))
+end
+
+-- The transport a call of client goes over now, or nil for libcurl.
+local function transport_of(client)
+  return client._transport or (client._ngx and ngx_yields() and client._ngx) or nil
+end
+
+--- Runs `client`'s method `name` (a method of the core client:
+-- `confirm_payout`, `get_channel`, `list_addresses`, `get_payout`,
+-- `request`) with its arguments, the way the client's calls go.
+-- @local
+-- @tparam table client a `merchantapi.new` client (`_c`, and the fields of `route`).
+-- @tparam string name the method.
+-- @return the method's results.
+function M.call(client, name, ...)
+  local c, t = client._c, transport_of(client)
+  local task = not t and loop.current()
+  if not (t or task) then -- libcurl, now
+    return blocking(client, c, name, ...)
+  end
+  local state = hook_state(client)
+  local x, err = c:prepare(name, ...) -- the call, built once by the core
+  if not x then
+    return nil, err -- the call failed its checks: nothing to send
+  end
+  if t then
+    drive(x, t, state)
+  else
+    loop.before_start()
+    local ok, serr = loop.start(task, c, x, state)
+    if not ok then
+      return nil, serr
+    end
+    repeat until loop.next_ended() == x
+  end
+  return results(state, x:result())
+end
+
+--- The pages first_page .. first_page + count - 1 of an account's
+-- addresses, in the shape of the core's `list_addresses_pages`: the lists
+-- in page order up to the first failed page, and that page's error.  Over
+-- libcurl (blocking) the core's concurrent pages; else `concurrency` pages
+-- at a time on a loop task's loop or OpenResty's light threads (one at a
+-- time over another transport), no page started after one failed.
+-- @local
+-- @tparam table client a `merchantapi.new` client.
+-- @tparam string account_id the account's id.
+-- @tparam[opt] table params `per_page`, `order`, `order_type`, `headers`.
+-- @tparam integer first_page the first page.
+-- @tparam integer count how many pages.
+-- @tparam integer concurrency pages in flight at once, at most.
+-- @treturn table the lists, and the error of the first page that failed.
+function M.pages(client, account_id, params, first_page, count, concurrency)
+  local c, t = client._c, transport_of(client)
+  local task = not t and loop.current()
+  if not (t or task) then
+    return blocking(client, c, "list_addresses_pages", account_id, params, first_page, count,
+      concurrency)
+  end
+  local state = hook_state(client)
+  params = params or {}
+  local window, start, next_ended = concurrency or 1
+  local ngx = t and ngx_yields()
+  if task then
+    loop.before_start()
+    start = function(x) return loop.start(task, c, x, state) end
+    next_ended = loop.next_ended
+  elseif ngx and window > 1 then -- light threads, waited for in the order they end
+    local threads, thread_of = {}, {}
+    start = function(x)
+      thread_of[x] = ngx.thread.spawn(drive, x, t, state)
+      threads[#threads + 1] = thread_of[x]
+      return true
+    end
+    next_ended = function()
+      local ok, x = ngx.thread.wait(unpack(threads))
+      if not ok then -- the transport raised: the others are stopped
+        for i = 1, #threads do
+          ngx.thread.kill(threads[i])
+        end
+        return nil, errors.new { kind = "usage", title = "a page fetch raised: " .. tostring(x) }
       end
       for i = 1, #threads do
-        local ok, list, err = ngx.thread.wait(threads[i])
-        if not ok or not list then
-          for j = i + 1, #threads do
-            ngx.thread.kill(threads[j])
-          end
-          return lists, (ok and err) or usage_error("a page fetch raised: " .. tostring(list))
+        if threads[i] == thread_of[x] then
+          table.remove(threads, i)
+          break
         end
-        lists[#lists + 1] = list
       end
-      page = page + #threads
+      return x
     end
-    return lists
+  else
+    local done = {}
+    window = 1
+    start = function(x)
+      done[#done + 1] = drive(x, t, state)
+      return true
+    end
+    next_ended = function() return table.remove(done, 1) end
   end
-  for page = first_page, first_page + count - 1 do
-    local list, err = fetch(page)
-    if not list then
-      return lists, err
+  local last, got, page_of = first_page + count - 1, {}, {}
+  local nextp, inflight, failed, raised = first_page, 0, nil, nil
+  while true do
+    while inflight < window and nextp <= last and not failed do
+      local p = nextp
+      nextp = nextp + 1
+      local x, err = c:prepare("list_addresses", account_id, {
+        page = p, per_page = params.per_page, order = params.order,
+        order_type = params.order_type, headers = params.headers,
+      })
+      local ok = x ~= nil
+      if ok then
+        ok, err = start(x)
+      end
+      if ok then
+        page_of[x], inflight = p, inflight + 1
+      else
+        got[p], failed = { nil, err }, p
+      end
     end
-    lists[#lists + 1] = list
+    if inflight == 0 then
+      break
+    end
+    local x
+    x, raised = next_ended()
+    if raised then
+      break -- the pages in flight are lost: the walk ends at the first of them
+    end
+    local p = page_of[x]
+    if p then
+      page_of[x], inflight = nil, inflight - 1
+      local r = { results(state, x:result()) }
+      got[p] = r
+      if r[1] == nil and (not failed or p < failed) then
+        failed = p
+      end
+    end
+  end
+  loop.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
+  local lists = {}
+  for p = first_page, last do
+    local r = got[p]
+    if not r or r[1] == nil then
+      return lists, (r and r[2]) or raised
+    end
+    lists[#lists + 1] = r[1]
   end
   return lists
-end
-
--- The libcurl transport with hooks: the core calls them for every attempt.
-local function observed(proxy, name, ...)
-  if proxy._busy then
-    return nil, usage_error("the client was called from one of its own hooks")
-  end
-  proxy._busy = true
-  local state = { on_request = proxy._on_request or nil, on_response = proxy._on_response or nil }
-  local ok, v, err, res = pcall(proxy._c.observed, proxy._c, state, name, ...)
-  proxy._busy = false
-  if proxy._close_pending then
-    proxy._c:close()
-  end
-  if not ok then
-    error(v, 0)
-  end
-  return M.report_hook_error(state, v, err, res)
-end
-
-local Proxy = {}
-
--- The methods a transport carries, one function per name shared by every
--- client (no closure made per call).
-local RUNNERS = {}
-for name in pairs(M.METHODS) do
-  RUNNERS[name] = function(self, ...)
-    return run(self, name, ...)
-  end
-end
-
-function Proxy.close(proxy)
-  if proxy._busy or proxy._inflight > 0 then
-    proxy._close_pending = true -- closed once the calls under way are over
-    return
-  end
-  proxy._c:close()
-end
-
-function Proxy.__index(proxy, name)
-  local method = Proxy[name]
-  if method then
-    return method
-  end
-  if rawget(proxy, "_transport") then
-    if name == "list_addresses_pages" then
-      return list_pages
-    end
-    if not M.METHODS[name] then
-      return nil -- not carried: callers fall back (the pager fetches pages one by one)
-    end
-    return RUNNERS[name] or function(self, ...) -- (a name added to M.METHODS later)
-      return run(self, name, ...)
-    end
-  end
-  return function(self, ...)
-    return observed(self, name, ...)
-  end
-end
-
---- Wraps a core client so that its calls go through `opts.transport` (when
--- given) and call `opts.on_request` / `opts.on_response`.  The wrapper has
--- the core client's methods; merchantapi.lua keeps it as `client._core`.
---
--- @local
--- @param c the core client (`merchantapi.core.new`).
--- @tparam table opts `transport`, `on_request`, `on_response` (functions or nil).
--- @treturn table the wrapper.
-function M.wrap(c, opts)
-  return setmetatable({
-    _c = c,
-    -- false, never nil: a missing field would reach __index
-    _transport = opts.transport or false,
-    _on_request = opts.on_request or false,
-    _on_response = opts.on_response or false,
-    _inflight = 0,     -- transport calls under way
-    _busy = false,     -- a libcurl call with hooks under way
-    _close_pending = false,
-  }, Proxy)
 end
 
 return M

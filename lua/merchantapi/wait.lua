@@ -11,15 +11,17 @@
 local core = require "merchantapi.core"
 local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
-local loop = require "merchantapi.loop"
+local transport = require "merchantapi.transport"
 
 local type = type
 local error = error
 local tostring = tostring
-local rawget = rawget
 local format = string.format
 
 local wait = {}
+
+-- The read (the core's endpoint table), made without the core's retries.
+local READ = core.endpoints.get_payout
 
 local DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
 
@@ -28,18 +30,12 @@ local OPTIONS = {
   sleep = "function", clock = "function", on_read = "function",
 }
 
---- The sleep used when none is given: inside a `merchantapi.loop` task a
--- timer of the loop (the task yields), else `ngx.sleep` inside an
--- OpenResty phase that may yield (it does not block the worker), else the
--- C module's nanosleep (blocks the calling thread).  Chosen at each call,
--- since a module loaded in `init_by_lua` is later used in `content_by_lua`.
+--- The sleep used when none is given (`merchantapi.transport`'s, chosen at
+-- each call: a loop task's timer, `ngx.sleep` where OpenResty can yield,
+-- else the blocking nanosleep).
+-- @function default_sleep
 -- @treturn function `sleep(seconds)`
-function wait.default_sleep()
-  if not loop.current() and loop.ngx_yields() then
-    return rawget(_G, "ngx").sleep
-  end
-  return loop.sleep -- merchantapi.sleep: yields in a loop task, else blocks
-end
+wait.default_sleep = transport.default_sleep
 
 -- The first value that is a finite number >= lo, or nil, message.
 local function seconds(opts, name, lo, strict)
@@ -89,14 +85,14 @@ function wait.for_txid(client, payout_id, opts)
   local sleep = opts.sleep or wait.default_sleep()
   local clock = opts.clock or core.monotonic
   local on_read = opts.on_read
-  local c = loop.core_for(client) -- a loop task's loop, or cosockets, or libcurl
 
   local start = clock()
   local deadline = start + timeout
   local reads, failures = 0, 0
   local last_payout, last_err, last_res
   while true do
-    local payout, err, res = c:request("GET", path, nil, "payouts", 0, payout_id)
+    local payout, err, res = transport.call(client, "request", -- the client's way: loop, cosockets, ...
+      { method = READ.method, path = path, type = READ.type, max_retries = 0, id = payout_id })
     reads = reads + 1
     last_res = res
     if on_read then
@@ -112,16 +108,11 @@ function wait.for_txid(client, payout_id, opts)
     elseif not err.retryable then
       return nil, err, res -- 404, 401, decode, ...: waiting cannot help
     else
-      last_err, failures = err, failures + 1
-      if err.retry_after then
-        -- honour the server's Retry-After: never read again sooner
-        pause, must_wait = err.retry_after > interval and err.retry_after or interval, true
-      else
-        pause = interval * 2 ^ failures
-        if pause > max_interval then
-          pause = max_interval
-        end
-      end
+      -- the core's rules: the server's Retry-After (never read again
+      -- sooner), else its backoff growth from interval up to max_interval
+      last_err, failures, must_wait = err, failures + 1, err.retry_after ~= nil
+      pause = err.retry_after or core.backoff(failures, interval, max_interval)
+      pause = pause > interval and pause or interval
     end
     local remaining = deadline - clock()
     if remaining <= 0 or (must_wait and pause > remaining) then
