@@ -8,7 +8,7 @@
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
 -- Every call returns `value, nil, res` on success and `nil, err[, res]` on
--- failure, where `err` is the error table (README, "Errors": `kind`,
+-- failure, where `err` is the error table (docs/guide/errors.md: `kind`,
 -- `status`, `code`, `title`, `detail`, `pointer`, `errors`, `amount`,
 -- `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
 -- `request_id`, `message`; `tostring(err)`, `"failed: " .. err` and
@@ -536,7 +536,7 @@ end
 --   `err.attempts` reads made; `err.elapsed` seconds), or at once the error
 --   of a read that waiting cannot fix (not retryable: 404, 401, decode --
 --   also for a payout of another id --, ...),
---   or `"usage"` (empty id, a negative timeout, interval <= 0).
+--   or `"usage"` (empty id, a negative timeout, an interval or max_interval <= 0).
 -- @raise when payout_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:wait_for_txid(payout_id, opts)

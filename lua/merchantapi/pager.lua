@@ -1,7 +1,7 @@
 --- Iterating the pages of a list call.
 --
 -- The pager that `client:addresses` and `merchantapi.paginate` return
--- (README, "client:addresses / merchantapi.paginate"): it fetches one page
+-- (docs/guide/lua.md, "List an account's addresses"): it fetches one page
 -- after the other through a `fetch_page` function and hands out the items
 -- (or the pages) through `each`, `pages`, `all` and `next`.  All four share one
 -- cursor, so they can be mixed: `next()` twice, then `each()` goes on with
