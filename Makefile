@@ -65,9 +65,9 @@ CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvis
               $(OPT) $(filter-out -Wmissing-prototypes -Wstrict-prototypes,$(WARN)) $(SAN) \
               $(DEP_CFLAGS) $(CXXFLAGS)
 
-CORE_SRC   := src/http.c src/response.c src/jsonapi.c src/value.c \
-              src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
-              src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
+CORE_SRC   := src/http.c src/response.c src/doc_parse.c src/doc_index.c src/doc_resolve.c \
+              src/doc_access.c src/value.c src/client.c src/mapping.c src/url.c src/retry.c \
+              src/error.c src/error_doc.c src/buf.c src/request.c src/utf8.c src/exchange.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
               src/framing.c src/limits.c
 CORE_CXX   := src/json_parse.cpp
@@ -125,7 +125,7 @@ deps:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h
+$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/doc.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -51,7 +51,7 @@ void mapi_wipe_free(char *s);
 /* ---- \u escapes (utf8.c) ---- */
 
 /* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
-   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
+   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (doc_parse.c
    names that one when the reader refuses a string); 2 for another bad
    escape. */
 size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
@@ -317,7 +317,7 @@ char *mapi_value_json(const mapi_value *v, size_t *len);
    by their text.  NULL reads as null. */
 int mapi_value_equal(const mapi_value *a, const mapi_value *b);
 
-/* ---- JSON:API documents (jsonapi.c) ---- */
+/* ---- JSON:API documents (doc_*.c, doc.h) ---- */
 
 /* Parses res->body into a document that takes ownership of res: on success
    the document owns it (mapi_doc_response); on failure err->response owns it

@@ -78,7 +78,7 @@ static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)
 }
 
 /* One step of the hashes of names (json_parse.cpp) and of the (type, id)
-   index (jsonapi.c): w mixed into h. */
+   index (doc_index.c): w mixed into h. */
 static inline uint64_t mapi_hash_mix(uint64_t h, uint64_t w)
 {
     h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);

@@ -4,7 +4,7 @@
  * simdjson checks UTF-8 strictly (RFC 3629: no overlong forms, encoded
  * surrogates or code points past U+10FFFF) and refuses a \u escape of a
  * lone surrogate (json-c, before it, made one U+FFFD without a word), but
- * it does not say which escape was wrong: jsonapi.c asks this when the
+ * it does not say which escape was wrong: doc_parse.c asks this when the
  * reader refuses a string, to name the cause (README, "Decisions").
  */
 #include <stddef.h>
