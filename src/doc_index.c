@@ -353,30 +353,19 @@ static int merge_values(mapi_arena *arena, const mapi_value *a, const mapi_value
 /* Merges copy b into resource a (same identity).  0, or -1 with err. */
 static int merge_resource(mapi_doc *d, mapi_resource *a, const mapi_resource *b, mapi_error *err)
 {
+    static const char *const fields[4] = {"attributes", "relationships", "links", "meta"};
+    const mapi_value **mine[4], *theirs[4];
     conflict c = {NULL, NULL, NULL};
-    const mapi_value *out;
     doc_label l;
-    int rc;
+    int rc = 0, k;
 
-    if ((rc = merge_values(&d->arena, a->attributes, b->attributes, 0, &out, &c)) == 0) {
-        a->attributes = out;
-        if ((rc = merge_values(&d->arena, a->relationships, b->relationships, 1, &out, &c)) == 0) {
-            a->relationships = out;
-            if ((rc = merge_values(&d->arena, a->links, b->links, 0, &out, &c)) == 0) {
-                a->links = out;
-                if ((rc = merge_values(&d->arena, a->meta, b->meta, 0, &out, &c)) == 0)
-                    a->meta = out;
-                else
-                    c.field = "meta";
-            } else {
-                c.field = "links";
-            }
-        } else {
-            c.field = "relationships";
-        }
-    } else {
-        c.field = "attributes";
-    }
+    mine[0] = &a->attributes, theirs[0] = b->attributes;
+    mine[1] = &a->relationships, theirs[1] = b->relationships;
+    mine[2] = &a->links, theirs[2] = b->links;
+    mine[3] = &a->meta, theirs[3] = b->meta;
+    for (k = 0; k < 4 && rc == 0; k++)
+        if ((rc = merge_values(&d->arena, *mine[k], theirs[k], k == 1, mine[k], &c)) != 0)
+            c.field = fields[k];
     if (rc == 0 && a->lid && b->lid && !mapi_value_equal(a->lid, b->lid)) {
         rc = -1;
         c.field = "lid";

@@ -66,6 +66,42 @@ void mapi_doc_label(doc_label *l, const mapi_value *type, const mapi_value *id,
 
 /* ---- parsing ---- */
 
+/* The value of the four hex digits at s, or -1. */
+static long hex4(const char *s)
+{
+    long v = 0;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* 1 when the \u escape at s (avail bytes left) is a lone surrogate: a low
+   half, or a high half without the \u escape of a low half after it.
+   simdjson refuses those (json-c made them U+FFFD without a word) but does
+   not say which escape was wrong: the message names it (README,
+   "Decisions"). */
+static int lone_surrogate(const char *s, size_t avail)
+{
+    long hi = avail >= 6 ? hex4(s + 2) : -1, lo;
+
+    if (hi < 0xD800 || hi > 0xDFFF)
+        return 0;
+    if (hi >= 0xDC00)
+        return 1;
+    lo = avail >= 12 && s[6] == '\\' && s[7] == 'u' ? hex4(s + 8) : -1;
+    return lo < 0xDC00 || lo > 0xDFFF;
+}
+
 static int json_error(mapi_json_status st, const mapi_json_result *jr, const char *buf,
                       size_t len, int max_depth, mapi_error *err)
 {
@@ -92,8 +128,7 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
             for (i = at + 1; i + 1 < len && buf[i] != '"'; i++) {
                 if (buf[i] != '\\')
                     continue;
-                if (buf[i + 1] == 'u' &&
-                    mapi_utf8_escape((const unsigned char *)buf + i, len - i) == 0)
+                if (buf[i + 1] == 'u' && lone_surrogate(buf + i, len - i))
                     return mapi_error_set(err, MAPI_ERR_DECODE,
                                           "invalid JSON: \\u escape of a lone surrogate");
                 i++;
@@ -136,15 +171,29 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
     }
 }
 
-/* Reads buf[0..len), which has MAPI_JSON_PADDING bytes of its own after it,
-   into d.  orig NULL: buf stays unchanged; else buf lives as long as d (its
-   string values stay in it) and orig is the same bytes unchanged. */
-static int read_document(mapi_doc *d, char *buf, const char *orig, size_t len, int max_depth,
-                         mapi_error *err)
+/* A new document of body[0..len) in *out.  inplace (body itself, with
+   MAPI_JSON_PADDING bytes of its own after it): read where it is, and left
+   unchanged (string values are copied); else read from a copy of body that
+   the document keeps its strings in (one memcpy). */
+static int new_document(const char *body, char *inplace, size_t len, int max_depth,
+                        mapi_doc **out, mapi_error *err)
 {
+    mapi_doc *d = calloc(1, sizeof *d);
+    char *buf = inplace;
     mapi_json_result jr;
     mapi_json_status st;
 
+    if (!d)
+        return doc_oom(err);
+    if (!inplace) {
+        buf = d->copy = mapi_block_take(len + MAPI_JSON_PADDING, &d->copy_size);
+        if (buf && len)
+            memcpy(buf, body, len);
+    }
+    if (!buf) {
+        mapi_doc_free(d);
+        return doc_oom(err);
+    }
     if (max_depth <= 0)
         max_depth = DEFAULT_DEPTH;
     if (max_depth > MAPI_JSON_MAX_DEPTH)
@@ -153,20 +202,24 @@ static int read_document(mapi_doc *d, char *buf, const char *orig, size_t len, i
        much again, in chunks of a quarter of the body, at most 64 KiB (what
        the last one leaves unused is what is lost) */
     mapi_arena_init(&d->arena, len / 4 < ARENA_CHUNK_MAX ? len / 4 : ARENA_CHUNK_MAX);
-    st = mapi_json_parse(buf, len, orig, max_depth, &d->arena, &jr);
-    if (st != MAPI_JSON_OK)
-        return json_error(st, &jr, orig ? orig : buf, len, max_depth, err);
-    d->root_node = jr.root;
-    d->root = &d->root_node;
-    d->nnames = jr.names;
-    return mapi_doc_build(d, err);
+    st = mapi_json_parse(buf, len, inplace ? NULL : body, max_depth, &d->arena, &jr);
+    if (st == MAPI_JSON_OK) {
+        d->root_node = jr.root;
+        d->root = &d->root_node;
+        d->nnames = jr.names;
+    }
+    if (st != MAPI_JSON_OK ? json_error(st, &jr, body, len, max_depth, err) != 0
+                           : mapi_doc_build(d, err) != 0) {
+        mapi_doc_free(d);
+        return -1;
+    }
+    *out = d;
+    return 0;
 }
 
 int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **out,
                       mapi_error *err)
 {
-    mapi_doc *d;
-
     mapi_error_clear(err);
     if (out)
         *out = NULL;
@@ -174,24 +227,7 @@ int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **ou
         return mapi_error_set(err, MAPI_ERR_USAGE, "mapi_doc_parse: body and out are required");
     if (len > ((size_t)-1) - MAPI_JSON_PADDING - 1)
         return mapi_error_set(err, MAPI_ERR_DECODE, "document too large (%zu bytes)", len);
-    d = calloc(1, sizeof *d);
-    if (!d)
-        return doc_oom(err);
-    /* the reader needs padding after the body, and the document keeps its
-       strings in what it read: a copy of the caller's bytes, one memcpy */
-    d->copy = mapi_block_take(len + MAPI_JSON_PADDING, &d->copy_size);
-    if (!d->copy) {
-        mapi_doc_free(d);
-        return doc_oom(err);
-    }
-    if (len)
-        memcpy(d->copy, body, len);
-    if (read_document(d, d->copy, body, len, max_depth, err) != 0) {
-        mapi_doc_free(d);
-        return -1;
-    }
-    *out = d;
-    return 0;
+    return new_document(body, NULL, len, max_depth, out, err);
 }
 
 int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err)
@@ -203,22 +239,14 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
 {
     int rc;
 
-    if (res->body && res->cap >= res->len + MAPI_JSON_PADDING) {
-        /* the body was received with room for the reader: read in place (it
-           stays as mapi_response_body hands it out: strings are copied) */
-        mapi_doc *d = calloc(1, sizeof *d);
-        mapi_error_clear(err);
-        *out = NULL;
-        if (!d) {
-            rc = doc_oom(err);
-        } else if ((rc = read_document(d, res->body, NULL, res->len, max_depth, err)) != 0) {
-            mapi_doc_free(d);
-        } else {
-            *out = d;
-        }
-    } else {
+    mapi_error_clear(err);
+    *out = NULL;
+    /* a body received with room for the reader is read in place (it stays
+       as mapi_response_body hands it out) */
+    if (res->body && res->cap >= res->len + MAPI_JSON_PADDING)
+        rc = new_document(res->body, res->body, res->len, max_depth, out, err);
+    else
         rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
-    }
     if (rc != 0) {
         if (err) {
             mapi_response_free(err->response);

@@ -48,14 +48,6 @@ char *mapi_buf_take(mapi_buf *b);
 /* Writes zeros over a secret string, then frees it.  NULL ignored. */
 void mapi_wipe_free(char *s);
 
-/* ---- \u escapes (utf8.c) ---- */
-
-/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
-   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (doc_parse.c
-   names that one when the reader refuses a string); 2 for another bad
-   escape. */
-size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
-
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
 typedef struct mapi_header {
