@@ -4,16 +4,16 @@
  * the C function mapi_json_parse: simdjson's error codes only (built with
  * -fno-exceptions), nothing C++ crosses the interface, memory comes from
  * malloc (the scratch stacks, the name table) and the caller's arena.  What
- * needs no simdjson type (the names, number tokens, the scratch arrays, the
- * kept blocks, the failure's place) is json_tree.c's.
+ * needs no simdjson type (names, number tokens, scratch arrays, the kept
+ * blocks, the failure's place) is in json_tree.c.
  *
  * What simdjson checks: UTF-8 (RFC 3629), control characters unescaped in
  * strings (stage 1, before any value is read), the structure (commas,
  * colons, brackets), string escapes and lone surrogates (\ud800 alone is an
- * error, not U+FFFD).  What this file checks: every number token against
- * RFC 8259's grammar and every literal exactly (simdjson reads neither
- * here: numbers are kept as their raw token, the exact text; json_tree.c),
- * duplicate member names, the depth cap, content after the value.
+ * error, not U+FFFD).  What the reader checks itself: every literal exactly,
+ * every number token against RFC 8259's grammar (json_tree.c: simdjson reads
+ * no number here, they keep their exact text), duplicate member names, the
+ * depth cap, content after the value.
  *
  * One simdjson parser per thread is kept for bodies up to KEEP_CAPACITY
  * (its buffers are about five times the body); a larger body gets its
