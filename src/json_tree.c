@@ -256,25 +256,22 @@ int mapi_tree_begin(mapi_tree *t, mapi_tree *kept, mapi_arena *arena)
     return 0;
 }
 
+/* Frees the array *p of *cap entries when it holds more than keep. */
+static void drop_above(void **p, size_t *cap, size_t keep)
+{
+    if (*cap > keep) {
+        free(*p);
+        *p = NULL;
+        *cap = 0;
+    }
+}
+
 void mapi_tree_end(mapi_tree *t, mapi_tree *kept)
 {
-    if (t->capmem > KEEP_ENTRIES) {
-        free(t->mem);
-        t->mem = NULL;
-        t->capmem = 0;
-    }
-    if (t->capval > KEEP_ENTRIES) {
-        free(t->val);
-        t->val = NULL;
-        t->capval = 0;
-    }
-    if (t->nslots > KEEP_SLOTS || t->capstamps > KEEP_SLOTS) {
-        free(t->slots);
-        free(t->stamps);
-        t->slots = NULL;
-        t->stamps = NULL;
-        t->nslots = t->capstamps = 0;
-    }
+    drop_above((void **)&t->mem, &t->capmem, KEEP_ENTRIES);
+    drop_above((void **)&t->val, &t->capval, KEEP_ENTRIES);
+    drop_above((void **)&t->slots, &t->nslots, KEEP_SLOTS);
+    drop_above((void **)&t->stamps, &t->capstamps, KEEP_SLOTS);
     *kept = *t;
     kept->arena = NULL;
     kept->dup = NULL;
