@@ -88,11 +88,6 @@ static inline const char *str_of(const mapi_value *v)
     return (const char *)v->p;
 }
 
-static inline int doc_oom(mapi_error *err)
-{
-    return mapi_error_set(err, MAPI_ERR_MEMORY, "out of memory");
-}
-
 /* The resource index a (non-empty) slot holds. */
 static inline size_t slot_index(size_t s)
 {

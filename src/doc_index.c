@@ -371,7 +371,7 @@ static int merge_resource(mapi_doc *d, mapi_resource *a, const mapi_resource *b,
         c.field = "lid";
     }
     if (rc == -2)
-        return doc_oom(err);
+        return mapi_error_oom(err);
     if (rc != 0) {
         char q1[QUOTED_MAX], q2[QUOTED_MAX];
         mapi_doc_label(&l, a->type, a->id, a->lid);
@@ -410,7 +410,7 @@ static int index_lid(mapi_doc *d, const mapi_resource *r, mapi_error *err)
     doc_label l;
 
     if (!slot)
-        return doc_oom(err);
+        return mapi_error_oom(err);
     if (*slot && slot_index(*slot) != r->index) {
         mapi_doc_label(&l, r->type, NULL, r->lid);
         return mapi_error_set(err, MAPI_ERR_DECODE,
@@ -436,7 +436,7 @@ static int add_resource(mapi_doc *d, uint32_t *stamps, uint32_t *serial, size_t 
                          : mapi_doc_slot_for(d, r->type, KEY_LID, r->lid);
 
     if (!slot)
-        return doc_oom(err);
+        return mapi_error_oom(err);
     if (*slot) {
         int new_lid;
         a = &d->res[slot_index(*slot)];
@@ -461,7 +461,7 @@ static int take_resource(mapi_doc *d, const mapi_value *obj, const place *p, uin
                          uint32_t *serial, size_t *index, mapi_error *err)
 {
     if (mapi_doc_reserve(d) != 0)
-        return doc_oom(err);
+        return mapi_error_oom(err);
     if (read_resource(obj, p, &d->res[d->nres], err) != 0)
         return -1;
     return add_resource(d, stamps, serial, index, err);
@@ -506,7 +506,7 @@ int mapi_doc_build(mapi_doc *d, mapi_error *err)
     d->res = mapi_arena_alloc(&d->arena, d->capres * sizeof *d->res);
     d->data_map = n ? mapi_arena_alloc(&d->arena, n * sizeof *d->data_map) : NULL;
     if (!stamps || !d->res || (n && !d->data_map) || grow_slots(d, 2 * (n + nincl) + 8) != 0) {
-        rc = doc_oom(err);
+        rc = mapi_error_oom(err);
         goto out;
     }
     p.member = "data";
@@ -533,7 +533,7 @@ int mapi_doc_build(mapi_doc *d, mapi_error *err)
             nrels += mapi_tl_len(d->res[i].relationships);
     if (nrels && ((d->rels = mapi_arena_alloc(&d->arena, nrels * sizeof *d->rels)) == NULL ||
                   (d->targets = mapi_arena_alloc(&d->arena, nrels * sizeof *d->targets)) == NULL)) {
-        rc = doc_oom(err);
+        rc = mapi_error_oom(err);
         goto out;
     }
     d->caprels = d->captargets = nrels;

@@ -110,7 +110,7 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
 
     switch (st) {
     case MAPI_JSON_MEMORY:
-        return doc_oom(err);
+        return mapi_error_oom(err);
     case MAPI_JSON_TOO_LARGE:
         return mapi_error_set(err, MAPI_ERR_DECODE, "document too large (%zu bytes)", len);
     case MAPI_JSON_EOF:
@@ -158,7 +158,7 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
         if (err && err->kind == MAPI_ERR_DECODE && jr->dup) {
             err->detail = mapi_strdup(mapi_doc_quoted(jr->dup->s, jr->dup->len, q));
             if (!err->detail || mapi_error_message(err) != 0)
-                return doc_oom(err);
+                return mapi_error_oom(err);
         }
         return -1;
     case MAPI_JSON_SYNTAX:
@@ -184,7 +184,7 @@ static int new_document(const char *body, char *inplace, size_t len, int max_dep
     mapi_json_status st;
 
     if (!d)
-        return doc_oom(err);
+        return mapi_error_oom(err);
     if (!inplace) {
         buf = d->copy = mapi_block_take(len + MAPI_JSON_PADDING, &d->copy_size);
         if (buf && len)
@@ -192,7 +192,7 @@ static int new_document(const char *body, char *inplace, size_t len, int max_dep
     }
     if (!buf) {
         mapi_doc_free(d);
-        return doc_oom(err);
+        return mapi_error_oom(err);
     }
     if (max_depth <= 0)
         max_depth = DEFAULT_DEPTH;
@@ -267,7 +267,7 @@ int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error 
 
     if (!d) {
         mapi_response_free(res);
-        return doc_oom(err);
+        return mapi_error_oom(err);
     }
     d->response = res;
     *out = d;

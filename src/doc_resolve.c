@@ -28,7 +28,7 @@ static int resolve_linkage(mapi_doc *d, const mapi_value *link, size_t *index, s
     }
     slot = id ? mapi_doc_slot_for(d, type, KEY_ID, id) : mapi_doc_slot_for(d, type, KEY_LID, lid);
     if (!slot || (!*slot && mapi_doc_reserve(d) != 0))
-        return doc_oom(err);
+        return mapi_error_oom(err);
     if (*slot) {
         *index = slot_index(*slot);
         return 0;
@@ -86,7 +86,7 @@ int mapi_doc_resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
             wrong = "is not an object";
         } else {
             if (mapi_doc_grow(d, (void **)&d->rels, &d->caprels, d->nrels, sizeof *d->rels) != 0)
-                return doc_oom(err);
+                return mapi_error_oom(err);
             rec = &d->rels[d->nrels];
             read_relationship(rec, m[k].name, rel, d->ntargets);
             data = rec->data;
@@ -105,7 +105,7 @@ int mapi_doc_resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
                         return -1;
                     if (mapi_doc_grow(d, (void **)&d->targets, &d->captargets, d->ntargets,
                                       sizeof *d->targets) != 0)
-                        return doc_oom(err);
+                        return mapi_error_oom(err);
                     d->targets[d->ntargets++] = idx;
                 }
                 rec->count = count;
