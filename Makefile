@@ -65,11 +65,11 @@ CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvis
               $(OPT) $(filter-out -Wmissing-prototypes -Wstrict-prototypes,$(WARN)) $(SAN) \
               $(DEP_CFLAGS) $(CXXFLAGS)
 
-CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/jsonapi.c src/value.c \
-              src/client.c src/mapping.c src/url.c src/retry.c src/error.c \
-              src/error_doc.c src/buf.c src/exchange.c \
+CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/doc_parse.c \
+              src/doc_index.c src/doc_resolve.c src/doc_access.c src/value.c src/client.c \
+              src/mapping.c src/url.c src/retry.c src/error.c src/error_doc.c src/buf.c src/exchange.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
-              src/framing.c src/limits.c
+              src/framing.c src/limits.c src/json_tree.c
 CORE_CXX   := src/json_parse.cpp
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o) $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
@@ -125,7 +125,7 @@ deps:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/http_private.h
+$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/http_private.h src/doc.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -327,11 +327,6 @@ char *mapi_user_agent(const char *product, const char *curl_version);
    what v is instead ("a fraction", "a string that is not plain digits",
    ...), a static string for an error title.  JSON null (NULL) is "null". */
 const char *mapi_value_count_check(const mapi_value *v, int64_t *out);
-/* The length of the \u escape at s[0] == '\\', s[1] == 'u' (avail bytes
-   left): 6, or 12 for a surrogate pair; 0 for a lone surrogate (jsonapi.c
-   names that one when the reader refuses a string); 2 for another bad
-   escape. */
-size_t mapi_utf8_escape(const unsigned char *s, size_t avail);
 /* The member of object v named key[0..len), as stored (a null member is a
    node of type MAPI_NULL, not NULL); NULL when absent or v is no object. */
 const mapi_value *mapi_value_member(const mapi_value *v, const char *key, size_t len);
@@ -345,7 +340,7 @@ char *mapi_value_json(const mapi_value *v, size_t *len);
    by their text.  NULL reads as null. */
 int mapi_value_equal(const mapi_value *a, const mapi_value *b);
 
-/* ---- JSON:API documents (jsonapi.c) ---- */
+/* ---- JSON:API documents (doc_*.c, doc.h) ---- */
 
 /* Parses res->body into a document that takes ownership of res: on success
    the document owns it (mapi_doc_response); on failure err->response owns it

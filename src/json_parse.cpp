@@ -3,15 +3,17 @@
  * into the compact tree of json_parse.h.  The only C++ of the project, behind
  * the C function mapi_json_parse: simdjson's error codes only (built with
  * -fno-exceptions), nothing C++ crosses the interface, memory comes from
- * malloc (the scratch stacks, the name table) and the caller's arena.
+ * malloc (the scratch stacks, the name table) and the caller's arena.  What
+ * needs no simdjson type (names, number tokens, scratch arrays, the kept
+ * blocks, the failure's place) is in json_tree.c.
  *
  * What simdjson checks: UTF-8 (RFC 3629), control characters unescaped in
  * strings (stage 1, before any value is read), the structure (commas,
  * colons, brackets), string escapes and lone surrogates (\ud800 alone is an
- * error, not U+FFFD).  What this file checks: every number token against
- * RFC 8259's grammar and every literal exactly (simdjson reads neither
- * here: numbers are kept as their raw token, the exact text), duplicate
- * member names, the depth cap, content after the value.
+ * error, not U+FFFD).  What the reader checks itself: every literal exactly,
+ * every number token against RFC 8259's grammar (json_tree.c: simdjson reads
+ * no number here, they keep their exact text), duplicate member names, the
+ * depth cap, content after the value.
  *
  * One simdjson parser per thread is kept for bodies up to KEEP_CAPACITY
  * (its buffers are about five times the body); a larger body gets its
@@ -58,13 +60,8 @@ struct seen_slot {
     uint64_t gen;
 };
 
-/* The well-known names, in the order of enum mapi_known_name. */
-const char *const KNOWN[MAPI_N_KNOWN] = {"data", "included", "meta", "jsonapi", "errors",
-                                         "links", "type", "id", "lid", "attributes",
-                                         "relationships"};
-
 struct builder {
-    mapi_arena *arena;
+    mapi_tree t; /* the arena, scratch arrays, names */
     /* the body being read, which the document owns: string values are
        left in it (see read_string); orig: the same bytes unchanged, for
        the diagnosis of a failure */
@@ -76,18 +73,6 @@ struct builder {
     char *text, *text_end;
     size_t len;
     int max_depth;
-    /* the members / elements of the containers being read, innermost last */
-    mapi_member *mem;
-    size_t nmem, capmem;
-    struct mapi_value *val;
-    size_t nval, capval;
-    /* interned names: open addressing over mapi_name pointers */
-    mapi_name **slots;
-    size_t nslots, nnames;
-    /* duplicate detection: stamps[id] == serial when seen in this object */
-    uint32_t *stamps;
-    size_t capstamps;
-    uint32_t serial;
     /* the name last read at a member position (the name of the member
        the object is the value of, or is in an array of; its index), checked
        before the name table: the objects of a page repeat their names in
@@ -97,7 +82,6 @@ struct builder {
     /* the failure */
     mapi_json_status status;
     size_t offset;
-    const mapi_name *dup;
 };
 
 mapi_json_status fail(builder &b, mapi_json_status st, const char *at)
@@ -107,140 +91,13 @@ mapi_json_status fail(builder &b, mapi_json_status st, const char *at)
     return st;
 }
 
-/* ---- growable scratch arrays ---- */
-
-template <typename T> bool reserve(T *&arr, size_t &cap, size_t need)
+/* Room for one more member or element (the rare case out of line). */
+template <typename T> inline bool room(T *&arr, size_t &cap, size_t n)
 {
-    if (need <= cap)
-        return true;
-    size_t c = cap ? cap : 64;
-    while (c < need) {
-        if (c > ((size_t)-1) / 2 / sizeof(T))
-            return false;
-        c *= 2;
-    }
-    T *p = static_cast<T *>(realloc(arr, c * sizeof(T)));
-    if (!p)
-        return false;
-    arr = p;
-    cap = c;
-    return true;
+    return n < cap || mapi_tree_reserve((void **)&arr, &cap, n + 1, sizeof(T)) == 0;
 }
 
 /* ---- names ---- */
-
-inline uint64_t load8(const char *s)
-{
-    uint64_t w;
-    memcpy(&w, s, 8);
-    return w;
-}
-
-/* The first n <= 8 bytes of s as a zero-extended word.  padded: 8 bytes
-   may be read at s (the word is the same either way). */
-inline uint64_t load_short(const char *s, size_t n, bool padded)
-{
-    uint64_t w = 0;
-    if (padded)
-        return n ? load8(s) & (~UINT64_C(0) >> (64 - 8 * n)) : 0;
-    for (size_t i = 0; i < n; i++)
-        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-    return w;
-}
-
-/* The first 16 bytes of a name, zero past its end: with its length, all a
-   name of up to 16 bytes is compared by. */
-struct head16 {
-    uint64_t w0, w1;
-};
-
-inline head16 head_of(const char *s, size_t n, bool padded)
-{
-    head16 h;
-    h.w0 = load_short(s, n < 8 ? n : 8, padded);
-    h.w1 = n > 8 ? load_short(s + 8, n < 16 ? n - 8 : 8, padded) : 0;
-    return h;
-}
-
-/* A hash of a name: its length and head, then eight bytes at a time.
-   padded: s[0..n + 8) may be read (a body or simdjson's string buffer, both
-   padded); the hash is the same either way. */
-inline size_t hash_name(const char *s, size_t n, const head16 &hd, bool padded)
-{
-    uint64_t h = mapi_hash_mix((uint64_t)n * UINT64_C(0xC2B2AE3D27D4EB4F), hd.w0);
-    if (n <= 8)
-        return (size_t)h;
-    h = mapi_hash_mix(h, hd.w1);
-    for (s += 16, n = n > 16 ? n - 16 : 0; n > 0; s += 8, n -= n < 8 ? n : 8)
-        h = mapi_hash_mix(h, load_short(s, n < 8 ? n : 8, padded));
-    return (size_t)h;
-}
-
-bool grow_names(builder &b)
-{
-    size_t n = b.nslots ? b.nslots * 2 : 256;
-    if (n > ((size_t)-1) / 4 / sizeof(mapi_name *))
-        return false;
-    mapi_name **s = static_cast<mapi_name **>(calloc(n, sizeof *s));
-    if (!s)
-        return false;
-    for (size_t i = 0; i < b.nslots; i++) {
-        mapi_name *nm = b.slots[i];
-        if (!nm)
-            continue;
-        head16 hd = {nm->head[0], nm->head[1]};
-        size_t j = hash_name(nm->s, nm->len, hd, false) & (n - 1);
-        while (s[j])
-            j = (j + 1) & (n - 1);
-        s[j] = nm;
-    }
-    free(b.slots);
-    b.slots = s;
-    b.nslots = n;
-    return true;
-}
-
-/* The interned name of s[0..n), made on first sight; NULL when out of
-   memory.  padded: s is in a padded buffer (see hash_name).  Compared by
-   length and head, and the bytes past 16 when there are more. */
-const mapi_name *intern_head(builder &b, const char *s, size_t n, const head16 &hd, bool padded)
-{
-    if ((b.nnames + 1) * 2 > b.nslots && !grow_names(b))
-        return NULL;
-    size_t mask = b.nslots - 1, j = hash_name(s, n, hd, padded) & mask;
-    for (;;) {
-        mapi_name *nm = b.slots[j];
-        if (!nm)
-            break;
-        if (nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
-            (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
-            return nm;
-        j = (j + 1) & mask;
-    }
-    if (n >= MAX_LEN - sizeof(mapi_name) - 1 || !reserve(b.stamps, b.capstamps, b.nnames + 1))
-        return NULL;
-    /* the bytes right after the struct: mapi_tl_name finds it from them */
-    mapi_name *nm = static_cast<mapi_name *>(mapi_arena_alloc(b.arena, sizeof(mapi_name) + n + 1));
-    if (!nm)
-        return NULL;
-    char *text = reinterpret_cast<char *>(nm + 1);
-    memcpy(text, s, n);
-    text[n] = '\0';
-    nm->s = text;
-    nm->len = n;
-    nm->id = b.nnames;
-    nm->head[0] = hd.w0;
-    nm->head[1] = hd.w1;
-    b.stamps[b.nnames] = 0;
-    b.nnames++;
-    b.slots[j] = nm;
-    return nm;
-}
-
-const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false)
-{
-    return intern_head(b, s, n, head_of(s, n, padded), padded);
-}
 
 /* The interned name of the key s[0..n) (padded) of member `index` of an
    object at `depth` under the member name of id `parent`: the name last
@@ -248,14 +105,15 @@ const mapi_name *intern(builder &b, const char *s, size_t n, bool padded = false
 inline const mapi_name *intern_key(builder &b, const char *s, size_t n, size_t parent,
                                    int depth, size_t index)
 {
-    head16 hd = head_of(s, n, true);
+    uint64_t hd[2];
+    mapi_name_head(s, n, 1, hd);
     uint32_t g = (uint32_t)(parent * 64 + (size_t)depth) * UINT32_C(0x9E3779B1) >> 26;
     seen_slot &seen = b.seen[((size_t)g << 4) | (index < 15 ? index : 15)];
     const mapi_name *nm = seen.nm;
-    if (seen.gen == b.gen && nm->len == n && nm->head[0] == hd.w0 && nm->head[1] == hd.w1 &&
+    if (seen.gen == b.gen && nm->len == n && nm->head[0] == hd[0] && nm->head[1] == hd[1] &&
         (n <= 16 || memcmp(nm->s + 16, s + 16, n - 16) == 0))
         return nm;
-    nm = intern_head(b, s, n, hd, true);
+    nm = mapi_tree_intern(&b.t, s, n, hd, 1);
     seen.nm = nm;
     seen.gen = b.gen;
     return nm;
@@ -275,94 +133,6 @@ std::string_view trimmed(std::string_view t)
     while (n > 0 && is_space(t[n - 1]))
         n--;
     return t.substr(0, n);
-}
-
-inline bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-/* RFC 8259: -? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?  Returns
-   MAPI_INT for an integer of at most 18 digits, MAPI_NUMBER for any other
-   valid number, MAPI_NULL for an invalid token. */
-mapi_type number_class(const char *s, size_t n)
-{
-    size_t i = 0, digits;
-    bool neg = false, integer = true;
-
-    if (i < n && s[i] == '-') {
-        neg = true;
-        i++;
-    }
-    if (i >= n || !is_digit(s[i]))
-        return MAPI_NULL;
-    if (s[i] == '0') {
-        i++;
-        if (i < n && is_digit(s[i]))
-            return MAPI_NULL; /* "01" */
-    } else {
-        while (i < n && is_digit(s[i]))
-            i++;
-    }
-    digits = i - (neg ? 1 : 0);
-    if (i < n && s[i] == '.') {
-        integer = false;
-        if (++i >= n || !is_digit(s[i]))
-            return MAPI_NULL; /* "1." */
-        while (i < n && is_digit(s[i]))
-            i++;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        integer = false;
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            i++;
-        if (i >= n || !is_digit(s[i]))
-            return MAPI_NULL; /* "1e" */
-        while (i < n && is_digit(s[i]))
-            i++;
-    }
-    if (i != n)
-        return MAPI_NULL;
-    if (!integer)
-        return MAPI_NUMBER;
-    /* int64_t holds every integer of 18 digits; 19 and more stay text (as
-       before: mapi_value_number_text gives them), whatever their value */
-    return digits < 19 ? MAPI_INT : MAPI_NUMBER;
-}
-
-/* A copy of the number token s[0..n) (in the body: its padding may be
-   read past s + n) with a NUL after it, in the arena: the byte after a
-   number is the reader's (a comma, a bracket), never overwritten.  Texts
-   are short: 16 bytes at a time costs less than a call of memcpy. */
-inline const char *copy_number(builder &b, const char *s, size_t n)
-{
-    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + 16));
-    if (!p)
-        return NULL;
-    if (n < 64) {
-        for (size_t i = 0; i < n; i += 16)
-            memcpy(p + i, s + i, 16);
-    } else {
-        memcpy(p, s, n);
-    }
-    p[n] = '\0';
-    return p;
-}
-
-/* A number written with an exponent: s[0..n), a NUL, its decimal form
-   (what mapi_value_decimal gives) and a NUL, in the arena. */
-const char *copy_with_decimal(builder &b, const char *s, size_t n)
-{
-    size_t d = mapi_decimal_form(s, n, NULL);
-    char *p = static_cast<char *>(mapi_arena_alloc(b.arena, n + d + 2));
-    if (!p)
-        return NULL;
-    memcpy(p, s, n);
-    p[n] = '\0';
-    mapi_decimal_form(s, n, p + n + 1);
-    p[n + 1 + d] = '\0';
-    return p;
 }
 
 inline struct mapi_value make(const void *p, size_t len, unsigned flags)
@@ -413,13 +183,13 @@ inline const char *quote_or_backslash(const char *s)
    place is an index), or a fixed node. */
 struct dest {
     struct mapi_value *fixed; /* the root */
-    bool member;              /* else b.val */
+    bool member;              /* else b.t.val */
     size_t i;
 };
 
 inline struct mapi_value *place(builder &b, const dest &d)
 {
-    return d.fixed ? d.fixed : d.member ? &b.mem[d.i].value : &b.val[d.i];
+    return d.fixed ? d.fixed : d.member ? &b.t.mem[d.i].value : &b.t.val[d.i];
 }
 
 mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int depth,
@@ -495,17 +265,10 @@ mapi_json_status read_scalar(builder &b, ondemand::json_type t, std::string_view
     std::string_view tok = trimmed(raw);
     switch (t) {
     case ondemand::json_type::number: {
-        mapi_type nt = number_class(tok.data(), tok.size());
-        if (nt == MAPI_NULL)
-            return fail(b, MAPI_JSON_NUMBER, tok.data());
-        const char *copy;
-        if (nt == MAPI_NUMBER && (memchr(tok.data(), 'e', tok.size()) ||
-                                  memchr(tok.data(), 'E', tok.size())))
-            copy = copy_with_decimal(b, tok.data(), tok.size());
-        else
-            copy = copy_number(b, tok.data(), tok.size());
+        mapi_type nt;
+        const char *copy = mapi_tree_number(&b.t, tok.data(), tok.size(), &nt);
         if (!copy)
-            return fail(b, MAPI_JSON_MEMORY, NULL);
+            return fail(b, nt == MAPI_NULL ? MAPI_JSON_NUMBER : MAPI_JSON_MEMORY, tok.data());
         *out = make(copy, tok.size(), nt);
         return MAPI_JSON_OK;
     }
@@ -554,26 +317,6 @@ template <typename T> inline void copy_small(T *dst, const T *src, size_t n)
     }
 }
 
-/* No name twice among mem[base .. nmem). */
-mapi_json_status check_duplicates(builder &b, size_t base)
-{
-    if (b.nmem - base < 2)
-        return MAPI_JSON_OK;
-    if (++b.serial == 0) { /* wrapped: start the stamps over */
-        memset(b.stamps, 0, b.nnames * sizeof *b.stamps);
-        b.serial = 1;
-    }
-    for (size_t i = base; i < b.nmem; i++) {
-        size_t id = b.mem[i].name->id;
-        if (b.stamps[id] == b.serial) {
-            b.dup = b.mem[i].name;
-            return fail(b, MAPI_JSON_DUPLICATE, NULL);
-        }
-        b.stamps[id] = b.serial;
-    }
-    return MAPI_JSON_OK;
-}
-
 /* An object into its place d (computed once it is read: the scratch
    arrays may move meanwhile; writing the node there, rather than handing it
    back through memory, also spares a store-forwarding stall). */
@@ -581,7 +324,7 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
                              size_t parent)
 {
     ondemand::object obj;
-    size_t base = b.nmem;
+    size_t base = b.t.nmem;
     error_code e = v.get_object().get(obj);
 
     if (e != SUCCESS)
@@ -599,28 +342,28 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
         } else if (f.unescaped_key().get(key) != SUCCESS) {
             return fail(b, MAPI_JSON_STRING, k - 1);
         }
-        const mapi_name *nm = intern_key(b, key.data(), key.size(), parent, depth, b.nmem - base);
+        const mapi_name *nm = intern_key(b, key.data(), key.size(), parent, depth, b.t.nmem - base);
         if (!nm)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        if (!reserve(b.mem, b.capmem, b.nmem + 1))
+        if (!room(b.t.mem, b.t.capmem, b.t.nmem))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        dest md = {NULL, true, b.nmem++};
-        b.mem[md.i].name = nm;
+        dest md = {NULL, true, b.t.nmem++};
+        b.t.mem[md.i].name = nm;
         mapi_json_status st = read_value(b, f.value(), md, depth, nm->id, nm->id == MAPI_N_TYPE);
         if (st != MAPI_JSON_OK)
             return st;
     }
-    if (check_duplicates(b, base) != MAPI_JSON_OK)
-        return b.status;
-    size_t n = b.nmem - base;
+    if (mapi_tree_unique(&b.t, base) != 0)
+        return fail(b, MAPI_JSON_DUPLICATE, NULL);
+    size_t n = b.t.nmem - base;
     mapi_member *arr = NULL;
     if (n) {
-        arr = static_cast<mapi_member *>(mapi_arena_alloc(b.arena, n * sizeof *arr));
+        arr = static_cast<mapi_member *>(mapi_arena_alloc(b.t.arena, n * sizeof *arr));
         if (!arr)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        copy_small(arr, b.mem + base, n);
+        copy_small(arr, b.t.mem + base, n);
     }
-    b.nmem = base;
+    b.t.nmem = base;
     *place(b, d) = make(arr, n, MAPI_OBJECT);
     return MAPI_JSON_OK;
 }
@@ -629,7 +372,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
                             size_t parent)
 {
     ondemand::array arr;
-    size_t base = b.nval;
+    size_t base = b.t.nval;
     error_code e = v.get_array().get(arr);
 
     if (e != SUCCESS)
@@ -638,22 +381,22 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
         if ((e = er.error()) != SUCCESS)
             return structure(b, e);
         ondemand::value &x = er.value_unsafe();
-        if (!reserve(b.val, b.capval, b.nval + 1))
+        if (!room(b.t.val, b.t.capval, b.t.nval))
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        dest ed = {NULL, false, b.nval++};
+        dest ed = {NULL, false, b.t.nval++};
         mapi_json_status st = read_value(b, x, ed, depth, parent, false);
         if (st != MAPI_JSON_OK)
             return st;
     }
-    size_t n = b.nval - base;
+    size_t n = b.t.nval - base;
     struct mapi_value *items = NULL;
     if (n) {
-        items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.arena, n * sizeof *items));
+        items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.t.arena, n * sizeof *items));
         if (!items)
             return fail(b, MAPI_JSON_MEMORY, NULL);
-        copy_small(items, b.val + base, n);
+        copy_small(items, b.t.val + base, n);
     }
-    b.nval = base;
+    b.t.nval = base;
     *place(b, d) = make(items, n, MAPI_ARRAY);
     return MAPI_JSON_OK;
 }
@@ -689,39 +432,10 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
    a mismatch is syntax at that byte.  Strings are known well-formed. */
 mapi_json_status diagnose(builder &b)
 {
-    uint64_t stack[MAPI_JSON_MAX_DEPTH / 64 + 1] = {0};
-    size_t depth = 0;
     /* the body unchanged (string values were written into); offsets are the
        same in both */
-    if (b.orig)
-        b.buf = b.orig;
-    const char *p = b.buf, *end = b.buf + b.len;
-
-    for (; p < end; p++) {
-        char c = *p;
-        if (c == '"') {
-            for (p++; p < end && *p != '"'; p++)
-                if (*p == '\\')
-                    p++;
-        } else if (c == '{' || c == '[') {
-            if (depth >= MAPI_JSON_MAX_DEPTH)
-                return fail(b, MAPI_JSON_DEPTH, p);
-            if (c == '[')
-                stack[depth / 64] |= UINT64_C(1) << (depth % 64);
-            else
-                stack[depth / 64] &= ~(UINT64_C(1) << (depth % 64));
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0)
-                return fail(b, MAPI_JSON_SYNTAX, p);
-            depth--;
-            if (((stack[depth / 64] >> (depth % 64)) & 1) != (uint64_t)(c == ']'))
-                return fail(b, MAPI_JSON_SYNTAX, p);
-        }
-    }
-    if (depth > 0)
-        return fail(b, MAPI_JSON_EOF, end);
-    return fail(b, MAPI_JSON_SYNTAX, b.offset == (size_t)-1 ? NULL : b.buf + b.offset);
+    b.status = mapi_json_diagnose(b.orig ? b.orig : b.buf, b.len, &b.offset);
+    return b.status;
 }
 
 mapi_json_status from_stage1(builder &b, error_code e)
@@ -795,172 +509,47 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     return MAPI_JSON_OK;
 }
 
-/* ---- the blocks kept per thread (json_parse.h) ---- */
+/* ---- what a thread keeps between documents ---- */
 
-/* Plain data, valid at any time of the thread's life; its blocks are freed
-   by cache_owner's destructor at the thread's end, after which blocks
-   given are freed at once. */
-struct block_cache {
-    void *p[MAPI_BLOCK_SLOTS];
-    size_t size[MAPI_BLOCK_SLOTS];
-    size_t n, bytes;
-    bool dead;
-};
-thread_local block_cache cache;
+/* Plain data, valid at any time of the thread's life (json_tree.c reads
+   them); what they hold is freed by their owners' destructors at the
+   thread's end, after which blocks given are freed at once. */
+thread_local mapi_block_cache cache;
 
 struct cache_owner {
     bool armed;
-    ~cache_owner()
-    {
-        for (size_t i = 0; i < cache.n; i++)
-            free(cache.p[i]);
-        cache.n = cache.bytes = 0;
-        cache.dead = true;
-    }
+    ~cache_owner() { mapi_block_cache_free(&cache); }
 };
 thread_local cache_owner owner;
 
-} // namespace
-
-extern "C" void *mapi_block_take(size_t n, size_t *size)
-{
-    block_cache &c = cache;
-    size_t best = c.n;
-
-    /* the smallest kept block that holds n and is not twice as large */
-    for (size_t i = 0; i < c.n; i++)
-        if (c.size[i] >= n && c.size[i] / 2 <= n && (best == c.n || c.size[i] < c.size[best]))
-            best = i;
-    if (best < c.n) {
-        void *p = c.p[best];
-        *size = c.size[best];
-        c.bytes -= c.size[best];
-        c.n--;
-        c.p[best] = c.p[c.n];
-        c.size[best] = c.size[c.n];
-        return p;
-    }
-    *size = n;
-    return malloc(n ? n : 1);
-}
-
-extern "C" void mapi_block_give(void *p, size_t size)
-{
-    block_cache &c = cache;
-
-    if (!p)
-        return;
-    if (!c.dead && size <= MAPI_BLOCK_KEEP) {
-        owner.armed = true; /* constructs the owner: its destructor runs at the thread's end */
-        /* room: the oldest blocks go first */
-        while (c.n > 0 && (c.n == MAPI_BLOCK_SLOTS || c.bytes + size > MAPI_BLOCK_KEEP)) {
-            free(c.p[0]);
-            c.bytes -= c.size[0];
-            c.n--;
-            memmove(c.p, c.p + 1, c.n * sizeof c.p[0]);
-            memmove(c.size, c.size + 1, c.n * sizeof c.size[0]);
-        }
-        c.p[c.n] = p;
-        c.size[c.n] = size;
-        c.n++;
-        c.bytes += size;
-        return;
-    }
-    free(p);
-}
-
-namespace {
-
-/* The builder's scratch arrays, kept per thread between documents (as the
-   parser is) unless they grew beyond what a page of a few MiB needs. */
-struct scratch {
-    mapi_member *mem;
-    size_t capmem;
-    struct mapi_value *val;
-    size_t capval;
-    mapi_name **slots;
-    size_t nslots;
-    uint32_t *stamps;
-    size_t capstamps;
-    ~scratch()
-    {
-        free(mem);
-        free(val);
-        free(slots);
-        free(stamps);
-    }
+struct tree_owner {
+    mapi_tree t;
+    ~tree_owner() { mapi_tree_free(&t); }
 };
 
-const size_t KEEP_ENTRIES = (size_t)1 << 16, KEEP_SLOTS = 4096;
-
-/* b's scratch arrays from s (the name table emptied), s left empty. */
-void take_scratch(builder &b, scratch &s)
-{
-    b.mem = s.mem;
-    b.capmem = s.capmem;
-    b.val = s.val;
-    b.capval = s.capval;
-    b.slots = s.slots;
-    b.nslots = s.nslots;
-    b.stamps = s.stamps;
-    b.capstamps = s.capstamps;
-    if (b.slots)
-        memset(b.slots, 0, b.nslots * sizeof *b.slots);
-    s.mem = NULL;
-    s.val = NULL;
-    s.slots = NULL;
-    s.stamps = NULL;
-    s.capmem = s.capval = s.nslots = s.capstamps = 0;
-}
-
-/* b's scratch arrays back into s, or freed when too large to keep. */
-void keep_scratch(builder &b, scratch &s)
-{
-    if (b.capmem > KEEP_ENTRIES) {
-        free(b.mem);
-        b.mem = NULL;
-        b.capmem = 0;
-    }
-    if (b.capval > KEEP_ENTRIES) {
-        free(b.val);
-        b.val = NULL;
-        b.capval = 0;
-    }
-    if (b.nslots > KEEP_SLOTS || b.capstamps > KEEP_SLOTS) {
-        free(b.slots);
-        free(b.stamps);
-        b.slots = NULL;
-        b.stamps = NULL;
-        b.nslots = b.capstamps = 0;
-    }
-    s.mem = b.mem;
-    s.capmem = b.capmem;
-    s.val = b.val;
-    s.capval = b.capval;
-    s.slots = b.slots;
-    s.nslots = b.nslots;
-    s.stamps = b.stamps;
-    s.capstamps = b.capstamps;
-}
-
 } // namespace
+
+extern "C" mapi_block_cache *mapi_block_cache_here(void)
+{
+    if (!cache.dead)
+        owner.armed = true; /* constructs the owner: its destructor runs at the thread's end */
+    return &cache;
+}
 
 extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *orig,
                                             int max_depth, mapi_arena *arena,
                                             mapi_json_result *out)
 {
     static thread_local ondemand::parser kept;
-    static thread_local scratch kept_scratch;
+    static thread_local tree_owner kept_tree;
     static thread_local seen_slot seen[PREDICT];
     static thread_local uint64_t gen;
     builder b;
     mapi_json_status st;
 
     memset(&b, 0, sizeof b);
-    take_scratch(b, kept_scratch);
     b.seen = seen;
     b.gen = ++gen; /* from 1: a slot never filled has gen 0 */
-    b.arena = arena;
     b.wbuf = buf;
     b.buf = buf;
     b.orig = orig;
@@ -969,17 +558,11 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *o
                                                                       : max_depth;
     b.offset = (size_t)-1;
     out->root = make(NULL, 0, MAPI_NULL);
-    out->names = 0;
-    out->offset = (size_t)-1;
-    out->dup = NULL;
     memset(buf + len, 0, MAPI_JSON_PADDING);
 
-    for (int i = 0; i < MAPI_N_KNOWN; i++)
-        if (!intern(b, KNOWN[i], strlen(KNOWN[i]))) {
-            st = fail(b, MAPI_JSON_MEMORY, NULL);
-            goto done;
-        }
-    if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
+    if (mapi_tree_begin(&b.t, &kept_tree.t, arena) != 0) {
+        st = fail(b, MAPI_JSON_MEMORY, NULL);
+    } else if (len > MAX_LEN / 2 || len >= (size_t)0xFFFFFFFF - MAPI_JSON_PADDING) {
         st = fail(b, MAPI_JSON_TOO_LARGE, NULL);
     } else if (!orig && !(b.text = static_cast<char *>(
                             mapi_arena_block(arena, len + MAPI_JSON_PADDING)))) {
@@ -992,10 +575,9 @@ extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *o
         ondemand::parser once;
         st = read_document(b, once, buf, &out->root);
     }
-done:
-    out->names = b.nnames;
+    out->names = b.t.nnames;
     out->offset = b.offset;
-    out->dup = b.dup;
-    keep_scratch(b, kept_scratch);
+    out->dup = st == MAPI_JSON_DUPLICATE ? b.t.dup : NULL;
+    mapi_tree_end(&b.t, &kept_tree.t);
     return st;
 }

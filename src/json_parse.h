@@ -7,14 +7,17 @@
  * the tree was read from or copies, number texts (pointer, length) copies in the
  * arena, objects are arrays of members whose
  * names are interned (one mapi_name per distinct name, compared by
- * pointer).  This header is all the C files and the C++ file share: plain
- * C, no C++ type, nothing that throws.  Not installed.
+ * pointer); src/json_tree.c holds the reader's parts that need no simdjson
+ * type (names, numbers, scratch arrays, kept blocks).  This header is all
+ * the C files and the C++ file share: plain C, no C++ type, nothing that
+ * throws.  Not installed.
  */
 #ifndef MAPI_JSON_PARSE_H
 #define MAPI_JSON_PARSE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "merchantapi.h"
 
@@ -78,7 +81,7 @@ static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)
 }
 
 /* One step of the hashes of names (json_parse.cpp) and of the (type, id)
-   index (jsonapi.c): w mixed into h. */
+   index (doc_index.c): w mixed into h. */
 static inline uint64_t mapi_hash_mix(uint64_t h, uint64_t w)
 {
     h = (h ^ w) * UINT64_C(0x9E3779B97F4A7C15);
@@ -159,6 +162,32 @@ enum mapi_known_name {
     MAPI_N_KNOWN /* how many */
 };
 
+/* The first n <= 8 bytes of s as a zero-extended word.  padded: 8 bytes
+   may be read at s (the word is the same either way). */
+static inline uint64_t mapi_load_short(const char *s, size_t n, int padded)
+{
+    uint64_t w = 0;
+    size_t i;
+
+    if (padded) {
+        if (n == 0)
+            return 0;
+        memcpy(&w, s, 8);
+        return w & (~UINT64_C(0) >> (64 - 8 * n));
+    }
+    for (i = 0; i < n; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
+/* A name's first 16 bytes, zero past its end (mapi_name.head): with its
+   length, all a name of up to 16 bytes is compared by. */
+static inline void mapi_name_head(const char *s, size_t n, int padded, uint64_t head[2])
+{
+    head[0] = mapi_load_short(s, n < 8 ? n : 8, padded);
+    head[1] = n > 8 ? mapi_load_short(s + 8, n < 16 ? n - 8 : 8, padded) : 0;
+}
+
 /* ---- numbers ---- */
 
 /* The plain decimal form of the valid JSON number s[0..n) (value.c): for a
@@ -196,6 +225,67 @@ typedef struct mapi_json_result {
 
 /* The deepest nesting the reader accepts, whatever max_depth asks. */
 #define MAPI_JSON_MAX_DEPTH 1024
+
+/* ---- the tree's writer (json_tree.c): what reading needs of no simdjson type ---- */
+
+typedef struct mapi_tree {
+    mapi_arena *arena;
+    /* the members / elements of the containers being read, innermost last */
+    mapi_member *mem;
+    size_t nmem, capmem;
+    struct mapi_value *val;
+    size_t nval, capval;
+    /* interned names: open addressing over mapi_name pointers */
+    mapi_name **slots;
+    size_t nslots, nnames;
+    /* duplicate detection: stamps[id] == serial when seen in this object */
+    uint32_t *stamps;
+    size_t capstamps;
+    uint32_t serial;
+    const mapi_name *dup; /* the name an object held twice */
+} mapi_tree;
+
+/* t ready for a document into arena: the scratch arrays taken from kept
+   (the arrays a thread keeps between documents; left empty), the names of
+   enum mapi_known_name interned.  0, or -1 out of memory. */
+int mapi_tree_begin(mapi_tree *t, mapi_tree *kept, mapi_arena *arena);
+/* t's scratch arrays back into kept, or freed when too large to keep. */
+void mapi_tree_end(mapi_tree *t, mapi_tree *kept);
+/* Frees the scratch arrays of a kept tree (its thread ends). */
+void mapi_tree_free(mapi_tree *kept);
+/* Room for need elements of sz bytes in *arr (realloc'd, *cap doubled):
+   0, or -1 out of memory. */
+int mapi_tree_reserve(void **arr, size_t *cap, size_t need, size_t sz);
+/* The interned name of s[0..n) with its head (mapi_name_head), made on
+   first sight; NULL when out of memory.  padded: n + 8 bytes may be read
+   at s. */
+const mapi_name *mapi_tree_intern(mapi_tree *t, const char *s, size_t n, const uint64_t head[2],
+                                  int padded);
+/* 0 when no name comes twice among t->mem[base .. nmem), else -1 with t->dup. */
+int mapi_tree_unique(mapi_tree *t, size_t base);
+/* The number token s[0..n) (its padding may be read past s + n) checked
+   against RFC 8259's grammar: *type MAPI_INT (at most 18 digits), MAPI_NUMBER,
+   or MAPI_NULL for a token outside it (NULL returned).  Returns its text
+   copied into the arena (mapi_value's MAPI_INT / MAPI_NUMBER), NULL when out
+   of memory. */
+const char *mapi_tree_number(mapi_tree *t, const char *s, size_t n, mapi_type *type);
+/* Where the body buf[0..len) that simdjson found structurally wrong is
+   wrong, by its brackets: MAPI_JSON_EOF (unclosed, *at = len),
+   MAPI_JSON_DEPTH or MAPI_JSON_SYNTAX (*at the byte, or left as it is when
+   the brackets match). */
+mapi_json_status mapi_json_diagnose(const char *buf, size_t len, size_t *at);
+
+/* The thread's kept blocks (mapi_block_take), kept by json_parse.cpp (freed
+   when the thread ends; dead from then on: blocks go back to malloc). */
+typedef struct mapi_block_cache {
+    void *p[MAPI_BLOCK_SLOTS];
+    size_t size[MAPI_BLOCK_SLOTS];
+    size_t n, bytes;
+    int dead;
+} mapi_block_cache;
+mapi_block_cache *mapi_block_cache_here(void);
+/* Frees the blocks of c and marks it dead. */
+void mapi_block_cache_free(mapi_block_cache *c);
 
 /*
  * Reads buf[0..len) -- one JSON value (RFC 8259, UTF-8), containers nested

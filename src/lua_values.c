@@ -57,7 +57,7 @@ static void push_int64(lua_State *L, int64_t n)
  * Interned keys.  A document repeats the same member names in every
  * resource (1,000 addresses: "label", "value", "createdAt", "network" 1,000
  * times each) and the core interns them: every distinct name has a number
- * (mapi_members_name_id, mapi_link.name_id, mapi_resource_type_id).  One
+ * (mapi_members_name_id, mapi_relationship.name_id, mapi_resource_type_id).  One
  * conversion keeps the Lua string of each name it met in a table indexed by
  * that number, made at its final size: a name is hashed into Lua's string
  * table once per document, then fetched by index.
@@ -245,7 +245,7 @@ static void push_attribute(lua_State *L, const key_cache *kc, const mapi_value *
 static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_resource *r)
 {
     const mapi_value *attrs = mapi_resource_attributes(r);
-    size_t size = 2 + mapi_value_len(attrs) + mapi_resource_link_count(r), tlen, len;
+    size_t size = 2 + mapi_value_len(attrs) + mapi_resource_relationship_count(r), tlen, len;
     const char *type = mapi_resource_type_n(r, &tlen), *id, *lid;
     mapi_members it;
     const char *key;
@@ -283,16 +283,18 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
 
 /* Pass 2: every relationship of r, set on the table on the top of the stack,
    from the slot array at stack index slots (targets resolved by the core
-   while parsing: mapi_resource_link). */
+   while parsing: mapi_resource_relationship_at). */
 static void set_relationships(lua_State *L, const key_cache *kc, const mapi_doc *doc,
                               const mapi_resource *r, int slots)
 {
-    mapi_link l;
+    mapi_relationship l;
     size_t i, j;
 
-    for (i = 0; mapi_resource_link(doc, r, i, &l); i++) {
+    for (i = 0; mapi_resource_relationship_at(doc, r, i, &l); i++) {
+        if (l.data != MAPI_REL_TO_ONE && l.data != MAPI_REL_TO_MANY)
+            continue;
         push_key(L, kc, l.name, l.name_len, l.name_id);
-        if (l.kind == MAPI_REL_ONE) {
+        if (l.data == MAPI_REL_TO_ONE) {
             lua_rawgeti(L, slots, (int)l.targets[0] + 1);
         } else {
             lua_createtable(L, l.count > INT_MAX ? INT_MAX : (int)l.count, 0);
@@ -374,7 +376,7 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
     }
     for (i = 0; i < n; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
-        if (mapi_resource_link_count(r) == 0)
+        if (mapi_resource_relationship_count(r) == 0)
             continue;
         lua_rawgeti(L, slots, (int)(i + 1));
         set_relationships(L, &kc, doc, r, slots);

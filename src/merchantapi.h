@@ -301,8 +301,8 @@ MAPI_API const mapi_value *mapi_doc_jsonapi(const mapi_doc *doc);
 MAPI_API const mapi_value *mapi_doc_errors(const mapi_doc *doc);
 MAPI_API const mapi_value *mapi_doc_links(const mapi_doc *doc); /* e.g. links.next */
 /* How many distinct member names (and resource types) the document has:
-   the numbers of mapi_members_name_id, mapi_link.name_id,
-   mapi_relationship.name_id and mapi_resource_type_id are below it. */
+   the numbers of mapi_members_name_id, mapi_relationship.name_id and
+   mapi_resource_type_id are below it. */
 MAPI_API size_t mapi_doc_name_count(const mapi_doc *doc);
 /* Bytes the document allocated for itself: its values, strings, index and
    resolved relationships, the copy of the body mapi_doc_parse makes -- not
@@ -398,44 +398,6 @@ MAPI_API const mapi_value *mapi_resource_attr(const mapi_resource *r, const char
 MAPI_API const mapi_value *mapi_resource_attr_n(const mapi_resource *r, const char *name,
                                                 size_t name_len);
 
-/* How a named relationship is rendered:
-     MAPI_REL_NONE  absent, data null, or not expanded (only meta.included = false)
-     MAPI_REL_ONE   a to-one linkage
-     MAPI_REL_MANY  a to-many array of linkages (possibly empty) */
-typedef enum mapi_rel_kind { MAPI_REL_NONE = 0, MAPI_REL_ONE, MAPI_REL_MANY } mapi_rel_kind;
-
-/* The relationship's kind; *count (may be NULL) gets 1 for ONE, the number of
-   linkages for MANY, 0 for NONE. */
-MAPI_API mapi_rel_kind mapi_resource_rel(const mapi_doc *doc, const mapi_resource *r,
-                                         const char *name, size_t *count);
-/* The related resource (included, primary, or stub): for a to-one relationship
-   i must be 0; for to-many, i < count.  NULL otherwise.  Borrowed from doc.
-   Example: mapi_resource_related(doc, payout, "accountCharged", 0). */
-MAPI_API const mapi_resource *mapi_resource_related(const mapi_doc *doc, const mapi_resource *r,
-                                                    const char *name, size_t i);
-
-/* A relationship of a resource as resolved when the document was parsed:
-   every linkage already mapped to its resource (included, primary or stub). */
-typedef struct mapi_link {
-    const char *name;       /* the relationship's name; borrowed from doc */
-    mapi_rel_kind kind;     /* MAPI_REL_ONE or MAPI_REL_MANY */
-    size_t count;           /* 1 for ONE; the linkages of MANY (0 for an empty array) */
-    const size_t *targets;  /* count indexes for mapi_doc_resource(), in linkage order
-                               (NULL when count is 0); borrowed from doc */
-    size_t name_len;        /* the name's length in bytes (it may hold NUL bytes) */
-    size_t name_id;         /* the name's number (mapi_members_name_id) */
-} mapi_link;
-
-/* How many relationships of r have linkage data (ONE or MANY); the ones
-   that are absent, data null or not expanded are not counted.  0 for stubs. */
-MAPI_API size_t mapi_resource_link_count(const mapi_resource *r);
-/* Fills *out with relationship i (0-based, in document order, among those
-   mapi_resource_link_count counts) of r, a resource of doc, and returns 1;
-   returns 0 when i is past the end.  The fast way to resolve everything:
-   no name lookups.  Example: for (i = 0; mapi_resource_link(doc, r, i, &l); i++) ... */
-MAPI_API int mapi_resource_link(const mapi_doc *doc, const mapi_resource *r, size_t i,
-                                mapi_link *out);
-
 /* What a relationship object says about its data member. */
 typedef enum mapi_rel_data {
     MAPI_REL_NO_DATA = 0, /* no data member: not loaded (only links or meta, e.g.
@@ -445,8 +407,10 @@ typedef enum mapi_rel_data {
     MAPI_REL_TO_MANY      /* "data": an array of resource linkages (possibly empty) */
 } mapi_rel_data;
 
-/* Every relationship of a resource, whatever its data, as resolved when the
-   document was parsed.  Every pointer is borrowed from the document. */
+/* A relationship of a resource, whatever its data, as resolved when the
+   document was parsed: every linkage already mapped to its resource
+   (included, primary or stub).  Every pointer is borrowed from the
+   document. */
 typedef struct mapi_relationship {
     const char *name;        /* the relationship's name (NUL-terminated; may hold NUL bytes) */
     size_t name_len;
@@ -464,8 +428,10 @@ typedef struct mapi_relationship {
 /* How many relationships r has (every member of its relationships object;
    0 for stubs). */
 MAPI_API size_t mapi_resource_relationship_count(const mapi_resource *r);
-/* Relationship i of r (0-based, document order): fills *out and returns 1,
-   or 0 past the end. */
+/* Relationship i of r, a resource of doc (0-based, document order): fills
+   *out and returns 1, or 0 past the end.  The fast way through them all: no
+   name lookups.  Example:
+     for (i = 0; mapi_resource_relationship_at(doc, r, i, &rel); i++) ... */
 MAPI_API int mapi_resource_relationship_at(const mapi_doc *doc, const mapi_resource *r,
                                            size_t i, mapi_relationship *out);
 /* The relationship of r named name[0..name_len): fills *out and returns 1,
@@ -477,6 +443,12 @@ MAPI_API int mapi_resource_relationship(const mapi_doc *doc, const mapi_resource
    object {"type", "id" or "lid", "meta"?} as the document wrote it -- read
    its meta with mapi_value_get(.., "meta") -- or NULL.  Borrowed. */
 MAPI_API const mapi_value *mapi_relationship_linkage(const mapi_relationship *rel, size_t i);
+/* The related resource (included, primary, or stub) of r's relationship
+   named name: target i (0 for a to-one relationship, i < count for
+   to-many), or NULL (no such relationship, no such target).  Borrowed from
+   doc.  Example: mapi_resource_related(doc, payout, "accountCharged", 0). */
+MAPI_API const mapi_resource *mapi_resource_related(const mapi_doc *doc, const mapi_resource *r,
+                                                    const char *name, size_t i);
 
 /* ------------------------------------------------------------------------ */
 /* HTTP responses                                                           */

@@ -373,39 +373,6 @@ size_t mapi_members_name_id(const mapi_members *it)
 
 /* ---- JSON text ---- */
 
-/* The four hex digits at s as a code unit; -1 when one is not a hex digit. */
-static long hex4(const unsigned char *s)
-{
-    long v = 0;
-    int i, d;
-
-    for (i = 0; i < 4; i++) {
-        if ((d = mapi_hex_digit(s[i])) < 0)
-            return -1;
-        v = v << 4 | d;
-    }
-    return v;
-}
-
-/* simdjson checks UTF-8 strictly and refuses a \u escape of a lone
-   surrogate, but does not say which escape was wrong: jsonapi.c asks this
-   to name the cause (README, "Decisions"). */
-size_t mapi_utf8_escape(const unsigned char *s, size_t avail)
-{
-    long hi, lo;
-
-    if (avail < 6 || (hi = hex4(s + 2)) < 0)
-        return 2;
-    if (hi >= 0xDC00 && hi <= 0xDFFF)
-        return 0; /* a low surrogate without its high half */
-    if (hi < 0xD800 || hi > 0xDBFF)
-        return 6;
-    if (avail < 12 || s[6] != '\\' || s[7] != 'u' || (lo = hex4(s + 8)) < 0xDC00 ||
-        lo > 0xDFFF)
-        return 0; /* a high surrogate without its low half */
-    return 12;
-}
-
 static void write_string(mapi_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
