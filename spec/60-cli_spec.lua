@@ -94,12 +94,7 @@ local function have(cmd)
   return ok
 end
 
--- POST /__sandbox/config (the control routes are not JSON:API).
-local function sandbox_config(json)
-  local _, ok = helpers.run(format("curl -sf -o /dev/null -X POST -d %s %s", quote(json),
-    quote(helpers.base_url() .. "/__sandbox/config")))
-  assert(ok, "sandbox config " .. json)
-end
+local sandbox_config = helpers.sandbox_config
 
 -- The scalar attributes of a fixture as written: { {name, text, kind} },
 -- kind "string", "number", "boolean" (null ones left out), from every
