@@ -1,7 +1,7 @@
 -- The api key never shows: not in an error string, not in any field of an
 -- error table (walked recursively, keys too), not in tostring(client), not
 -- in a raised error's message, not in a MERCHANTAPI_DEBUG line or what the
--- observing hooks are given (when this tree has them), whatever failed and
+-- observing hooks are given (both must be there), whatever failed and
 -- even when the server echoes the key back.  And new() refuses an api key
 -- or base URL holding CR, LF or NUL (header injection) as "usage".
 local merchantapi = require "merchantapi"

@@ -325,8 +325,9 @@ function helpers.untrusted_url()
   return "https://localhost:" .. tls_port("SANDBOX_TLS_UNTRUSTED_PORT", 2000, 8444)
 end
 
---- The absolute path of the sandbox's test CA (<prefix>/tls/ca.pem), or nil
---- when it does not exist (a sandbox without HTTPS).
+--- The absolute path of the sandbox's test CA (<prefix>/tls/ca.pem).  Every
+--- sandbox has one (sandbox/run makes it): raises when it is missing, so
+--- that a lost CA fails the HTTPS cases instead of leaving them unrun.
 function helpers.ca_file()
   local prefix = os_getenv("SANDBOX_PREFIX")
   if prefix == nil or prefix == "" then
@@ -339,7 +340,7 @@ function helpers.ca_file()
   local path = prefix .. "/tls/ca.pem"
   local f = io_open(path, "rb")
   if not f then
-    return nil
+    error("helpers: the sandbox's test CA is missing: " .. path .. " (sandbox/run makes it)", 2)
   end
   f:close()
   return path

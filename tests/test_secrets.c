@@ -3,7 +3,7 @@
  * a mapi_error even when the server echoes it (an id holding the key comes
  * back in the 404's detail and in the URL), refused with CR/LF by
  * mapi_client_new without being quoted, and absent from the
- * MERCHANTAPI_DEBUG lines (skipped where the tree writes none).
+ * MERCHANTAPI_DEBUG lines (which must be there: none at all fails).
  */
 #include <unistd.h>
 
