@@ -18,7 +18,7 @@ local BIN = helpers.ROOT .. "/bin/merchantapi"
 local KEY = helpers.API_KEY
 local PAYOUT = helpers.PAYOUT_ID
 local CHANNEL = helpers.CHANNEL_ID
-local FIRST_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a" -- list_addresses.200.json
+local FIRST_ADDRESS = helpers.FIXTURE_ADDRESS
 
 local EXIT = { usage = 2, api = 3, http = 4, transport = 5, decode = 6, timeout = 7, unknown = 8 }
 
