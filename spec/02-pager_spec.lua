@@ -58,13 +58,7 @@ local function range(a, b)
   return out
 end
 
-local function collect_each(pager)
-  local out = {}
-  for item in pager:each() do
-    out[#out + 1] = item.id
-  end
-  return out
-end
+local collect_each = helpers.collect
 
 describe("paginate", function()
   it("walks every page, in order, with the default query", function()

@@ -1,7 +1,7 @@
 -- merchantapi.new, the client object, argument checking (raises) versus
 -- run-time failures (nil, err), close/__gc/__close, and the api key never
--- showing.  The transport cases use a closed local port; the rest needs no
--- server.
+-- showing.  The transport cases use a closed local port, __gc the sandbox;
+-- the rest needs no server.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 
@@ -93,12 +93,20 @@ describe("the client object", function()
     assert.equal("usage", e.kind)
   end)
 
-  it("is closed by __gc without error", function()
-    do
-      local _ = merchantapi.new({ base_url = DEAD })
+  it("left unclosed, is collected and gives its connections back (__gc)", function()
+    collectgarbage() -- what earlier cases left is gone before counting
+    local before = helpers.open_fds()
+    local weak = setmetatable({}, { __mode = "v" })
+    for i = 1, 10 do
+      local c = helpers.client()
+      assert(c:get_channel(helpers.CHANNEL_ID)) -- a kept-alive connection to the sandbox
+      weak[i] = c
     end
+    assert.is_true(helpers.open_fds() >= before + 10, "no connection was kept open")
     collectgarbage()
     collectgarbage()
+    assert.is_nil(next(weak), "a client dropped without close() was not collected")
+    assert.equal(before, helpers.open_fds())
   end)
 
   if _VERSION == "Lua 5.4" then

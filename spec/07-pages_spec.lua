@@ -2,13 +2,8 @@
 -- accounts (docs/contract.md "Lists and pages").
 local helpers = require "helpers"
 
-local count, format = helpers.count, string.format
-
-local FIXTURE_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a"
-
-local function acct22_id(i)
-  return i == 1 and FIXTURE_ADDRESS or format("00000022-0000-4000-8000-%012d", i)
-end
+local count = helpers.count
+local FIXTURE_ADDRESS, acct22_id = helpers.FIXTURE_ADDRESS, helpers.acct22_id
 
 describe("the address pager", function()
   local client

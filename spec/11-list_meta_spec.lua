@@ -7,27 +7,7 @@ local helpers = require "helpers"
 
 local count, format, is_integer = helpers.count, string.format, helpers.is_integer
 
-local FIXTURE_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a"
-
-local function acct22_id(i)
-  return i == 1 and FIXTURE_ADDRESS or format("00000022-0000-4000-8000-%012d", i)
-end
-
-local function acct22_ids(first, last)
-  local out = {}
-  for i = first, last do
-    out[#out + 1] = acct22_id(i)
-  end
-  return out
-end
-
-local function collect(pager)
-  local ids = {}
-  for address in pager:each() do
-    ids[#ids + 1] = address.id
-  end
-  return ids
-end
+local acct22_ids, collect = helpers.acct22_ids, helpers.collect
 
 -- client:addresses' pager, with its batch fetcher counted: the calls made
 -- to fetch several pages at once, as { first_page, count, concurrency }.

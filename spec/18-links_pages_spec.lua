@@ -7,15 +7,7 @@ local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 
 local count, format = helpers.count, string.format
-
-local FIXTURE_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a"
-local function acct22_ids(first, last)
-  local out = {}
-  for i = first, last do
-    out[#out + 1] = i == 1 and FIXTURE_ADDRESS or format("00000022-0000-4000-8000-%012d", i)
-  end
-  return out
-end
+local acct22_ids = helpers.acct22_ids
 
 local function addresses(id)
   return "/api/public/v1/accounts/" .. id .. "/addresses"

@@ -8,21 +8,7 @@ local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 local wait = require "merchantapi.wait"
 
-local count = helpers.count
-
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
--- POST /__sandbox/config with a JSON body (the control routes are not JSON:API).
-local function sandbox_config(json)
-  local cmd = ("env -u LD_PRELOAD curl -s -o /dev/null -w '%%{http_code}' -X POST -d %s %s"):format(
-    shell_quote(json), shell_quote(helpers.base_url() .. "/__sandbox/config"))
-  local p = assert(io.popen(cmd))
-  local status = p:read("*a")
-  p:close()
-  assert.equal("200", status)
-end
+local count, shell_quote, sandbox_config = helpers.count, helpers.shell_quote, helpers.sandbox_config
 
 -- The sandbox's txid of a payout: the SHA-256 of its id in hex.
 local function txid_of(id)

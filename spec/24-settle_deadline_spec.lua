@@ -10,13 +10,7 @@ local socket_transport = require "support.socket_transport"
 local count = helpers.count
 local OTHER_ID = "00000000-0000-4000-8000-000000000000"
 
-local function recorder()
-  local r = { methods = {} }
-  r.on_response = function(info)
-    r.methods[#r.methods + 1] = info.method .. " " .. tostring(info.status)
-  end
-  return r
-end
+local recorder = helpers.recorder
 
 for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_transport } }) do
   local name, transport = over[1], over[2]
@@ -37,7 +31,9 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal("read", res.settled_by)
       assert.equal(200, res.status) -- the read's response
       assert.equal(2, count("fault-applied-502")) -- one PUT, one GET
-      assert.same({ "PUT 502", "GET 200" }, r.methods)
+      assert.equal(2, #r.responses)
+      assert.same({ "PUT", 502, "GET", 200 }, { r.responses[1].method, r.responses[1].status,
+                                               r.responses[2].method, r.responses[2].status })
     end)
 
     helpers.both("the confirm was carried out, then the connection dropped: confirmed by the read", function()

@@ -747,7 +747,7 @@ describe("the fault matrix", function()
     ctx.helpers = helpers
     ctx.sandbox_url = helpers.base_url()
     ctx.dead_port = helpers.run(helpers.ROOT .. "/scripts/free-port"):match("(%d+)")
-    ctx.ca_file = helpers.ca_file() -- the sandbox's test CA, nil without HTTPS
+    ctx.ca_file = helpers.ca_file() -- the sandbox's test CA
     helpers.reset()
     local c = assert(merchantapi.new { base_url = ctx.sandbox_url, api_key = helpers.API_KEY })
     REF_IDS = helpers.ids(assert(c:list_addresses("acct-22", { per_page = 100 })))

@@ -3,7 +3,7 @@
 -- calls over libcurl or a custom transport, client:request and
 -- merchantapi.decode alike: "errors": [] next to data is a success; data
 -- and a non-empty errors[] under a 2xx is "decode"; errors without data is
--- "api".  tests/test_error_rule.c holds the same cases for C.
+-- "api".  tests/test_error_doc.c holds the same cases for C.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 local socket_transport = require "support.socket_transport"

@@ -10,21 +10,13 @@ local helpers = require "helpers"
 local socket_transport = require "support.socket_transport"
 
 local KEY = helpers.API_KEY
-local format = string.format
 
 local function set_echo_key(on)
-  local out, ok = helpers.run(format("curl -s -X POST -d %s %s/__sandbox/config",
-    helpers.shell_quote('{"echo_key":' .. tostring(on) .. "}"),
-    helpers.shell_quote(helpers.base_url())))
-  assert(ok and out:find('"echo_key":' .. tostring(on), 1, true), out)
+  local out = helpers.sandbox_config('{"echo_key":' .. tostring(on) .. "}")
+  assert(out:find('"echo_key":' .. tostring(on), 1, true), out)
 end
 
-local function assert_no_key(v, what)
-  assert.is_false(helpers.contains_string(v, KEY), "the api key in " .. what)
-  if type(v) == "table" then
-    assert.is_nil(tostring(v):find(KEY, 1, true), "the api key in tostring of " .. what)
-  end
-end
+local assert_no_key = helpers.assert_no_key
 
 -- The echo happened, and was redacted: in a value and in a header's name.
 local function assert_echo_redacted(res, what)

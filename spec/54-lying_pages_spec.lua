@@ -9,9 +9,7 @@ local socket_transport = require "support.socket_transport"
 
 local count, format = helpers.count, string.format
 
-local function acct25000_id(i)
-  return format("00025000-0000-4000-8000-%012d", i)
-end
+local acct25000_id = helpers.acct25000_id
 
 -- id, per_page, the page that breaks, its title, items before it, requests
 -- at concurrency 1 and at 4 (page 1 alone, then up to 4 at once, never past

@@ -21,7 +21,7 @@ local BIN = helpers.ROOT .. "/bin/merchantapi"
 local KEY = helpers.API_KEY
 local PAYOUT = helpers.PAYOUT_ID
 local CHANNEL = helpers.CHANNEL_ID
-local FIRST_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a" -- list_addresses.200.json
+local FIRST_ADDRESS = helpers.FIXTURE_ADDRESS
 
 local cli_module = require "merchantapi.cli"
 local EXIT = require("merchantapi.cli.status").EXIT
@@ -163,12 +163,7 @@ local function have(cmd)
   return ok
 end
 
--- POST /__sandbox/config (the control routes are not JSON:API).
-local function sandbox_config(json)
-  local _, ok = helpers.run(format("curl -sf -o /dev/null -X POST -d %s %s", quote(json),
-    quote(helpers.base_url() .. "/__sandbox/config")))
-  assert(ok, "sandbox config " .. json)
-end
+local sandbox_config = helpers.sandbox_config
 
 -- The scalar attributes of a fixture as written: { {name, text, kind} },
 -- kind "string", "number", "boolean" (null ones left out), from every

@@ -156,8 +156,8 @@ function helpers.client(opts)
 end
 
 -- One HTTP request without the module (the /__sandbox routes are not
--- JSON:API): status and body.
-local function http(method, path)
+-- JSON:API), with an optional request body: status and body.
+local function http(method, path, body)
   local url = helpers.base_url() .. path
   local ok, socket_http = pcall(require, "socket.http")
   if ok then
@@ -167,22 +167,33 @@ local function http(method, path)
       url = url,
       method = method,
       sink = ltn12.sink.table(chunks),
-      headers = { ["content-length"] = method == "POST" and "0" or nil },
+      source = body and ltn12.source.string(body) or nil,
+      headers = { ["content-length"] = body and tostring(#body) or (method == "POST" and "0" or nil) },
     })
     return status, concat(chunks)
   end
-  local p = assert(io_popen(format("env -u LD_PRELOAD curl -s -X %s -w '\\n%%{http_code}' %s", method,
-    shell_quote(url))))
+  local p = assert(io_popen(format("env -u LD_PRELOAD curl -s -X %s %s-w '\\n%%{http_code}' %s", method,
+    body and ("-d " .. shell_quote(body) .. " ") or "", shell_quote(url))))
   local out = p:read("*a")
   p:close()
-  local body, status = out:match("^(.*)\n(%d+)$")
-  return tonumber(status), body
+  local answer, status = out:match("^(.*)\n(%d+)$")
+  return tonumber(status), answer
 end
 
 --- Forgets confirmed payouts, request counts and latencies.
 function helpers.reset()
   local status, body = http("POST", "/__sandbox/reset")
   assert(status == 200, "reset failed: " .. tostring(status) .. " " .. tostring(body))
+end
+
+--- POST /__sandbox/config with a JSON body (sandbox/README.md, "Control
+-- routes"); raises unless the sandbox answers 200.
+-- @tparam string json e.g. '{"latency_ms":200}'
+-- @treturn string the sandbox's configuration after the change, as JSON text
+function helpers.sandbox_config(json)
+  local status, body = http("POST", "/__sandbox/config", json)
+  assert(status == 200, "config " .. json .. " failed: " .. tostring(status) .. " " .. tostring(body))
+  return body
 end
 
 --- How many requests the sandbox received for resource id `id` since the last reset.
@@ -314,8 +325,9 @@ function helpers.untrusted_url()
   return "https://localhost:" .. tls_port("SANDBOX_TLS_UNTRUSTED_PORT", 2000, 8444)
 end
 
---- The absolute path of the sandbox's test CA (<prefix>/tls/ca.pem), or nil
---- when it does not exist (a sandbox without HTTPS).
+--- The absolute path of the sandbox's test CA (<prefix>/tls/ca.pem).  Every
+--- sandbox has one (sandbox/run makes it): raises when it is missing, so
+--- that a lost CA fails the HTTPS cases instead of leaving them unrun.
 function helpers.ca_file()
   local prefix = os_getenv("SANDBOX_PREFIX")
   if prefix == nil or prefix == "" then
@@ -328,7 +340,7 @@ function helpers.ca_file()
   local path = prefix .. "/tls/ca.pem"
   local f = io_open(path, "rb")
   if not f then
-    return nil
+    error("helpers: the sandbox's test CA is missing: " .. path .. " (sandbox/run makes it)", 2)
   end
   f:close()
   return path
@@ -436,6 +448,20 @@ function helpers.rss_kib()
   return tonumber(text:match("VmRSS:%s*(%d+)"))
 end
 
+--- How many file descriptors this process has open (Linux /proc).
+function helpers.open_fds()
+  local f = assert(io_open("/proc/self/stat", "r"))
+  local pid = f:read("*l"):match("^%d+") -- this Lua's, not the ls's
+  f:close()
+  local p = assert(io_popen("ls /proc/" .. pid .. "/fd"))
+  local n = 0
+  for _ in p:lines() do
+    n = n + 1
+  end
+  p:close()
+  return n
+end
+
 --- Wall-clock seconds with sub-second resolution (luasocket's gettime,
 --- else `date +%s.%N`), for measuring waits inside a spec.
 function helpers.now()
@@ -511,6 +537,53 @@ function helpers.ids(list)
     out[i] = list[i].id
   end
   return out
+end
+
+--- The ids of the items a pager yields through pager:each(), in order.
+function helpers.collect(pager)
+  local out = {}
+  for item in pager:each() do
+    out[#out + 1] = item.id
+  end
+  return out
+end
+
+--- Fails the running test when the api key (helpers.API_KEY) is in any
+-- string reachable from v (helpers.strings) or in tostring(v); `what`
+-- names v in the message.
+function helpers.assert_no_key(v, what)
+  local luassert = require "luassert"
+  luassert.is_false(helpers.contains_string(v, helpers.API_KEY), "the api key in " .. what)
+  if type(v) == "table" then
+    luassert.is_nil(tostring(v):find(helpers.API_KEY, 1, true), "the api key in tostring of " .. what)
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- The sandbox's generated accounts (sandbox/README.md, "Addresses")
+-- ---------------------------------------------------------------------------
+
+--- The address of fixtures/list_addresses.200.json: acct-22's first.
+helpers.FIXTURE_ADDRESS = "138928d2-769d-478f-9508-90b7e4f8942a"
+
+--- The id of acct-22's i-th address, oldest first (1..22): the fixture
+-- address for 1.
+function helpers.acct22_id(i)
+  return i == 1 and helpers.FIXTURE_ADDRESS or format("00000022-0000-4000-8000-%012d", i)
+end
+
+--- The ids of acct-22's addresses first..last, in order.
+function helpers.acct22_ids(first, last)
+  local out = {}
+  for i = first, last do
+    out[#out + 1] = helpers.acct22_id(i)
+  end
+  return out
+end
+
+--- The id of acct-25000's i-th address, oldest first (1..25000).
+function helpers.acct25000_id(i)
+  return format("00025000-0000-4000-8000-%012d", i)
 end
 
 return helpers

@@ -1,5 +1,5 @@
 /*
- * test_doc.c -- mapi_doc_parse and navigation, no HTTP: exact numbers,
+ * test_doc.c -- src/doc_*.c, mapi_doc_parse and navigation, no HTTP: exact numbers,
  * JSON validity, the JSON:API envelope, the (type,id) index, stubs and
  * relationship resolution.
  */

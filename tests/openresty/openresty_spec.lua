@@ -11,34 +11,25 @@
 local cjson = require "cjson"
 local socket_http = require "socket.http"
 local ltn12 = require "ltn12"
+local helpers = require "helpers" -- spec/helpers.lua: the sandbox and its ids
 
 local OR = assert(os.getenv("OPENRESTY_URL"), "OPENRESTY_URL")
 local SANDBOX = assert(os.getenv("MERCHANTAPI_BASE_URL"), "MERCHANTAPI_BASE_URL")
-local CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
-local PAYOUT_ID = "6ecebf80-b210-413b-b396-df4760d142c5"
-local PARTNER_PAY_ID = "9a1d2f64-58c3-4b0e-a7d1-3f2c6b8e4a17"
+local CHANNEL_ID, PAYOUT_ID, PARTNER_PAY_ID = helpers.CHANNEL_ID, helpers.PAYOUT_ID, helpers.PARTNER_PAY_ID
 local HANDLER = OR .. "/channel-and-addresses?channel=" .. CHANNEL_ID .. "&account=acct-22"
 
-local function request(method, url, body)
+-- GET url: status and body
+local function get(url)
   local chunks = {}
-  local _, status = socket_http.request {
-    url = url, method = method, sink = ltn12.sink.table(chunks),
-    source = body and ltn12.source.string(body) or nil,
-    headers = { ["content-length"] = body and tostring(#body) or (method == "POST" and "0" or nil) },
-  }
+  local _, status = socket_http.request { url = url, sink = ltn12.sink.table(chunks) }
   return status, table.concat(chunks)
 end
 
 local function get_json(path)
-  local status, body = request("GET", OR .. path)
+  local status, body = get(OR .. path)
   local ok, value = pcall(cjson.decode, body)
   assert(ok, "not JSON from " .. path .. ": " .. tostring(body))
   return value, status
-end
-
-local function sandbox(path, body)
-  local status = request("POST", SANDBOX .. path, body)
-  assert.equal(200, status)
 end
 
 -- n requests to url at once (curl --parallel): the statuses and the seconds they took.
@@ -62,7 +53,7 @@ end
 
 describe("merchantapi in OpenResty", function()
   before_each(function()
-    sandbox("/__sandbox/reset")
+    helpers.reset()
   end)
 
   it("loads the LuaJIT build of merchantapi.core", function()
@@ -82,7 +73,7 @@ describe("merchantapi in OpenResty", function()
     assert.equal("6194.43", v.channel.target_account.balance)
     assert.equal(22, v.count)
     assert.equal(22, #v.addresses)
-    assert.equal("138928d2-769d-478f-9508-90b7e4f8942a", v.addresses[1].id)
+    assert.equal(helpers.FIXTURE_ADDRESS, v.addresses[1].id)
     assert.equal("ttrx:usdt", v.addresses[1].network)
     local seen = {}
     for _, a in ipairs(v.addresses) do
@@ -138,11 +129,8 @@ describe("merchantapi in OpenResty", function()
     assert.equal("usage", v.refused.kind)
     assert.equal("not_sent", v.refused.outcome)
     assert.equal("processing", v.status)
-    local status, body = request("GET", SANDBOX .. "/__sandbox/count?id=" .. PAYOUT_ID)
-    assert.equal(200, status)
-    assert.equal(1, cjson.decode(body).count) -- the refused call sent nothing
-    local _, seen = request("GET", SANDBOX .. "/__sandbox/headers?id=" .. PAYOUT_ID)
-    local h = cjson.decode(seen).headers
+    assert.equal(1, helpers.count(PAYOUT_ID)) -- the refused call sent nothing
+    local h = helpers.headers(PAYOUT_ID)
     assert.equal("or-call", h["x-trace"])
     assert.equal("c", h["x-client"])
     assert.equal("127.0.0.1:" .. SANDBOX:match(":(%d+)$"), h["host"])
@@ -206,7 +194,7 @@ describe("merchantapi in OpenResty", function()
 
   it("logs the message of an error raised by merchantapi.assert out of a handler", function()
     local id = "raise-probe-" .. tostring(os.time())
-    local status = request("GET", OR .. "/probe/raise?id=" .. id)
+    local status = get(OR .. "/probe/raise?id=" .. id)
     assert.equal(500, status)
     local message = "merchantapi: 404 not_found: Not found (no channel " .. id
       .. ") [GET /api/public/v1/channels/" .. id .. "]"
@@ -228,10 +216,10 @@ describe("merchantapi in OpenResty", function()
 
   describe("with the service answering each call after 200 ms", function()
     before_each(function()
-      sandbox("/__sandbox/config", '{"latency_ms":200}')
+      helpers.sandbox_config('{"latency_ms":200}')
     end)
     after_each(function()
-      sandbox("/__sandbox/reset")
+      helpers.reset()
     end)
 
     it("serves 50 requests at once within 3 s (blocking would need 20 s)", function()

@@ -1,5 +1,5 @@
 /*
- * test_multi.c -- mapi_list_addresses_pages against the sandbox: several
+ * test_pages.c -- src/pages.c, mapi_list_addresses_pages against the sandbox: several
  * pages at once on the batch's event loop, in page order, each page exactly what
  * mapi_list_addresses gives; the first failed page k keeps pages 1..k-1 and
  * its error (retried by the GET rules), nothing after it; usage errors.

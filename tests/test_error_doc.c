@@ -1,5 +1,7 @@
 /*
- * test_error_rule.c -- the one rule for "is this an error document"
+ * test_error_doc.c -- src/error_doc.c: a JSON:API error document into a
+ * mapi_error (every 422 fixture, errors[] of any shape, the limits of a
+ * detail), and the one rule for "is this an error document"
  * (mapi_doc_error_rule, JSON:API "Top Level"), on documents and through the
  * client: "errors": [] next to data is a success, data and a non-empty
  * errors[] under a 2xx is DECODE, errors without data is API.  The Lua
@@ -187,9 +189,125 @@ static void data_and_errors_under_2xx_is_decode(void **state)
     mapi_client_free(c);
 }
 
+static void limit_details(void **state)
+{
+    char *a, *mn, *mx;
+    (void)state;
+    assert_int_equal(mapi_limit_detail_parse("amount: 5.5, minimum: 10.0", &a, &mn, &mx), 0);
+    assert_string_equal(a, "5.5");
+    assert_string_equal(mn, "10.0");
+    assert_null(mx);
+    free(a); free(mn);
+    assert_int_equal(mapi_limit_detail_parse("amount: 250000.0, maximum: 100000.0", &a, &mn, &mx), 0);
+    assert_string_equal(a, "250000.0");
+    assert_null(mn);
+    assert_string_equal(mx, "100000.0");
+    free(a); free(mx);
+    /* exact text however long; any order; trailing words ignored */
+    assert_int_equal(mapi_limit_detail_parse("minimum: 0.000000000000000001 USDT,amount:1e-19",
+                                             &a, &mn, &mx), 0);
+    assert_string_equal(a, "1e-19");
+    assert_string_equal(mn, "0.000000000000000001");
+    assert_null(mx);
+    free(a); free(mn);
+    assert_int_equal(mapi_limit_detail_parse("amount: 123456789012345678901234567890.10, maximum: -3",
+                                             &a, NULL, &mx), 0);
+    assert_string_equal(a, "123456789012345678901234567890.10");
+    assert_string_equal(mx, "-3");
+    free(a); free(mx);
+    /* no numbers: nothing */
+    assert_int_equal(mapi_limit_detail_parse("amount is too small", &a, &mn, &mx), 0);
+    assert_null(a); assert_null(mn); assert_null(mx);
+    assert_int_equal(mapi_limit_detail_parse("amount: abc, minimum: .5", &a, &mn, &mx), 0);
+    assert_null(a); assert_null(mn); assert_null(mx);
+    assert_int_equal(mapi_limit_detail_parse("", &a, &mn, &mx), 0);
+    assert_null(a);
+}
+
+/* Every 422 fixture read as an error document: the fields the client reports. */
+static void error_documents_from_fixtures(void **state)
+{
+    static const struct {
+        const char *file, *code, *title, *detail, *pointer, *amount, *minimum, *maximum;
+    } cases[] = {
+        {"confirm_payout.422.amount_below_minimum.json", "amount_below_minimum",
+         "amount is below minimum", "amount: 5.5, minimum: 10.0", NULL, "5.5", "10.0", NULL},
+        {"confirm_payout.422.amount_above_maximum.json", "amount_above_maximum",
+         "amount is above maximum", "amount: 250000.0, maximum: 100000.0", NULL, "250000.0",
+         NULL, "100000.0"},
+        {"confirm_payout.422.invalid_address.json", "invalid_address", "Invalid address", NULL,
+         NULL, NULL, NULL, NULL},
+        {"confirm_payout.422.payout_invalid.json", "payout_invalid", "Invalid attribute",
+         "Reference has already been taken", "/data/attributes/externalId", NULL, NULL, NULL},
+        {"confirm_payout.422.account_has_insufficient_balance.json",
+         "account_has_insufficient_balance", "account has insufficient balance", NULL, NULL,
+         NULL, NULL, NULL},
+        {"confirm_payout.422.address_has_high_risk_score.json", "address_has_high_risk_score",
+         "Funds cannot be sent to this address. Please try another address.", NULL, NULL, NULL,
+         NULL, NULL},
+    };
+    size_t i;
+    (void)state;
+#define EQ_OR_NULL(got, want) \
+    do { if (want) assert_string_equal(got, want); else assert_null(got); } while (0)
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mapi_doc *doc = tu_fixture_doc(cases[i].file);
+        mapi_error e = MAPI_ERROR_INIT;
+        assert_int_equal(mapi_error_from_errors(&e, mapi_doc_errors(doc)), 0);
+        mapi_doc_free(doc);
+        assert_int_equal(e.kind, MAPI_ERR_API);
+        assert_int_equal(e.nerrors, 1);
+        assert_int_equal(e.errors[0].status, 422);
+        assert_string_equal(e.code, cases[i].code);
+        assert_string_equal(e.errors[0].code, cases[i].code);
+        assert_string_equal(e.title, cases[i].title);
+        EQ_OR_NULL(e.detail, cases[i].detail);
+        EQ_OR_NULL(e.pointer, cases[i].pointer);
+        EQ_OR_NULL(e.errors[0].pointer, cases[i].pointer);
+        EQ_OR_NULL(e.amount, cases[i].amount);
+        EQ_OR_NULL(e.minimum, cases[i].minimum);
+        EQ_OR_NULL(e.maximum, cases[i].maximum);
+        mapi_error_clear(&e);
+    }
+#undef EQ_OR_NULL
+}
+
+/* errors[].status as a string; every entry kept; limits from a later entry. */
+static void error_document_shapes(void **state)
+{
+    static const char body[] =
+        "{\"errors\":["
+        "{\"status\":\"409\",\"code\":\"first\",\"title\":\"First\"},"
+        "{\"status\":\"x\",\"code\":\"amount_below_minimum\",\"detail\":\"amount: 1, minimum: 2.50\"},"
+        "7,"
+        "{\"status\":422,\"code\":\"amount_above_maximum\",\"detail\":\"amount: 9, maximum: 8\"}"
+        "]}";
+    mapi_doc *doc = NULL;
+    mapi_error e = MAPI_ERROR_INIT;
+    (void)state;
+    assert_int_equal(mapi_doc_parse(body, sizeof body - 1, &doc, &e), 0);
+    assert_int_equal(mapi_error_from_errors(&e, mapi_doc_errors(doc)), 0);
+    mapi_doc_free(doc);
+    assert_int_equal(e.nerrors, 4);
+    assert_int_equal(e.errors[0].status, 409);
+    assert_int_equal(e.errors[1].status, 0);
+    assert_null(e.errors[2].code); /* not an object: an empty entry */
+    assert_int_equal(e.errors[3].status, 422);
+    assert_string_equal(e.code, "first");
+    assert_string_equal(e.title, "First");
+    assert_null(e.detail);
+    assert_string_equal(e.amount, "1");     /* the first limit entry wins */
+    assert_string_equal(e.minimum, "2.50");
+    assert_null(e.maximum);
+    mapi_error_clear(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(limit_details),
+        cmocka_unit_test(error_documents_from_fixtures),
+        cmocka_unit_test(error_document_shapes),
         cmocka_unit_test(the_rule_on_documents),
         cmocka_unit_test(mapi_doc_error_follows_the_rule),
         cmocka_unit_test_setup(empty_errors_next_to_data_is_success, setup_reset),
