@@ -141,15 +141,19 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
    are mapi_client_new's. */
 const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len);
 /* A call's options from the table at index opts (or nil) into *o: deadline,
-   and settle (a boolean) when with_settle; headers are read apart.  The
-   limits are the call builder's (calls.c). */
-void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int with_settle);
+   and settle (a boolean) when with_settle; headers are read apart.  Returns
+   the USAGE title of an invalid deadline (limits.c; checked here, before
+   the id, so that the binding names the call's method on it), or NULL. */
+const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                       int with_settle);
 /* A list's options from the table at index opts (nil: made an empty table
    there) into *p: order, order_type, per_page, and page when with_page.
    Pushes each value read (they stay on the stack, anchoring the strings).
    A value C cannot carry (a NUL byte, an integer beyond a long or below 1)
-   becomes one the core's limits refuse (calls.c, limits.c). */
-void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int with_page);
+   becomes one the core's limits refuse.  Returns the USAGE title of the
+   first invalid value (mapi_limit_page_params), or NULL. */
+const char *mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p,
+                                       int with_page);
 
 /* ---- the client (lua_client.c) ---- */
 

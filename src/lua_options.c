@@ -5,11 +5,12 @@
  *
  * lua/merchantapi.lua is the public face: option names and types are
  * checked there, once (merchantapi.options); a wrong type that comes here
- * anyway raises.  The values' limits are the core's (limits.c), checked
- * where the core takes them (mapi_client_new, the call builders of
- * calls.c): what Lua alone can give (a NUL byte inside a string, an
- * integer out of the C type's range, 0 for "the default") is mapped here
- * onto a value that rule refuses.
+ * anyway raises.  The values' limits are the core's (limits.c): asked
+ * here for a call's deadline and page params (so that the error names the
+ * call's method, before the id is checked), by mapi_client_new for the
+ * rest.  What Lua alone can give (a NUL byte inside a string, an integer
+ * out of the C type's range, 0 for "the default") is mapped onto a value
+ * those limits refuse.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -30,19 +31,14 @@ const char *mapi_lua_opt_string(lua_State *L, int idx, const char *name, size_t 
     return lua_tolstring(L, idx, len);
 }
 
-static int opt_number(lua_State *L, int idx, const char *name, double *out)
+void mapi_lua_opt_seconds(lua_State *L, int idx, const char *name, double *out)
 {
     if (lua_isnil(L, idx))
-        return 0;
+        return;
     if (lua_type(L, idx) != LUA_TNUMBER)
         luaL_error(L, "bad option '%s' (number expected, got %s)", name, luaL_typename(L, idx));
     *out = (double)lua_tonumber(L, idx);
-    return 1;
-}
-
-void mapi_lua_opt_seconds(lua_State *L, int idx, const char *name, double *out)
-{
-    if (opt_number(L, idx, name, out) && *out == 0)
+    if (*out == 0)
         *out = -1;
 }
 
@@ -184,12 +180,13 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len
     return bad;
 }
 
-void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int with_settle)
+const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                       int with_settle)
 {
     o->deadline = 0;
     o->settle = MAPI_SETTLE_DEFAULT;
     if (lua_isnil(L, opts))
-        return;
+        return NULL;
     lua_getfield(L, opts, "deadline");
     mapi_lua_opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
@@ -198,6 +195,7 @@ void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int w
         opt_settle(L, lua_gettop(L), &o->settle);
         lua_pop(L, 1);
     }
+    return o->deadline != 0 ? mapi_limit_deadline(o->deadline) : NULL;
 }
 
 /* A string of the page params: NULL when nil, "" (which the core's rule
@@ -224,7 +222,8 @@ static long page_number(lua_State *L, int opts, const char *name)
     return n < 1 || n > LONG_MAX ? -1 : (long)n;
 }
 
-void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int with_page)
+const char *mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p,
+                                       int with_page)
 {
     if (lua_isnil(L, opts)) {
         lua_newtable(L);
@@ -235,4 +234,5 @@ void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int
     if (with_page)
         p->page = page_number(L, opts, "page");
     p->per_page = page_number(L, opts, "per_page");
+    return mapi_limit_page_params(p);
 }
