@@ -125,7 +125,7 @@ deps:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/http_private.h src/doc.h
+$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/http.h src/json_parse.h src/http_private.h src/doc.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -134,7 +134,7 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # The binding's files, compiled once per Lua target.
-LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_client.c src/lua_transport.c \
+LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
               src/lua_loop.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 # the headers the binding was last compiled with: other headers of the same
@@ -143,7 +143,7 @@ LUA_STAMP  := $(OBJDIR)/$(LUA).cflags
 $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
-$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/json_parse.h src/lua_compat.h \
+$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/http.h src/json_parse.h src/lua_compat.h \
                       src/lua_binding.h $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@

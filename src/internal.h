@@ -4,7 +4,8 @@
  * -fvisibility=hidden; only MAPI_API symbols of merchantapi.h are exported).
  *
  * One section per file, in layer order: each file uses only the sections
- * above its own (the README's "Layout" says what each file holds).
+ * above its own (docs/architecture.md's "Layout" says what each file
+ * holds).  The HTTP layer's sections are http.h, included at their place.
  */
 #ifndef MAPI_INTERNAL_H
 #define MAPI_INTERNAL_H
@@ -585,140 +586,9 @@ const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
 /* Seconds on a monotonic clock. */
 double mapi_monotonic_seconds(void);
 
-/* ---- the HTTP layer: libcurl (http.c) ---- */
+/* ---- the HTTP layer: libcurl, and transfers driven by an event loop (http.h) ---- */
 
-typedef struct mapi_http mapi_http;
-
-typedef struct mapi_http_request {
-    const char *method;     /* "GET", "PUT", ... */
-    const char *url;        /* full URL, already percent-encoded */
-    const char *body;       /* NULL for none */
-    size_t body_len;
-    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
-                               its own, never resent by libcurl (any method but GET/HEAD
-                               gets that anyway) */
-    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
-    const mapi_header_field *headers; /* the caller's own, sent after the client's */
-    size_t nheaders;
-    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
-                               client's timeout */
-} mapi_http_request;
-
-/* Settings copied from the config (validated by the caller); proxy: the
-   proxy URL to use (mapi_proxy_resolve), or NULL for none; user_agent: the
-   whole User-Agent value (mapi_user_agent). */
-mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char *proxy,
-                         const char *user_agent, mapi_error *err);
-void mapi_http_free(mapi_http *h);
-
-/*
- * Performs one request on the reused easy handle: headers Content-Type and
- * Accept application/vnd.api+json, Authorization when a key is set,
- * User-Agent; no redirects; TLS verification on; max_body enforced while
- * receiving.  Returns 0 with *out set (any HTTP status) or -1 with err
- * filled: TRANSPORT (curl_code set, outcome NOT_SENT when the request
- * provably never left, else UNKNOWN; retryable 1) or DECODE (body over
- * max_body, response attached).  The caller owns *out.
- */
-int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
-                      mapi_error *err);
-/* 1 when e is an attempt libcurl was stopped from sending again by itself
-   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
-   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
-   (mapi_http_request.http1). */
-int mapi_http_resend_refused(const mapi_error *e);
-
-/* libcurl's version ("8.1.2"), for the User-Agent; NULL when unknown.
-   (mapi_global_init, public, is here too: libcurl's global state.) */
-const char *mapi_http_version(void);
-
-/* ---- the HTTP layer: transfers driven by an event loop (http.c, its last section) ---- */
-
-/* libcurl's multi socket interface behind one epoll descriptor: loop.c
-   drives it without knowing libcurl.  One per mapi_loop; single-threaded. */
-typedef struct mapi_http_loop mapi_http_loop;
-/* One request on a loop: set up like mapi_http_perform's (a duplicate of
-   the client's easy handle: the same headers, TLS, limits and resend rules),
-   sharing the client's connections, DNS cache and TLS sessions (one CURLSH),
-   multiplexed over HTTP/2 when offered. */
-typedef struct mapi_http_transfer mapi_http_transfer;
-/* A transfer finished: ctx is mapi_http_loop_wait's, priv the transfer's
-   private_data.  Read its result (mapi_http_transfer_result), then take it
-   off with mapi_http_loop_remove, inside the callback. */
-typedef void (*mapi_http_loop_done_fn)(void *ctx, void *priv);
-/* A new loop: two multi handles (transfers that may multiplex, and those
-   that speak HTTP/1.1 only), their connections and one epoll set; NULL
-   with err (MEMORY, TRANSPORT).  Free with mapi_http_loop_free (NULL
-   ignored) once every transfer is off: 0, or -1 in a child after fork()
-   when the parent's connections could not be given up safely (left
-   unfreed).  A loop made before fork() refuses transfers in the child. */
-mapi_http_loop *mapi_http_loop_new(mapi_error *err);
-int mapi_http_loop_free(mapi_http_loop *l);
-/* The epoll descriptor: readable when a socket of a transfer is ready.
-   Owned by l. */
-int mapi_http_loop_fd(const mapi_http_loop *l);
-/* Seconds until libcurl wants to be called without I/O (0: now, also when
-   a budget left work for the next mapi_http_loop_wait), or -1 when it set
-   no timer. */
-double mapi_http_loop_timeout(const mapi_http_loop *l);
-/* Starts one request of the client whose HTTP layer is h on the loop: a
-   transfer set up as mapi_http_perform's, with private_data handed back to
-   the done callback.  0 with *out (remove it with mapi_http_loop_remove), or
-   -1 with err (MEMORY, TRANSPORT outcome NOT_SENT): nothing was sent. */
-int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
-                       void *private_data, mapi_http_transfer **out, mapi_error *err);
-/* Takes t off the loop and frees it (a transfer under way is abandoned).
-   NULL ignored. */
-void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
-/* The client's own multi, made at its first use and freed with h: the
-   connections of its blocking calls (mapi_http_perform) and of its pages
-   (pages.c); a host's loop keeps connections of its own.  Renewed in a
-   child after fork().  NULL with err (MEMORY, TRANSPORT). */
-mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
-/* A finished transfer's result: exactly what mapi_http_perform returns for
-   it (0 with *out, or -1 with err).  Once only. */
-int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
-/* How much one step of a loop may do (mapi_loop_step_budget): seconds of
-   work (the step's waits not counted) and the transfers collected / calls
-   reported.  The first piece of work of a step is always done, whatever
-   the budget, so that every step moves the loop on; what a budget cuts off
-   is left for the next step (mapi_http_loop_timeout and mapi_loop_timeout
-   are then 0). */
-typedef struct mapi_budget {
-    double max_seconds;   /* <= 0: no bound on time */
-    size_t max_calls;     /* 0: no bound on collected, nor on reported */
-    double spent;         /* seconds of work before `since` */
-    double since;         /* monotonic seconds the current stretch of work began; < 0: waiting */
-    size_t units;         /* pieces of work done: socket events, timer calls, collected, reported */
-    size_t collected;     /* finished transfers handed to the done callback */
-    size_t reported;      /* ended calls reported (loop.c) */
-} mapi_budget;
-/* A budget of max_seconds (<= 0: none) and max_calls (0: none), its work
-   counted from now. */
-void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls);
-/* Whether one more piece of work may be done now; counter: &b->collected,
-   &b->reported (checked against max_calls), or NULL.  1: done, counted; 0:
-   to leave for the next step.  b NULL: always 1. */
-int mapi_budget_take(mapi_budget *b, size_t *counter);
-/* A wait begins (its time is not work) / ends.  b NULL: nothing. */
-void mapi_budget_pause(mapi_budget *b);
-void mapi_budget_resume(mapi_budget *b);
-/* Seconds of work so far. */
-double mapi_budget_spent(const mapi_budget *b);
-/* Waits up to `seconds` (0: not at all; < 0: until a socket is ready) for
-   the sockets, moves the ready transfers on, calls libcurl's timeout when
-   it is due, then calls done for each finished transfer -- each of these
-   as far as budget b allows (NULL: every one); what it cut off is left for
-   the next call, which does it first (finished transfers), or finds it
-   again in the epoll set (level-triggered: a socket not served stays
-   ready).  When libcurl's multi itself failed meanwhile (out of memory,
-   most likely), done is then called for every transfer still on it, whose
-   result is MEMORY, or TRANSPORT "libcurl multi: ..." with outcome
-   UNKNOWN, not retryable: what the multi was doing is lost, and none would
-   ever end.  Returns the number of ready sockets, or -1 when called from
-   inside itself. */
-int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
-                        mapi_http_loop_done_fn done, void *ctx);
+#include "http.h"
 
 /* ---- the client and its blocking driver (client.c) ---- */
 

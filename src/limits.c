@@ -1,6 +1,6 @@
 /*
  * limits.c -- the limits of option values, one check each, used by the C
- * API (client.c, calls.c) and by the Lua binding (lua_client.c) alike: the
+ * API (client.c, calls.c) and by the Lua binding (lua_options.c) alike: the
  * same value is refused with the same USAGE title from either side, before
  * anything is sent.  Lua checks only what Lua alone can (a value's Lua type:
  * lua/merchantapi/options.lua); every limit is here.

@@ -528,7 +528,7 @@ double mapi_loop_timeout(const mapi_loop *l)
     return l ? next_timeout(l) : -1.0;
 }
 
-/* ---- a step's budget (mapi_budget, internal.h) ---- */
+/* ---- a step's budget (mapi_budget, http.h) ---- */
 
 void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls)
 {

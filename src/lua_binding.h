@@ -7,7 +7,8 @@
  *   lua_error.c        the error object (mapi_error -> the contract's table)
  *   lua_response.c     the response object, a call's results, core.decode;
  *                      the C anchors and the metatables' registration
- *   lua_client.c       the client userdata, its options and methods
+ *   lua_options.c      option tables read into the core's structs
+ *   lua_client.c       the client userdata and its methods
  *   lua_transport.c    custom transports (exchanges) and attempt hooks
  *   lua_loop.c         the event loop (merchantapi.loop's C side)
  *   lua_merchantapi.c  the module entry; clock and sleep
@@ -107,6 +108,52 @@ void mapi_lua_set_int(lua_State *L, const char *key, long value);
    (merchantapi.errors sets it from core.error_metatable): __tostring,
    __concat. */
 void mapi_lua_error_open(lua_State *L);
+
+/* ---- option tables (lua_options.c) ---- */
+
+/* The options at a stack index: a wrong Lua type raises ("bad option
+   'name' (... expected, got ...)"); nil is "not given".  A string (NULL
+   for nil; *len its length, NUL bytes included); an integer (0: nil, *out
+   untouched; 1: *out set; a fraction raises); seconds (*out untouched for
+   nil; a given 0, the C API's "the default", becomes -1, which the core's
+   limit refuses as any value out of range, limits.c). */
+const char *mapi_lua_opt_string(lua_State *L, int idx, const char *name, size_t *len);
+int mapi_lua_opt_integer(lua_State *L, int idx, const char *name, int64_t *out);
+void mapi_lua_opt_seconds(lua_State *L, int idx, const char *name, double *out);
+/* Whether the Lua string s of len bytes holds a NUL byte (0 for NULL). */
+int mapi_lua_has_nul(const char *s, size_t len);
+/* Reads the headers table at idx (name -> value, both strings; nil: none)
+   into an array of mapi_header_field, sorted by name, anchored in a
+   userdata pushed on the stack (the strings stay anchored by the table,
+   which must stay on the stack too).  Every header passes the core's rule
+   (mapi_header_check, on the whole Lua string: NUL bytes included).
+   Returns 0; or -1 with an err_box pushed above the array, holding the
+   USAGE error of the first refused header.  Raises when the table holds a
+   name or a value that is not a string. */
+int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n);
+/* core.new's options (the table at index 1: base_url, api_key, timeout,
+   connect_timeout, max_retries, max_body, cafile, capath, user_agent,
+   proxy, deadline, settle; headers and hooks are the caller's) into *cfg
+   (mapi_config_init'ed first, user_agent LUA_VERSION when not given), the
+   values pushed at 2..13, where they stay to anchor the strings; *url_len:
+   the length of base_url.  Returns the USAGE title of a value that C
+   cannot carry (a NUL byte; max_body below 1), or NULL: the other limits
+   are mapi_client_new's. */
+const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len);
+/* A call's options from the table at index opts (or nil) into *o: deadline,
+   and settle (a boolean) when with_settle; headers are read apart.  Returns
+   the USAGE title of an invalid deadline (limits.c; checked here, before
+   the id, so that the binding names the call's method on it), or NULL. */
+const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o,
+                                       int with_settle);
+/* A list's options from the table at index opts (nil: made an empty table
+   there) into *p: order, order_type, per_page, and page when with_page.
+   Pushes each value read (they stay on the stack, anchoring the strings).
+   A value C cannot carry (a NUL byte, an integer beyond a long or below 1)
+   becomes one the core's limits refuse.  Returns the USAGE title of the
+   first invalid value (mapi_limit_page_params), or NULL. */
+const char *mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p,
+                                       int with_page);
 
 /* ---- the client (lua_client.c) ---- */
 

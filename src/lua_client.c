@@ -1,12 +1,10 @@
 /*
  * lua_client.c -- merchantapi.core: the client userdata and its methods.
  *
- * core.new reads the client's options into a mapi_config; each method
- * reads its arguments and options, has the core build and run the call
- * (src/calls.c, src/client.c, src/pages.c), and hands what came back to
- * lua_response.c.  lua/merchantapi.lua is the public face: option names and
- * types are checked there, once (merchantapi.options); the values' limits
- * here, by the core's rules (limits.c).  lua/merchantapi/transport.lua
+ * core.new makes the client of its options (read by lua_options.c); each
+ * method reads its arguments and options (lua_options.c), has the core
+ * build, check and run the call (src/calls.c, src/client.c, src/pages.c),
+ * and hands what came back to lua_response.c.  lua/merchantapi/transport.lua
  * decides how each call runs.  A client made with hooks (core.new's
  * `hooks`: a table with on_request and on_response) has them as its
  * observer for the calls it runs over libcurl itself.
@@ -42,133 +40,6 @@ typedef struct client_box {
 /* The client                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* A string option: NULL when nil; raises on another type. */
-static const char *opt_string(lua_State *L, int idx, const char *name, size_t *len)
-{
-    if (lua_isnil(L, idx))
-        return NULL;
-    if (lua_type(L, idx) != LUA_TSTRING)
-        luaL_error(L, "bad option '%s' (string expected, got %s)", name, luaL_typename(L, idx));
-    return lua_tolstring(L, idx, len);
-}
-
-static int opt_number(lua_State *L, int idx, const char *name, double *out)
-{
-    if (lua_isnil(L, idx))
-        return 0;
-    if (lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "bad option '%s' (number expected, got %s)", name, luaL_typename(L, idx));
-    *out = (double)lua_tonumber(L, idx);
-    return 1;
-}
-
-/* A number of seconds: given as 0 (the C API's "the default") it becomes -1,
-   which the core's limit (limits.c) refuses as any value out of range. */
-static void opt_seconds(lua_State *L, int idx, const char *name, double *out)
-{
-    if (opt_number(L, idx, name, out) && *out == 0)
-        *out = -1;
-}
-
-static int opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
-{
-    if (lua_isnil(L, idx))
-        return 0;
-    if (!mapic_tointeger(L, idx, out))
-        luaL_error(L, "bad option '%s' (integer expected, got %s)", name,
-                   lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
-    return 1;
-}
-
-/* Makes the options argument at idx (nil or a table, checked before) an
-   empty table when it is nil. */
-static void empty_if_nil(lua_State *L, int idx)
-{
-    if (lua_isnil(L, idx)) {
-        lua_newtable(L);
-        lua_replace(L, idx);
-    }
-}
-
-static int has_nul(const char *s, size_t len)
-{
-    return s && strlen(s) != len;
-}
-
-/* A string option that a C string carries (no NUL inside): NULL when nil;
-   raises on another type; *bad = nul_msg when it holds a NUL byte. */
-static const char *opt_text(lua_State *L, int idx, const char *name, const char *nul_msg,
-                            const char **bad)
-{
-    size_t len = 0;
-    const char *s = opt_string(L, idx, name, &len);
-
-    if (has_nul(s, len))
-        *bad = nul_msg;
-    return s;
-}
-
-static int compare_headers(const void *a, const void *b)
-{
-    return strcmp(((const mapi_header_field *)a)->name, ((const mapi_header_field *)b)->name);
-}
-
-/*
- * Reads the headers table at idx (name -> value, both strings; nil: none)
- * into an array of mapi_header_field, sorted by name, anchored in a
- * userdata pushed on the stack (the strings stay anchored by the table,
- * which must stay on the stack too).  Every header passes the core's rule
- * (mapi_header_check, on the whole Lua string: NUL bytes included).
- * Returns 0; or -1 with an err_box pushed above the array, holding the
- * USAGE error of the first refused header.  Raises when the table holds a
- * name or a value that is not a string.
- */
-static int read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n)
-{
-    mapi_header_field *h;
-    size_t count = 0, i;
-
-    *out = NULL;
-    *n = 0;
-    if (lua_isnil(L, idx))
-        return 0;
-    if (lua_type(L, idx) != LUA_TTABLE)
-        return luaL_error(L, "bad option 'headers' (table expected, got %s)",
-                          luaL_typename(L, idx));
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "bad option 'headers' (string names and values expected, "
-                                 "got %s = %s)",
-                              luaL_typename(L, -2), luaL_typename(L, -1));
-        count++;
-        lua_pop(L, 1);
-    }
-    h = (mapi_header_field *)mapic_newuserdata(L, (count ? count : 1) * sizeof *h);
-    lua_pushnil(L);
-    for (i = 0; i < count && lua_next(L, idx); i++) {
-        size_t nlen, vlen;
-        const char *name = lua_tolstring(L, -2, &nlen);
-        const char *value = lua_tolstring(L, -1, &vlen);
-        lua_pop(L, 1);
-        if (mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
-            err_box *eb = mapi_lua_push_err_box(L); /* above the key: lua_next is over */
-            mapi_header_check(name, nlen, value, vlen, &eb->err);
-            lua_replace(L, -2);
-            return -1;
-        }
-        h[i].name = name;
-        h[i].value = value;
-    }
-    if (i == count)
-        lua_pop(L, 1); /* the last key (the first nil when count is 0) */
-    count = i;
-    qsort(h, count, sizeof *h, compare_headers);
-    *out = h;
-    *n = count;
-    return 0;
-}
-
 /* Pushes nil, err for a usage error with title (mapi_lua_push_simple_error:
    outcome "not_sent" for a method that may move money).  Returns 2. */
 static int push_usage(lua_State *L, const char *title, const char *method)
@@ -194,68 +65,25 @@ static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
  * opts: base_url, api_key, timeout, connect_timeout (seconds), max_retries,
  * max_body (bytes), cafile, capath, user_agent (a product token appended
  * to the User-Agent; merchantapi.lua passes the Lua version), headers
- * (name -> value: sent on every request; see read_headers).
+ * (name -> value: sent on every request; see mapi_lua_read_headers).
  */
 int mapi_lua_new(lua_State *L)
 {
     mapi_config cfg;
-    size_t url_len = 0, key_len = 0;
-    int64_t n;
-    const char *bad = NULL;
+    size_t url_len;
+    const char *bad;
     client_box *cb;
     err_box *eb;
 
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    mapi_config_init(&cfg);
-    cfg.user_agent = LUA_VERSION;
-
-    /* the values stay on the stack (2..14) while the client is made */
-    lua_getfield(L, 1, "base_url");
-    cfg.base_url = opt_string(L, 2, "base_url", &url_len);
-    lua_getfield(L, 1, "api_key");
-    cfg.api_key = opt_string(L, 3, "api_key", &key_len);
-    /* the limits are mapi_client_new's (limits.c), as for C */
-    lua_getfield(L, 1, "timeout");
-    opt_seconds(L, 4, "timeout", &cfg.timeout);
-    lua_getfield(L, 1, "connect_timeout");
-    opt_seconds(L, 5, "connect_timeout", &cfg.connect_timeout);
-    lua_getfield(L, 1, "max_retries");
-    if (opt_integer(L, 6, "max_retries", &n))
-        cfg.max_retries = n < 0 || n > INT_MAX ? -1 : (int)n;
-    lua_getfield(L, 1, "max_body");
-    if (opt_integer(L, 7, "max_body", &n)) {
-        if (mapi_limit_max_body(n < 1 ? 0 : (unsigned long long)n))
-            bad = mapi_limit_max_body(0);
-        else
-            cfg.max_body = (size_t)n;
-    }
-    lua_getfield(L, 1, "cafile");
-    cfg.cafile = opt_text(L, 8, "cafile", "cafile contains a NUL byte", &bad);
-    lua_getfield(L, 1, "capath");
-    cfg.capath = opt_text(L, 9, "capath", "capath contains a NUL byte", &bad);
-    lua_getfield(L, 1, "user_agent");
-    if (!lua_isnil(L, 10))
-        cfg.user_agent = opt_text(L, 10, "user_agent", "user_agent contains a NUL byte", &bad);
-    lua_getfield(L, 1, "proxy");
-    cfg.proxy = opt_text(L, 11, "proxy", "proxy contains a NUL byte", &bad);
-    lua_getfield(L, 1, "deadline");
-    opt_seconds(L, 12, "deadline", &cfg.deadline);
-    lua_getfield(L, 1, "settle");
-    if (!lua_isnil(L, 13)) {
-        if (lua_type(L, 13) != LUA_TBOOLEAN)
-            return luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
-                              luaL_typename(L, 13));
-        cfg.settle = lua_toboolean(L, 13) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
-    }
-    if (has_nul(cfg.base_url, url_len))
-        bad = "base_url contains a NUL byte";
-    if (has_nul(cfg.api_key, key_len))
-        bad = "api_key contains a NUL byte"; /* never the key itself */
+    /* the values stay on the stack (2..14) while the client is made; the
+       limits are mapi_client_new's (limits.c), as for C */
+    bad = mapi_lua_read_config(L, &cfg, &url_len);
     if (bad)
         return push_usage(L, bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
-    if (read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
+    if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
 
     if (cfg.base_url) {
@@ -370,38 +198,11 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
         *nret = push_usage(L, unusable(cb), method);
         return NULL;
     }
-    if (has_nul(*id, len)) {
+    if (mapi_lua_has_nul(*id, len)) {
         *nret = push_usage(L, "the id contains a NUL byte", method);
         return NULL;
     }
     return cb->client;
-}
-
-/* Reads a call's options from the table at index opts (or nil): deadline,
-   and settle (a boolean) when with_settle.  Returns the usage message of an
-   invalid deadline (the core's limit, limits.c: the binding names the
-   call's method on the error), or NULL; a wrong type raises. */
-static const char *read_call_options(lua_State *L, int opts, mapi_call_opts *o,
-                                     int with_settle)
-{
-    o->deadline = 0;
-    o->settle = MAPI_SETTLE_DEFAULT;
-    if (lua_isnil(L, opts))
-        return NULL;
-    lua_getfield(L, opts, "deadline");
-    opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
-    lua_pop(L, 1);
-    if (with_settle) {
-        lua_getfield(L, opts, "settle");
-        if (!lua_isnil(L, -1)) {
-            if (lua_type(L, -1) != LUA_TBOOLEAN)
-                luaL_error(L, "bad option 'settle' (boolean expected, got %s)",
-                           luaL_typename(L, -1));
-            o->settle = lua_toboolean(L, -1) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
-        }
-        lua_pop(L, 1);
-    }
-    return o->deadline != 0 ? mapi_limit_deadline(o->deadline) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -476,37 +277,6 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
     }
 }
 
-/* Reads the list options of table `opts` into *p: order, order_type,
-   per_page, and page when with_page.  Pushes each value read (they stay on
-   the stack, so the strings in *p stay anchored).  Returns the usage
-   message of the last invalid value, or NULL; a wrong type raises. */
-static const char *read_page_options(lua_State *L, int opts, mapi_page_params *p,
-                                     int with_page)
-{
-    const char *bad = NULL;
-    size_t len;
-    int64_t n;
-
-    lua_getfield(L, opts, "order");
-    p->order = opt_string(L, lua_gettop(L), "order", &len);
-    /* the limits are the core's (limits.c): a NUL byte is Lua's own */
-    if (p->order && has_nul(p->order, len))
-        bad = mapi_limit_order("");
-    lua_getfield(L, opts, "order_type");
-    p->order_type = opt_string(L, lua_gettop(L), "order_type", &len);
-    if (p->order_type && has_nul(p->order_type, len))
-        bad = mapi_limit_order_type("");
-    if (with_page) {
-        lua_getfield(L, opts, "page");
-        if (opt_integer(L, lua_gettop(L), "page", &n))
-            p->page = n < 1 || n > LONG_MAX ? -1 : (long)n; /* given: 0 is refused too */
-    }
-    lua_getfield(L, opts, "per_page");
-    if (opt_integer(L, lua_gettop(L), "per_page", &n))
-        p->per_page = n < 1 || n > LONG_MAX ? -1 : (long)n;
-    return bad ? bad : mapi_limit_page_params(p);
-}
-
 /*
  * client:<endpoint>(id[, opts]) -> value, nil, res | nil, err[, res], for
  * the row e of the core's endpoint table (calls.c: client:confirm_payout,
@@ -527,17 +297,15 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
     if (!c)
         return nret;
     memset(&a, 0, sizeof a);
-    if (e->lists) {
-        empty_if_nil(L, 3);
-        bad = read_page_options(L, 3, &a.p, 1);
-    }
+    if (e->lists)
+        bad = mapi_lua_read_page_options(L, 3, &a.p, 1);
     if (!bad)
-        bad = read_call_options(L, 3, &a.opts, e->moves_money);
+        bad = mapi_lua_read_call_options(L, 3, &a.opts, e->moves_money);
     if (bad)
         return push_usage(L, bad, e->method);
     if (!lua_isnil(L, 3)) {
         lua_getfield(L, 3, "headers");
-        if (read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
+        if (mapi_lua_read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
             return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), e->method);
     }
     a.e = e;
@@ -589,7 +357,7 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    const char *id, *bad = NULL;
+    const char *id, *bad;
     int nret = 0, lists;
     mapi_client *c;
     mapi_page_params p;
@@ -612,8 +380,7 @@ static int l_list_addresses_pages(lua_State *L)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    empty_if_nil(L, 3);
-    bad = read_page_options(L, 3, &p, 0);
+    bad = mapi_lua_read_page_options(L, 3, &p, 0);
     {
         err_box *pb = mapi_lua_push_err_box(L);
         if (mapi_pages_check(first > LONG_MAX ? LONG_MAX : (long)first,
@@ -629,7 +396,7 @@ static int l_list_addresses_pages(lua_State *L)
         lua_pop(L, 1);
     }
     lua_getfield(L, 3, "headers");
-    if (read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
+    if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
         err_box *hb = (err_box *)lua_touserdata(L, -1);
         lua_newtable(L);
         mapi_lua_push_error(L, &hb->err);
@@ -714,21 +481,21 @@ static int request_call(lua_State *L, int prepare)
         lua_getfield(L, 2, fields[i]); /* 3 .. 10 */
     for (i = 0; i < 5; i++) {
         len[i] = 0;
-        s[i] = opt_string(L, 3 + i, fields[i], &len[i]);
+        s[i] = mapi_lua_opt_string(L, 3 + i, fields[i], &len[i]);
     }
     if (!s[0] || !s[1])
         return luaL_error(L, "bad argument to 'request' (method and path expected)");
-    if (opt_integer(L, 8, "max_retries", &n))
+    if (mapi_lua_opt_integer(L, 8, "max_retries", &n))
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
-    opt_seconds(L, 9, "deadline", &opts.deadline); /* the core's builder refuses */
+    mapi_lua_opt_seconds(L, 9, "deadline", &opts.deadline); /* the core's builder refuses */
     if (unusable(cb))
         return push_usage(L, unusable(cb), s[0]);
     for (i = 0; i < 5; i++)
-        if (i != 2 && has_nul(s[i], len[i]))
+        if (i != 2 && mapi_lua_has_nul(s[i], len[i]))
             return push_usage(L, "method, path, type or id contains a NUL byte", s[0]);
     opts.type = s[3];
     opts.id = s[4];
-    if (read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)
+    if (mapi_lua_read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), s[0]);
     memset(&a, 0, sizeof a);
     a.method = s[0];

@@ -6,7 +6,8 @@
  *   lua_values.c     documents -> Lua values
  *   lua_error.c      the error object
  *   lua_response.c   the response object, a call's results, decode
- *   lua_client.c     the client userdata, its options and methods
+ *   lua_options.c    option tables read into the core's structs
+ *   lua_client.c     the client userdata and its methods
  *   lua_transport.c  custom transports (exchanges) and attempt hooks
  * The HTTP exchange, JSON:API parsing and error mapping are the core's
  * (src/).  lua/merchantapi.lua is the public face.
