@@ -34,10 +34,7 @@ local document = require "merchantapi.document"
 local type = type
 local error = error
 local pairs = pairs
-local tostring = tostring
 local ipairs = ipairs
-local setmetatable = setmetatable
-local getmetatable = getmetatable
 local jit = rawget(_G, "jit")
 -- runs a call the way the client's calls go (merchantapi.transport)
 local run = transport.call

@@ -11,11 +11,6 @@ local core = require "merchantapi.core"
 local json = require "merchantapi.json"
 local errors = require "merchantapi.errors"
 
-local type = type
-local error = error
-local ipairs = ipairs
-local rawget = rawget
-
 local M = {}
 
 --- Turns a JSON:API document fetched some other way into the shapes the
