@@ -196,17 +196,35 @@ end
 describe("the whole-call deadline", function()
   before_each(helpers.reset)
 
-  helpers.both("timeout = 1, max_retries = 2, deadline = 1.5: two attempts, over in < 2.5 s", function()
-    local c = helpers.client({ timeout = 1, max_retries = 2, deadline = 1.5 })
-    local t0 = helpers.now()
+  -- The first attempt runs its whole timeout (the sandbox holds the first
+  -- byte 3 s); the first retry's backoff is drawn in [0, 0.5 s], so with a
+  -- deadline one second past the timeout the second attempt always begins,
+  -- its timeout cut to what is left (at most DEADLINE - TIMEOUT), and ends
+  -- at the deadline -- no third.  An uncut second attempt would run TIMEOUT
+  -- and end past DEADLINE + 1 s: the bounds below sit half that gap away,
+  -- what a loaded machine may add to a wake-up.
+  helpers.both("timeout = 2, max_retries = 2, deadline = 3: the second attempt gets what is left", function()
+    local TIMEOUT, DEADLINE, LATE = 2, 3, 0.5
+    local r = recorder()
+    local c = helpers.client({ timeout = TIMEOUT, max_retries = 2, deadline = DEADLINE,
+                               on_response = r.on_response })
+    local t0 = merchantapi.monotonic()
     local _, err = c:get_channel("fault-slow-first-byte")
-    local elapsed = helpers.now() - t0
+    local elapsed = merchantapi.monotonic() - t0
     c:close()
-    assert.is_true(elapsed < 2.5, tostring(elapsed))
+    -- ended by the call's deadline, during the second attempt
     assert.equal("transport", err.kind)
     assert.equal(28, err.curl_code)
     assert.is_true(err.deadline_exceeded)
-    assert.equal(2, err.attempts) -- the second one had what the first and its backoff left
+    assert.equal(2, err.attempts)
+    assert.equal(2, #r.responses)
+    local first, second = r.responses[1], r.responses[2]
+    assert.is_true(first.elapsed >= TIMEOUT - 0.01, tostring(first.elapsed)) -- its whole timeout
+    assert.is_true(first.retry_in >= 0 and first.retry_in <= 0.5, tostring(first.retry_in))
+    assert.is_true(second.elapsed <= DEADLINE - TIMEOUT + LATE, tostring(second.elapsed)) -- cut
+    assert.is_nil(second.retry_in)
+    -- not before the deadline (libcurl's timeout is rounded to the ms), nor a timeout after it
+    assert.is_true(elapsed >= DEADLINE - 0.01 and elapsed <= DEADLINE + LATE, tostring(elapsed))
     local reached = count("fault-slow-first-byte")
     assert.is_true(reached >= 1 and reached <= 2, tostring(reached))
   end)

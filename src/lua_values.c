@@ -580,7 +580,7 @@ static void build_infos(lua_State *L, int holder)
 /* core.resource_info(t) -> the info of a resource table the module made
    (push_info's shape), or nil for any other value, for a resource without
    links, meta or relationships, and for one whose metatable was replaced.
-   lua/merchantapi.lua builds the public accessors on it. */
+   lua/merchantapi/document.lua builds the public accessors on it. */
 int mapi_lua_resource_info(lua_State *L)
 {
     int64_t index;
