@@ -274,7 +274,7 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     h = calloc(1, sizeof *h);
     if (!h)
         return mapi_error_oom(err), NULL;
-    h->max_body = cfg->max_body ? cfg->max_body : (size_t)16 * 1024 * 1024;
+    h->max_body = cfg->max_body ? cfg->max_body : MAPI_DEFAULT_MAX_BODY;
     if (h->max_body > MAX_BODY_LIMIT)
         h->max_body = MAX_BODY_LIMIT; /* keeps max_body + 1 and the doubling from overflowing */
     h->easy = curl_easy_init();

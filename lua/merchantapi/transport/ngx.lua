@@ -58,7 +58,8 @@ local byte = string.byte
 local min = math.min
 local max = math.max
 
-local core_framing = require("merchantapi.core").framing
+local core = require "merchantapi.core"
+local core_framing, DEFAULT_MAX_BODY = core.framing, core.defaults.max_body
 
 local M = {}
 
@@ -410,7 +411,7 @@ function M.new(opts)
       sock:close()
       return failure(headers, true)
     end
-    local limit = (request.max_body or 16 * 1024 * 1024) + 1
+    local limit = (request.max_body or DEFAULT_MAX_BODY) + 1
     local keep = not fresh and minor == 1
     local connection = header_value(headers, "connection")
     if connection and find(lower(connection), "close", 1, true) then
