@@ -234,6 +234,9 @@ function M.call(client, name, ...)
     end
     repeat until loop.next_ended() == x
   end
+  if not state then
+    return x:result()
+  end
   return results(state, x:result())
 end
 
