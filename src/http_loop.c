@@ -70,10 +70,12 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
        a spare one (an earlier transfer's) has them too, and only the options
        set below and by set_request / set_transfer changed */
     if (x->t.res && h->spare) {
-        x->easy = h->spare;
+        x->easy = h->spare; /* on h->share already */
         h->spare = NULL;
     } else {
         x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+        if (x->easy)
+            rc = curl_easy_setopt(x->easy, CURLOPT_SHARE, h->share); /* not duplicated */
     }
     if (!x->easy) {
         transfer_free(x);
@@ -84,7 +86,6 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
         if (rc == CURLE_OK)                            \
             rc = curl_easy_setopt(x->easy, opt, val);  \
     } while (0)
-    SET(CURLOPT_SHARE, h->share); /* not copied by curl_easy_duphandle */
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
