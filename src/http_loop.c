@@ -181,7 +181,6 @@ static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, vo
     struct loop_lane *lane = userp;
     mapi_http_loop *l = lane->loop;
     struct epoll_event ev;
-    int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
 
     (void)easy;
     if (l->epfd < 0)
@@ -193,9 +192,9 @@ static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, vo
     memset(&ev, 0, sizeof ev);
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
     ev.data.u64 = ((uint64_t)(unsigned)lane->index << 32) | (uint64_t)(uint32_t)s;
-    if (epoll_ctl(l->epfd, op, s, &ev) != 0 &&
-        (errno != (op == EPOLL_CTL_MOD ? ENOENT : EEXIST) ||
-         epoll_ctl(l->epfd, op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0))
+    if (epoll_ctl(l->epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 &&
+        (errno != (socketp ? ENOENT : EEXIST) ||
+         epoll_ctl(l->epfd, socketp ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0))
         return -1; /* libcurl fails the transfer */
     if (!socketp)
         curl_multi_assign(lane->multi, s, lane);

@@ -397,14 +397,13 @@ end
 
 -- Seconds until the first sleeper is due, or nil.
 local function next_sleeper(loop)
-  local sleepers = loop._sleepers
-  if #sleepers == 0 then
-    return nil
+  if #loop._sleepers == 0 then
+    return nil -- (no clock read)
   end
   local t
   local now = monotonic()
-  for i = 1, #sleepers do
-    local left = sleepers[i][1] - now
+  for i = 1, #loop._sleepers do
+    local left = loop._sleepers[i][1] - now
     if t == nil or left < t then
       t = left
     end

@@ -234,9 +234,6 @@ function M.call(client, name, ...)
     end
     repeat until loop.next_ended() == x
   end
-  if not state then
-    return x:result()
-  end
   return results(state, x:result())
 end
 
