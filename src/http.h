@@ -140,8 +140,9 @@ double mapi_budget_spent(const mapi_budget *b);
    most likely), done is then called for every transfer still on it, whose
    result is MEMORY, or TRANSPORT "libcurl multi: ..." with outcome
    UNKNOWN, not retryable: what the multi was doing is lost, and none would
-   ever end.  Returns the number of ready sockets, or -1 when called from
-   inside itself. */
+   ever end.  seconds NAN: no look at the sockets, the rest as above (sends
+   what was added since: libcurl's timer is due then).  Returns the number
+   of ready sockets, or -1 when called from inside itself. */
 int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
                         mapi_http_loop_done_fn done, void *ctx);
 

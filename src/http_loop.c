@@ -4,6 +4,7 @@
  * host's event loop (loop.c) or waited for by the client's pages (pages.c).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -69,10 +70,12 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
        a spare one (an earlier transfer's) has them too, and only the options
        set below and by set_request / set_transfer changed */
     if (x->t.res && h->spare) {
-        x->easy = h->spare;
+        x->easy = h->spare; /* on h->share already */
         h->spare = NULL;
     } else {
         x->easy = x->t.res ? curl_easy_duphandle(h->easy) : NULL;
+        if (x->easy)
+            rc = curl_easy_setopt(x->easy, CURLOPT_SHARE, h->share); /* not duplicated */
     }
     if (!x->easy) {
         transfer_free(x);
@@ -83,7 +86,6 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
         if (rc == CURLE_OK)                            \
             rc = curl_easy_setopt(x->easy, opt, val);  \
     } while (0)
-    SET(CURLOPT_SHARE, h->share); /* not copied by curl_easy_duphandle */
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
@@ -170,15 +172,17 @@ struct mapi_http_loop {
 };
 
 /* CURLMOPT_SOCKETFUNCTION: the socket s of a lane's multi is to be watched
-   for what (or no longer).  A socket that closed behind our back is
-   already out of the set.  The event carries the lane and the socket. */
+   for what (or no longer).  socketp is non-NULL once s is in the set
+   (curl_multi_assign; libcurl forgets it with CURL_POLL_REMOVE): added,
+   then modified, with no call that fails; one that closed behind our back
+   is already out of the set.  The event carries the lane and the socket. */
 static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
     struct loop_lane *lane = userp;
     mapi_http_loop *l = lane->loop;
     struct epoll_event ev;
 
-    (void)easy, (void)socketp;
+    (void)easy;
     if (l->epfd < 0)
         return 0; /* a child's inherited loop being freed: the set is the parent's */
     if (what == CURL_POLL_REMOVE) {
@@ -188,9 +192,12 @@ static int loop_on_socket(CURL *easy, curl_socket_t s, int what, void *userp, vo
     memset(&ev, 0, sizeof ev);
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
     ev.data.u64 = ((uint64_t)(unsigned)lane->index << 32) | (uint64_t)(uint32_t)s;
-    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, s, &ev) != 0 &&
-        (errno != ENOENT || epoll_ctl(l->epfd, EPOLL_CTL_ADD, s, &ev) != 0))
+    if (epoll_ctl(l->epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 &&
+        (errno != (socketp ? ENOENT : EEXIST) ||
+         epoll_ctl(l->epfd, socketp ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev) != 0))
         return -1; /* libcurl fails the transfer */
+    if (!socketp)
+        curl_multi_assign(lane->multi, s, lane);
     return 0;
 }
 
@@ -314,7 +321,7 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
     *out = NULL;
     if (mapi_http_own_process(h, err) < 0)
         return -1;
-    if (l->pid != getpid()) {
+    if (l->pid != h->pid) { /* h->pid is this process's now */
         mapi_error_set(err, MAPI_ERR_USAGE,
                        "this loop was made before fork(): its connections are the parent's; "
                        "make a loop in this process");
@@ -414,7 +421,7 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
                         mapi_http_loop_done_fn done, void *ctx)
 {
     struct epoll_event evs[LOOP_EVENTS];
-    int n, i, running = 0, ms;
+    int n = 0, i, running = 0, ms, sockets = !isnan(seconds);
     CURLMcode mc = CURLM_OK, failed = CURLM_OK;
     double now;
 
@@ -427,18 +434,20 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
     }
     if (l->deferred)
         seconds = 0;
-    l->deferred = 0;
-    if (seconds < 0)
-        ms = -1;
-    else if (seconds > 86400.0)
-        ms = 86400 * 1000;
-    else
-        ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
-    mapi_budget_pause(b);
-    n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
-    mapi_budget_resume(b);
-    if (n < 0)
-        n = 0; /* EINTR: a signal; the caller steps again */
+    if (sockets) {
+        l->deferred = 0;
+        if (seconds < 0)
+            ms = -1;
+        else if (seconds > 86400.0)
+            ms = 86400 * 1000;
+        else
+            ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
+        mapi_budget_pause(b);
+        n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
+        mapi_budget_resume(b);
+        if (n < 0)
+            n = 0; /* EINTR: a signal; the caller steps again */
+    }
     l->busy = 1;
     for (i = 0; i < n; i++) {
         int mask = 0;

@@ -20,6 +20,7 @@
  * one attempt at a time (mapi_loop_attempt): the exchange decides as ever,
  * but a retry is reported to it instead of becoming a timer.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -495,7 +496,7 @@ int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
        can come within it; a step that may not (a host's tick) leaves that
        to libcurl's timer, at the next step, spreading the work */
     if (begin_due(l) > 0 && timeout != 0)
-        mapi_http_loop_wait(l->io, 0, b, transfer_done, l);
+        mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
     if (l->count > 0) {
         double wait = next_timeout(l);
         /* the caller's bound; negative: whatever the next event needs */
@@ -503,7 +504,7 @@ int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
             wait = timeout;
         mapi_http_loop_wait(l->io, wait, b, transfer_done, l);
         if (begin_due(l) > 0) /* a wait ended: its attempt on its way now */
-            mapi_http_loop_wait(l->io, 0, b, transfer_done, l);
+            mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
     }
     report_done(l, b);
     l->stepping = 0;

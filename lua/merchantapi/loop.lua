@@ -236,20 +236,20 @@ end
 -- What a resume of task gave: its end (returned or raised), or a yield --
 -- WAIT, a plain yield (queued for the next step), or a foreign one.
 local function resumed(loop, task, ok, ...)
-  if not ok then
+  if ok and (...) == WAIT then -- the task waits (WAIT is no value a task's function can return)
+    return
+  elseif not ok then
     finish(loop, task, false, { n = 2, nil, (...) }) -- it raised: never the loop's concern
   elseif co_status(task._co) == "dead" then
     finish(loop, task, true, pack(...))
-  elseif (...) ~= WAIT then
-    if select("#", ...) == 0 then
-      loop._ready[#loop._ready + 1] = { task, { n = 0 } }
-    else
-      fail(loop, task, "merchantapi.loop: a task yielded outside merchantapi (" .. describe(...)
-        .. "): a host's own yield (its sleep, its calls) cannot run inside a loop task;"
-        .. " wait with merchantapi.sleep there, and make the host's calls outside the task")
-      if co_close then
-        pcall(co_close, task._co) -- the host cannot resume it behind the loop's back
-      end
+  elseif select("#", ...) == 0 then
+    loop._ready[#loop._ready + 1] = { task, { n = 0 } }
+  else
+    fail(loop, task, "merchantapi.loop: a task yielded outside merchantapi (" .. describe(...)
+      .. "): a host's own yield (its sleep, its calls) cannot run inside a loop task;"
+      .. " wait with merchantapi.sleep there, and make the host's calls outside the task")
+    if co_close then
+      pcall(co_close, task._co) -- the host cannot resume it behind the loop's back
     end
   end
 end
@@ -397,6 +397,9 @@ end
 
 -- Seconds until the first sleeper is due, or nil.
 local function next_sleeper(loop)
+  if #loop._sleepers == 0 then
+    return nil -- (no clock read)
+  end
   local t
   local now = monotonic()
   for i = 1, #loop._sleepers do
