@@ -94,20 +94,29 @@ const mapi_endpoint *mapi_endpoint_find(const char *name)
     return NULL;
 }
 
-int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len)
+const char *const *mapi_decimal_fields(const char *type, size_t type_len)
 {
     const mapi_endpoint *e;
-    const char *const *f;
     size_t i;
 
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
-        if (strlen(e->type) != type_len || memcmp(e->type, type, type_len) != 0)
-            continue;
-        for (f = e->decimal_fields; *f; f++)
-            if (strlen(*f) == name_len && memcmp(*f, name, name_len) == 0)
-                return 1;
-    }
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++)
+        if (e->decimal_fields[0] && strlen(e->type) == type_len &&
+            memcmp(e->type, type, type_len) == 0)
+            return e->decimal_fields;
+    return NULL;
+}
+
+int mapi_field_listed(const char *const *fields, const char *name, size_t name_len)
+{
+    for (; fields && *fields; fields++)
+        if (strlen(*fields) == name_len && memcmp(*fields, name, name_len) == 0)
+            return 1;
     return 0;
+}
+
+int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len)
+{
+    return mapi_field_listed(mapi_decimal_fields(type, type_len), name, name_len);
 }
 
 int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len)

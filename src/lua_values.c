@@ -247,6 +247,7 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
     const mapi_value *attrs = mapi_resource_attributes(r);
     size_t size = 2 + mapi_value_len(attrs) + mapi_resource_relationship_count(r), tlen, len;
     const char *type = mapi_resource_type_n(r, &tlen), *id, *lid;
+    const char *const *decimals = mapi_decimal_fields(type, tlen); /* calls.c's table */
     mapi_members it;
     const char *key;
     const mapi_value *v;
@@ -258,7 +259,7 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
         if (v == NULL)
             continue; /* JSON null: absent */
         push_key(L, kc, key, len, mapi_members_name_id(&it));
-        if (mapi_decimal_field(type, tlen, key, len)) /* the core's table (calls.c) */
+        if (decimals && mapi_field_listed(decimals, key, len))
             push_amount(L, v);
         else
             push_attribute(L, kc, v);
