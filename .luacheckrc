@@ -1,4 +1,4 @@
--- luacheck configuration: `make lint` (luacheck lua spec examples sandbox tests/openresty).
+-- luacheck configuration: `make lint` (luacheck lua spec examples sandbox tests/keepalive bench bin/merchantapi).
 std = "max"
 max_line_length = 120
 -- _ is the usual name of a value left unused
@@ -9,5 +9,5 @@ files["spec"] = { std = "+busted" }
 files["sandbox"] = { std = "+ngx_lua" }
 files["examples/openresty"] = { std = "+ngx_lua" }
 files["bench/or_bench.lua"] = { std = "+ngx_lua" }
-files["tests/openresty"] = { std = "+ngx_lua+busted" }
+files["spec/openresty"] = { std = "+ngx_lua+busted" }
 files[".busted"] = { std = "max" }

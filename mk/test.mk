@@ -26,7 +26,7 @@ $(QUICKSTART): $(QUICKSTART).c $(CORE_OBJ)
 	  $(CORE_OBJ) $(DEP_LIBS) $(SAN)
 
 check-c: $(CTEST_BIN) $(QUICKSTART)
-# the module for Lua 5.4 and for 5.5, plain: spec/27-lua_mismatch_spec.lua
+# the module for Lua 5.4 and for 5.5, plain: spec/calls/lua_mismatch_spec.lua
 # loads each into the other Lua
 check-lua: $(LUAMOD)
 	@$(MAKE) -s --no-print-directory LUA=lua5.4 LUA_INCDIR= SANITIZE= lua
@@ -48,9 +48,9 @@ check: deps
 	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
 
 lint:
-	luacheck lua spec examples sandbox tests/openresty tests/keepalive bench bin/merchantapi
+	luacheck lua spec examples sandbox tests/keepalive bench bin/merchantapi
 
-# The fault matrix alone (spec/27-fault_matrix_spec.lua, RELIABILITY.md "The
+# The fault matrix alone (spec/faults/fault_matrix_spec.lua, RELIABILITY.md "The
 # fault matrix"): every row through every driver against a sandbox and an
 # nginx of its own (free ports), printed as a table at the end.
 # MERCHANTAPI_MATRIX_ROWS=<Lua pattern> runs the rows whose name matches.
@@ -58,4 +58,4 @@ lint:
 matrix: deps
 	@$(MAKE) --no-print-directory all
 	@env MERCHANTAPI_BASE_URL= LUA_PATH="$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;$(CURDIR)/spec/?.lua;;" \
-	  LUA_CPATH="$(CURDIR)/$(LUAMOD_DIR)/?.so;;" $(LUA) /usr/bin/busted spec/27-fault_matrix_spec.lua
+	  LUA_CPATH="$(CURDIR)/$(LUAMOD_DIR)/?.so;;" $(LUA) /usr/bin/busted spec/faults/fault_matrix_spec.lua

@@ -135,7 +135,7 @@ function helpers.base_url()
 end
 
 --- A transport every helpers.client gets unless opts say otherwise (nil:
--- libcurl).  spec/50-transport_spec.lua sets it to run endpoint specs over
+-- libcurl).  spec/transports/transport_spec.lua sets it to run endpoint specs over
 -- another HTTP client.
 helpers.transport = nil
 

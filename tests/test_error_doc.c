@@ -5,7 +5,7 @@
  * (mapi_doc_error_rule, JSON:API "Top Level"), on documents and through the
  * client: "errors": [] next to data is a success, data and a non-empty
  * errors[] under a 2xx is DECODE, errors without data is API.  The Lua
- * binding decides by the same function (spec/52-error_rule_spec.lua).
+ * binding decides by the same function (spec/errors/error_rule_spec.lua).
  */
 #include "testutil.h"
 

@@ -4,7 +4,7 @@
  * Content-Length with Transfer-Encoding, codings other than chunked, and
  * whole answers (a Lua transport's) whose body is shorter (transport) or
  * longer (decode) than their Content-Length.  No server: the rule alone.
- * (test_http.c shows it on libcurl's path, spec/55-framing_spec.lua over
+ * (test_http.c shows it on libcurl's path, spec/faults/framing_spec.lua over
  * the cosocket transport and a custom one.)
  */
 #include "testutil.h"

@@ -1,7 +1,7 @@
 /*
  * test_limits.c -- the option limits of src/limits.c, the one home of every
  * option value's check: the C API refuses what the Lua module refuses, with
- * the same USAGE titles (spec/56-limits_spec.lua asserts the same strings
+ * the same USAGE titles (spec/calls/limits_spec.lua asserts the same strings
  * from Lua), before anything is sent: the sandbox sees no request, and a
  * confirm so refused is outcome NOT_SENT.
  */

@@ -2,7 +2,7 @@
  * test_numbers.c -- the text of every JSON number in C, and the decimal
  * string of an amount: mapi_value_number (exact text, integers included,
  * with its length), mapi_value_number_text, mapi_value_decimal (the rule
- * the Lua module applies to a payout's amount: spec/06-numbers_spec.lua
+ * the Lua module applies to a payout's amount: spec/decode/numbers_spec.lua
  * checks the same cases through Lua).
  */
 #include "testutil.h"
@@ -29,7 +29,7 @@ static const mapi_value *amount_of(const mapi_doc *doc)
     return mapi_resource_attr(mapi_doc_data(doc, 0), "amount");
 }
 
-/* The amount cases of spec/06-numbers_spec.lua, plus the corners of the rule. */
+/* The amount cases of spec/decode/numbers_spec.lua, plus the corners of the rule. */
 static const struct {
     const char *json, *decimal;
 } amounts[] = {

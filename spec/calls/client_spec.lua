@@ -36,7 +36,7 @@ describe("merchantapi.new", function()
   it("reports the position of the caller", function()
     local ok, e = pcall(function() merchantapi.new({ base_url = DEAD, nope = 1 }) end)
     assert.is_false(ok)
-    assert.matches("03%-client_spec%.lua:%d+: unknown option 'nope'", e)
+    assert.matches("client_spec%.lua:%d+: unknown option 'nope'", e)
   end)
 
   local usage = {

@@ -231,7 +231,7 @@ describe("resolution rules on crafted documents", function()
 
   it("never lets an attribute named id or type hide the identity: decode error naming it", function()
     -- JSON:API gives fields one namespace with type and id: such a document is refused
-    -- (it was read with the attribute dropped before); spec/16-fidelity_spec.lua has the rest
+    -- (it was read with the attribute dropped before); spec/decode/fidelity_spec.lua has the rest
     for _, name in ipairs({ "id", "type" }) do
       local r, err = merchantapi.decode('{"data":{"type":"things","id":"t1","attributes":{"'
         .. name .. '":"fake","x":1}}}')

@@ -38,7 +38,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
     end)
 
     it("refuses data next to a non-empty errors[] under a 2xx as decode, with every field", function()
-      -- settle = false: this is the confirm's own answer (settling is spec 24's)
+      -- settle = false: this is the confirm's own answer (settling is settle_deadline_spec's)
       local payout, err, res = client:confirm_payout("fault-data-and-errors", { settle = false })
       assert.is_nil(payout)
       assert.equal("decode", err.kind)

@@ -522,7 +522,7 @@ local function print_table()
   for _, line in ipairs(TABLE) do
     width[1] = math.max(width[1], #line.name)
   end
-  local out = { "", "The fault matrix (spec/27-fault_matrix_spec.lua): calls get/put/list" }
+  local out = { "", "The fault matrix (spec/faults/fault_matrix_spec.lua): calls get/put/list" }
   local head = { format("%-" .. width[1] .. "s", "scenario") }
   for _, d in ipairs(DRIVERS) do
     head[#head + 1] = format("%-9s", d)

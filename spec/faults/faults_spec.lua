@@ -12,7 +12,7 @@ local count = helpers.count
 local DEAD = "http://127.0.0.1:9" -- the discard port: nobody listens on loopback
 
 -- The three calls, by name.  The confirm is made without settling (no read
--- of the payout after an unknown outcome: spec/24-settle_deadline_spec.lua),
+-- of the payout after an unknown outcome: spec/calls/settle_deadline_spec.lua),
 -- so that what is counted here is the confirm's own requests.
 local OPS = {
   { name = "get_channel", method = "GET", ok_status = 200,

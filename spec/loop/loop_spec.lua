@@ -1,6 +1,6 @@
 -- merchantapi.loop: every client call inside a task yields to the loop
 -- instead of blocking, with the blocking call's results: the fault cases
--- of spec/08 run both ways and compared field by field (what reached the
+-- of spec/faults/faults_spec.lua run both ways and compared field by field (what reached the
 -- sandbox counted), retries whose waits are loop timers, the deadline, the
 -- confirm's outcome and settling, the pagers, wait_for_txid, task errors,
 -- a loop driven by a real poller (luv) through pollfd()/timeout(), and

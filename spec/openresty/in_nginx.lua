@@ -1,5 +1,5 @@
 --- merchantapi inside nginx (tests/suites/50-openresty starts it with
--- examples/openresty/nginx.conf and tests/openresty/locations.conf): the
+-- examples/openresty/nginx.conf and spec/openresty/locations.conf): the
 -- example handler's answer, the LuaJIT build of merchantapi.core, retries,
 -- the confirm, TLS, chunked bodies and keepalive over cosockets, an error's
 -- one-line message in the error log (ngx.log, merchantapi.assert) -- and that

@@ -1,6 +1,6 @@
 --- Test-only handlers for tests/suites/50-openresty (locations.conf): each
 -- runs merchantapi inside the nginx worker and answers what it saw as JSON,
--- for tests/openresty/openresty_spec.lua to check.
+-- for spec/openresty/in_nginx.lua to check.
 local cjson = require "cjson.safe"
 local merchantapi = require "merchantapi"
 local ngx_transport = require "merchantapi.transport.ngx"

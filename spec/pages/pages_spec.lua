@@ -129,7 +129,7 @@ describe("the address pager", function()
   it("returns the server's refusal of a query from all()", function()
     -- the sandbox takes pages of at most 1000 (the client sends any per_page >= 1:
     -- the interface shows no largest page size; another order is refused before
-    -- sending, spec/56-limits_spec.lua)
+    -- sending, spec/calls/limits_spec.lua)
     local items, err = client:addresses("acct-22", { per_page = 5000 }):all()
     assert.is_nil(items)
     assert.equal("api", err.kind)

@@ -1,5 +1,5 @@
 --- A stand-in for OpenResty's `ngx` global with a scripted cosocket, so that
--- merchantapi.transport.ngx runs outside nginx: spec/19-ngx_transport_spec.lua
+-- merchantapi.transport.ngx runs outside nginx: spec/transports/ngx_transport_spec.lua
 -- checks what it sends and how it reads answers, and bench/ngx_transport.lua
 -- times its Lua side.  (tests/suites/50-openresty runs it inside nginx.)
 --

@@ -32,7 +32,7 @@ describe("the endpoint specs over a LuaSocket transport", function()
     helpers.transport = nil
   end)
   helpers.transport = socket_transport
-  for _, name in ipairs({ "04-endpoints", "05-errors", "06-numbers", "07-pages" }) do
+  for _, name in ipairs({ "calls/endpoints", "errors/errors", "decode/numbers", "pages/pages" }) do
     describe(name, function()
       run_spec_file(helpers.ROOT .. "/spec/" .. name .. "_spec.lua")
     end)
@@ -320,7 +320,7 @@ describe("retries over a transport", function()
   end)
 
   -- (without settling: the read of the payout that follows an unknown
-  -- outcome is spec/24-settle_deadline_spec.lua's)
+  -- outcome is spec/calls/settle_deadline_spec.lua's)
   it("never retry a confirm that may have been sent: outcome unknown", function()
     for _, failure in ipairs({ "timeout", { message = "reset", sent = true }, { message = "x" } }) do
       local t = fake({ { fail = failure } })

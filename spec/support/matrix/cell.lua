@@ -1,4 +1,4 @@
---- One cell of the fault matrix (spec/27-fault_matrix_spec.lua): a call made
+--- One cell of the fault matrix (spec/faults/fault_matrix_spec.lua): a call made
 -- on a client and what came of it, as a plain table of strings, numbers and
 -- booleans (so that it crosses JSON unchanged: the cosocket driver runs cells
 -- inside nginx, spec/support/matrix/cosocket.lua, and sends them back).

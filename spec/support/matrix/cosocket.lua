@@ -1,4 +1,4 @@
---- The cosocket driver of the fault matrix (spec/27-fault_matrix_spec.lua):
+--- The cosocket driver of the fault matrix (spec/faults/fault_matrix_spec.lua):
 -- an nginx location (`content_by_lua_block { require("support.matrix.cosocket").row() }`)
 -- that takes rows' cells as JSON, `{ units = { { opts = <client options>, cells =
 -- { { specs = { <cell spec>, ... } }, ... } }, ... } }` (a unit: one row), makes one client per cell

@@ -1,5 +1,5 @@
 --- The fault servers of tests/servers/ as a row of the fault matrix sees
--- them (spec/27-fault_matrix_spec.lua): start, stop, base URL and what
+-- them (spec/faults/fault_matrix_spec.lua): start, stop, base URL and what
 -- reached them, shared by the rows of one file (started by the first row
 -- that runs, stopped with the last).
 --

@@ -3,7 +3,7 @@
 -- nginx's keepalive_requests and reloads, made small; HTTP/1.1
 -- `Connection: close`, HTTP/2 GOAWAY). A chain of calls on one client, and a
 -- walk of acct-22 two by two (11 pages, 4 or 8 at once), must each get their
--- own answers, every item once, in order. The shape: spec/27-fault_matrix_spec.lua.
+-- own answers, every item once, in order. The shape: spec/faults/fault_matrix_spec.lua.
 local rows = {}
 
 local server = {} -- ports, prefix once started (shared by the rows below)
