@@ -13,7 +13,7 @@
 --     error) }, with `.after` the result of the call after it.
 local M = {}
 
-local next, tostring, type = next, tostring, type
+local next, pairs, tostring, type = next, pairs, tostring, type
 
 local function ids_of(list)
   local out = {}
@@ -21,6 +21,17 @@ local function ids_of(list)
     out[i] = tostring(list[i].id)
   end
   return out
+end
+
+--- The expected failure of a row's call (the rows' `E`): `kind`, `outcome`,
+-- `status` and the attempts between `lo` and `hi` (`lo` when nil), with the
+-- fields of `extra` (a table or nil) added.
+function M.expect(kind, outcome, status, lo, hi, extra)
+  local e = { kind = kind, outcome = outcome, status = status, attempts = { lo, hi or lo } }
+  for k, v in pairs(extra or {}) do
+    e[k] = v
+  end
+  return e
 end
 
 --- The result of a call that raised `err` (the drivers catch it).

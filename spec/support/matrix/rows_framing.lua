@@ -15,9 +15,7 @@ local fault_servers = require "support.matrix.fault_servers"
 local h1 = fault_servers.new("h1_framing.py")
 local rows = {}
 
-local function E(kind, outcome, status, lo, hi)
-  return { kind = kind, outcome = outcome, status = status, attempts = { lo, hi or lo } }
-end
+local E = require("support.matrix.cell").expect
 
 local function row(name, fault, expect)
   local id = "fault-" .. fault

@@ -31,13 +31,7 @@ local rows = {}
 
 local OK = { ok = true }
 
-local function E(kind, outcome, status, lo, hi, extra)
-  local e = { kind = kind, outcome = outcome, status = status, attempts = { lo, hi or lo } }
-  for k, v in pairs(extra or {}) do
-    e[k] = v
-  end
-  return e
-end
+local E = require("support.matrix.cell").expect
 
 local HTTP11 = {
   transport = { why = "LuaSocket speaks HTTP/1.1 only (no h2 frames): the server's plain "

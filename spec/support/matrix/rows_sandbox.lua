@@ -14,13 +14,7 @@
 local rows = {}
 
 -- An error expectation: kind, outcome, status, attempts {lo, hi}.
-local function E(kind, outcome, status, lo, hi, extra)
-  local e = { kind = kind, outcome = outcome, status = status, attempts = { lo, hi or lo } }
-  for k, v in pairs(extra or {}) do
-    e[k] = v
-  end
-  return e
-end
+local E = require("support.matrix.cell").expect
 
 local OK = { ok = true }
 
