@@ -1,5 +1,5 @@
 --- Internal: the command-line tool's exit statuses, written once, and its failure report.
--- `--help` is made from `status.LIST`; spec 60 checks the man page's EXIT
+-- `--help` is made from `status.LIST`; spec/cli/cli_spec.lua checks the man page's EXIT
 -- STATUS against it.  Whether a call may move money is the module's rule
 -- (`core.endpoints`, `core.not_sent`), which the commands ask.
 -- @module merchantapi.cli.status

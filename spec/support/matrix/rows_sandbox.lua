@@ -4,7 +4,7 @@
 -- (put) and list_addresses (list), and for the concurrent pages the same fault
 -- on page 3 of 5 (`fault-page-3-<fault>`, 5 per page of acct-22's 22
 -- addresses: page 1 tells meta.total, the pages after it come at once).
--- The shape: /work/wt/MATRIX_SCHEMA.md, spec/faults/fault_matrix_spec.lua.
+-- The shape: spec/support/matrix/cell.lua, spec/faults/fault_matrix_spec.lua.
 --
 -- Expected values are the contract's (docs/contract.md, README "Decisions",
 -- RELIABILITY.md): with max_retries = 1 a GET is retried on transport
