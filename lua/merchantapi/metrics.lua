@@ -33,6 +33,8 @@
 --
 -- The four counters are by `http.request.method` and `merchantapi.endpoint`.
 --
+-- `metrics.BOUNDARIES` lists the histogram's bucket boundaries (seconds).
+--
 -- The Prometheus text is our own formatter (about 40 lines): Debian 12
 -- packages no Lua library for the format (`apt-cache search prometheus`
 -- finds none for Lua, nor nginx-lua-prometheus), see docs/decisions.md.
@@ -56,8 +58,8 @@ local sort = table.sort
 
 local M = {}
 
---- The bucket boundaries of `http.client.request.duration`, in seconds:
--- the ones OpenTelemetry's semantic conventions advise for it ("Semantic
+-- metrics.BOUNDARIES: the bucket boundaries of `http.client.request.duration`,
+-- in seconds: the ones OpenTelemetry's semantic conventions advise for it ("Semantic
 -- conventions for HTTP metrics", metric `http.client.request.duration`:
 -- "This metric SHOULD be specified with ExplicitBucketBoundaries of
 -- [ 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10 ]",
@@ -125,6 +127,11 @@ local function attr_decode(akey, attrs)
     end
   end
   return t
+end
+
+-- Adds 1 to counter name under rec's attributes.
+local function count(add, name, rec)
+  add(name .. "\30" .. attr_key(rec, COUNTER_ATTRS) .. "\30v", 1)
 end
 
 local Recorder = {}
@@ -203,23 +210,18 @@ function Recorder:record(rec)
     add(head .. i, 1)
     add(head .. "s", d)
   end
-  local akey
-  local function count(name)
-    akey = akey or attr_key(rec, COUNTER_ATTRS)
-    add(name .. "\30" .. akey .. "\30v", 1)
-  end
   local resend = rec["http.request.resend_count"]
   if type(resend) == "number" and resend >= 1 then
-    count("merchantapi.client.retries")
+    count(add, "merchantapi.client.retries", rec)
   end
   if rec["merchantapi.outcome"] == "unknown" then
-    count("merchantapi.client.unknown_outcomes")
+    count(add, "merchantapi.client.unknown_outcomes", rec)
   end
   if rec["merchantapi.settled_by"] == "read" then
-    count("merchantapi.client.settled_confirms")
+    count(add, "merchantapi.client.settled_confirms", rec)
   end
   if LISTS[rec["merchantapi.endpoint"]] and rec["error.type"] == nil then
-    count("merchantapi.client.pages")
+    count(add, "merchantapi.client.pages", rec)
   end
 end
 
@@ -364,10 +366,15 @@ function Recorder:prometheus()
   return #out > 0 and concat(out, "\n") .. "\n" or ""
 end
 
--- until records land: today's `on_response` info (method, url, attempt,
--- status, elapsed, request_id, error) as an attempt record; the server's
--- address and port are read from the URL.  Without the endpoint, outcome
--- and settled_by, only the histogram and the retries are counted.
+--- Today's `on_response` info as an attempt record (until records land).
+--
+-- The info's method, url, attempt, status, elapsed, request_id and error
+-- under the record's names; the server's address and port read from the
+-- URL.  Without the endpoint, outcome and settled_by, only the histogram
+-- and the retries are counted.
+-- @local
+-- @tparam table info what `on_response` receives today.
+-- @treturn table the record.
 local function from_info(info)
   local url = info.url or ""
   local scheme, authority = url:match("^(%a[%w+.-]*)://([^/?#]*)")
