@@ -30,6 +30,7 @@ local transport = require "merchantapi.transport"
 local options = require "merchantapi.options"
 local loop = require "merchantapi.loop"
 local document = require "merchantapi.document"
+local metrics = require "merchantapi.metrics"
 
 local type = type
 local error = error
@@ -69,6 +70,7 @@ local CLIENT_OPTIONS = {
   headers = "table",
   deadline = "number",
   settle = "boolean",
+  metrics = "boolean or string",
 }
 
 -- Options of one call: a list's, one that may move money (settle), any other.
@@ -175,6 +177,8 @@ end
 --   `Proxy-Authorization`) cannot be set; values hold no CR, LF, NUL or
 --   other control byte (tab allowed) and no space at either end.  Hooks
 --   and `MERCHANTAPI_DEBUG` never show them).
+--   `metrics` (`true` or an OpenResty `lua_shared_dict`'s name: every
+--   attempt counted, read by `client:metrics`; see `merchantapi.metrics`).
 --   With the environment variable `MERCHANTAPI_DEBUG=1` every attempt is
 --   also logged as one line on stderr (never the key nor a header).
 -- @return the client, or `nil, err` with `err.kind == "usage"` (missing or
@@ -193,7 +197,10 @@ function M.new(opts)
     return nil, errors.new { kind = "usage",
       title = "proxy is libcurl's: a custom transport connects by itself" }
   end
-  local client = transport.route(opts) -- how its calls go, decided once
+  local client, rerr = transport.route(opts) -- how its calls go, decided once
+  if not client then
+    return nil, rerr -- no lua_shared_dict of that name
+  end
   -- the core reads what is its own (the hooks: it runs them over libcurl)
   local copy = { user_agent = LUA_TOKEN, hooks = client._hooks or nil }
   for k, v in pairs(opts) do
@@ -548,6 +555,7 @@ end
 -- handle (a userdata) is on the stack while it is in use and frees itself
 -- when collected.
 Client.__close = Client.close
+Client.metrics = metrics.read_out -- client:metrics([format]): see merchantapi.metrics
 
 function Client:__tostring()
   return "merchantapi.client (" .. self.base_url .. ")"

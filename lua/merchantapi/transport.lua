@@ -71,6 +71,7 @@
 -- @module merchantapi.transport
 local loop = require "merchantapi.loop"
 local errors = require "merchantapi.errors"
+local metrics = require "merchantapi.metrics"
 
 local type = type
 local pcall = pcall
@@ -115,17 +116,27 @@ end
 -- (a custom transport, or false), `_ngx` (OpenResty's cosocket transport
 -- for the phases that can yield, or false: a client with neither
 -- `transport`, `proxy` nor `cafile`/`capath`, made inside OpenResty;
--- `transport = "libcurl"` opts out) and `_hooks` (the hooks, or false).
+-- `transport = "libcurl"` opts out), `_hooks` (the hooks, or false) and
+-- `_metrics` (with `opts.metrics`, the recorder its `on_response` feeds
+-- before the user's own: `merchantapi.metrics`).
 -- @local
 -- @tparam table opts the client's options.
--- @treturn table the fields, merged into the client by merchantapi.new.
+-- @return the fields, merged into the client by merchantapi.new, or `nil,
+--   err` (`"usage"`: no `lua_shared_dict` of the name `metrics` gives).
 function M.route(opts)
   local custom = type(opts.transport) == "function" and opts.transport or false
   local ngx = opts.transport == nil and not (opts.proxy or opts.cafile or opts.capath) and
     type(rawget(_G, "ngx")) == "table" and require("merchantapi.transport.ngx").request
-  local hooks = (opts.on_request or opts.on_response) and
-    { on_request = opts.on_request, on_response = opts.on_response } or false
-  return { _transport = custom, _ngx = ngx or false, _hooks = hooks }
+  local on_response, recorder = opts.on_response, nil
+  if opts.metrics then
+    recorder, on_response = metrics.hook(opts.metrics, on_response)
+    if not recorder then
+      return nil, on_response
+    end
+  end
+  local hooks = (opts.on_request or on_response) and
+    { on_request = opts.on_request, on_response = on_response } or false
+  return { _transport = custom, _ngx = ngx or false, _hooks = hooks, _metrics = recorder }
 end
 
 -- A call's hook state (the core's observer takes the same table): the

@@ -203,6 +203,38 @@ describe("merchantapi in OpenResty", function()
     assert.matches("runtime error: %S+merchantapi_probe%.lua:%d+: ", line)
   end)
 
+  it("serves the pool's metrics from a lua_shared_dict as Prometheus text", function()
+    -- 3 attempts over cosockets (503, 503, 200), counted by the hook's
+    -- record adapter until the attempt records land
+    local v = get_json("/probe/metrics-traffic?id=fault-flaky-2-503")
+    assert.equal("fault-flaky-2-503", v.id)
+    local chunks = {}
+    local _, status, headers = socket_http.request { url = OR .. "/metrics", sink = ltn12.sink.table(chunks) }
+    local text = table.concat(chunks)
+    assert.equal(200, status)
+    assert.equal("text/plain; version=0.0.4", headers["content-type"])
+    local port = SANDBOX:match(":(%d+)$")
+    local function value(name, status_code)
+      local labels = ('{http_request_method="GET",server_address="127.0.0.1",server_port="%s",'
+        .. 'http_response_status_code="%d"'):format(port, status_code)
+      for line in text:gmatch("[^\n]+") do
+        local l, n = line:match("^" .. name .. "(%b{}) (%S+)$")
+        if l and l:sub(1, #labels) == labels then
+          return tonumber(n)
+        end
+      end
+    end
+    assert.equal(2, value("http_client_request_duration_seconds_count", 503), text)
+    assert.equal(1, value("http_client_request_duration_seconds_count", 200), text)
+    assert.matches('\nhttp_client_request_duration_seconds_bucket{[^}]*http_response_status_code="200"'
+      .. '[^}]*le="%+Inf"} 1\n', text)
+    assert.is_true(value("http_client_request_duration_seconds_sum", 200) > 0)
+    assert.matches("\n# TYPE http_client_request_duration_seconds histogram\n", text)
+    -- (the endpoint's label joins once the records carry it)
+    assert.matches('\nmerchantapi_client_retries_total{http_request_method="GET"[^}]*} 2\n', text)
+    assert.is_nil(text:find(os.getenv("MERCHANTAPI_API_KEY"), 1, true))
+  end)
+
   it("a client made without transport goes over cosockets where they can yield", function()
     local v = get_json("/probe/default-stats?id=" .. CHANNEL_ID)
     assert.equal(3, v.cosocket_requests)

@@ -217,4 +217,20 @@ function M.default_set_reply()
   reply { id = id or ngx.var.probe_set, cosocket_requests = tonumber(n) }
 end
 
+--- Reads channel ?id= with max_retries 2 over cosockets, with a client
+-- whose metrics live in the lua_shared_dict merchantapi_metrics.
+function M.metrics_traffic()
+  local c = client { max_retries = 2, metrics = "merchantapi_metrics" }
+  local ch, err = c:get_channel(ngx.var.arg_id)
+  reply { id = ch and ch.id or cjson.null, err = error_fields(err) or cjson.null }
+end
+
+--- The pool's metrics as Prometheus text, read by a client of its own
+-- (the counts are the dict's, not a client's).
+function M.metrics()
+  local text, err = client({ metrics = "merchantapi_metrics" }):metrics("prometheus")
+  ngx.header["Content-Type"] = "text/plain; version=0.0.4"
+  ngx.print(text or tostring(err))
+end
+
 return M

@@ -1,0 +1,446 @@
+--- Metrics without an agent: the attempts of a client's calls counted by
+-- OpenTelemetry's names, read out as a Lua table or as Prometheus text.
+--
+-- `merchantapi.new{ metrics = true }` keeps the counts in the client (a
+-- Lua table); `merchantapi.new{ metrics = "<dict>" }` keeps them in the
+-- OpenResty `lua_shared_dict` of that name, shared by the workers, so any
+-- worker's `/metrics` shows the whole pool's counts (size the dict so that
+-- it never evicts: a few hundred bytes per series; a full dict drops
+-- counts).  Without the option nothing is kept, and a call does not pay
+-- for it.  Every attempt record the client's `on_response` hook sees
+-- (retries and the read that settles a confirm included) is recorded;
+-- `client:metrics()` reads them out.
+--
+-- The metrics (OpenTelemetry name, Prometheus name):
+--
+-- * `http.client.request.duration` (histogram, seconds;
+--   `http_client_request_duration_seconds`): the semantic conventions'
+--   HTTP client metric, by `http.request.method`, `server.address`,
+--   `server.port`, `http.response.status_code` (when an answer came),
+--   `error.type` (when the attempt failed) and `merchantapi.endpoint` (the
+--   endpoint's name; none for `client:request`);
+-- * `merchantapi.client.retries` (`merchantapi_client_retries_total`):
+--   attempts that resend a request (`http.request.resend_count` >= 1);
+-- * `merchantapi.client.unknown_outcomes`
+--   (`merchantapi_client_unknown_outcomes_total`): attempts whose outcome
+--   is unknown (`merchantapi.outcome == "unknown"`: a request that may move
+--   money may have been carried out);
+-- * `merchantapi.client.settled_confirms`
+--   (`merchantapi_client_settled_confirms_total`): reads that settled a
+--   confirm (`merchantapi.settled_by == "read"`);
+-- * `merchantapi.client.pages` (`merchantapi_client_pages_total`): pages of
+--   a list received (a successful attempt of an endpoint that lists).
+--
+-- The four counters are by `http.request.method` and `merchantapi.endpoint`.
+--
+-- `metrics.BOUNDARIES` lists the histogram's bucket boundaries (seconds).
+--
+-- The Prometheus text is our own formatter (about 40 lines): Debian 12
+-- packages no Lua library for the format (`apt-cache search prometheus`
+-- finds none for Lua, nor nginx-lua-prometheus), see docs/decisions.md.
+--
+-- @module merchantapi.metrics
+local core = require "merchantapi.core"
+local errors = require "merchantapi.errors"
+
+local type = type
+local error = error
+local pairs = pairs
+local ipairs = ipairs
+local tostring = tostring
+local tonumber = tonumber
+local setmetatable = setmetatable
+local rawget = rawget
+local floor = math.floor
+local huge = math.huge
+local concat = table.concat
+local sort = table.sort
+
+local M = {}
+
+-- metrics.BOUNDARIES: the bucket boundaries of `http.client.request.duration`,
+-- in seconds: the ones OpenTelemetry's semantic conventions advise for it ("Semantic
+-- conventions for HTTP metrics", metric `http.client.request.duration`:
+-- "This metric SHOULD be specified with ExplicitBucketBoundaries of
+-- [ 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10 ]",
+-- https://opentelemetry.io/docs/specs/semconv/http/http-metrics/).  A bucket
+-- holds the durations <= its boundary and > the one before; the last,
+-- implicit one those > 10 s.
+M.BOUNDARIES = { 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10 }
+local BOUNDS = M.BOUNDARIES
+local NB = #BOUNDS
+
+local DURATION = "http.client.request.duration"
+-- the histogram's attributes (the conventions require method, address and
+-- port; status code and error.type when there is one), then ours
+local DURATION_ATTRS = { "http.request.method", "server.address", "server.port",
+  "http.response.status_code", "error.type", "merchantapi.endpoint" }
+local COUNTER_ATTRS = { "http.request.method", "merchantapi.endpoint" }
+local INTEGER_ATTR = { ["server.port"] = true, ["http.response.status_code"] = true }
+
+-- The instruments, in the order of the Prometheus text.
+local METRICS = {
+  { name = DURATION, type = "histogram", unit = "s", attrs = DURATION_ATTRS,
+    description = "Duration of HTTP client requests." },
+  { name = "merchantapi.client.retries", type = "counter", unit = "{attempt}", attrs = COUNTER_ATTRS,
+    description = "Attempts that resend a request (http.request.resend_count >= 1)." },
+  { name = "merchantapi.client.unknown_outcomes", type = "counter", unit = "{attempt}",
+    attrs = COUNTER_ATTRS, description = "Attempts whose outcome is unknown." },
+  { name = "merchantapi.client.settled_confirms", type = "counter", unit = "{read}",
+    attrs = COUNTER_ATTRS, description = "Reads that settled a confirm whose outcome was unknown." },
+  { name = "merchantapi.client.pages", type = "counter", unit = "{page}", attrs = COUNTER_ATTRS,
+    description = "Pages of a list received." },
+}
+local BY_NAME = {}
+for _, m in ipairs(METRICS) do
+  BY_NAME[m.name] = m
+end
+
+-- The endpoints that list (core.endpoints, the rows whose `lists` is true).
+local LISTS = {}
+for _, e in ipairs(core.endpoints) do
+  LISTS[e.name] = e.lists or nil
+end
+
+-- A store's key: name \30 attribute values (\31 between, "" for none) \30
+-- field (a bucket's index, "s" the sum, "v" a counter's value).
+local function attr_key(rec, attrs)
+  local out = {}
+  for i = 1, #attrs do
+    local v = rec[attrs[i]]
+    v = v ~= nil and tostring(v) or ""
+    if v:find("[\30\31]") then
+      v = v:gsub("[\30\31]", "?")
+    end
+    out[i] = v
+  end
+  return concat(out, "\31")
+end
+
+-- The attributes of an attribute key, integers as integers.
+local function attr_decode(akey, attrs)
+  local t, i = {}, 0
+  for v in (akey .. "\31"):gmatch("([^\31]*)\31") do
+    i = i + 1
+    if v ~= "" and attrs[i] then
+      t[attrs[i]] = INTEGER_ATTR[attrs[i]] and tonumber(v) or v
+    end
+  end
+  return t
+end
+
+-- Adds 1 to counter name under rec's attributes.
+local function count(add, name, rec)
+  add(name .. "\30" .. attr_key(rec, COUNTER_ATTRS) .. "\30v", 1)
+end
+
+local Recorder = {}
+Recorder.__index = Recorder
+
+--- Makes a recorder.
+--
+-- syntax: `recorder, err = metrics.new(where)`
+--
+-- @param where `true` (the counts in a Lua table of the recorder), the name
+--   of an OpenResty `lua_shared_dict` (`ngx.shared[name]`), or such a dict
+--   itself (any object with `incr(key, n, init)`, `get(key)` and
+--   `get_keys(0)`).
+-- @return the recorder, or `nil, err` with `err.kind == "usage"` when
+--   there is no `ngx.shared` dict of that name.
+function M.new(where)
+  local add, each
+  if where == true then
+    local t = {}
+    add = function(k, n)
+      t[k] = (t[k] or 0) + n
+    end
+    each = function() return pairs(t) end
+  else
+    local dict = where
+    if type(where) == "string" then
+      local ngx = rawget(_G, "ngx")
+      dict = type(ngx) == "table" and ngx.shared and ngx.shared[where]
+      if not dict then
+        return nil, errors.new { kind = "usage",
+          title = "metrics: no lua_shared_dict named '" .. where .. "'" }
+      end
+    end
+    add = function(k, n)
+      dict:incr(k, n, 0) -- a full dict drops the count (see the module's doc)
+    end
+    each = function()
+      local keys, i = dict:get_keys(0), 0
+      return function()
+        while true do
+          i = i + 1
+          local k = keys[i]
+          if k == nil then
+            return nil
+          end
+          local v = dict:get(k)
+          if type(v) == "number" then
+            return k, v
+          end
+        end
+      end
+    end
+  end
+  return setmetatable({ _add = add, _each = each }, Recorder)
+end
+
+--- Records one attempt.
+--
+-- syntax: `recorder:record(rec)`
+--
+-- @tparam table rec an attempt record (what `on_response` receives): its
+--   `duration` (seconds) goes into `http.client.request.duration` under the
+--   record's attributes; `http.request.resend_count` >= 1 counts a retry,
+--   `merchantapi.outcome == "unknown"` an unknown outcome,
+--   `merchantapi.settled_by == "read"` a settled confirm, and a successful
+--   attempt (no `error.type`) of an endpoint that lists a page.
+function Recorder:record(rec)
+  local add = self._add
+  local d = rec.duration
+  if type(d) == "number" then
+    local head = DURATION .. "\30" .. attr_key(rec, DURATION_ATTRS) .. "\30"
+    local i = 1
+    while i <= NB and d > BOUNDS[i] do
+      i = i + 1
+    end
+    add(head .. i, 1)
+    add(head .. "s", d)
+  end
+  local resend = rec["http.request.resend_count"]
+  if type(resend) == "number" and resend >= 1 then
+    count(add, "merchantapi.client.retries", rec)
+  end
+  if rec["merchantapi.outcome"] == "unknown" then
+    count(add, "merchantapi.client.unknown_outcomes", rec)
+  end
+  if rec["merchantapi.settled_by"] == "read" then
+    count(add, "merchantapi.client.settled_confirms", rec)
+  end
+  if LISTS[rec["merchantapi.endpoint"]] and rec["error.type"] == nil then
+    count(add, "merchantapi.client.pages", rec)
+  end
+end
+
+--- The counts, keyed by each metric's OpenTelemetry name.
+--
+-- syntax: `t = recorder:read()`
+--
+-- @treturn table `t[name] = { type = "histogram" or "counter", unit = string,
+--   description = string, points = { ... } }` for each of the module's
+--   metrics (`points` empty when nothing was counted), the histogram also with
+--   `explicit_bounds` (`metrics.BOUNDARIES`).  A point is one attribute set:
+--   `{ attributes = { [attribute name] = value }, value = n }` for a counter;
+--   for the histogram `{ attributes = ..., count = n, sum = seconds,
+--   bucket_counts = { n1, ..., n15 } }`, where `bucket_counts[i]` counts the
+--   durations in bucket i alone (OpenTelemetry's data model: not cumulative;
+--   the 15th holds those > 10 s).  Points are in the order of their attributes'
+--   values; integers (`server.port`, `http.response.status_code`) are numbers.
+function Recorder:read()
+  local out, points, keys = {}, {}, {}
+  for _, m in ipairs(METRICS) do
+    out[m.name] = { type = m.type, unit = m.unit, description = m.description, points = {},
+      explicit_bounds = m.type == "histogram" and BOUNDS or nil }
+    points[m.name], keys[m.name] = {}, {}
+  end
+  for k, v in self._each() do
+    local name, akey, field = k:match("^([^\30]*)\30([^\30]*)\30(.*)$")
+    local m = name and BY_NAME[name]
+    if m then
+      local p = points[name][akey]
+      if not p then
+        p = { attributes = attr_decode(akey, m.attrs) }
+        if m.type == "histogram" then
+          p.count, p.sum, p.bucket_counts = 0, 0, {}
+          for i = 1, NB + 1 do
+            p.bucket_counts[i] = 0
+          end
+        else
+          p.value = 0
+        end
+        points[name][akey] = p
+        keys[name][#keys[name] + 1] = akey
+      end
+      if field == "v" then
+        p.value = p.value + v
+      elseif field == "s" then
+        p.sum = p.sum + v
+      elseif m.type == "histogram" and tonumber(field) then
+        local i = tonumber(field)
+        p.bucket_counts[i] = p.bucket_counts[i] + v
+        p.count = p.count + v
+      end
+    end
+  end
+  for name, list in pairs(keys) do
+    sort(list)
+    for i, akey in ipairs(list) do
+      out[name].points[i] = points[name][akey]
+    end
+  end
+  return out
+end
+
+-- A number in the exposition format: integers without a fraction, others
+-- in the fewest digits that read back as the same double.
+local function num(v)
+  if v ~= v then
+    return "NaN"
+  elseif v == huge or v == -huge then
+    return v > 0 and "+Inf" or "-Inf"
+  elseif v == floor(v) and v > -2 ^ 53 and v < 2 ^ 53 then
+    return ("%d"):format(v)
+  end
+  local s = ("%.15g"):format(v)
+  return tonumber(s) == v and s or ("%.17g"):format(v)
+end
+
+-- OpenTelemetry's translation of a name to Prometheus: a character that is
+-- not [a-zA-Z0-9_:] becomes "_".
+local function prom_name(name)
+  return (name:gsub("[^%w_:]", "_"))
+end
+
+-- A label value escaped as the text format asks: \ " and newline.
+local ESCAPES = { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }
+local function label_value(v)
+  return (tostring(v):gsub('[\\"\n]', ESCAPES))
+end
+
+-- `{a="x",b="y"` (no closing brace) for a point's attributes in the
+-- metric's order, or "{" for none.
+local function labels(m, attributes)
+  local parts = {}
+  for _, a in ipairs(m.attrs) do
+    local v = attributes[a]
+    if v ~= nil then
+      parts[#parts + 1] = prom_name(a) .. '="' .. label_value(INTEGER_ATTR[a] and num(v) or v) .. '"'
+    end
+  end
+  return "{" .. concat(parts, ",")
+end
+
+--- The counts as Prometheus text exposition format 0.0.4, with OpenTelemetry's
+-- translation of names.
+--
+-- syntax: `text = recorder:prometheus()`
+--
+-- Dots become underscores, the unit `s` the suffix `_seconds`, a counter
+-- gets `_total`; the histogram is written as cumulative `_bucket` lines
+-- (`le` up to `+Inf`), `_sum` and `_count`.  A metric with no point is left
+-- out.  Serve it as `Content-Type: text/plain; version=0.0.4`.
+-- @treturn string the text, one `# HELP` and `# TYPE` line per metric, each
+--   line ending with a newline ("" when nothing was counted).
+function Recorder:prometheus()
+  local t, out = self:read(), {}
+  local function line(s)
+    out[#out + 1] = s
+  end
+  for _, m in ipairs(METRICS) do
+    local points = t[m.name].points
+    if #points > 0 then
+      local name = prom_name(m.name) .. (m.unit == "s" and "_seconds" or "")
+        .. (m.type == "counter" and "_total" or "")
+      line("# HELP " .. name .. " " .. m.description)
+      line("# TYPE " .. name .. " " .. m.type)
+      for _, p in ipairs(points) do
+        local l = labels(m, p.attributes)
+        if m.type == "histogram" then
+          local sep, cum = l == "{" and "" or ",", 0
+          for i = 1, NB + 1 do
+            cum = cum + p.bucket_counts[i]
+            line(("%s_bucket%s%sle=\"%s\"} %s"):format(name, l, sep, num(BOUNDS[i] or huge), num(cum)))
+          end
+          l = l == "{" and "" or l .. "}"
+          line(name .. "_sum" .. l .. " " .. num(p.sum))
+          line(name .. "_count" .. l .. " " .. num(p.count))
+        else
+          line(name .. (l == "{" and "" or l .. "}") .. " " .. num(p.value))
+        end
+      end
+    end
+  end
+  return #out > 0 and concat(out, "\n") .. "\n" or ""
+end
+
+--- Today's `on_response` info as an attempt record (until records land).
+--
+-- The info's method, url, attempt, status, elapsed, request_id and error
+-- under the record's names; the server's address and port read from the
+-- URL.  Without the endpoint, outcome and settled_by, only the histogram
+-- and the retries are counted.
+-- @local
+-- @tparam table info what `on_response` receives today.
+-- @treturn table the record.
+local function from_info(info)
+  local url = info.url or ""
+  local scheme, authority = url:match("^(%a[%w+.-]*)://([^/?#]*)")
+  authority = (authority or ""):gsub("^.*@", "")
+  local host, port = authority:match("^%[(.-)%]:?(%d*)$")
+  if not host then
+    host, port = authority:match("^([^:]*):?(%d*)$")
+  end
+  return {
+    ["http.request.method"] = info.method, ["server.address"] = host,
+    ["server.port"] = tonumber(port) or (scheme == "https" and 443 or 80),
+    ["url.full"] = info.url, ["http.response.status_code"] = info.status,
+    ["error.type"] = info.error, ["merchantapi.request_id"] = info.request_id,
+    ["merchantapi.attempt"] = info.attempt,
+    ["http.request.resend_count"] = info.attempt and info.attempt - 1,
+    duration = info.elapsed,
+  }
+end
+M.from_info = from_info -- until records land (the specs check it)
+
+--- A recorder for a client made with `metrics = where`, and the
+-- `on_response` hook that feeds it every attempt record, then calls the
+-- user's own `on_response` (if any) with the same record.
+-- @local
+-- @param where `merchantapi.new`'s `metrics`: true or a dict's name (see `new`).
+-- @tparam[opt] function on_response the user's hook.
+-- @return the recorder and the hook, or `nil, err` (see `new`).
+function M.hook(where, on_response)
+  local recorder, err = M.new(where)
+  if not recorder then
+    return nil, err
+  end
+  return recorder, function(info)
+    -- until records land: info without the record's names is adapted
+    recorder:record(info["http.request.method"] and info or from_info(info))
+    if on_response then
+      return on_response(info)
+    end
+  end
+end
+
+--- A client's metrics: `client:metrics(format)` is this function.
+--
+-- syntax: `t, err = client:metrics()` or `text, err = client:metrics("prometheus")`
+--
+-- @tparam table client a `merchantapi.new` client.
+-- @tparam[opt] string format nil: the table of `recorder:read` (keyed by
+--   each metric's OpenTelemetry name); `"prometheus"`: the text of
+--   `recorder:prometheus` (e.g. for a `/metrics` location).
+-- @return the table or the text, or `nil, err` with `err.kind == "usage"`:
+--   the client was made without `metrics`, or the format is unknown.
+-- @raise when format is neither nil nor a string.
+function M.read_out(client, format)
+  if format ~= nil and type(format) ~= "string" then
+    error("bad argument #1 to 'metrics' (string expected, got " .. type(format) .. ")", 2)
+  end
+  local recorder = client._metrics
+  if not recorder then
+    return nil, errors.new { kind = "usage",
+      title = "metrics were not asked for: merchantapi.new{ metrics = true or a lua_shared_dict's name }" }
+  elseif format == nil then
+    return recorder:read()
+  elseif format == "prometheus" then
+    return recorder:prometheus()
+  end
+  return nil, errors.new { kind = "usage", title = "unknown metrics format '" .. format .. "'" }
+end
+
+return M
