@@ -4,9 +4,11 @@
 -- the service, the worker serves the others.
 --
 --   GET /channel-and-addresses?channel=<channel id>&account=<account id>
+--   GET /metrics   the calls' metrics, as Prometheus text, for every worker
 --
 -- nginx.conf (beside this file) wires it up:
 --   content_by_lua_block { require("merchantapi_handler").channel_and_addresses() }
+--   content_by_lua_block { require("merchantapi_handler").metrics() }
 local cjson = require "cjson.safe"
 local merchantapi = require "merchantapi"
 local ngx_transport = require "merchantapi.transport.ngx"
@@ -27,6 +29,8 @@ local function worker_client()
       base_url = getenv("MERCHANTAPI_BASE_URL"),   -- nginx.conf: env MERCHANTAPI_BASE_URL;
       api_key = getenv("MERCHANTAPI_API_KEY"),     -- nginx.conf: env MERCHANTAPI_API_KEY;
       transport = ngx_transport.request,
+      -- counts in nginx.conf's lua_shared_dict: every worker adds to them
+      metrics = "merchantapi_metrics",
     }
     if not c then
       return nil, err
@@ -98,6 +102,21 @@ function M.channel_and_addresses(c)
     addresses = out,
     count = #out,
   })
+end
+
+--- The `/metrics` handler: what every worker's calls added up to, as
+-- Prometheus text (`client:metrics("prometheus")`), for a scraper.
+function M.metrics()
+  local c, err = worker_client()
+  local text
+  if c then
+    text, err = c:metrics("prometheus")
+  end
+  if not text then
+    return reply(500, { error = tostring(err) })
+  end
+  ngx.header["Content-Type"] = "text/plain; version=0.0.4"
+  ngx.print(text)
 end
 
 return M
