@@ -190,8 +190,8 @@ function M.new(opts)
   check_options(opts, CLIENT_OPTIONS, "new", 1)
   local custom = type(opts.transport) == "function" and opts.transport or nil
   if custom and opts.proxy then
-    return nil, errors.new { kind = "usage",
-      title = "proxy is libcurl's: a custom transport connects by itself" }
+    return errors.fail(errors.new { kind = "usage",
+      title = "proxy is libcurl's: a custom transport connects by itself" })
   end
   local client = transport.route(opts) -- how its calls go, decided once
   -- the core reads what is its own (the hooks: it runs them over libcurl)
@@ -201,7 +201,7 @@ function M.new(opts)
   end
   local c, err = core.new(copy)
   if not c then
-    return nil, err
+    return errors.fail(err)
   end
   client._c, client.base_url = c, display_url(opts.base_url)
   return setmetatable(client, Client)
@@ -391,7 +391,7 @@ function Client:request(method, path, opts)
   check_options(opts, REQUEST_OPTIONS, "request", 3)
   local full, body, err = request.build(method, path, opts)
   if err then
-    return nil, err
+    return errors.fail(err)
   end
   return run(self, "request", { method = method, path = full, body = body,
     deadline = opts and opts.deadline, headers = opts and opts.headers })

@@ -153,10 +153,9 @@ static int l_start(lua_State *L)
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
     if (!b->loop) {
-        lua_pushnil(L);
         mapi_lua_push_simple_error(L, "usage", "the loop is closed",
                                    mapi_exchange_call(xb->x)->method);
-        return 2;
+        return mapi_lua_failed(L);
     }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
@@ -167,10 +166,9 @@ static int l_start(lua_State *L)
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
         free(o);
-        lua_pushnil(L);
         mapi_lua_push_simple_error(L, "usage", "the client is closed",
                                    mapi_exchange_call(xb->x)->method);
-        return 2;
+        return mapi_lua_failed(L);
     }
     mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;

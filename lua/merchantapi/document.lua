@@ -181,8 +181,8 @@ end
 function M.encode(value)
   local text, msg, pointer = json.encode(value)
   if not text then
-    return nil, errors.new { kind = "usage", title = "the value has no JSON form",
-      detail = msg, pointer = pointer }
+    return errors.fail(errors.new { kind = "usage", title = "the value has no JSON form",
+      detail = msg, pointer = pointer })
   end
   return text
 end
