@@ -228,9 +228,9 @@ function M.call(client, name, ...)
     drive(x, t, state)
   else
     loop.before_start()
-    local ok, serr, msg = loop.start(task, c, x, state)
+    local ok, serr, smsg = loop.start(task, c, x, state)
     if not ok then
-      return nil, serr, msg
+      return nil, serr, smsg
     end
     repeat until loop.next_ended() == x
   end
