@@ -67,9 +67,9 @@ describe("422 errors of confirm_payout", function()
       tostring(err))
   end)
 
-  helpers.both("gives the error table only the contract's fields plus message and diagnostics", function()
+  helpers.both("gives the error table only the contract's fields plus message, res and diagnostics", function()
     local _, err = client:confirm_payout("draft-payout-invalid")
-    local allowed = { message = true, attempts = true, retry_after = true, curl_code = true }
+    local allowed = { message = true, res = true, attempts = true, retry_after = true, curl_code = true }
     for _, f in ipairs(ERROR_FIELDS) do
       allowed[f] = true
     end

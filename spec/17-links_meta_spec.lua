@@ -343,12 +343,14 @@ describe("a failed call's res", function()
   end)
 
   it("is the same over libcurl and a custom transport", function()
-    local _, _, res1 = client:request("GET", "/api/public/v1/echo/error")
+    local _, err1 = client:request("GET", "/api/public/v1/echo/error")
+    local res1 = err1.res
     local body = res1.body
     local c = assert(merchantapi.new { base_url = "http://127.0.0.1:1", transport = function()
       return { status = 422, headers = { ["Content-Type"] = "application/vnd.api+json" }, body = body }
     end })
-    local _, err2, res2 = c:request("GET", "/api/public/v1/echo/error")
+    local _, err2 = c:request("GET", "/api/public/v1/echo/error")
+    local res2 = err2.res
     assert.equal('[{"field":"amount","message":"is too low"}]', err2.detail)
     assert.same(res1.meta, res2.meta)
     assert.same(res1.jsonapi, res2.jsonapi)
