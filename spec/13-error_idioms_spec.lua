@@ -1,7 +1,7 @@
 -- The error table with the idioms of Lua code: `"x" .. err`, `err .. "x"`,
 -- tostring, an uncaught `error(err)` and `merchantapi.assert(call())` as
 -- the standalone interpreter prints them (`assert(call())`:
--- spec/assert_idiom_spec.lua)
+-- spec/59-assert_idiom_spec.lua)
 -- (a child interpreter: the Lua this spec runs on, $LUA), with every field
 -- kept -- and every error table, whoever made it, with the one metatable.
 local merchantapi = require "merchantapi"

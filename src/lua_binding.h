@@ -51,9 +51,9 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
    merchantapi.null when the document has no primary data (data null, a
    meta-only document, a 2xx without a body): truthy on every success -- or
    nil, err, message with err.res when err is set (decode's verdict,
-   mapi_doc_error; a call's documents were judged by the exchange).  *docp is freed and set to NULL,
-   err cleared.  body: the stack index of the body string, or 0 to take the
-   document's.  Returns 3. */
+   mapi_doc_error; a call's documents were judged by the exchange).  *docp
+   is freed and set to NULL, err cleared.  body: the stack index of the body
+   string, or 0 to take the document's.  Returns 3. */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);
 /* The results of a call that failed: nil, err, message (mapi_lua_failed),
    with err.res the response when one came; clears the error.  res carries
