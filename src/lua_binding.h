@@ -59,7 +59,6 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
    with err.res the response when one came; clears the error.  res carries
    meta, jsonapi and links when the answer's body is a JSON:API document (an
    error document, or a 2xx the call refused), as on success.  Returns 3. */
-int mapi_lua_push_failure(lua_State *L, err_box *eb);
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
 /* core.decode */
 int mapi_lua_decode(lua_State *L);

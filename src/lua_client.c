@@ -102,7 +102,7 @@ int mapi_lua_new(lua_State *L)
     eb = mapi_lua_push_err_box(L);
     cb->client = mapi_client_new(&cfg, &eb->err);
     if (cb->client == NULL)
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     lua_pop(L, 1);
     lua_getfield(L, 1, "hooks");
     if (lua_type(L, -1) == LUA_TTABLE) {

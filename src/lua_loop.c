@@ -132,7 +132,7 @@ int mapi_lua_loop_new(lua_State *L)
     eb = mapi_lua_push_err_box(L);
     b->loop = mapi_loop_new(&eb->err);
     if (!b->loop)
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     lua_pop(L, 1);
     return 1;
 }
@@ -161,7 +161,7 @@ static int l_start(lua_State *L)
     if (!o) {
         eb = mapi_lua_push_err_box(L);
         mapi_error_oom(&eb->err);
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     }
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
@@ -179,7 +179,7 @@ static int l_start(lua_State *L)
         free(o);
         eb = mapi_lua_push_err_box(L); /* MEMORY: nothing in e to lose if this raises */
         eb->err = e;
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     }
     /* luaL_ref cannot fail but for memory: the call is registered already,
        and o is reachable from the C loop, so its refs are taken last */

@@ -180,11 +180,6 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
     return 3;
 }
 
-int mapi_lua_push_failure(lua_State *L, err_box *eb)
-{
-    return mapi_lua_push_err_results(L, &eb->err);
-}
-
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
 {
     const mapi_response *resp = err->response;
