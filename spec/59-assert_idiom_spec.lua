@@ -19,8 +19,7 @@ local NOT_FOUND = "merchantapi: 404 not_found: Not found (no channel nope) "
   .. "[GET /api/public/v1/channels/nope]"
 local CLOSED = "merchantapi: usage: the client is closed [GET]"
 local JIT = rawget(_G, "jit") ~= nil
-local OLD = _VERSION == "Lua 5.1" or _VERSION == "Lua 5.2" -- and not JIT
-OLD = OLD and not JIT
+local OLD = not JIT and (_VERSION == "Lua 5.1" or _VERSION == "Lua 5.2") -- a string-only assert
 
 -- The results of a call, with their count.
 local function results(...)
