@@ -7,13 +7,16 @@
 -- (docs/contract.md).  The HTTP exchange and the JSON:API work are done in C
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
--- Every call returns `value, nil, res` on success and `nil, err[, res]` on
--- failure, where `err` is the error table (docs/guide/errors.md: `kind`,
--- `status`, `code`, `title`, `detail`, `pointer`, `errors`, `amount`,
--- `minimum`, `maximum`, `retryable`, `outcome`, `method`, `url`,
--- `request_id`, `message`; `tostring(err)`, `"failed: " .. err` and
--- `err .. "!"` give the one-line `err.message`; `merchantapi.assert` raises
--- it on every Lua) and `res` is the response object ("The response
+-- Every call returns `value, nil, res` on success and exactly
+-- `nil, err, message` on failure, where `err` is the error table
+-- (docs/guide/errors.md: `kind`, `status`, `code`, `title`, `detail`,
+-- `pointer`, `errors`, `amount`, `minimum`, `maximum`, `retryable`,
+-- `outcome`, `method`, `url`, `request_id`, `message`, and `res`, the
+-- response when one came; `tostring(err)`, `"failed: " .. err` and
+-- `err .. "!"` give the one-line `err.message`), `message` is that line --
+-- last, so that `assert(call())` raises it on LuaJIT and in OpenResty,
+-- whose `assert` raises its last argument; `merchantapi.assert` raises it
+-- on every Lua -- and `res` is the response object ("The response
 -- object": `status`, `headers`, `request_id`, `elapsed`, `meta`, `jsonapi`,
 -- `links`, `body`, `res:document()`).  A resource's own links and meta, and
 -- its relationships' links, meta and linkage, are read with
@@ -181,8 +184,8 @@ end
 --   attempt counted, read by `client:metrics`; see `merchantapi.metrics`).
 --   With the environment variable `MERCHANTAPI_DEBUG=1` every attempt is
 --   also logged as one line on stderr (never the key nor a header).
--- @return the client, or `nil, err` with `err.kind == "usage"` (missing or
---   invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
+-- @return the client, or `nil, err, message` with `err.kind == "usage"`
+--   (missing or invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
 --   header or a name given twice in different cases, ...) or `"memory"`.
 --   The api key never appears in `err` nor in `tostring(client)`.
 -- @raise when opts is not a table, on an unknown option or an option of the
@@ -194,8 +197,8 @@ function M.new(opts)
   check_options(opts, CLIENT_OPTIONS, "new", 1)
   local custom = type(opts.transport) == "function" and opts.transport or nil
   if custom and opts.proxy then
-    return nil, errors.new { kind = "usage",
-      title = "proxy is libcurl's: a custom transport connects by itself" }
+    return errors.fail(errors.new { kind = "usage",
+      title = "proxy is libcurl's: a custom transport connects by itself" })
   end
   local client, rerr = transport.route(opts) -- how its calls go, decided once
   if not client then
@@ -208,7 +211,7 @@ function M.new(opts)
   end
   local c, err = core.new(copy)
   if not c then
-    return nil, err
+    return errors.fail(err)
   end
   client._c, client.base_url = c, display_url(opts.base_url)
   return setmetatable(client, Client)
@@ -247,7 +250,7 @@ end
 --   (seconds > 0, this call's; see `new`), `settle` (boolean; default: the
 --   client's `settle`).
 -- @return the payout (status `"processing"`, `amount` a decimal string,
---   `accountCharged` and `author` resolved), nil, res; or `nil, err[, res]`:
+--   `accountCharged` and `author` resolved), nil, res; or `nil, err, message`:
 --   `kind = "api"` with the 422 `code` of the interface (`amount`,
 --   `minimum`, `maximum` filled for the limit codes), `"http"`,
 --   `"transport"`, `"decode"` (also for a payout of another id: "expected
@@ -271,7 +274,7 @@ end
 -- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
 --   (seconds > 0, this call's; see `new`).
 -- @return the channel (`targetAccount` resolved), nil, res; or
---   `nil, err[, res]` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`
+--   `nil, err, message` (kinds `"api"`, `"http"`, `"transport"`, `"decode"`
 --   (also for a channel of another id: "expected channels <id>, got
 --   channels <other>"), `"usage"`).
 -- @raise when channel_id is not a string, opts not a table, on an unknown
@@ -297,7 +300,7 @@ end
 --   generated) with `list.meta` (`page`, `per_page`, `total` as integers,
 --   also when the service writes them as strings of digits; a member the
 --   service left out stays absent, `meta: {}` gives `{}`), nil, res; or
---   `nil, err[, res]` (kinds as `get_channel`; `"usage"`, nothing sent,
+--   `nil, err, message` (kinds as `get_channel`; `"usage"`, nothing sent,
 --   for page < 1, per_page < 1, another order or order_type -- the core's
 --   limits, the C API's too; `"decode"` naming the member when
 --   one of the three is anything else: "expected meta.total to be a
@@ -381,7 +384,7 @@ end
 --   without a body such as HEAD or 204) -- so the first value is truthy on
 --   every success and `if not value` always means failure -- then nil and
 --   res (`res.status`, `res.headers`, `res.meta`, `res.body`, ...).
---   On failure `nil, err[, res]` with `err.kind` `"api"` (an error
+--   On failure `nil, err, message` with `err.kind` `"api"` (an error
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
 --   `"usage"` (bad method, path, query, body or header: nothing was sent; a
 --   refused body value is named by `err.pointer`, a JSON pointer into the body).
@@ -398,7 +401,7 @@ function Client:request(method, path, opts)
   check_options(opts, REQUEST_OPTIONS, "request", 3)
   local full, body, err = request.build(method, path, opts)
   if err then
-    return nil, err
+    return errors.fail(err)
   end
   return run(self, "request", { method = method, path = full, body = body,
     deadline = opts and opts.deadline, headers = opts and opts.headers })
@@ -492,7 +495,7 @@ end
 --   (seconds > 0, this call's; see `new`).
 -- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
 --   decimal string, `accountCharged` and `author` resolved; `txid` nil until
---   broadcast), nil, res; or `nil, err[, res]` (kinds as `get_channel`; an
+--   broadcast), nil, res; or `nil, err, message` (kinds as `get_channel`; an
 --   unknown id is `kind = "api"` with `status = 404` on the sandbox;
 --   `"decode"` when data is not a payouts resource, or another payout's).
 -- @raise when payout_id is not a string, opts not a table, on an unknown
@@ -523,9 +526,11 @@ end
 --   `sleep` (`function(seconds)`; default `ngx.sleep` inside an OpenResty
 --   phase that can yield, else `merchantapi.sleep`, which blocks the thread),
 --   `clock` (`function() -> seconds`, monotonic; default `merchantapi.monotonic`),
---   `on_read` (`function(payout, err, res)`, called after every read).
--- @return the payout with its `txid`, nil, res.  Or `nil, err[, res]`:
---   `kind = "timeout"` when the deadline passed (`err.payout` the last payout
+--   `on_read` (`function(payout, err, res)`, called after every read; res
+--   the read's response, also when it failed).
+-- @return the payout with its `txid`, nil, res.  Or `nil, err, message`:
+--   `kind = "timeout"` when the deadline passed (`err.res` the last read's
+--   response; `err.payout` the last payout
 --   read, or nil; `err.last_error` the last read's error when it failed;
 --   `err.attempts` reads made; `err.elapsed` seconds), or at once the error
 --   of a read that waiting cannot fix (not retryable: 404, 401, decode --
@@ -542,7 +547,7 @@ end
 --- Frees the client's handle and closes its connection.  Safe to call more
 -- than once; Lua 5.4's `__close` does the same, and the handle is freed by
 -- its own finalizer once nothing refers to it.  Calls on a closed client
--- return `nil, err` with `err.kind == "usage"`.
+-- return `nil, err, message` with `err.kind == "usage"`.
 --
 -- syntax: `client:close()`
 function Client:close()
@@ -573,7 +578,7 @@ end
 -- syntax: `loop, err = merchantapi.loop()`
 --
 -- @return the loop (methods `spawn`, `step`, `run`, `pollfd`, `timeout`,
---   `close`), or `nil, err` (`"memory"`, or `"transport"` when its
+--   `close`), or `nil, err, message` (`"memory"`, or `"transport"` when its
 --   descriptor could not be made).
 function M.loop()
   return loop.new()
@@ -585,18 +590,16 @@ end
 -- syntax: `value, ... = merchantapi.assert(client:get_channel(id))`
 --
 -- For code that stops on a failure.  The standard `assert(call())` does not
--- show the message everywhere: Lua 5.1's and 5.2's `assert` refuse a table
--- message ("bad argument #2 to 'assert' (string expected, got table)"),
--- LuaJIT's raises its last argument (the response object when the failure
--- has one), and Lua 5.1's interpreter and OpenResty print an uncaught table
--- as "(error object is not a string)" and "unknown reason".  This one
--- raises a string, which every host prints.  To act on the error's fields
+-- work everywhere: Lua 5.1's and 5.2's `assert` refuse a table message
+-- ("bad argument #2 to 'assert' (string expected, got table)") -- on 5.3+,
+-- LuaJIT and OpenResty it shows the message (docs/guide/errors.md).  This
+-- one raises a string with the caller's position, which every host prints.  To act on the error's fields
 -- (`err.outcome` of a confirm, `err.retryable`), test the results instead:
 -- `local v, err = call()`.
 --
 -- @param v the first result of the call: the value, or nil (or false) on failure.
--- @param ... the other results: `err[, res]` on failure, passed through on
---   success.
+-- @param ... the other results: `err, message` on failure, passed through
+--   on success.
 -- @return every argument, when v is neither nil nor false.
 -- @raise when v is nil or false: `tostring(err)` (for an error table its
 --   `message`) with the caller's position (`script.lua:7: merchantapi: 404

@@ -550,9 +550,18 @@ end
 
 --- Fails the running test when the api key (helpers.API_KEY) is in any
 -- string reachable from v (helpers.strings) or in tostring(v); `what`
--- names v in the message.
+-- names v in the message.  A failure's response (`err.res`) is checked in
+-- its headers and request_id: its body is left as received (the contract).
 function helpers.assert_no_key(v, what)
   local luassert = require "luassert"
+  if type(v) == "table" and type(rawget(v, "res")) == "table" then
+    local copy = setmetatable({}, getmetatable(v))
+    for k, val in pairs(v) do
+      copy[k] = k ~= "res" and val or nil
+    end
+    helpers.assert_no_key({ v.res.headers, v.res.request_id }, what .. ": err.res")
+    v = copy
+  end
   luassert.is_false(helpers.contains_string(v, helpers.API_KEY), "the api key in " .. what)
   if type(v) == "table" then
     luassert.is_nil(tostring(v):find(helpers.API_KEY, 1, true), "the api key in tostring of " .. what)

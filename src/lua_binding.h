@@ -50,16 +50,15 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
    owner anchors them (a call_box, an exchange): value, nil, res -- value
    merchantapi.null when the document has no primary data (data null, a
    meta-only document, a 2xx without a body): truthy on every success -- or
-   nil, err, res when err is set (decode's verdict, mapi_doc_error; a call's
-   documents were judged by the exchange).  *docp is freed and set to NULL,
-   err cleared.  body: the stack index of the body string, or 0 to take the
-   document's.  Returns 3. */
+   nil, err, message with err.res when err is set (decode's verdict,
+   mapi_doc_error; a call's documents were judged by the exchange).  *docp
+   is freed and set to NULL, err cleared.  body: the stack index of the body
+   string, or 0 to take the document's.  Returns 3. */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);
-/* The results of a call that failed: nil, err[, res]; clears the error.
-   res carries meta, jsonapi and links when the answer's body is a JSON:API
-   document (an error document, or a 2xx the call refused), as on success.
-   Returns the number of results. */
-int mapi_lua_push_failure(lua_State *L, err_box *eb);
+/* The results of a call that failed: nil, err, message (mapi_lua_failed),
+   with err.res the response when one came; clears the error.  res carries
+   meta, jsonapi and links when the answer's body is a JSON:API document (an
+   error document, or a 2xx the call refused), as on success.  Returns 3. */
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
 /* core.decode */
 int mapi_lua_decode(lua_State *L);
@@ -100,6 +99,12 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e);
    money (the core's rule, mapi_call_not_sent). */
 void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
                                 const char *method);
+/* The results of every failure of the Lua module: the error table on top
+   of the stack becomes nil, err, message -- message its one-line `message`,
+   last so that LuaJIT's `assert`, which raises its last argument, raises a
+   string (OpenResty logs a table as "unknown reason"); what else the
+   failure carries (the response: `res`) is a field of err.  Returns 3. */
+int mapi_lua_failed(lua_State *L);
 /* t[key] = value on the table on top (nothing for value NULL); t[key] = an
    integer. */
 void mapi_lua_set_string(lua_State *L, const char *key, const char *value);

@@ -40,24 +40,22 @@ typedef struct client_box {
 /* The client                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Pushes nil, err for a usage error with title (mapi_lua_push_simple_error:
-   outcome "not_sent" for a method that may move money).  Returns 2. */
+/* Pushes nil, err, message for a usage error with title
+   (mapi_lua_push_simple_error: outcome "not_sent" for a method that may
+   move money).  Returns 3. */
 static int push_usage(lua_State *L, const char *title, const char *method)
 {
-    lua_pushnil(L);
     mapi_lua_push_simple_error(L, "usage", title, method);
-    return 2;
+    return mapi_lua_failed(L);
 }
 
-/* Pushes nil, err for a usage error held in eb (outcome "not_sent" for a
-   method that may move money: nothing was sent) and clears it.  Returns 2. */
+/* Pushes nil, err, message for a usage error held in eb (outcome
+   "not_sent" for a method that may move money: nothing was sent) and
+   clears it.  Returns 3. */
 static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
 {
     mapi_call_not_sent(method, &eb->err);
-    lua_pushnil(L);
-    mapi_lua_push_error(L, &eb->err);
-    mapi_error_clear(&eb->err);
-    return 2;
+    return mapi_lua_push_err_results(L, &eb->err);
 }
 
 /*
@@ -104,7 +102,7 @@ int mapi_lua_new(lua_State *L)
     eb = mapi_lua_push_err_box(L);
     cb->client = mapi_client_new(&cfg, &eb->err);
     if (cb->client == NULL)
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     lua_pop(L, 1);
     lua_getfield(L, 1, "hooks");
     if (lua_type(L, -1) == LUA_TTABLE) {
@@ -240,7 +238,7 @@ static void run_held(lua_State *L, int idx)
 }
 
 /* Builds the call once (calls.c) and hands it to its driver: prepare 0,
-   libcurl now (the results: value, nil, res | nil, err[, res]); prepare 1,
+   libcurl now (the results: value, nil, res | nil, err, message); prepare 1,
    an exchange that a Lua transport drives (lua_transport.c), whose results
    the same conversion (mapi_lua_exchange_results) gives when it is done;
    or nil, err when the call failed its checks. */
@@ -278,7 +276,7 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
 }
 
 /*
- * client:<endpoint>(id[, opts]) -> value, nil, res | nil, err[, res], for
+ * client:<endpoint>(id[, opts]) -> value, nil, res | nil, err, message, for
  * the row e of the core's endpoint table (calls.c: client:confirm_payout,
  * client:get_channel, ...).  opts: headers, deadline; settle for a call
  * that may move money; order, order_type, page, per_page for a list.
@@ -455,7 +453,7 @@ static int l_list_addresses_pages(lua_State *L)
 
 /*
  * client:request{ method=, path=[, body=][, type=][, id=][, max_retries=][, deadline=]
- *                 [, headers=] } -> value, nil, res | nil, err[, res]
+ *                 [, headers=] } -> value, nil, res | nil, err, message
  * method and path (with its query) are strings (sent as mapi_request_ex
  * checks them), body a string or nil (sent as is), type the expected
  * primary type or nil (any), id the expected primary id or nil (any; needs

@@ -4,7 +4,9 @@
  * C error constructor, mapi_lua_push_error, and mapi_lua_push_simple_error
  * for errors made by the binding; the one metatable of every error table
  * (__tostring, __concat), whose message comes from the core's one builder
- * (mapi_error_message) also for the tables made in Lua (merchantapi.errors).
+ * (mapi_error_message) also for the tables made in Lua (merchantapi.errors);
+ * and the one shape of a failure's results, nil, err, message
+ * (mapi_lua_failed).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -170,6 +172,15 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
     if (mapi_method_safety(method) == 0)
         e.outcome = MAPI_OUTCOME_NOT_SENT; /* the core's rule (mapi_call_not_sent) */
     mapi_lua_push_error(L, &e);
+}
+
+int mapi_lua_failed(lua_State *L)
+{
+    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    push_error_message(L, -1);
+    return 3;
 }
 
 /* __tostring: the one-line message (print, tostring, the standalone

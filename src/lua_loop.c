@@ -132,7 +132,7 @@ int mapi_lua_loop_new(lua_State *L)
     eb = mapi_lua_push_err_box(L);
     b->loop = mapi_loop_new(&eb->err);
     if (!b->loop)
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     lua_pop(L, 1);
     return 1;
 }
@@ -153,24 +153,22 @@ static int l_start(lua_State *L)
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
     if (!b->loop) {
-        lua_pushnil(L);
         mapi_lua_push_simple_error(L, "usage", "the loop is closed",
                                    mapi_exchange_call(xb->x)->method);
-        return 2;
+        return mapi_lua_failed(L);
     }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
         eb = mapi_lua_push_err_box(L);
         mapi_error_oom(&eb->err);
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     }
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
         free(o);
-        lua_pushnil(L);
         mapi_lua_push_simple_error(L, "usage", "the client is closed",
                                    mapi_exchange_call(xb->x)->method);
-        return 2;
+        return mapi_lua_failed(L);
     }
     mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;
@@ -181,7 +179,7 @@ static int l_start(lua_State *L)
         free(o);
         eb = mapi_lua_push_err_box(L); /* MEMORY: nothing in e to lose if this raises */
         eb->err = e;
-        return mapi_lua_push_failure(L, eb);
+        return mapi_lua_push_err_results(L, &eb->err);
     }
     /* luaL_ref cannot fail but for memory: the call is registered already,
        and o is reachable from the C loop, so its refs are taken last */

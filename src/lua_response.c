@@ -1,6 +1,6 @@
 /*
  * lua_response.c -- merchantapi.core: the response object and a call's
- * results (value, nil, res | nil, err[, res]), core.decode, the anchors
+ * results (value, nil, res | nil, err, message), core.decode, the anchors
  * (call_box, err_box) that keep C memory safe from Lua errors, and the
  * registration of the binding's metatables.  Values: lua_values.c; errors:
  * lua_error.c; lua_client.c makes the calls, lua_merchantapi.c is the module.
@@ -14,7 +14,7 @@
  *     freed at once.
  *   - The C calls (libcurl, simdjson) never call back into Lua.
  *   - Argument type mistakes raise (luaL_argerror) before anything is
- *     allocated; everything else is returned as nil, err[, res].
+ *     allocated; everything else is returned as nil, err, message.
  *   - No C globals: metatables live in the registry under the names of
  *     lua_binding.h.
  */
@@ -71,7 +71,8 @@ call_box *mapi_lua_push_call_box(lua_State *L)
 
 /* res:document() -- upvalue 1: the body; upvalue 2: the decoded document
    once built.  Returns the whole document unflattened (null as
-   merchantapi.null), or nil, err when the body is not a JSON:API document. */
+   merchantapi.null), or nil, err, message when the body is not a JSON:API
+   document. */
 static int res_document(lua_State *L)
 {
     const char *body;
@@ -84,13 +85,12 @@ static int res_document(lua_State *L)
     }
     body = lua_tolstring(L, lua_upvalueindex(1), &len);
     if (body == NULL) {
-        lua_pushnil(L);
         mapi_lua_push_simple_error(L, "decode", "the response has no body", NULL);
-        return 2;
+        return mapi_lua_failed(L);
     }
     cb = mapi_lua_push_call_box(L);
     if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
-        return mapi_lua_push_err_results(L, &cb->err); /* nil, err */
+        return mapi_lua_push_err_results(L, &cb->err); /* nil, err, message */
     mapi_lua_push_root(L, cb->doc);
     mapi_doc_free(cb->doc);
     cb->doc = NULL;
@@ -149,7 +149,7 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)
 {
     const mapi_doc *doc = *docp;
-    int meta;
+    int meta, failed;
 
     luaL_checkstack(L, 10, "merchantapi: out of stack space");
     if (body == 0) {
@@ -159,8 +159,8 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
     mapi_lua_push_doc_members(L, doc);
     meta = lua_gettop(L) - 2;
 
-    if (err->kind != MAPI_ERR_NONE) { /* decode's verdict: the core's (mapi_doc_error) */
-        lua_pushnil(L);
+    failed = err->kind != MAPI_ERR_NONE;
+    if (failed) { /* decode's verdict: the core's (mapi_doc_error) */
         mapi_lua_push_error(L, err);
         mapi_error_clear(err);
     } else if (mapi_lua_push_flattened(L, doc, meta, meta + 2, body)) {
@@ -173,12 +173,11 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
     mapi_lua_set_string(L, "settled_by", mapi_doc_settled_by(doc)); /* a settled confirm: "read" */
     mapi_doc_free(*docp);
     *docp = NULL;
+    if (failed) {
+        lua_setfield(L, -2, "res");
+        return mapi_lua_failed(L);
+    }
     return 3;
-}
-
-int mapi_lua_push_failure(lua_State *L, err_box *eb)
-{
-    return mapi_lua_push_err_results(L, &eb->err);
 }
 
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
@@ -189,11 +188,10 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
     size_t len;
     call_box *pb;
 
-    lua_pushnil(L);
     mapi_lua_push_error(L, err);
     if (!resp) {
         mapi_error_clear(err);
-        return 2;
+        return mapi_lua_failed(L);
     }
     top = lua_gettop(L);
     luaL_checkstack(L, 10, "merchantapi: out of stack space");
@@ -209,17 +207,17 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
     }
     mapi_error_clear(&pb->err);
     push_response(L, resp, body, meta);
-    lua_replace(L, top + 1);
-    lua_settop(L, top + 1);
+    lua_setfield(L, top, "res");
+    lua_settop(L, top);
     mapi_error_clear(err);
-    return 3;
+    return mapi_lua_failed(L);
 }
 
 /* ------------------------------------------------------------------------ */
 /* decode                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* core.decode(body) -> value, nil, res | nil, err[, res]: value as the
+/* core.decode(body) -> value, nil, res | nil, err, message: value as the
    calls give it (merchantapi.null for no primary data) */
 int mapi_lua_decode(lua_State *L)
 {

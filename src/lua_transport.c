@@ -474,7 +474,7 @@ int mapi_lua_backoff(lua_State *L)
 }
 
 /* The conversion of the calls that give a document (every call a custom
-   transport carries): value, nil, res | nil, err[, res], as the method run
+   transport carries): value, nil, res | nil, err, message, as the method run
    over libcurl gives them.  Takes the exchange's document or error. */
 int mapi_lua_exchange_results(lua_State *L, exchange_box *xb)
 {

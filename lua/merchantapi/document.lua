@@ -25,7 +25,7 @@ local M = {}
 --   the values `client:request` gives for the same body -- then nil and res,
 --   where res has `body` (the argument itself), `headers` (empty), `meta`,
 --   `jsonapi`, `links` and `document()`, but no `status`.  On failure
---   `nil, err[, res]`: `kind = "decode"` (invalid JSON, nested deeper than
+--   `nil, err, message` (the res above at `err.res`): `kind = "decode"` (invalid JSON, nested deeper than
 --   64, not JSON:API -- such as a top-level `meta`, `links` or `jsonapi`,
 --   or a resource's or relationship's `links` or `meta`, that is not an
 --   object -- or a list whose `meta.page`, `per_page` or `total` is not a
@@ -181,8 +181,8 @@ end
 function M.encode(value)
   local text, msg, pointer = json.encode(value)
   if not text then
-    return nil, errors.new { kind = "usage", title = "the value has no JSON form",
-      detail = msg, pointer = pointer }
+    return errors.fail(errors.new { kind = "usage", title = "the value has no JSON form",
+      detail = msg, pointer = pointer })
   end
   return text
 end

@@ -7,6 +7,7 @@
 -- @module merchantapi.errors
 local core = require "merchantapi.core"
 
+local getmetatable = getmetatable
 local setmetatable = setmetatable
 local tostring = tostring
 
@@ -28,6 +29,21 @@ function errors.new(e)
   e.message = tostring(e) -- no message: __tostring builds it (mapi_error_message)
   e.path = nil -- only for the message: the contract's fields are method and url
   return e
+end
+
+--- The results of every failure of the module: `nil, err, message`, as
+-- the C core's (`mapi_lua_failed`).  `message` is `err.message`, last so
+-- that LuaJIT's `assert`, which raises its last argument, raises a string:
+-- OpenResty logs an uncaught table as "unknown reason".  Everything else a
+-- failure carries is a field of err (`err.res`, the response).
+-- @param err an error table (`errors.new`, or the core's); anything else
+--   (a custom page fetch's own error) is returned as is: `nil, err`.
+-- @return nil, err, err.message
+function errors.fail(err)
+  if getmetatable(err) ~= core.error_metatable then
+    return nil, err
+  end
+  return nil, err, err.message
 end
 
 return errors

@@ -635,13 +635,13 @@ end
 -- @param c the core client (`merchantapi.core.new`).
 -- @param x the exchange.
 -- @tparam[opt] table hooks the hooks' state table (see `merchantapi.transport`).
--- @return true, or nil, err (the loop or the client is closed).
+-- @return true, or nil, err, message (the loop or the client is closed).
 function M.start(task, c, x, hooks)
-  local ok, err = task._loop._c:start(c, x, hooks)
+  local ok, err, msg = task._loop._c:start(c, x, hooks)
   if ok then
     task._loop._waiting[x] = task
   end
-  return ok, err
+  return ok, err, msg
 end
 
 --- Inside a task: yields until one of its exchanges started by `loop.start`
@@ -662,12 +662,12 @@ M.before_start = yield_or_raise
 -- descriptor).  Public as `merchantapi.loop()`.
 --
 -- syntax: `loop, err = merchantapi.loop()`
--- @return the loop, or `nil, err` (`kind` `"memory"`, or `"transport"` when
---   the descriptor could not be made).
+-- @return the loop, or `nil, err, message` (`kind` `"memory"`, or
+--   `"transport"` when the descriptor could not be made).
 function M.new()
-  local c, err = core.loop_new()
+  local c, err, msg = core.loop_new()
   if not c then
-    return nil, err
+    return nil, err, msg
   end
   return setmetatable({
     _c = c,

@@ -368,9 +368,9 @@ end
 --
 -- syntax: `item, err = pager:next()`
 --
--- @return the next item; `nil` at the end; or `nil, err` when a page could
---   not be fetched (the same error again on every later call).  Never raises
---   on run-time failures.
+-- @return the next item; `nil` at the end; or `nil, err, message` when a
+--   page could not be fetched (the same error again on every later call).
+--   Never raises on run-time failures.
 function Pager:next()
   while true do
     local buf = self._buf
@@ -385,7 +385,10 @@ function Pager:next()
     end
     local list, err = fetch_next(self)
     if not list then
-      return nil, err
+      if err == nil then
+        return nil
+      end
+      return errors.fail(err)
     end
     self._buf, self._pos = list, 1
   end
@@ -427,16 +430,17 @@ end
 
 --- Every remaining item in one array.
 --
--- syntax: `items, err, partial = pager:all()`
+-- syntax: `items, err = pager:all()`
 --
 -- @treturn table|nil the items, in order, with the fields `announced`
 --   (integer or nil: how many items the service announced, its last
 --   `meta.total`), `received` (how many came in the whole walk, items that
 --   `next()` handed out before included) and `total_changed` (see
 --   `merchantapi.paginate`);
--- @return nil, err, partial -- on failure: the error table and the items
---   fetched before it (with the same fields).  Never raises on run-time
---   failures.
+-- @return nil, err, message -- on failure: the error table, with the items
+--   fetched before it (with the same fields) as `err.partial` (for a
+--   custom `fetch_page` whose error is not a table: `nil, err, partial`).
+--   Never raises on run-time failures.
 function Pager:all()
   local items, n = {}, 0
   while true do
@@ -444,8 +448,11 @@ function Pager:all()
     if list == nil then
       items.announced, items.received = self.announced, self.received
       items.total_changed = self.total_changed
-      if err ~= nil then
-        return nil, err, items
+      if type(err) == "table" then
+        err.partial = items
+        return errors.fail(err)
+      elseif err ~= nil then
+        return nil, err, items -- a custom fetch_page's own error
       end
       return items
     end

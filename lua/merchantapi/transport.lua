@@ -231,17 +231,17 @@ function M.call(client, name, ...)
     return blocking(client, c, name, ...)
   end
   local state = hook_state(client)
-  local x, err = c:prepare(name, ...) -- the call, built once by the core
+  local x, err, msg = c:prepare(name, ...) -- the call, built once by the core
   if not x then
-    return nil, err -- the call failed its checks: nothing to send
+    return nil, err, msg -- the call failed its checks: nothing to send
   end
   if t then
     drive(x, t, state)
   else
     loop.before_start()
-    local ok, serr = loop.start(task, c, x, state)
+    local ok, serr, smsg = loop.start(task, c, x, state)
     if not ok then
-      return nil, serr
+      return nil, serr, smsg
     end
     repeat until loop.next_ended() == x
   end

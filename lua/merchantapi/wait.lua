@@ -75,9 +75,9 @@ function wait.for_txid(client, payout_id, opts)
     max_interval, msg = seconds(opts, "max_interval", 0, true)
   end
   if not max_interval or payout_id == "" then
-    return nil, errors.new {
+    return errors.fail(errors.new {
       kind = "usage", title = msg or "payout_id is empty", method = "GET", path = path,
-    }
+    })
   end
   if max_interval < interval then
     max_interval = interval
@@ -94,6 +94,7 @@ function wait.for_txid(client, payout_id, opts)
     local payout, err, res = transport.call(client, "request", -- the client's way: loop, cosockets, ...
       { method = READ.method, path = path, type = READ.type, max_retries = 0, id = payout_id })
     reads = reads + 1
+    res = payout and res or err.res -- the read's response, if one came
     last_res = res
     if on_read then
       on_read(payout, err, res)
@@ -106,7 +107,7 @@ function wait.for_txid(client, payout_id, opts)
       last_payout, last_err, failures = payout, nil, 0
       pause = interval
     elseif not err.retryable then
-      return nil, err, res -- 404, 401, decode, ...: waiting cannot help
+      return errors.fail(err) -- 404, 401, decode, ...: waiting cannot help
     else
       -- the core's rules: the server's Retry-After (never read again
       -- sooner), else its backoff growth from interval up to max_interval
@@ -120,7 +121,7 @@ function wait.for_txid(client, payout_id, opts)
         sleep(remaining) -- the deadline comes before the server allows another read
       end
       local elapsed = clock() - start
-      return nil, errors.new {
+      return errors.fail(errors.new {
         kind = "timeout",
         title = format("payout %s has no txid after %.3g s", payout_id, elapsed),
         detail = format("%d read%s, %s", reads, reads == 1 and "" or "s",
@@ -133,7 +134,8 @@ function wait.for_txid(client, payout_id, opts)
         last_error = last_err,
         attempts = reads,
         elapsed = elapsed,
-      }, last_res
+        res = last_res,
+      })
     end
     sleep(pause < remaining and pause or remaining)
   end

@@ -91,7 +91,8 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
         { "PUT 500", 1, "fault-500", client:confirm_payout("fault-500", { settle = false }) },
       }
       for _, c in ipairs(cases) do
-        local what, attempts, id, value, err, res = c[1], c[2], c[3], c[4], c[5], c[6]
+        local what, attempts, id, value, err = c[1], c[2], c[3], c[4], c[5]
+        local res = err.res
         assert.is_nil(value, what)
         assert.equal("api", err.kind, what)
         assert.equal(attempts, err.attempts, what)
@@ -108,7 +109,7 @@ for _, over in ipairs({ { "libcurl", false }, { "a LuaSocket transport", socket_
       assert.equal(err.detail, err.errors[1].detail)
       assert.truthy(tostring(err):find("Bearer [REDACTED]", 1, true))
       -- the body is the one thing left as received (res.body, res:document())
-      assert.truthy(cases[1][6].body:find(KEY, 1, true))
+      assert.truthy(cases[1][5].res.body:find(KEY, 1, true))
       assert_no_key(infos, "the hooks' info")
     end)
   end)

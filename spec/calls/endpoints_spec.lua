@@ -53,8 +53,9 @@ describe("endpoints", function()
 
     it("fails a second confirm with payout_not_draft", function()
       assert(client:confirm_payout(helpers.PAYOUT_ID))
-      local p, err, res = client:confirm_payout(helpers.PAYOUT_ID)
+      local p, err = client:confirm_payout(helpers.PAYOUT_ID)
       assert.is_nil(p)
+      local res = err.res
       assert.equal("api", err.kind)
       assert.equal(422, err.status)
       assert.equal("payout_not_draft", err.code)
@@ -80,8 +81,9 @@ describe("endpoints", function()
     end)
 
     it("answers 404 not_found for an unknown payout", function()
-      local p, err, res = client:confirm_payout("no-such-draft")
+      local p, err = client:confirm_payout("no-such-draft")
       assert.is_nil(p)
+      local res = err.res
       assert.equal("api", err.kind)
       assert.equal(404, err.status)
       assert.equal("not_found", err.code)
@@ -227,8 +229,9 @@ describe("endpoints", function()
 
     it("reads a channel without Authorization and gets the 401", function()
       local anon = helpers.client({ api_key = false })
-      local v, err, res = anon:get_channel(helpers.CHANNEL_ID)
+      local v, err = anon:get_channel(helpers.CHANNEL_ID)
       assert.is_nil(v)
+      local res = err.res
       assert.equal("api", err.kind)
       assert.equal(401, err.status)
       assert.equal("unauthorized", err.code)
@@ -250,8 +253,9 @@ describe("endpoints", function()
 
     it("gets 401 with a wrong key, which shows nowhere", function()
       local bad = helpers.client({ api_key = "sk_wrong_key_4711" })
-      local v, err, res = bad:list_addresses("acct-22")
+      local v, err = bad:list_addresses("acct-22")
       assert.is_nil(v)
+      local res = err.res
       assert.equal(401, err.status)
       assert.is_false(helpers.contains_string(err, "sk_wrong_key_4711"))
       assert.is_nil(res.body:find("sk_wrong_key_4711", 1, true))

@@ -77,8 +77,9 @@ describe("client:request", function()
     end)
 
     it("fails with the error document and its status, without an outcome", function()
-      local value, err, res = client:request("GET", CHANNELS .. "no-such-channel")
+      local value, err = client:request("GET", CHANNELS .. "no-such-channel")
       assert.is_nil(value)
+      local res = err.res
       assert.equal("api", err.kind)
       assert.equal(404, err.status)
       assert.equal("not_found", err.code)

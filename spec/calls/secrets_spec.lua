@@ -63,7 +63,8 @@ describe("the api key in errors", function()
     }
     client:close()
     for _, c in ipairs(calls) do
-      local method, path, detail, value, err, res = c[1], c[2], c[3], c[4], c[5], c[6]
+      local method, path, detail, value, err = c[1], c[2], c[3], c[4], c[5]
+      local res = err.res
       assert.is_nil(value)
       assert.equal("api", err.kind)
       assert.equal(404, err.status)

@@ -289,8 +289,9 @@ describe("errors from decode", function()
   for _, c in ipairs(cases) do
     local code, title, detail = c[1], c[2], c[3]
     it("turns the 422 " .. code .. " document into an api error", function()
-      local value, err, res = merchantapi.decode(fixture("confirm_payout.422." .. code))
+      local value, err = merchantapi.decode(fixture("confirm_payout.422." .. code))
       assert.is_nil(value)
+      local res = err.res
       assert.equal("api", err.kind)
       assert.equal(422, err.status)
       assert.equal(code, err.code)

@@ -298,8 +298,9 @@ describe("a failed call's res", function()
   end)
 
   it("carries meta, jsonapi and links of an error document, and a non-string detail as JSON", function()
-    local v, err, res = client:request("POST", "/api/public/v1/echo/error", { body = "{}" })
+    local v, err = client:request("POST", "/api/public/v1/echo/error", { body = "{}" })
     assert.is_nil(v)
+    local res = err.res
     assert.equal("api", err.kind)
     assert.equal(422, err.status)
     assert.equal("validation_failed", err.code)
@@ -319,8 +320,9 @@ describe("a failed call's res", function()
     local c = assert(merchantapi.new { base_url = "http://127.0.0.1:1", transport = function()
       return { status = 200, headers = {}, body = body }
     end })
-    local v, err, res = c:get_channel("x")
+    local v, err = c:get_channel("x")
     assert.is_nil(v)
+    local res = err.res
     assert.equal("decode", err.kind)
     assert.same({ why = "wrong type" }, res.meta)
   end)
@@ -329,8 +331,9 @@ describe("a failed call's res", function()
     local c = assert(merchantapi.new { base_url = "http://127.0.0.1:1", transport = function()
       return { status = 502, headers = { ["Content-Type"] = "text/html" }, body = "<html>bad</html>" }
     end, max_retries = 0 })
-    local v, err, res = c:get_channel("x")
+    local v, err = c:get_channel("x")
     assert.is_nil(v)
+    local res = err.res
     assert.equal("http", err.kind)
     assert.equal(502, res.status)
     assert.equal("<html>bad</html>", res.body)
@@ -340,12 +343,14 @@ describe("a failed call's res", function()
   end)
 
   it("is the same over libcurl and a custom transport", function()
-    local _, _, res1 = client:request("GET", "/api/public/v1/echo/error")
+    local _, err1 = client:request("GET", "/api/public/v1/echo/error")
+    local res1 = err1.res
     local body = res1.body
     local c = assert(merchantapi.new { base_url = "http://127.0.0.1:1", transport = function()
       return { status = 422, headers = { ["Content-Type"] = "application/vnd.api+json" }, body = body }
     end })
-    local _, err2, res2 = c:request("GET", "/api/public/v1/echo/error")
+    local _, err2 = c:request("GET", "/api/public/v1/echo/error")
+    local res2 = err2.res
     assert.equal('[{"field":"amount","message":"is too low"}]', err2.detail)
     assert.same(res1.meta, res2.meta)
     assert.same(res1.jsonapi, res2.jsonapi)

@@ -114,8 +114,9 @@ describe("one rule on every path: merchantapi.decode", function()
   local RES = '{"type":"t","id":"1"%s}'
 
   it("refuses meta.total = 1.5 in a list, as the list calls do", function()
-    local v, err, res = merchantapi.decode('{"data":[],"meta":{"page":1,"total":1.5}}')
+    local v, err = merchantapi.decode('{"data":[],"meta":{"page":1,"total":1.5}}')
     assert.is_nil(v)
+    local res = err.res
     assert.equal("decode", err.kind)
     assert.equal(FRACTION, err.title)
     assert.equal("1.5", res.meta.total) -- the response hands back what came

@@ -1,6 +1,7 @@
 -- The error table with the idioms of Lua code: `"x" .. err`, `err .. "x"`,
--- tostring, an uncaught `error(err)`, `assert(call())` and
--- `merchantapi.assert(call())` as the standalone interpreter prints them
+-- tostring, an uncaught `error(err)` and `merchantapi.assert(call())` as
+-- the standalone interpreter prints them (`assert(call())`:
+-- spec/errors/assert_idiom_spec.lua)
 -- (a child interpreter: the Lua this spec runs on, $LUA), with every field
 -- kept -- and every error table, whoever made it, with the one metatable.
 local merchantapi = require "merchantapi"
@@ -9,7 +10,6 @@ local helpers = require "helpers"
 
 local NOT_FOUND = "merchantapi: 404 not_found: Not found (no channel nope) "
   .. "[GET /api/public/v1/channels/nope]"
-local CLOSED = "merchantapi: usage: the client is closed [GET]"
 
 -- The child interpreter: "5.1", "5.2", "5.3", "5.4", "5.5" or "jit".
 local function child_lua()
@@ -178,31 +178,6 @@ describe("an uncaught error in the standalone interpreter", function()
       assert.truthy(out:find("(error object is not a string)", 1, true), out)
     else
       assert_message_line(out, NOT_FOUND)
-    end
-  end)
-
-  it("assert(call()) prints the one-line message (Lua 5.3+; LuaJIT without a response)", function()
-    -- a failure with a response: nil, err, res
-    local out, ok = run_child('local ch = assert(client:get_channel("nope"))')
-    assert.is_false(ok)
-    if flavor == "5.1" or flavor == "5.2" then
-      -- their assert takes only a string message: the README gives merchantapi.assert
-      assert.truthy(out:find("bad argument #2 to 'assert' (string expected, got table)", 1, true),
-        out)
-    elseif flavor == "jit" then
-      -- LuaJIT's assert raises its last argument, here the response object
-      assert.truthy(out:find("(error object is not a string)", 1, true), out)
-    else
-      assert_message_line(out, NOT_FOUND)
-    end
-    -- a failure without a response: nil, err
-    out, ok = run_child('client:close()\nlocal ch = assert(client:get_channel("x"))')
-    assert.is_false(ok)
-    if flavor == "5.1" or flavor == "5.2" then
-      assert.truthy(out:find("bad argument #2 to 'assert' (string expected, got table)", 1, true),
-        out)
-    else
-      assert_message_line(out, CLOSED)
     end
   end)
 

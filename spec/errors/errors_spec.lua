@@ -35,8 +35,9 @@ describe("422 errors of confirm_payout", function()
   for _, c in ipairs(cases) do
     local id, code, title, detail = c[1], c[2], c[3], c[4]
     helpers.both(code .. " has every field", function()
-      local p, err, res = client:confirm_payout(id)
+      local p, err = client:confirm_payout(id)
       assert.is_nil(p)
+      local res = err.res
       assert.equal("api", err.kind)
       assert.equal(422, err.status)
       assert.equal(code, err.code)
@@ -66,9 +67,9 @@ describe("422 errors of confirm_payout", function()
       tostring(err))
   end)
 
-  helpers.both("gives the error table only the contract's fields plus message and diagnostics", function()
+  helpers.both("gives the error table only the contract's fields plus message, res and diagnostics", function()
     local _, err = client:confirm_payout("draft-payout-invalid")
-    local allowed = { message = true, attempts = true, retry_after = true, curl_code = true }
+    local allowed = { message = true, res = true, attempts = true, retry_after = true, curl_code = true }
     for _, f in ipairs(ERROR_FIELDS) do
       allowed[f] = true
     end
@@ -90,8 +91,9 @@ describe("HTTP-level failures", function()
   end)
 
   helpers.both("does not follow a redirect: kind http, status 302", function()
-    local v, err, res = client:get_channel("fault-redirect")
+    local v, err = client:get_channel("fault-redirect")
     assert.is_nil(v)
+    local res = err.res
     assert.equal("http", err.kind)
     assert.equal(302, err.status)
     assert.is_false(err.retryable)
@@ -102,8 +104,9 @@ describe("HTTP-level failures", function()
   end)
 
   helpers.both("reports an HTML 502 as kind http, retryable", function()
-    local v, err, res = client:get_channel("fault-html-502")
+    local v, err = client:get_channel("fault-html-502")
     assert.is_nil(v)
+    local res = err.res
     assert.equal("http", err.kind)
     assert.equal(502, err.status)
     assert.is_true(err.retryable)
@@ -125,8 +128,9 @@ describe("HTTP-level failures", function()
   end)
 
   helpers.both("reports a cut JSON body as kind decode", function()
-    local v, err, res = client:get_channel("fault-bad-json")
+    local v, err = client:get_channel("fault-bad-json")
     assert.is_nil(v)
+    local res = err.res
     assert.equal("decode", err.kind)
     assert.equal(200, err.status)
     assert.is_false(err.retryable)
@@ -214,8 +218,8 @@ describe("the api key", function()
       assert.is_table(err, "result " .. i)
       assert.is_false(helpers.contains_string(err, key), "api key in error " .. i)
       assert.is_nil(tostring(err):find(key, 1, true))
-      if r[3] then
-        assert.is_false(helpers.contains_string(r[3].headers, key))
+      if err.res then
+        assert.is_false(helpers.contains_string(err.res.headers, key))
       end
     end
     assert.is_nil(tostring(client):find(key, 1, true))

@@ -33,10 +33,11 @@ local OPS = {
 local function check_fault(op, id, want, opts)
   helpers.reset()
   local client = helpers.client(opts)
-  local value, err, res = op.call(client, id)
+  local value, err = op.call(client, id)
   client:close()
   local is_put = op.method == "PUT"
   assert.is_nil(value)
+  local res = err.res
   assert.is_table(err)
   assert.equal(want.kind, err.kind)
   if want.status then
@@ -280,10 +281,10 @@ describe("a confirm whose answer never comes", function()
   it("returns outcome unknown after exactly 1 request, on a warm keep-alive client", function()
     local client = helpers.client({ max_retries = 5, settle = false })
     assert.is_table((client:get_channel(helpers.CHANNEL_ID))) -- a live reused connection
-    local p, err, res = client:confirm_payout("fault-no-response")
+    local p, err = client:confirm_payout("fault-no-response")
     client:close()
     assert.is_nil(p)
-    assert.is_nil(res)
+    assert.is_nil(err.res)
     assert.equal("transport", err.kind)
     assert.equal(52, err.curl_code)
     assert.is_nil(err.status)
@@ -323,10 +324,10 @@ describe("a confirm to a port nobody listens on", function()
   it("returns outcome not_sent, and is retried because it provably never left", function()
     local client = assert(merchantapi.new({ base_url = DEAD, api_key = helpers.API_KEY,
                                             max_retries = 1 }))
-    local p, err, res = client:confirm_payout(helpers.PAYOUT_ID)
+    local p, err = client:confirm_payout(helpers.PAYOUT_ID)
     client:close()
     assert.is_nil(p)
-    assert.is_nil(res)
+    assert.is_nil(err.res)
     assert.equal("transport", err.kind)
     assert.equal(7, err.curl_code) -- CURLE_COULDNT_CONNECT
     assert.is_nil(err.status)
@@ -406,12 +407,12 @@ describe("a body over max_body", function()
 
   it("the default cap is 16 MiB", function()
     local client = helpers.client()
-    local ch, err, res = client:get_channel("fault-big-body")
+    local ch, err = client:get_channel("fault-big-body")
     client:close()
     assert.is_nil(ch)
     assert.equal("decode", err.kind)
     assert.equal("body over max_body (16777216 bytes)", err.title)
-    assert.is_true(#res.body <= 16777216)
+    assert.is_true(#err.res.body <= 16777216)
   end)
 
   -- A fresh Lua process, so that what earlier specs freed cannot hide growth.
@@ -431,7 +432,8 @@ describe("a body over max_body", function()
     collectgarbage(); collectgarbage()
     local heap0, rss0 = collectgarbage("count"), rss()
     local v, err, res = c:get_channel("fault-big-body")
-    local kept = v and #res.body or (res and #res.body) or 0
+    res = v and res or err.res
+    local kept = res and #res.body or 0
     local heap1, rss1 = collectgarbage("count"), rss()
     print(("kind=%s kept=%d heap_kib=%d rss_kib=%d"):format(err and err.kind or "ok", kept,
       math.floor(heap1 - heap0), rss1 - rss0))

@@ -16,8 +16,9 @@ end
 
 -- Asserts a failed TLS verification (r: packed results) and returns the error.
 local function assert_untrusted(r, method)
-  local value, err, res = r[1], r[2], r[3]
+  local value, err = r[1], r[2]
   assert.is_nil(value)
+  local res = err.res
   assert.is_nil(res)
   assert.equal("transport", err.kind)
   assert.equal(CURLE_PEER_FAILED_VERIFICATION, err.curl_code)

@@ -235,6 +235,21 @@ describe("merchantapi in OpenResty", function()
     assert.is_nil(text:find(os.getenv("MERCHANTAPI_API_KEY"), 1, true))
   end)
 
+  it("logs the message of a plain assert(call()) out of a handler, over both drivers", function()
+    for i, driver in ipairs { "", "&libcurl=1" } do
+      local id = "assert-probe-" .. tostring(os.time()) .. i
+      local status = get(OR .. "/probe/assert?id=" .. id .. driver)
+      assert.equal(500, status)
+      local message = "merchantapi: 404 not_found: Not found (no channel " .. id
+        .. ") [GET /api/public/v1/channels/" .. id .. "]"
+      local line = log_line(": " .. message)
+      assert.truthy(line, "no line with the message in the error log (" .. driver .. ")")
+      -- LuaJIT's assert raised the message itself: no position, no "unknown reason"
+      assert.matches("runtime error: " .. message:gsub("%p", "%%%0"), line)
+    end
+    assert.is_nil(error_log():find("unknown reason", 1, true))
+  end)
+
   it("a client made without transport goes over cosockets where they can yield", function()
     local v = get_json("/probe/default-stats?id=" .. CHANNEL_ID)
     assert.equal(3, v.cosocket_requests)

@@ -179,6 +179,16 @@ function M.raise()
   reply { id = ch.id }
 end
 
+--- Reads channel ?id= with the plain `assert(call())` an OpenResty user
+-- writes first (over cosockets, or libcurl with ?libcurl=1): an unknown id
+-- raises the error's message -- a failed call's last result, which
+-- LuaJIT's assert raises -- and nginx answers 500 and logs it.
+function M.assert_call()
+  local c = client { max_retries = 0, transport = ngx.var.arg_libcurl and false or nil }
+  local ch = assert(c:get_channel(ngx.var.arg_id))
+  reply { id = ch.id }
+end
+
 --- The example handler with libcurl forced (transport = "libcurl"): it
 -- blocks the worker during each call -- what cosockets avoid.
 function M.blocking()

@@ -88,8 +88,9 @@ describe("concurrent pages against the sandbox", function()
 
   it("gives the same error from all() and next(), sticky, with the partial items", function()
     local pager = client:addresses("fault-page-4-500", { per_page = 5, concurrency = 8 })
-    local items, err, partial = pager:all()
+    local items, err = pager:all()
     assert.is_nil(items)
+    local partial = err.partial
     assert.equal(500, err.status)
     assert.equal(15, #partial)
     assert.equal(acct25000_id(15), partial[15].id)
@@ -107,9 +108,10 @@ describe("concurrent pages against the sandbox", function()
 
   it("retries a failing page by the GET rules inside the concurrent fetch", function()
     local c = helpers.client({ max_retries = 1 })
-    local items, err, partial = c:addresses("fault-page-3-503", { per_page = 5, concurrency = 4 }):all()
+    local items, err = c:addresses("fault-page-3-503", { per_page = 5, concurrency = 4 }):all()
     c:close()
     assert.is_nil(items)
+    local partial = err.partial
     assert.equal(503, err.status)
     assert.is_true(err.retryable)
     assert.equal(2, err.attempts) -- the first attempt and one retry
@@ -221,12 +223,13 @@ describe("paginate with fetch_pages (no server)", function()
 
   it("ends on a repeated id as without concurrency, after the pages before it", function()
     local s = server(30, { shift = 2 })
-    local items, err, partial = pager.paginate(s.fetch, { per_page = 10, concurrency = 3 },
+    local items, err = pager.paginate(s.fetch, { per_page = 10, concurrency = 3 },
       s.fetch_pages):all()
     local s1 = server(30, { shift = 2 })
-    local items1, err1, partial1 = pager.paginate(s1.fetch, { per_page = 10 }):all()
+    local items1, err1 = pager.paginate(s1.fetch, { per_page = 10 }):all()
     assert.is_nil(items)
     assert.is_nil(items1)
+    local partial, partial1 = err.partial, err1.partial
     assert.equal("decode", err.kind)
     assert.equal(2, err.page)
     assert.equal("page 2: id 9 again, already yielded on page 1", err.title)
@@ -240,9 +243,10 @@ describe("paginate with fetch_pages (no server)", function()
 
   it("ends with page k's error after pages 1..k-1", function()
     local s = server(100, { fail_on = 4 })
-    local items, err, partial = pager.paginate(s.fetch, { per_page = 10, concurrency = 8 },
+    local items, err = pager.paginate(s.fetch, { per_page = 10, concurrency = 8 },
       s.fetch_pages):all()
     assert.is_nil(items)
+    local partial = err.partial
     assert.equal(4, err.page)
     assert.equal(30, #partial)
     assert.equal("30", partial[30].id)

@@ -166,9 +166,9 @@ local CYCLE = {
     expect("pager", "ok", items and #items == 22, err)
   end,
   function()
-    local ch, err, res = client:get_channel("fault-text-plain")
+    local ch, err = client:get_channel("fault-text-plain")
     expect("text/plain", "decode", ch, err)
-    local doc = res and res:document()
+    local doc = err and err.res and err.res:document()
     if not (doc and doc.data) then
       expect("text/plain document", "a document", nil, err)
     end

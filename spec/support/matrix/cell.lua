@@ -89,10 +89,10 @@ function M.run(client, spec)
   end
   -- no pcall: a task of a loop cannot yield inside it on Lua 5.1 (what a
   -- call raises ends the task, whose driver reports it)
-  local v, err, extra = fn(client, spec)
+  local v, err = fn(client, spec)
   local r
   if v == nil then
-    r = failure(err, spec.call == "pages" and extra or nil)
+    r = failure(err, spec.call == "pages" and type(err) == "table" and err.partial or nil)
   elseif spec.call == "list" or spec.call == "pages" then
     r = { ok = true, ids = ids_of(v) }
   else
