@@ -78,6 +78,28 @@ static const mapi_endpoint endpoints[] = {
     {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0, 0, payout_decimals},
 };
 
+const char *mapi_endpoint_match(const char *method, const char *path)
+{
+    const mapi_endpoint *e;
+    size_t i, n = sizeof API_PREFIX - 1;
+
+    if (!method || !path || strncmp(path, API_PREFIX "/", n + 1) != 0)
+        return NULL;
+    path += n + 1;
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+        size_t c = strlen(e->collection), t = strlen(e->tail), id;
+        const char *rest = path + c + 1;
+        if (strcmp(method, e->method) != 0 || strncmp(path, e->collection, c) != 0 ||
+            path[c] != '/')
+            continue;
+        id = strcspn(rest, "/?");
+        if (id > 0 && strncmp(rest + id, e->tail, t) == 0 &&
+            (rest[id + t] == '\0' || rest[id + t] == '?'))
+            return e->name;
+    }
+    return NULL;
+}
+
 const mapi_endpoint *mapi_endpoint_at(size_t i)
 {
     return i < sizeof endpoints / sizeof endpoints[0] ? &endpoints[i] : NULL;
@@ -286,6 +308,7 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
     if (check_endpoint(c, e, id, p, opts, err) < 0)
         return mapi_call_not_sent(e->method, err);
     k->moves_money = e->moves_money;
+    k->endpoint = e->name;
     k->type = e->type;
     k->list = e->lists;
     k->id = e->lists ? NULL : id;
@@ -353,6 +376,7 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     k->body = body;
     k->body_len = body ? body_len : 0;
     k->generic = 1;
+    k->endpoint = mapi_endpoint_match(method, path_and_query);
     if (opts->max_retries >= 0) {
         k->has_max_retries = 1;
         k->max_retries = opts->max_retries;

@@ -31,7 +31,8 @@ struct mapi_client {
     double timeout, connect_timeout;
     double deadline;      /* seconds for a whole call; 0: mapi_default_deadline */
     int settle;           /* 1: an unknown confirm is settled by a read (mapi_config.settle) */
-    int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
+    int debug;            /* mapi_config.debug, or MERCHANTAPI_DEBUG was set when the
+                             client was made */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
     unsigned long calls_built; /* mapi_client_calls_built */
@@ -127,7 +128,7 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     }
     {
         const char *dbg = getenv("MERCHANTAPI_DEBUG");
-        c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+        c->debug = cfg->debug || (dbg && *dbg && strcmp(dbg, "0") != 0);
     }
     c->max_body = cfg->max_body;
     c->timeout = cfg->timeout;

@@ -416,6 +416,10 @@ typedef struct mapi_endpoint {
 
 /* The row named name, or NULL: no such endpoint (name NULL included). */
 const mapi_endpoint *mapi_endpoint_find(const char *name);
+/* The name of the row a generic call (method, path_and_query under the
+   base URL) matches -- same method, the row's path with one id segment,
+   then the end or a query -- or NULL. */
+const char *mapi_endpoint_match(const char *method, const char *path_and_query);
 /* Row i (0-based), or NULL past the last row. */
 const mapi_endpoint *mapi_endpoint_at(size_t i);
 /* The attributes of resource type type[0..type_len) kept as decimal strings
@@ -448,6 +452,8 @@ typedef struct mapi_call {
     const char *id;       /* with type: the primary resource's id must be this one; or NULL */
     double deadline;      /* seconds for the whole call; 0: the client's */
     int settle;           /* the confirm: settle an unknown outcome by reading the payout */
+    const char *endpoint; /* the endpoint row's name (static), or NULL: the record's
+                             merchantapi.endpoint */
 } mapi_call;
 
 /* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
@@ -591,6 +597,18 @@ const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
 
 /* Seconds on a monotonic clock. */
 double mapi_monotonic_seconds(void);
+
+/* ---- the attempt record (attempt.c; mapi_attempt_info) ---- */
+
+/* Unix seconds on the wall clock (start_time). */
+double mapi_wall_seconds(void);
+/* server.address of a URL the client checked (brackets of an IPv6 host
+   removed), with *port its port or the scheme's; NULL when out of memory. */
+char *mapi_attempt_server(const char *url, int *port);
+/* error.type for an attempt that got status (0: none) and failed with kind:
+   NULL for MAPI_ERR_NONE, the status written into buf for a status >= 400,
+   else the kind's name (static). */
+const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size);
 
 /* ---- the HTTP layer: libcurl, and transfers driven by an event loop (http.h) ---- */
 

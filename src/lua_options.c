@@ -173,6 +173,9 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len
     mapi_lua_opt_seconds(L, 12, "deadline", &cfg->deadline);
     lua_getfield(L, 1, "settle");
     opt_settle(L, 13, &cfg->settle);
+    lua_getfield(L, 1, "debug"); /* a boolean (merchantapi.lua checks the type) */
+    cfg->debug = lua_toboolean(L, -1);
+    lua_pop(L, 1);
     if (mapi_lua_has_nul(cfg->base_url, *url_len))
         bad = "base_url contains a NUL byte";
     if (mapi_lua_has_nul(cfg->api_key, key_len))
