@@ -63,7 +63,13 @@ function M.retry()
     on_response = function(info)
       attempts[#attempts + 1] = { attempt = info.attempt, status = info.status or cjson.null,
                                   request_id = info.request_id or cjson.null,
-                                  retry_in = info.retry_in or cjson.null }
+                                  retry_in = info.retry_in or cjson.null,
+                                  -- the record's names (src/attempt.c), as every driver gives them
+                                  outcome = info["merchantapi.outcome"],
+                                  error_type = info["error.type"] or cjson.null,
+                                  resend_count = info["http.request.resend_count"] or cjson.null,
+                                  endpoint = info["merchantapi.endpoint"],
+                                  url = info["url.full"] }
     end,
   }
   local t0 = ngx.now()
