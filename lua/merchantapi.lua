@@ -70,16 +70,21 @@ local CLIENT_OPTIONS = {
   deadline = "number",
   settle = "boolean",
   debug = "boolean",
+  trace = "boolean",
 }
 
 -- Options of one call: a list's, one that may move money (settle), any other.
+-- (traceparent, tracestate: W3C Trace Context, see `new`'s `trace`)
 local LIST_OPTIONS = { order = "string", order_type = "string", page = "integer",
-  per_page = "integer", headers = "table", deadline = "number" }
-local CALL_OPTIONS = { headers = "table", deadline = "number" }
-local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
+  per_page = "integer", headers = "table", deadline = "number", traceparent = "string",
+  tracestate = "string" }
+local CALL_OPTIONS = { headers = "table", deadline = "number", traceparent = "string",
+  tracestate = "string" }
+local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean",
+  traceparent = "string", tracestate = "string" }
 local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1" } -- client:paginate
 local REQUEST_OPTIONS = { query = "table", body = "table or string", headers = "table",
-  deadline = "number" }
+  deadline = "number", traceparent = "string", tracestate = "string" }
 
 local check_options = options.check
 
@@ -183,7 +188,18 @@ end
 --   `debug` (boolean: every attempt is also logged as one line on stderr,
 --   never the key nor a header (`merchantapi.core.format_attempt` makes it
 --   from a record); default: as the environment variable
---   `MERCHANTAPI_DEBUG=1` says).
+--   `MERCHANTAPI_DEBUG=1` says),
+--   `trace` (boolean: each call starts a new W3C trace, a random 16-byte
+--   trace id.  A call's own options `traceparent`
+--   (`"00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"`, lowercase,
+--   neither id all zeros) continue the caller's trace instead, with
+--   `tracestate` (at most 512 printable ASCII bytes; only with a
+--   traceparent) passed through; a malformed one is a `"usage"` error,
+--   nothing sent.  Each attempt is a span of its own: a new random 8-byte
+--   span id, sent as the parent-id field of the `traceparent` header of
+--   that attempt, whatever the driver; the record carries `trace_id`,
+--   `span_id` and `parent_span_id` (the caller's parent id).  The pager's
+--   pages are traced by `trace`).
 --
 --   **Attempt records** (OpenTelemetry's HTTP client semantic conventions):
 --   one per request that leaves, a table with these keys (a key is absent
@@ -427,7 +443,8 @@ function Client:request(method, path, opts)
     return nil, err
   end
   return run(self, "request", { method = method, path = full, body = body,
-    deadline = opts and opts.deadline, headers = opts and opts.headers })
+    deadline = opts and opts.deadline, headers = opts and opts.headers,
+    traceparent = opts and opts.traceparent, tracestate = opts and opts.tracestate })
 end
 
 --- A pager over a list of any JSON:API endpoint that follows the list's

@@ -230,6 +230,8 @@ static int check_opts(const mapi_call_opts *opts, mapi_error *err)
     if (opts->settle != MAPI_SETTLE_DEFAULT && opts->settle != MAPI_SETTLE_ON &&
         opts->settle != MAPI_SETTLE_OFF)
         return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
+    if (mapi_trace_check(opts->traceparent, opts->tracestate, err) < 0)
+        return -1; /* trace.c */
     return mapi_headers_check(opts->headers, opts->nheaders, err);
 }
 
@@ -242,6 +244,8 @@ static void call_init(mapi_call *k, const char *method, const mapi_call_opts *op
         k->headers = opts->headers;
         k->nheaders = opts->nheaders;
         k->deadline = opts->deadline;
+        k->traceparent = opts->traceparent;
+        k->tracestate = opts->tracestate;
     }
 }
 
@@ -367,6 +371,8 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     call.headers = opts->headers;
     call.nheaders = opts->nheaders;
     call.deadline = opts->deadline;
+    call.traceparent = opts->traceparent;
+    call.tracestate = opts->tracestate;
     call_init(k, method, &call);
     if (check_request(method, path_and_query, body, body_len, opts, &call, err) < 0)
         return mapi_call_not_sent(method, err);

@@ -42,6 +42,9 @@ struct mapi_exchange {
     mapi_attempt_info info; /* the record of the attempt begun last */
     char *redacted_url;   /* info.url: the URL with the key (if ever in it) redacted */
     char *server_address; /* info.server_address */
+    uint64_t trace_rng;   /* the call's trace and span ids (trace.c) */
+    char *traceparent;    /* the header's value, in x->headers; NULL: not traced */
+    char trace_id[33], span_id[17], parent_id[17]; /* info's; parent_id "" when none */
     char error_type[8];   /* info.error_type when it is a status code */
     double deadline;      /* seconds for the call, and again for the read settling it */
     double deadline_at;   /* monotonic seconds; 0 until the first attempt (of the read) */
@@ -59,6 +62,55 @@ double mapi_monotonic_seconds(void)
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return 0.0;
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Traces the call (W3C Trace Context): its trace id (the caller's, or a new
+   one), a traceparent header among the call's own (replacing one of that
+   name, as a tracestate one when k gives one), whose parent-id field each
+   attempt fills with its span id (mapi_exchange_begin).  0, or -1 when out
+   of memory. */
+static int trace_headers(mapi_exchange *x, const mapi_call *k)
+{
+    mapi_header_field *h;
+    size_t i, n = 0;
+
+    h = realloc(x->headers, (x->nheaders + 2) * sizeof *h);
+    if (!h)
+        return -1;
+    x->headers = h;
+    for (i = 0; i < x->nheaders; i++) {
+        if (mapi_header_name_equal(h[i].name, "traceparent") ||
+            mapi_header_name_equal(h[i].name, "tracestate")) {
+            free((char *)h[i].name);
+            free((char *)h[i].value);
+        } else {
+            h[n++] = h[i];
+        }
+    }
+    x->nheaders = n;
+    x->traceparent = malloc(MAPI_TRACEPARENT_LEN + 1);
+    h[n].name = mapi_strdup("traceparent");
+    h[n].value = x->traceparent;
+    x->nheaders++;
+    if (!x->traceparent || !h[n].name)
+        return -1;
+    if (k->traceparent) { /* checked: 00-trace-parent-flags */
+        memcpy(x->trace_id, k->traceparent + 3, 32);
+        memcpy(x->parent_id, k->traceparent + 36, 16);
+        x->trace_id[32] = x->parent_id[16] = '\0';
+        memcpy(x->traceparent, k->traceparent, MAPI_TRACEPARENT_LEN + 1);
+    } else {
+        mapi_trace_id(&x->trace_rng, x->trace_id, 16);
+        snprintf(x->traceparent, MAPI_TRACEPARENT_LEN + 1, "00-%s-%016d-01", x->trace_id, 0);
+    }
+    if (k->tracestate) {
+        h[++n].name = mapi_strdup("tracestate");
+        h[n].value = mapi_strdup(k->tracestate);
+        x->nheaders++;
+        if (!h[n].name || !h[n].value)
+            return -1;
+    }
+    return 0;
 }
 
 /* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
@@ -98,8 +150,10 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
         x->redacted_url = redacted_copy(x->url, x->api_key);
         x->server_address = mapi_attempt_server(x->url, &x->info.server_port);
     }
+    x->trace_rng = s->trace_seed;
     if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
-                           &x->nheaders) < 0) {
+                           &x->nheaders) < 0 ||
+        ((k->traceparent || s->trace) && trace_headers(x, k) < 0)) {
         mapi_exchange_free(x);
         return mapi_error_oom(err), NULL;
     }
@@ -257,6 +311,13 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
     x->info.endpoint = mapi_exchange_attempt_call(x)->endpoint;
     x->info.attempt = x->attempts;
     x->info.resend_count = x->attempts - 1;
+    if (x->traceparent) { /* each attempt a span of its own, under the call's trace */
+        mapi_trace_id(&x->trace_rng, x->span_id, 8);
+        memcpy(x->traceparent + 36, x->span_id, 16);
+        x->info.trace_id = x->trace_id;
+        x->info.span_id = x->span_id;
+        x->info.parent_span_id = x->parent_id[0] ? x->parent_id : NULL;
+    }
     x->info.start_time = mapi_wall_seconds();
     x->info.status = 0;
     x->info.elapsed = 0.0;

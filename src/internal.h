@@ -454,6 +454,7 @@ typedef struct mapi_call {
     int settle;           /* the confirm: settle an unknown outcome by reading the payout */
     const char *endpoint; /* the endpoint row's name (static), or NULL: the record's
                              merchantapi.endpoint */
+    const char *traceparent, *tracestate; /* the call's trace context (checked), or NULL */
 } mapi_call;
 
 /* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
@@ -516,6 +517,8 @@ typedef struct mapi_exchange_settings {
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
     const mapi_header_field *headers; /* the client's own headers (mapi_config.headers) */
     size_t nheaders;
+    int trace;              /* 1: a new trace for the call (mapi_config.trace) */
+    uint64_t trace_seed;    /* the seed of the call's trace and span ids */
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;
@@ -609,6 +612,22 @@ char *mapi_attempt_server(const char *url, int *port);
    NULL for MAPI_ERR_NONE, the status written into buf for a status >= 400,
    else the kind's name (static). */
 const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size);
+
+/* ---- W3C Trace Context (trace.c) ---- */
+
+#define MAPI_TRACEPARENT_LEN 55 /* "00-" 32 "-" 16 "-" 2 */
+#define MAPI_TRACESTATE_MAX 512
+/* The rule of a call's traceparent and tracestate (mapi_call_opts); NULL
+   is none.  0, or -1 with USAGE. */
+int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error *err);
+/* 64 bits from /dev/urandom (the clock when it cannot be read): a client's
+   seed, drawn once. */
+uint64_t mapi_trace_seed(void);
+/* The next 64 random bits of the generator whose state is *state. */
+uint64_t mapi_trace_next(uint64_t *state);
+/* A random id of `bytes` bytes, never all zeros, as 2 x bytes lowercase hex
+   digits and a NUL into out. */
+void mapi_trace_id(uint64_t *state, char *out, size_t bytes);
 
 /* ---- the HTTP layer: libcurl, and transfers driven by an event loop (http.h) ---- */
 

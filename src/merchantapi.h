@@ -575,6 +575,10 @@ typedef struct mapi_config {
                                mapi_confirm_payout */
     int debug;              /* 1: one line per attempt to stderr, as MERCHANTAPI_DEBUG=1
                                (mapi_attempt_format); default 0: as the variable says */
+    int trace;              /* 1: each call starts a new trace (W3C Trace Context): a random
+                               16-byte trace id, a traceparent header on every attempt (see
+                               mapi_call_opts.traceparent); default 0: only calls given a
+                               traceparent are traced */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -629,9 +633,21 @@ typedef struct mapi_call_opts {
                            Negative, NaN, infinite or over 1e9: USAGE (the title Lua
                            gives for the same value) */
     mapi_settle settle; /* mapi_confirm_payout_ex only */
+    const char *traceparent; /* NULL, or the caller's W3C traceparent
+                           "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"
+                           (lowercase; neither id all zeros): the call continues that
+                           trace.  Each attempt (retries, the settling read) is a span
+                           of its own: a new random 8-byte span id, sent as the parent
+                           id of a traceparent header with the caller's trace id and
+                           flags; the record (mapi_attempt_info) carries trace_id,
+                           span_id and parent_span_id (the caller's parent id).  A
+                           malformed one is USAGE, nothing sent.  Borrowed */
+    const char *tracestate;  /* NULL, or the W3C tracestate sent as is with every
+                           traceparent (at most 512 printable ASCII bytes; needs a
+                           traceparent, else USAGE).  Borrowed */
 } mapi_call_opts;
 
-#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_DEFAULT}
+#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL}
 
 /*
  * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
@@ -813,9 +829,10 @@ typedef struct mapi_request_opts {
                          for byte: "expected <type> <id>, got <type> <other>" fails as DECODE */
     double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's;
                          limits as mapi_call_opts.deadline */
+    const char *traceparent, *tracestate; /* as mapi_call_opts */
 } mapi_request_opts;
 
-#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0}
+#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0, NULL, NULL}
 
 /*
  * Any endpoint of the service: method path_and_query under base_url, with
