@@ -3,8 +3,9 @@
  * OpenTelemetry's names, src/attempt.c and exchange.c): filled by hand
  * through an exchange (a retry, a failure of the confirm, the read that
  * settles it), the one MERCHANTAPI_DEBUG formatter, the server of a URL,
- * the endpoint of a generic call, and the same record from the blocking
- * driver and a loop against the sandbox.
+ * the endpoint of a generic call, W3C trace context (the check of a
+ * caller's traceparent, a span per attempt in the header), and the same
+ * record from the blocking driver and a loop against the sandbox.
  */
 #include "testutil.h"
 
@@ -205,6 +206,98 @@ static void endpoint_of_a_generic_call(void **state)
     assert_null(mapi_endpoint_match("GET", "/other"));
 }
 
+/* The value of the exchange's request header name, or NULL. */
+static const char *header(const mapi_exchange *x, const char *name)
+{
+    const char *n, *v;
+    size_t i;
+
+    for (i = 0; mapi_exchange_header_at(x, i, &n, &v); i++)
+        if (mapi_header_name_equal(n, name))
+            return v;
+    return NULL;
+}
+
+static void trace_context(void **state)
+{
+    static const char *const bad[] = {
+        "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+        "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+        "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-1",
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-",
+        "00_0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    };
+    const char *tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    mapi_error e = MAPI_ERROR_INIT;
+    mapi_exchange_settings s;
+    mapi_exchange *x;
+    mapi_call k;
+    const mapi_attempt_info *in;
+    char first[64];
+    size_t i;
+    (void)state;
+
+    assert_int_equal(mapi_trace_check(tp, "congo=t61rcWkgMzE", &e), 0);
+    assert_int_equal(mapi_trace_check(NULL, NULL, &e), 0);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(mapi_trace_check(bad[i], NULL, &e), -1);
+        assert_int_equal(e.kind, MAPI_ERR_USAGE);
+        mapi_error_clear(&e);
+    }
+    assert_int_equal(mapi_trace_check(NULL, "a=b", &e), -1); /* no traceparent */
+    mapi_error_clear(&e);
+    assert_int_equal(mapi_trace_check(tp, "a=\nb", &e), -1);
+    mapi_error_clear(&e);
+
+    /* the caller's trace: a span per attempt in the header's parent-id field */
+    memset(&k, 0, sizeof k);
+    k.method = "GET";
+    k.url = "http://h/api/public/v1/channels/c1";
+    k.traceparent = tp;
+    k.tracestate = "congo=t61rcWkgMzE";
+    memset(&s, 0, sizeof s);
+    s.user_agent = "merchantapi/test";
+    s.trace_seed = mapi_trace_seed();
+    x = mapi_exchange_new(&k, &s, &e);
+    assert_non_null(x);
+    in = mapi_exchange_begin(x);
+    assert_string_equal(in->trace_id, "0af7651916cd43dd8448eb211c80319c");
+    assert_string_equal(in->parent_span_id, "b7ad6b7169203331");
+    assert_int_equal(strlen(in->span_id), 16);
+    snprintf(first, sizeof first, "00-0af7651916cd43dd8448eb211c80319c-%s-01", in->span_id);
+    assert_string_equal(header(x, "traceparent"), first);
+    assert_string_equal(header(x, "tracestate"), "congo=t61rcWkgMzE");
+    in = mapi_exchange_begin(x);
+    assert_string_not_equal(header(x, "traceparent"), first); /* a new span */
+    assert_memory_equal(header(x, "traceparent") + 36, in->span_id, 16);
+    mapi_exchange_free(x);
+
+    /* a new trace (mapi_config.trace): random ids, no parent, sampled */
+    k.traceparent = k.tracestate = NULL;
+    s.trace = 1;
+    x = mapi_exchange_new(&k, &s, &e);
+    assert_non_null(x);
+    in = mapi_exchange_begin(x);
+    assert_int_equal(strlen(in->trace_id), 32);
+    assert_null(in->parent_span_id);
+    assert_int_equal(strlen(header(x, "traceparent")), 55);
+    assert_memory_equal(header(x, "traceparent") + 3, in->trace_id, 32);
+    assert_string_equal(header(x, "traceparent") + 53, "01");
+    assert_null(header(x, "tracestate"));
+    mapi_exchange_free(x);
+
+    /* untraced: no header, no ids */
+    s.trace = 0;
+    x = mapi_exchange_new(&k, &s, &e);
+    assert_non_null(x);
+    in = mapi_exchange_begin(x);
+    assert_null(in->trace_id);
+    assert_null(header(x, "traceparent"));
+    mapi_exchange_free(x);
+}
+
 /* ---- against the sandbox: the blocking driver and a loop alike ---- */
 
 typedef struct seen {
@@ -282,6 +375,7 @@ int main(void)
         cmocka_unit_test(rejected_confirm_is_its_status),
         cmocka_unit_test(one_formatter),
         cmocka_unit_test(endpoint_of_a_generic_call),
+        cmocka_unit_test(trace_context),
         cmocka_unit_test(same_record_from_every_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

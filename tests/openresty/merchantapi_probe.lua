@@ -52,11 +52,12 @@ function M.core()
   }
 end
 
---- GET ?id= over cosockets with hooks recording every attempt.
+--- GET ?id= over cosockets with hooks recording every attempt (traced).
 function M.retry()
   local attempts, requests = {}, {}
   local c = client {
     max_retries = 2,
+    trace = true,
     on_request = function(info)
       requests[#requests + 1] = info.attempt
     end,
@@ -69,7 +70,8 @@ function M.retry()
                                   error_type = info["error.type"] or cjson.null,
                                   resend_count = info["http.request.resend_count"] or cjson.null,
                                   endpoint = info["merchantapi.endpoint"],
-                                  url = info["url.full"] }
+                                  url = info["url.full"],
+                                  trace_id = info.trace_id, span_id = info.span_id }
     end,
   }
   local t0 = ngx.now()

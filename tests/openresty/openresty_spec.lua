@@ -112,6 +112,15 @@ describe("merchantapi in OpenResty", function()
       { v.attempts[1].resend_count, v.attempts[2].resend_count, v.attempts[3].resend_count })
     assert.equal("get_channel", v.attempts[3].endpoint)
     assert.matches("/api/public/v1/channels/fault%-flaky%-2%-503$", v.attempts[3].url)
+    -- trace = true: the traceparent of each attempt, as the sandbox got it (the last three)
+    local got = helpers.traceparents("fault-flaky-2-503")
+    assert.is_true(#got >= 3)
+    for i = 1, 3 do
+      assert.equal("00-" .. v.attempts[i].trace_id .. "-" .. v.attempts[i].span_id .. "-01",
+        got[#got - 3 + i])
+    end
+    assert.equal(v.attempts[1].trace_id, v.attempts[3].trace_id)
+    assert.are_not.equal(v.attempts[1].span_id, v.attempts[2].span_id)
   end)
 
   it("gives up after max_retries with the contract's error", function()
