@@ -74,7 +74,6 @@ local CLIENT_OPTIONS = {
 }
 
 -- Options of one call: a list's, one that may move money (settle), any other.
--- (traceparent, tracestate: W3C Trace Context, see `new`'s `trace`)
 local LIST_OPTIONS = { order = "string", order_type = "string", page = "integer",
   per_page = "integer", headers = "table", deadline = "number", traceparent = "string",
   tracestate = "string" }
@@ -168,13 +167,9 @@ end
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
 --   `on_request`, `on_response` (`function(info)`: called for every attempt,
 --   retries and the read that settles a confirm included, whatever drives
---   the call, with `info` the attempt's record (below: on_request the part
---   known before sending, on_response the whole record) and beside it the
---   fields it had before: `method`, `url`, `attempt`, and for on_response
---   `status`, `elapsed` (seconds), `request_id`, `error` (the kind),
---   `retry_in`, `code`, `title`, `max_attempts`.  Errors they raise are
---   caught and reported as `hook_error` on the result.  See
---   `merchantapi.transport`),
+--   the call, with the attempt's record by OpenTelemetry's names; errors
+--   they raise are reported as `hook_error` on the result.  See
+--   `merchantapi.transport`, "Attempt records"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
@@ -185,47 +180,10 @@ end
 --   `Proxy-Authorization`) cannot be set; values hold no CR, LF, NUL or
 --   other control byte (tab allowed) and no space at either end.  Hooks
 --   and `MERCHANTAPI_DEBUG` never show them).
---   `debug` (boolean: every attempt is also logged as one line on stderr,
---   never the key nor a header (`merchantapi.core.format_attempt` makes it
---   from a record); default: as the environment variable
---   `MERCHANTAPI_DEBUG=1` says),
---   `trace` (boolean: each call starts a new W3C trace, a random 16-byte
---   trace id.  A call's own options `traceparent`
---   (`"00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"`, lowercase,
---   neither id all zeros) continue the caller's trace instead, with
---   `tracestate` (at most 512 printable ASCII bytes; only with a
---   traceparent) passed through; a malformed one is a `"usage"` error,
---   nothing sent.  Each attempt is a span of its own: a new random 8-byte
---   span id, sent as the parent-id field of the `traceparent` header of
---   that attempt, whatever the driver; the record carries `trace_id`,
---   `span_id` and `parent_span_id` (the caller's parent id).  The pager's
---   pages are traced by `trace`).
---
---   **Attempt records** (OpenTelemetry's HTTP client semantic conventions):
---   one per request that leaves, a table with these keys (a key is absent
---   when its value is): `["http.request.method"]`, `["server.address"]`,
---   `["server.port"]`, `["url.full"]` (query kept, never the key),
---   `["http.response.status_code"]` (when an answer came), `["error.type"]`
---   (when the attempt failed: the status code as a string, e.g. `"503"`,
---   when an answer with a status >= 400 came, as OpenTelemetry says for an
---   HTTP error status; else the error kind: `"transport"`, `"decode"`, ...),
---   `["http.request.resend_count"]` (attempt - 1, on resends only, as
---   OpenTelemetry says), `["merchantapi.outcome"]`,
---   `["merchantapi.endpoint"]` (the endpoint's name: `"confirm_payout"`,
---   `"get_channel"`, `"list_addresses"`, `"get_payout"`, the read that
---   settles a confirm is `"get_payout"`; `request` gives the name of the
---   endpoint whose method and path it matches, else nil),
---   `["merchantapi.request_id"]`, `["merchantapi.attempt"]` (from 1; the
---   settling read counts from 1 again), `["merchantapi.settled_by"]`
---   (`"read"` on the record of the read that settled a confirm as
---   confirmed), and the plain fields `duration` (seconds), `start_time`
---   (Unix seconds), `trace_id`, `span_id`, `parent_span_id` (hex, when the
---   call is traced).  `merchantapi.outcome` is the attempt's own verdict:
---   `"ok"` (answered 2xx and decoded), `"retry"` (failed, sent again after
---   `retry_in` seconds), `"error"` (failed, the call or the settling read
---   ends with it), or for a request that may move money and ends with this
---   attempt, its outcome `"not_sent"`, `"unknown"` (the settling read
---   follows unless `settle` is false) or `"rejected"`.
+--   `debug` (boolean: one line per attempt on stderr, never the key nor a
+--   header; default: as `MERCHANTAPI_DEBUG=1` says),
+--   `trace` (boolean: a new W3C trace per call; a call's `traceparent` and
+--   `tracestate` continue the caller's: `merchantapi.transport`, "Trace context").
 -- @return the client, or `nil, err` with `err.kind == "usage"` (missing or
 --   invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
 --   header or a name given twice in different cases, ...) or `"memory"`.
