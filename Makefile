@@ -67,7 +67,7 @@ CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvis
 
 CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/doc_parse.c \
               src/doc_index.c src/doc_resolve.c src/doc_access.c src/value.c src/client.c \
-              src/mapping.c src/url.c src/retry.c src/error.c src/error_doc.c src/buf.c src/exchange.c \
+              src/mapping.c src/url.c src/retry.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
               src/framing.c src/limits.c src/json_tree.c
 CORE_CXX   := src/json_parse.cpp
@@ -125,7 +125,7 @@ deps:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/http.h src/json_parse.h src/http_private.h src/doc.h
+$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/attempt.h src/http.h src/json_parse.h src/http_private.h src/doc.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -143,7 +143,7 @@ LUA_STAMP  := $(OBJDIR)/$(LUA).cflags
 $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
-$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/http.h src/json_parse.h src/lua_compat.h \
+$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h \
                       src/lua_binding.h $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@

@@ -74,16 +74,21 @@ local CLIENT_OPTIONS = {
   deadline = "number",
   settle = "boolean",
   metrics = "boolean or string",
+  debug = "boolean",
+  trace = "boolean",
 }
 
 -- Options of one call: a list's, one that may move money (settle), any other.
 local LIST_OPTIONS = { order = "string", order_type = "string", page = "integer",
-  per_page = "integer", headers = "table", deadline = "number" }
-local CALL_OPTIONS = { headers = "table", deadline = "number" }
-local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean" }
+  per_page = "integer", headers = "table", deadline = "number", traceparent = "string",
+  tracestate = "string" }
+local CALL_OPTIONS = { headers = "table", deadline = "number", traceparent = "string",
+  tracestate = "string" }
+local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean",
+  traceparent = "string", tracestate = "string" }
 local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1" } -- client:paginate
 local REQUEST_OPTIONS = { query = "table", body = "table or string", headers = "table",
-  deadline = "number" }
+  deadline = "number", traceparent = "string", tracestate = "string" }
 
 local check_options = options.check
 
@@ -166,10 +171,10 @@ end
 --   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
 --   `on_request`, `on_response` (`function(info)`: called for every attempt,
---   retries included, with `info.method`, `url`, `attempt`, and for
---   on_response `status`, `elapsed` (seconds), `request_id`, `error`,
---   `retry_in`; errors they raise are caught and reported as `hook_error`
---   on the result.  See `merchantapi.transport`),
+--   retries and the read that settles a confirm included, whatever drives
+--   the call, with the attempt's record by OpenTelemetry's names; errors
+--   they raise are reported as `hook_error` on the result.  See
+--   `merchantapi.transport`, "Attempt records"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
@@ -181,9 +186,11 @@ end
 --   other control byte (tab allowed) and no space at either end.  Hooks
 --   and `MERCHANTAPI_DEBUG` never show them).
 --   `metrics` (`true` or an OpenResty `lua_shared_dict`'s name: every
---   attempt counted, read by `client:metrics`; see `merchantapi.metrics`).
---   With the environment variable `MERCHANTAPI_DEBUG=1` every attempt is
---   also logged as one line on stderr (never the key nor a header).
+--   attempt counted, read by `client:metrics`; see `merchantapi.metrics`),
+--   `debug` (boolean: one line per attempt on stderr, never the key nor a
+--   header; default: as `MERCHANTAPI_DEBUG=1` says),
+--   `trace` (boolean: a new W3C trace per call; a call's `traceparent` and
+--   `tracestate` continue the caller's: `merchantapi.transport`, "Trace context").
 -- @return the client, or `nil, err, message` with `err.kind == "usage"`
 --   (missing or invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
 --   header or a name given twice in different cases, ...) or `"memory"`.
@@ -404,7 +411,8 @@ function Client:request(method, path, opts)
     return errors.fail(err)
   end
   return run(self, "request", { method = method, path = full, body = body,
-    deadline = opts and opts.deadline, headers = opts and opts.headers })
+    deadline = opts and opts.deadline, headers = opts and opts.headers,
+    traceparent = opts and opts.traceparent, tracestate = opts and opts.tracestate })
 end
 
 --- A pager over a list of any JSON:API endpoint that follows the list's

@@ -205,6 +205,16 @@ function helpers.count(id)
   return math.floor(cjson.decode(body).count) -- an integer on 5.3+
 end
 
+--- The traceparent header of every request the sandbox received for
+-- resource id `id` since the last reset, in order ("-" for one without).
+function helpers.traceparents(id)
+  local status, body = http("GET", "/__sandbox/traceparents?id=" .. id:gsub("[^%w%-._~]", function(c)
+    return format("%%%02X", c:byte())
+  end))
+  assert(status == 200, "traceparents failed: " .. tostring(status) .. " " .. tostring(body))
+  return cjson.decode(body).traceparents
+end
+
 --- The headers of the last request the sandbox received for resource id
 -- `id` (lower-case names; a repeated header's values as an array; never
 -- `authorization`), or nil when none came since the last reset.

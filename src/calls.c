@@ -78,6 +78,28 @@ static const mapi_endpoint endpoints[] = {
     {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0, 0, payout_decimals},
 };
 
+const char *mapi_endpoint_match(const char *method, const char *path)
+{
+    const mapi_endpoint *e;
+    size_t i, n = sizeof API_PREFIX - 1;
+
+    if (!method || !path || strncmp(path, API_PREFIX "/", n + 1) != 0)
+        return NULL;
+    path += n + 1;
+    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+        size_t c = strlen(e->collection), t = strlen(e->tail), id;
+        const char *rest = path + c + 1;
+        if (strcmp(method, e->method) != 0 || strncmp(path, e->collection, c) != 0 ||
+            path[c] != '/')
+            continue;
+        id = strcspn(rest, "/?");
+        if (id > 0 && strncmp(rest + id, e->tail, t) == 0 &&
+            (rest[id + t] == '\0' || rest[id + t] == '?'))
+            return e->name;
+    }
+    return NULL;
+}
+
 const mapi_endpoint *mapi_endpoint_at(size_t i)
 {
     return i < sizeof endpoints / sizeof endpoints[0] ? &endpoints[i] : NULL;
@@ -208,6 +230,8 @@ static int check_opts(const mapi_call_opts *opts, mapi_error *err)
     if (opts->settle != MAPI_SETTLE_DEFAULT && opts->settle != MAPI_SETTLE_ON &&
         opts->settle != MAPI_SETTLE_OFF)
         return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
+    if (mapi_trace_check(opts->traceparent, opts->tracestate, err) < 0)
+        return -1; /* trace.c */
     return mapi_headers_check(opts->headers, opts->nheaders, err);
 }
 
@@ -220,6 +244,8 @@ static void call_init(mapi_call *k, const char *method, const mapi_call_opts *op
         k->headers = opts->headers;
         k->nheaders = opts->nheaders;
         k->deadline = opts->deadline;
+        k->traceparent = opts->traceparent;
+        k->tracestate = opts->tracestate;
     }
 }
 
@@ -286,6 +312,7 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
     if (check_endpoint(c, e, id, p, opts, err) < 0)
         return mapi_call_not_sent(e->method, err);
     k->moves_money = e->moves_money;
+    k->endpoint = e->name;
     k->type = e->type;
     k->list = e->lists;
     k->id = e->lists ? NULL : id;
@@ -344,6 +371,8 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     call.headers = opts->headers;
     call.nheaders = opts->nheaders;
     call.deadline = opts->deadline;
+    call.traceparent = opts->traceparent;
+    call.tracestate = opts->tracestate;
     call_init(k, method, &call);
     if (check_request(method, path_and_query, body, body_len, opts, &call, err) < 0)
         return mapi_call_not_sent(method, err);
@@ -353,6 +382,7 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     k->body = body;
     k->body_len = body ? body_len : 0;
     k->generic = 1;
+    k->endpoint = mapi_endpoint_match(method, path_and_query);
     if (opts->max_retries >= 0) {
         k->has_max_retries = 1;
         k->max_retries = opts->max_retries;

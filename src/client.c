@@ -31,7 +31,10 @@ struct mapi_client {
     double timeout, connect_timeout;
     double deadline;      /* seconds for a whole call; 0: mapi_default_deadline */
     int settle;           /* 1: an unknown confirm is settled by a read (mapi_config.settle) */
-    int debug;            /* MERCHANTAPI_DEBUG was set when the client was made */
+    int debug;            /* mapi_config.debug, or MERCHANTAPI_DEBUG was set when the
+                             client was made */
+    int trace;            /* mapi_config.trace */
+    uint64_t trace_rng;   /* the seed of every traced call's ids; 0 until the first */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
     unsigned long calls_built; /* mapi_client_calls_built */
@@ -127,9 +130,10 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     }
     {
         const char *dbg = getenv("MERCHANTAPI_DEBUG");
-        c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+        c->debug = cfg->debug || (dbg && *dbg && strcmp(dbg, "0") != 0);
     }
     c->max_body = cfg->max_body;
+    c->trace = cfg->trace != 0;
     c->timeout = cfg->timeout;
     c->connect_timeout = cfg->connect_timeout;
     c->deadline = cfg->deadline;
@@ -189,6 +193,12 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     s.connect_timeout = c->connect_timeout;
     s.deadline = k->deadline > 0 ? k->deadline : c->deadline;
     s.debug = c->debug;
+    s.trace = c->trace;
+    if (c->trace || k->traceparent) {
+        if (!c->trace_rng)
+            c->trace_rng = mapi_trace_seed(); /* the system's randomness, once */
+        s.trace_seed = mapi_trace_next(&c->trace_rng);
+    }
     s.headers = c->headers;
     s.nheaders = c->nheaders;
     return mapi_exchange_new(k, &s, err);

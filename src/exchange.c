@@ -9,8 +9,8 @@
  * whose wait outlasts it), the settling of a confirm whose outcome is
  * unknown (the read of its payout, then the verdict), the error the call
  * fails with (outcome, attempts, method, url, message, the api key
- * redacted), the per-attempt facts for observers, and the MERCHANTAPI_DEBUG
- * line.  Whoever moves the bytes -- libcurl in client.c and pages.c, or a
+ * redacted), the record of each attempt for observers (attempt.c), and the
+ * MERCHANTAPI_DEBUG line made from it.  Whoever moves the bytes -- libcurl in client.c and pages.c, or a
  * Lua transport through the binding -- only begins an attempt, sends what
  * mapi_exchange_attempt_call says, and hands the answer back, so every transport
  * behaves the same.
@@ -39,8 +39,13 @@ struct mapi_exchange {
     mapi_random_fn random;
     void *random_ctx;
     uint64_t rng;         /* state of the default random hook */
-    mapi_attempt_info info;
+    mapi_attempt_info info; /* the record of the attempt begun last */
     char *redacted_url;   /* info.url: the URL with the key (if ever in it) redacted */
+    char *server_address; /* info.server_address */
+    uint64_t trace_rng;   /* the call's trace and span ids (trace.c) */
+    char *traceparent;    /* the header's value, in x->headers; NULL: not traced */
+    char trace_id[33], span_id[17], parent_id[17]; /* info's; parent_id "" when none */
+    char error_type[8];   /* info.error_type when it is a status code */
     double deadline;      /* seconds for the call, and again for the read settling it */
     double deadline_at;   /* monotonic seconds; 0 until the first attempt (of the read) */
     double attempt_timeout; /* the timeout of the attempt begun last */
@@ -57,6 +62,55 @@ double mapi_monotonic_seconds(void)
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return 0.0;
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Traces the call (W3C Trace Context): its trace id (the caller's, or a new
+   one), a traceparent header among the call's own (replacing one of that
+   name, as a tracestate one when k gives one), whose parent-id field each
+   attempt fills with its span id (mapi_exchange_begin).  0, or -1 when out
+   of memory. */
+static int trace_headers(mapi_exchange *x, const mapi_call *k)
+{
+    mapi_header_field *h;
+    size_t i, n = 0;
+
+    h = realloc(x->headers, (x->nheaders + 2) * sizeof *h);
+    if (!h)
+        return -1;
+    x->headers = h;
+    for (i = 0; i < x->nheaders; i++) {
+        if (mapi_header_name_equal(h[i].name, "traceparent") ||
+            mapi_header_name_equal(h[i].name, "tracestate")) {
+            free((char *)h[i].name);
+            free((char *)h[i].value);
+        } else {
+            h[n++] = h[i];
+        }
+    }
+    x->nheaders = n;
+    x->traceparent = malloc(MAPI_TRACEPARENT_LEN + 1);
+    h[n].name = mapi_strdup("traceparent");
+    h[n].value = x->traceparent;
+    x->nheaders++;
+    if (!x->traceparent || !h[n].name)
+        return -1;
+    if (k->traceparent) { /* checked: 00-trace-parent-flags */
+        memcpy(x->trace_id, k->traceparent + 3, 32);
+        memcpy(x->parent_id, k->traceparent + 36, 16);
+        x->trace_id[32] = x->parent_id[16] = '\0';
+        memcpy(x->traceparent, k->traceparent, MAPI_TRACEPARENT_LEN + 1);
+    } else {
+        mapi_trace_id(&x->trace_rng, x->trace_id, 16);
+        snprintf(x->traceparent, MAPI_TRACEPARENT_LEN + 1, "00-%s-%016d-01", x->trace_id, 0);
+    }
+    if (k->tracestate) {
+        h[++n].name = mapi_strdup("tracestate");
+        h[n].value = mapi_strdup(k->tracestate);
+        x->nheaders++;
+        if (!h[n].name || !h[n].value)
+            return -1;
+    }
+    return 0;
 }
 
 /* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
@@ -92,10 +146,14 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
         x->api_key = mapi_strdup(s->api_key);
         x->authorization = mapi_bearer(s->api_key);
     }
-    if (x->url)
+    if (x->url) {
         x->redacted_url = redacted_copy(x->url, x->api_key);
+        x->server_address = mapi_attempt_server(x->url, &x->info.server_port);
+    }
+    x->trace_rng = s->trace_seed;
     if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
-                           &x->nheaders) < 0) {
+                           &x->nheaders) < 0 ||
+        ((k->traceparent || s->trace) && trace_headers(x, k) < 0)) {
         mapi_exchange_free(x);
         return mapi_error_oom(err), NULL;
     }
@@ -103,7 +161,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
         (k->body && !x->body) ||
         !x->user_agent ||
         (s->api_key && *s->api_key && (!x->api_key || !x->authorization)) ||
-        !x->redacted_url) {
+        !x->redacted_url || !x->server_address) {
         mapi_exchange_free(x);
         return mapi_error_oom(err), NULL;
     }
@@ -130,10 +188,13 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->read.url = x->url;
     x->read.type = x->type; /* the same resource (a payout) */
     x->read.id = x->id;
+    x->read.endpoint = "get_payout"; /* calls.c's row of that read */
     x->rng = mapi_rng_seed((uintptr_t)x);
     mapi_exchange_set_random(x, NULL, NULL);
     x->info.method = x->method;
     x->info.url = x->redacted_url;
+    x->info.server_address = x->server_address;
+    x->info.max_attempts = x->max_retries + 1;
     x->info.retry_in = -1.0;
     return x;
 }
@@ -153,6 +214,7 @@ void mapi_exchange_free(mapi_exchange *x)
     free(x->user_agent);
     mapi_headers_free(x->headers, x->nheaders);
     free(x->redacted_url);
+    free(x->server_address);
     free(x);
 }
 
@@ -246,11 +308,24 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
         x->capped = 1;
     }
     x->info.method = mapi_exchange_attempt_call(x)->method;
+    x->info.endpoint = mapi_exchange_attempt_call(x)->endpoint;
     x->info.attempt = x->attempts;
+    x->info.resend_count = x->attempts - 1;
+    if (x->traceparent) { /* each attempt a span of its own, under the call's trace */
+        mapi_trace_id(&x->trace_rng, x->span_id, 8);
+        memcpy(x->traceparent + 36, x->span_id, 16);
+        x->info.trace_id = x->trace_id;
+        x->info.span_id = x->span_id;
+        x->info.parent_span_id = x->parent_id[0] ? x->parent_id : NULL;
+    }
+    x->info.start_time = mapi_wall_seconds();
     x->info.status = 0;
     x->info.elapsed = 0.0;
     x->info.request_id = NULL;
     x->info.error = MAPI_ERR_NONE;
+    x->info.error_type = NULL;
+    x->info.code = x->info.title = NULL;
+    x->info.outcome = x->info.settled_by = NULL;
     x->info.retry_in = -1.0;
     return &x->info;
 }
@@ -308,6 +383,25 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
             mapi_response_header(e->response, "retry-after"), time(NULL));
 }
 
+/* The record's facts of an attempt that failed with *e (borrowed from it):
+   the kind, error.type, the request id, code and title, and the outcome --
+   the error's own for a request that may move money, else "error" (the
+   retry decision says "retry" after). */
+static void record_failure(mapi_exchange *x, const mapi_error *e)
+{
+    mapi_attempt_info *in = &x->info;
+
+    in->error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
+    in->error_type = mapi_attempt_error_type(in->status, in->error, x->error_type,
+                                             sizeof x->error_type);
+    in->request_id = e->request_id;
+    in->code = e->code;
+    in->title = e->title;
+    in->outcome = mapi_exchange_attempt_call(x)->moves_money && e->outcome != MAPI_OUTCOME_NONE
+                      ? mapi_outcome_name(e->outcome)
+                      : "error";
+}
+
 /* Finishes *e as the error of the request under way (the call, or the
    read settling it). */
 static void finish_error(mapi_exchange *x, mapi_error *e)
@@ -331,8 +425,7 @@ static void finish_error(mapi_exchange *x, mapi_error *e)
         else
             mapi_error_redact(e, x->api_key); /* whatever the server echoed */
     }
-    x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
-    x->info.request_id = e->request_id;
+    record_failure(x, e);
 }
 
 /* ---- settling a confirm whose outcome is unknown (merchantapi.h) ---- */
@@ -365,7 +458,7 @@ static void read_failed(mapi_exchange *x, mapi_error *e)
         *read = *e; /* the strings x->info borrows move with it */
     } else {
         mapi_error_clear(e); /* out of memory: the confirm's error alone */
-        x->info.request_id = NULL;
+        x->info.request_id = x->info.code = x->info.title = NULL;
     }
     *e = x->unknown;
     x->unknown = (mapi_error)MAPI_ERROR_INIT;
@@ -417,38 +510,17 @@ void mapi_exchange_expire(mapi_exchange *x, mapi_error *e)
     mapi_exchange_fail(x, e);
 }
 
-/* MERCHANTAPI_DEBUG: one line per attempt, never the key nor a header. */
-static void debug_line(const mapi_exchange *x, const mapi_error *e)
+/* MERCHANTAPI_DEBUG: the record's line (mapi_attempt_format), never the
+   key nor a header. */
+static void debug_line(const mapi_exchange *x)
 {
-    const mapi_attempt_info *in = &x->info;
-    mapi_buf b;
-    char *line;
+    int n = mapi_attempt_format(&x->info, NULL, 0);
+    char *line = n >= 0 ? malloc((size_t)n + 1) : NULL;
 
-    mapi_buf_init(&b);
-    mapi_buf_printf(&b, "merchantapi: %s %s attempt %d/%d: ", in->method, in->url, in->attempt,
-                    x->max_retries + 1);
-    if (in->status)
-        mapi_buf_printf(&b, "%d", in->status);
-    else
-        mapi_buf_puts(&b, "no response");
-    if (in->error != MAPI_ERR_NONE) {
-        mapi_buf_printf(&b, " (%s", mapi_error_kind_name(in->error));
-        if (e && e->code)
-            mapi_buf_printf(&b, " %s", e->code);
-        else if (e && e->title && in->error != MAPI_ERR_API && in->error != MAPI_ERR_HTTP)
-            mapi_buf_printf(&b, ": %s", e->title);
-        mapi_buf_puts(&b, ")");
-    }
-    mapi_buf_printf(&b, " in %.3f s", in->elapsed);
-    if (in->request_id)
-        mapi_buf_printf(&b, ", request id %s", in->request_id);
-    if (in->retry_in >= 0)
-        mapi_buf_printf(&b, ", retry in %.3f s", in->retry_in);
-    line = mapi_buf_take(&b);
     if (!line)
         return;
+    mapi_attempt_format(&x->info, line, (size_t)n + 1);
     mapi_redact(&line, x->api_key); /* the server's text (an error title) could hold it */
-    mapi_blank_controls(line, strlen(line));
     fprintf(stderr, "%s\n", line);
     free(line);
 }
@@ -492,15 +564,19 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     }
     x->info.elapsed = elapsed;
     if (rc == 0) {
+        mapi_step step;
         x->info.error = MAPI_ERR_NONE;
         x->info.request_id = mapi_response_request_id(mapi_doc_response(*out));
+        x->info.outcome = "ok"; /* the attempt's own: a draft's read too */
+        step = x->settling ? read_done(x, out, e) : MAPI_STEP_DONE; /* (no status: "error") */
+        if (x->settling && step == MAPI_STEP_DONE)
+            x->info.settled_by = mapi_doc_settled_by(*out);
         if (x->debug)
-            debug_line(x, NULL);
-        return x->settling ? read_done(x, out, e) : MAPI_STEP_DONE;
+            debug_line(x);
+        return step;
     }
     mapi_error_redact(e, x->api_key); /* a transport's text, a request id, an attached response */
-    x->info.error = e->kind == MAPI_ERR_NONE ? MAPI_ERR_MEMORY : e->kind;
-    x->info.request_id = e->request_id;
+    record_failure(x, e);
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
         /* a resend libcurl was stopped from making (a stream refused, above
            a GOAWAY's last stream, or a kept-alive connection found dead) is
@@ -513,8 +589,9 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
         if (mapi_exchange_fits(x, w)) {
             *wait = w;
             x->info.retry_in = w;
+            x->info.outcome = "retry";
             if (x->debug)
-                debug_line(x, e);
+                debug_line(x);
             return MAPI_STEP_RETRY;
         }
         e->deadline_exceeded = 1; /* ends now, with this attempt's error */
@@ -523,7 +600,7 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     }
     finish_error(x, e);
     if (x->debug)
-        debug_line(x, e);
+        debug_line(x);
     if (settle_wanted(x, e)) {
         start_read(x, e);
         *wait = 0;

@@ -416,6 +416,10 @@ typedef struct mapi_endpoint {
 
 /* The row named name, or NULL: no such endpoint (name NULL included). */
 const mapi_endpoint *mapi_endpoint_find(const char *name);
+/* The name of the row a generic call (method, path_and_query under the
+   base URL) matches -- same method, the row's path with one id segment,
+   then the end or a query -- or NULL. */
+const char *mapi_endpoint_match(const char *method, const char *path_and_query);
 /* Row i (0-based), or NULL past the last row. */
 const mapi_endpoint *mapi_endpoint_at(size_t i);
 /* The attributes of resource type type[0..type_len) kept as decimal strings
@@ -448,6 +452,9 @@ typedef struct mapi_call {
     const char *id;       /* with type: the primary resource's id must be this one; or NULL */
     double deadline;      /* seconds for the whole call; 0: the client's */
     int settle;           /* the confirm: settle an unknown outcome by reading the payout */
+    const char *endpoint; /* the endpoint row's name (static), or NULL: the record's
+                             merchantapi.endpoint */
+    const char *traceparent, *tracestate; /* the call's trace context (checked), or NULL */
 } mapi_call;
 
 /* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
@@ -510,6 +517,8 @@ typedef struct mapi_exchange_settings {
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
     const mapi_header_field *headers; /* the client's own headers (mapi_config.headers) */
     size_t nheaders;
+    int trace;              /* 1: a new trace for the call (mapi_config.trace) */
+    uint64_t trace_seed;    /* the seed of the call's trace and span ids */
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;
@@ -591,6 +600,10 @@ const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
 
 /* Seconds on a monotonic clock. */
 double mapi_monotonic_seconds(void);
+
+/* ---- the attempt record and W3C trace context (attempt.h) ---- */
+
+#include "attempt.h"
 
 /* ---- the HTTP layer: libcurl, and transfers driven by an event loop (http.h) ---- */
 

@@ -463,8 +463,9 @@ static int l_list_addresses_pages(lua_State *L)
  */
 static int request_call(lua_State *L, int prepare)
 {
-    static const char *const fields[] = {"method", "path", "body", "type", "id",
-                                         "max_retries", "deadline", "headers", NULL};
+    static const char *const fields[] = {"method", "path", "body", "type", "id", "max_retries",
+                                         "deadline", "headers", "traceparent", "tracestate",
+                                         NULL};
     client_box *cb = check_client(L);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
     const char *s[5]; /* method, path, body, type, id at 3 .. 7 */
@@ -486,6 +487,8 @@ static int request_call(lua_State *L, int prepare)
     if (mapi_lua_opt_integer(L, 8, "max_retries", &n))
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
     mapi_lua_opt_seconds(L, 9, "deadline", &opts.deadline); /* the core's builder refuses */
+    opts.traceparent = mapi_lua_opt_string(L, 11, "traceparent", NULL);
+    opts.tracestate = mapi_lua_opt_string(L, 12, "tracestate", NULL);
     if (unusable(cb))
         return push_usage(L, unusable(cb), s[0]);
     for (i = 0; i < 5; i++)

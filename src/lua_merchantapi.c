@@ -147,15 +147,55 @@ static int l_not_sent(lua_State *L)
     return 1;
 }
 
-/* core.set_debug(on) -- the MERCHANTAPI_DEBUG line of every attempt (the
-   exchange's one formatter, exchange.c) on (true) or off for the clients
-   made after it, by setting the process's environment: for a program's
-   start (the command-line tool's --verbose), not while other threads run. */
-static int l_set_debug(lua_State *L)
+/* t[name] of the table at 1 as a string, integer or number (absent: NULL, 0, dflt). */
+static const char *field_string(lua_State *L, const char *name)
 {
-    if (lua_toboolean(L, 1) ? setenv("MERCHANTAPI_DEBUG", "1", 1) : unsetenv("MERCHANTAPI_DEBUG"))
-        return luaL_error(L, "merchantapi: cannot set MERCHANTAPI_DEBUG");
-    return 0;
+    lua_getfield(L, 1, name); /* left on the stack: the string stays alive */
+    return lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+}
+
+static double field_number(lua_State *L, const char *name, double dflt)
+{
+    double v;
+
+    lua_getfield(L, 1, name);
+    v = lua_type(L, -1) == LUA_TNUMBER ? (double)lua_tonumber(L, -1) : dflt;
+    lua_pop(L, 1);
+    return v;
+}
+
+/* core.format_attempt(info) -> line: the MERCHANTAPI_DEBUG line
+   (mapi_attempt_format) of the info an on_response hook got. */
+static int l_format_attempt(lua_State *L)
+{
+    mapi_attempt_info in;
+    const char *kind;
+    char *line;
+    int n, k;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    memset(&in, 0, sizeof in);
+    in.method = field_string(L, "http.request.method");
+    in.url = field_string(L, "url.full");
+    in.request_id = field_string(L, "merchantapi.request_id");
+    in.code = field_string(L, "code");
+    in.title = field_string(L, "title");
+    kind = field_string(L, "error");
+    in.attempt = (int)field_number(L, "merchantapi.attempt", 0);
+    in.max_attempts = (int)field_number(L, "max_attempts", 0);
+    in.status = (int)field_number(L, "http.response.status_code", 0);
+    in.elapsed = field_number(L, "duration", 0);
+    in.retry_in = field_number(L, "retry_in", -1);
+    for (k = MAPI_ERR_API; kind && k <= MAPI_ERR_MEMORY; k++)
+        if (strcmp(kind, mapi_error_kind_name((mapi_error_kind)k)) == 0)
+            in.error = (mapi_error_kind)k;
+    n = mapi_attempt_format(&in, NULL, 0);
+    if (n < 0)
+        return luaL_error(L, "merchantapi: out of memory");
+    line = (char *)mapic_newuserdata(L, (size_t)n + 1); /* collected, whatever raises */
+    mapi_attempt_format(&in, line, (size_t)n + 1);
+    lua_pushlstring(L, line, (size_t)n);
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -184,7 +224,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
                                          {"not_sent", l_not_sent},
-                                         {"set_debug", l_set_debug},
+                                         {"format_attempt", l_format_attempt},
                                          {"loop_new", mapi_lua_loop_new},
                                          {"framing", mapi_lua_framing},
                                          {"backoff", mapi_lua_backoff},

@@ -173,11 +173,29 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len
     mapi_lua_opt_seconds(L, 12, "deadline", &cfg->deadline);
     lua_getfield(L, 1, "settle");
     opt_settle(L, 13, &cfg->settle);
+    lua_getfield(L, 1, "debug"); /* booleans (merchantapi.lua checks the type) */
+    cfg->debug = lua_toboolean(L, -1);
+    lua_getfield(L, 1, "trace");
+    cfg->trace = lua_toboolean(L, -1);
+    lua_pop(L, 2);
     if (mapi_lua_has_nul(cfg->base_url, *url_len))
         bad = "base_url contains a NUL byte";
     if (mapi_lua_has_nul(cfg->api_key, key_len))
         bad = "api_key contains a NUL byte"; /* never the key itself */
     return bad;
+}
+
+/* The string option name of the table at opts, or NULL; "\n" (which the
+   core's check refuses) when it holds a NUL byte. */
+static const char *trace_option(lua_State *L, int opts, const char *name)
+{
+    size_t len = 0;
+    const char *s;
+
+    lua_getfield(L, opts, name);
+    s = mapi_lua_opt_string(L, lua_gettop(L), name, &len);
+    lua_pop(L, 1);
+    return mapi_lua_has_nul(s, len) ? "\n" : s;
 }
 
 const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o,
@@ -190,6 +208,9 @@ const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o
     lua_getfield(L, opts, "deadline");
     mapi_lua_opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
+    /* strings of the options table (anchored by it); the core checks them */
+    o->traceparent = trace_option(L, opts, "traceparent");
+    o->tracestate = trace_option(L, opts, "tracestate");
     if (with_settle) {
         lua_getfield(L, opts, "settle");
         opt_settle(L, lua_gettop(L), &o->settle);

@@ -50,37 +50,70 @@ typedef exchange_box xbox;
 /* Attempt facts                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Pushes the table hooks get: method, url, attempt; for a response also
-   status (when one came), elapsed, request_id, error (the kind), retry_in. */
-static void push_info(lua_State *L, const mapi_attempt_info *in, int response)
+/* Sets t[name] = s (at -1) when s is not NULL. */
+static void set_string(lua_State *L, const char *name, const char *s)
 {
-    lua_createtable(L, 0, 8);
-    lua_pushstring(L, in->method);
-    lua_setfield(L, -2, "method");
-    lua_pushstring(L, in->url);
-    lua_setfield(L, -2, "url");
-    mapic_pushint64(L, in->attempt);
-    lua_setfield(L, -2, "attempt");
+    if (!s)
+        return;
+    lua_pushstring(L, s);
+    lua_setfield(L, -2, name);
+}
+
+static void set_number(lua_State *L, const char *name, double v)
+{
+    lua_pushnumber(L, (lua_Number)v);
+    lua_setfield(L, -2, name);
+}
+
+static void set_integer(lua_State *L, const char *name, int v)
+{
+    mapic_pushint64(L, v);
+    lua_setfield(L, -2, name);
+}
+
+/* Pushes the table hooks get: the attempt's record under OpenTelemetry's
+   names (merchantapi.lua, "Attempt records"), and beside it the fields it
+   had before (method, url, attempt; for a response status, elapsed,
+   request_id, error, retry_in) and those of the line (max_attempts, code,
+   title).  The one conversion of a mapi_attempt_info, whatever the driver. */
+void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int response)
+{
+    lua_createtable(L, 0, 28);
+    set_string(L, "method", in->method);
+    set_string(L, "http.request.method", in->method);
+    set_string(L, "url", in->url);
+    set_string(L, "url.full", in->url);
+    set_string(L, "server.address", in->server_address);
+    set_integer(L, "server.port", in->server_port);
+    set_integer(L, "attempt", in->attempt);
+    set_integer(L, "merchantapi.attempt", in->attempt);
+    set_integer(L, "max_attempts", in->max_attempts);
+    if (in->resend_count > 0)
+        set_integer(L, "http.request.resend_count", in->resend_count);
+    set_string(L, "merchantapi.endpoint", in->endpoint);
+    set_number(L, "start_time", in->start_time);
+    set_string(L, "trace_id", in->trace_id);
+    set_string(L, "span_id", in->span_id);
+    set_string(L, "parent_span_id", in->parent_span_id);
     if (!response)
         return;
     if (in->status > 0) {
-        mapic_pushint64(L, in->status);
-        lua_setfield(L, -2, "status");
+        set_integer(L, "status", in->status);
+        set_integer(L, "http.response.status_code", in->status);
     }
-    lua_pushnumber(L, (lua_Number)in->elapsed);
-    lua_setfield(L, -2, "elapsed");
-    if (in->request_id) {
-        lua_pushstring(L, in->request_id);
-        lua_setfield(L, -2, "request_id");
-    }
-    if (in->error != MAPI_ERR_NONE) {
-        lua_pushstring(L, mapi_error_kind_name(in->error));
-        lua_setfield(L, -2, "error");
-    }
-    if (in->retry_in >= 0) {
-        lua_pushnumber(L, (lua_Number)in->retry_in);
-        lua_setfield(L, -2, "retry_in");
-    }
+    set_number(L, "elapsed", in->elapsed);
+    set_number(L, "duration", in->elapsed);
+    set_string(L, "request_id", in->request_id);
+    set_string(L, "merchantapi.request_id", in->request_id);
+    if (in->error != MAPI_ERR_NONE)
+        set_string(L, "error", mapi_error_kind_name(in->error));
+    set_string(L, "error.type", in->error_type);
+    set_string(L, "code", in->code);
+    set_string(L, "title", in->title);
+    set_string(L, "merchantapi.outcome", in->outcome);
+    set_string(L, "merchantapi.settled_by", in->settled_by);
+    if (in->retry_in >= 0)
+        set_number(L, "retry_in", in->retry_in);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -107,7 +140,7 @@ static int hook_trampoline(lua_State *L)
     lua_getfield(L, state, response ? "on_response" : "on_request");
     if (lua_isnil(L, -1))
         return 0;
-    push_info(L, hc->info, response);
+    mapi_lua_push_record(L, hc->info, response);
     if (lua_pcall(L, 1, 0, 0) != 0) {
         lua_getfield(L, state, "hook_raised");
         if (!lua_toboolean(L, -1)) {
@@ -252,7 +285,7 @@ static int l_request(lua_State *L)
     lua_setfield(L, -2, "attempt");
     if (skip_info)
         return 1;
-    push_info(L, info, 0);
+    mapi_lua_push_record(L, info, 0);
     return 2;
 }
 
@@ -272,7 +305,7 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info
     if (skip_info)
         lua_pushboolean(L, 0);
     else
-        push_info(L, mapi_exchange_info(xb->x), 1);
+        mapi_lua_push_record(L, mapi_exchange_info(xb->x), 1);
     if (!again)
         return 2;
     lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));

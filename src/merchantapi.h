@@ -573,6 +573,12 @@ typedef struct mapi_config {
     mapi_settle settle;     /* MAPI_SETTLE_OFF: a confirm whose outcome is unknown is not
                                settled by reading the payout (default: it is).  See
                                mapi_confirm_payout */
+    int debug;              /* 1: one line per attempt to stderr, as MERCHANTAPI_DEBUG=1
+                               (mapi_attempt_format); default 0: as the variable says */
+    int trace;              /* 1: each call starts a new trace (W3C Trace Context): a random
+                               16-byte trace id, a traceparent header on every attempt (see
+                               mapi_call_opts.traceparent); default 0: only calls given a
+                               traceparent are traced */
 } mapi_config;
 
 /* Fills *cfg with the defaults above (base_url and api_key NULL). */
@@ -627,9 +633,21 @@ typedef struct mapi_call_opts {
                            Negative, NaN, infinite or over 1e9: USAGE (the title Lua
                            gives for the same value) */
     mapi_settle settle; /* mapi_confirm_payout_ex only */
+    const char *traceparent; /* NULL, or the caller's W3C traceparent
+                           "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"
+                           (lowercase; neither id all zeros): the call continues that
+                           trace.  Each attempt (retries, the settling read) is a span
+                           of its own: a new random 8-byte span id, sent as the parent
+                           id of a traceparent header with the caller's trace id and
+                           flags; the record (mapi_attempt_info) carries trace_id,
+                           span_id and parent_span_id (the caller's parent id).  A
+                           malformed one is USAGE, nothing sent.  Borrowed */
+    const char *tracestate;  /* NULL, or the W3C tracestate sent as is with every
+                           traceparent (at most 512 printable ASCII bytes; needs a
+                           traceparent, else USAGE).  Borrowed */
 } mapi_call_opts;
 
-#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_DEFAULT}
+#define MAPI_CALL_OPTS_INIT {NULL, 0, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL}
 
 /*
  * Confirms a payout draft: PUT {base_url}/api/public/v1/payouts/:id
@@ -811,9 +829,10 @@ typedef struct mapi_request_opts {
                          for byte: "expected <type> <id>, got <type> <other>" fails as DECODE */
     double deadline;  /* seconds for this whole call (see "Deadline"); 0: the client's;
                          limits as mapi_call_opts.deadline */
+    const char *traceparent, *tracestate; /* as mapi_call_opts */
 } mapi_request_opts;
 
-#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0}
+#define MAPI_REQUEST_OPTS_INIT {-1, NULL, NULL, 0, NULL, 0.0, NULL, NULL}
 
 /*
  * Any endpoint of the service: method path_and_query under base_url, with
@@ -873,24 +892,84 @@ typedef enum mapi_attempt_event {
     MAPI_ATTEMPT_RESPONSE     /* attempt n is over: answered, or failed without an answer */
 } mapi_attempt_event;
 
-/* The facts of one attempt.  Every pointer is borrowed for the duration of
-   the observer call only. */
+/*
+ * The record of one attempt (every request that leaves: retries, and the
+ * read that settles a confirm, included), by OpenTelemetry's HTTP client
+ * semantic conventions.  The fields that were here before keep their names;
+ * the comment of each gives the convention's name it stands for (Lua's
+ * record uses those names as keys: merchantapi.lua, "Attempt records").
+ * REQUEST fills what is known before sending; RESPONSE the whole record.
+ * Every pointer is borrowed for the duration of the observer call only;
+ * none ever holds the api key (it reads "[REDACTED]", should it occur).
+ *
+ * merchantapi.outcome, the attempt's own verdict:
+ *   "ok"        answered 2xx and decoded: the call's result (or the
+ *               settling read's payout)
+ *   "retry"     failed; the call sends this request again after retry_in s
+ *   "error"     failed; the call (or the settling read) ends with it
+ *   "not_sent", "unknown", "rejected"
+ *               failed; a request that may move money (the confirm, a
+ *               generic non-GET/HEAD) ends with it, and this is the error's
+ *               outcome ("unknown" of a confirm: the settling read follows
+ *               unless settle is off)
+ * error.type: NULL when the attempt succeeded; the status code as a string
+ * ("503") when an answer with a status >= 400 came (OTel's rule for an HTTP
+ * error status); else the error kind's name ("transport", "timeout",
+ * "decode", "memory"; a 2xx whose body is refused is "decode").
+ * http.request.resend_count: attempt - 1, given on resends only (OTel sets
+ * it only when the request was resent); the settling read counts its own.
+ */
 typedef struct mapi_attempt_info {
-    const char *method;     /* "GET", "PUT", ... */
-    const char *url;        /* the URL called; never credentials (the api key, should it
-                               ever occur in the URL, reads "[REDACTED]") */
-    int attempt;            /* 1 for the first request, 2 for the first retry, ... */
-    int status;             /* RESPONSE: HTTP status; 0 when no response came (and always
-                               in REQUEST) */
-    double elapsed;         /* RESPONSE: seconds from sending to the end of the answer or
-                               the failure; 0 in REQUEST */
-    const char *request_id; /* RESPONSE: the response's X-Request-Id (the api key
-                               redacted, as in every value handed out), or NULL */
+    const char *method;     /* http.request.method: "GET", "PUT", ... */
+    const char *url;        /* url.full: the URL called, query kept */
+    int attempt;            /* merchantapi.attempt: 1 for the first request, 2 for the
+                               first retry, ... (the settling read counts from 1 again) */
+    int status;             /* http.response.status_code: RESPONSE, when an answer came;
+                               0 when none came (and always in REQUEST) */
+    double elapsed;         /* duration: RESPONSE: seconds from sending to the end of the
+                               answer or the failure; 0 in REQUEST */
+    const char *request_id; /* merchantapi.request_id: RESPONSE: the response's
+                               X-Request-Id, or NULL */
     mapi_error_kind error;  /* RESPONSE: what this attempt's failure is (MAPI_ERR_NONE when
                                the call succeeded with it) */
     double retry_in;        /* RESPONSE: seconds until the next attempt, or -1 when this
                                was the last one */
+    /* -- added after 0.1.0: the rest of the record -- */
+    const char *server_address; /* server.address: the URL's host (no brackets) */
+    int server_port;        /* server.port: the URL's port, or 443 / 80 by its scheme */
+    const char *error_type; /* error.type (above): RESPONSE, NULL on success */
+    int resend_count;       /* http.request.resend_count: attempt - 1 */
+    const char *outcome;    /* merchantapi.outcome (above): RESPONSE; NULL in REQUEST */
+    const char *endpoint;   /* merchantapi.endpoint: the endpoint's name ("confirm_payout",
+                               "get_channel", "list_addresses", "get_payout"; the settling
+                               read is "get_payout"; mapi_request: the row whose method and
+                               path it matches), or NULL */
+    const char *settled_by; /* merchantapi.settled_by: "read" on the record of the read
+                               that settled a confirm as confirmed (mapi_doc_settled_by),
+                               else NULL */
+    double start_time;      /* start_time: Unix seconds (wall clock) the attempt began */
+    const char *trace_id;   /* trace_id, span_id, parent_span_id: lowercase hex when the */
+    const char *span_id;    /* call is traced, else NULL */
+    const char *parent_span_id;
+    int max_attempts;       /* attempts the request may take: max_retries + 1 */
+    const char *code;       /* RESPONSE: the error's code (an error document's), or NULL */
+    const char *title;      /* RESPONSE: the error's title, or NULL */
 } mapi_attempt_info;
+
+/*
+ * The MERCHANTAPI_DEBUG line of a RESPONSE record (what a client with
+ * mapi_config.debug, or made while the variable is set, writes to stderr;
+ * without the newline):
+ *   merchantapi: GET <url> attempt 1/3: 503 (api service_unavailable) in 0.004 s,
+ *   request id <id>, retry in 0.210 s
+ * (one line): method, url, attempt/max_attempts, the status or "no
+ * response", the error kind with the code (or, for an error that is not
+ * "api" nor "http", ": " and its title), elapsed, request_id and retry_in
+ * when given.  Control bytes read as spaces.  Writes at most size bytes
+ * (NUL included; buf may be NULL when size is 0) and returns the line's
+ * length, as snprintf does; -1 when info is NULL or out of memory.
+ */
+MAPI_API int mapi_attempt_format(const mapi_attempt_info *info, char *buf, size_t size);
 
 /* An observer: called by the thread making the call, twice per attempt
    (REQUEST before sending, RESPONSE after).  It must not call the client it
@@ -900,12 +979,12 @@ typedef void (*mapi_observer_fn)(void *ctx, mapi_attempt_event event,
 
 /*
  * Sets the client's observer (fn NULL removes it); every call of the client
- * reports each of its attempts to it, retries included.  Independently of
- * it, a client made while the environment variable MERCHANTAPI_DEBUG is set
- * (and not "0") writes one line per attempt to stderr:
- *   merchantapi: GET <url> attempt 1/3: 503 (api service_unavailable) in 0.004 s,
- *   request id <id>, retry in 0.210 s
- * (one line), never with the api key nor any request header.
+ * reports each of its attempts to it, retries included, whatever drives the
+ * call (blocking, a loop, the pages).  Independently of it, a client made
+ * with mapi_config.debug, or while the environment variable
+ * MERCHANTAPI_DEBUG is set (and not "0"), writes one line per attempt to
+ * stderr (mapi_attempt_format), never with the api key nor any request
+ * header.
  */
 MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn, void *ctx);
 

@@ -154,7 +154,7 @@ static void empty_errors_next_to_data_is_success(void **state)
 /* The sandbox's fault-data-and-errors: a 201/200 with data and one error. */
 static void data_and_errors_under_2xx_is_decode(void **state)
 {
-    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     mapi_client *c;
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;

@@ -13,7 +13,7 @@
 
 /* The confirm alone, without the read that settles an unknown outcome
    (tests/test_settle.c): what is counted here is the confirm's requests. */
-static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
 
 static int setup_reset(void **state)
 {

@@ -248,7 +248,7 @@ static void test_sent_on_every_call(void **state)
 static void test_refused_nothing_sent(void **state)
 {
     mapi_header_field one[1];
-    mapi_call_opts opts = {one, 1, 0.0, MAPI_SETTLE_DEFAULT};
+    mapi_call_opts opts = {one, 1, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL};
     mapi_request_opts ropts = MAPI_REQUEST_OPTS_INIT;
     mapi_page_params p = {NULL, NULL, 0, 5};
     mapi_doc *doc = NULL, *docs[2];
@@ -294,7 +294,7 @@ static void test_refused_nothing_sent(void **state)
     /* a name given twice in one call */
     {
         mapi_header_field twice[] = {{"X-A", "1"}, {"x-a", "2"}};
-        mapi_call_opts o2 = {twice, 2, 0.0, MAPI_SETTLE_DEFAULT};
+        mapi_call_opts o2 = {twice, 2, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL};
         assert_int_equal(mapi_get_channel_ex(c, CHANNEL_ID, &o2, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
     }
@@ -313,7 +313,7 @@ static void test_exchange_headers(void **state)
 {
     static const mapi_header_field client_h[] = {{"X-Trace", "client-1"}, {"X-Client", "c1"}};
     static const mapi_header_field call_h[] = {{"X-TRACE", "call-7"}};
-    mapi_call_opts opts = {call_h, 1, 0.0, MAPI_SETTLE_DEFAULT};
+    mapi_call_opts opts = {call_h, 1, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL};
     mapi_exchange *x = NULL;
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
@@ -355,7 +355,7 @@ static void test_exchange_headers(void **state)
     x = NULL;
     {
         mapi_header_field host[] = {{"Host", "evil.example"}};
-        mapi_call_opts o2 = {host, 1, 0.0, MAPI_SETTLE_DEFAULT};
+        mapi_call_opts o2 = {host, 1, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL};
         mapi_call k;
         unsigned long built = mapi_client_calls_built(c);
         if (mapi_call_endpoint(c, mapi_endpoint_find("confirm_payout"), "p1", NULL, &o2, &k, &err) == 0) {

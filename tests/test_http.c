@@ -296,7 +296,7 @@ static void content_types_and_error_documents(void **state)
         /* a 4xx without a document: http, rejected */
         {"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nno!", 0},
     };
-    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     server s;
     mapi_client *c;
     mapi_doc *doc = NULL;
@@ -418,7 +418,7 @@ static void header_cap(void **state)
    answer could not be taken whole.  Repeated equal lengths are fine. */
 static void refused_response_heads(void **state)
 {
-    static const mapi_call_opts heads_no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    static const mapi_call_opts heads_no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     static char longline[1024 * 1024 + 256];
     static const char conflict[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\n"
                                    "Content-Length: 63\r\nX-Request-Id: rid-cl\r\n"
@@ -578,7 +578,7 @@ static void body_cap_while_receiving(void **state)
    the first as chunked and hand the second's coded bytes as the body.) */
 static void refused_framing(void **state)
 {
-    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     static const char both[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\n"
                                "Content-Length: 63\r\nX-Request-Id: rid-te\r\n"
                                "Transfer-Encoding: chunked\r\n\r\n3f\r\n" CHANNEL_DOC

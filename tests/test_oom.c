@@ -84,7 +84,7 @@ typedef int (*call_fn)(mapi_client *c, mapi_doc **out, mapi_error *err);
 /* A header of the call's own, with the client's (run_once): merged and
    sent by libcurl and by the multi handle. */
 static const mapi_header_field call_header[] = {{"Idempotency-Key", "oom-1"}};
-static const mapi_call_opts call_opts = {call_header, 1, 0.0, MAPI_SETTLE_DEFAULT};
+static const mapi_call_opts call_opts = {call_header, 1, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL};
 
 static int call_confirm(mapi_client *c, mapi_doc **out, mapi_error *err)
 {

@@ -297,8 +297,8 @@ static void record(void *ctx, mapi_attempt_event ev, const mapi_attempt_info *in
     s->n++;
 }
 
-static const mapi_call_opts settle_on = {NULL, 0, 0.0, MAPI_SETTLE_ON};
-static const mapi_call_opts settle_off = {NULL, 0, 0.0, MAPI_SETTLE_OFF};
+static const mapi_call_opts settle_on = {NULL, 0, 0.0, MAPI_SETTLE_ON, NULL, NULL};
+static const mapi_call_opts settle_off = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
 
 static void settled_when_the_confirm_was_applied(void **state)
 {

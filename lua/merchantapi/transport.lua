@@ -54,11 +54,14 @@
 -- not caught: it ends the call.
 --
 -- Hooks `on_request(info)` and `on_response(info)` are called for every
--- attempt, over any transport (libcurl included).  `info` holds `method`,
--- `url` (never the api key), `attempt` (1, 2, ...), and for on_response
+-- attempt, over any transport (libcurl included).  `info` is the attempt's
+-- record (below; on_request: what is known before sending), and beside it
+-- the fields it had before: `method`, `url`, `attempt`, and for on_response
 -- `status` (absent when no answer came), `elapsed` (seconds), `request_id`,
--- `error` (the kind, when the attempt failed) and `retry_in` (seconds until
--- the next attempt, absent after the last one).  An error raised by a hook
+-- `error` (the kind, when the attempt failed), `retry_in` (seconds until
+-- the next attempt, absent after the last one), `code`, `title` and
+-- `max_attempts` (what `merchantapi.core.format_attempt(info)` needs to
+-- make the `MERCHANTAPI_DEBUG` line of the record).  An error raised by a hook
 -- is caught and never changes the call's result: the first one is reported
 -- as `hook_error` on the response object (success) or on the error
 -- (failure) -- the value raised, or for `error(nil)` / `error(false)` the
@@ -67,6 +70,46 @@
 -- hooks run inside the C call: they cannot yield,
 -- and must not call the client (such a call fails as `"usage"`; `close()`
 -- waits until the call is over).
+--
+-- **Attempt records** (OpenTelemetry's HTTP client semantic conventions):
+-- one per request that leaves (retries and the read that settles a confirm
+-- included), the same whatever drives the call; a table with these keys (a
+-- key is absent when its value is): `["http.request.method"]`,
+-- `["server.address"]`, `["server.port"]`, `["url.full"]` (query kept,
+-- never the key), `["http.response.status_code"]` (when an answer came),
+-- `["error.type"]` (when the attempt failed: the status code as a string,
+-- e.g. `"503"`, when an answer with a status >= 400 came, as OpenTelemetry
+-- says for an HTTP error status; else the error kind: `"transport"`,
+-- `"decode"`, ...), `["http.request.resend_count"]` (attempt - 1, on
+-- resends only, as OpenTelemetry says), `["merchantapi.outcome"]`,
+-- `["merchantapi.endpoint"]` (the endpoint's name: `"confirm_payout"`,
+-- `"get_channel"`, `"list_addresses"`, `"get_payout"`; the read that
+-- settles a confirm is `"get_payout"`; `request` gives the name of the
+-- endpoint whose method and path it matches, else nil),
+-- `["merchantapi.request_id"]`, `["merchantapi.attempt"]` (from 1; the
+-- settling read counts from 1 again), `["merchantapi.settled_by"]`
+-- (`"read"` on the record of the read that settled a confirm as
+-- confirmed), and the plain fields `duration` (seconds), `start_time`
+-- (Unix seconds), `trace_id`, `span_id`, `parent_span_id` (lowercase hex,
+-- when the call is traced).  `merchantapi.outcome` is the attempt's own
+-- verdict: `"ok"` (answered 2xx and decoded), `"retry"` (failed, sent again
+-- after `retry_in` seconds), `"error"` (failed, the call or the settling
+-- read ends with it), or for a request that may move money and ends with
+-- this attempt, its outcome `"not_sent"`, `"unknown"` (the settling read
+-- follows unless `settle` is false) or `"rejected"`.  `merchantapi.new`'s
+-- `debug` writes the `MERCHANTAPI_DEBUG` line of each record.
+--
+-- **Trace context** (W3C): `merchantapi.new{ trace = true }` starts a new
+-- trace per call (a random 16-byte trace id, flags `01`); a call's own
+-- options `traceparent` (`"00-<32 hex trace id>-<16 hex parent id>-<2 hex
+-- flags>"`, lowercase, neither id all zeros) continue the caller's trace,
+-- with `tracestate` (at most 512 printable ASCII bytes; only with a
+-- traceparent) passed through; a malformed one is a `"usage"` error,
+-- nothing sent.  Each attempt is a span of its own: a new random 8-byte
+-- span id, sent as the parent-id field of the `traceparent` header of that
+-- attempt whatever the driver, and its record's `span_id`
+-- (`parent_span_id`: the caller's parent id).  A pager's pages are traced
+-- by `trace`.
 --
 -- @module merchantapi.transport
 local loop = require "merchantapi.loop"

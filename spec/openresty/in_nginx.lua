@@ -103,6 +103,24 @@ describe("merchantapi in OpenResty", function()
     assert.equal(cjson.null, v.attempts[3].retry_in)
     assert.equal("string", type(v.attempts[1].request_id))
     assert.is_true(v.elapsed >= v.attempts[1].retry_in + v.attempts[2].retry_in - 0.01)
+    -- the attempt records over cosockets: the names and values of every driver
+    assert.same({ "retry", "retry", "ok" },
+      { v.attempts[1].outcome, v.attempts[2].outcome, v.attempts[3].outcome })
+    assert.same({ "503", "503", cjson.null },
+      { v.attempts[1].error_type, v.attempts[2].error_type, v.attempts[3].error_type })
+    assert.same({ cjson.null, 1, 2 },
+      { v.attempts[1].resend_count, v.attempts[2].resend_count, v.attempts[3].resend_count })
+    assert.equal("get_channel", v.attempts[3].endpoint)
+    assert.matches("/api/public/v1/channels/fault%-flaky%-2%-503$", v.attempts[3].url)
+    -- trace = true: the traceparent of each attempt, as the sandbox got it (the last three)
+    local got = helpers.traceparents("fault-flaky-2-503")
+    assert.is_true(#got >= 3)
+    for i = 1, 3 do
+      assert.equal("00-" .. v.attempts[i].trace_id .. "-" .. v.attempts[i].span_id .. "-01",
+        got[#got - 3 + i])
+    end
+    assert.equal(v.attempts[1].trace_id, v.attempts[3].trace_id)
+    assert.are_not.equal(v.attempts[1].span_id, v.attempts[2].span_id)
   end)
 
   it("gives up after max_retries with the contract's error", function()

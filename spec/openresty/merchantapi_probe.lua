@@ -52,18 +52,26 @@ function M.core()
   }
 end
 
---- GET ?id= over cosockets with hooks recording every attempt.
+--- GET ?id= over cosockets with hooks recording every attempt (traced).
 function M.retry()
   local attempts, requests = {}, {}
   local c = client {
     max_retries = 2,
+    trace = true,
     on_request = function(info)
       requests[#requests + 1] = info.attempt
     end,
     on_response = function(info)
       attempts[#attempts + 1] = { attempt = info.attempt, status = info.status or cjson.null,
                                   request_id = info.request_id or cjson.null,
-                                  retry_in = info.retry_in or cjson.null }
+                                  retry_in = info.retry_in or cjson.null,
+                                  -- the record's names (src/attempt.c), as every driver gives them
+                                  outcome = info["merchantapi.outcome"],
+                                  error_type = info["error.type"] or cjson.null,
+                                  resend_count = info["http.request.resend_count"] or cjson.null,
+                                  endpoint = info["merchantapi.endpoint"],
+                                  url = info["url.full"],
+                                  trace_id = info.trace_id, span_id = info.span_id }
     end,
   }
   local t0 = ngx.now()

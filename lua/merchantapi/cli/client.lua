@@ -1,5 +1,5 @@
 --- Internal: the command-line tool's client, from its options and the environment.
--- `--verbose` turns on the module's own attempt line (MERCHANTAPI_DEBUG,
+-- `--verbose` turns on the module's own attempt line (the client option `debug`,
 -- one formatter in the core) rather than writing one of its own.
 -- @module merchantapi.cli.client
 local merchantapi = require "merchantapi"
@@ -103,11 +103,9 @@ function client.new(o, what)
     term.note(string.format("base URL %s; api key %s", base_url,
       key_from and ("from " .. key_from) or "none (no Authorization header)"))
   end
-  local was = os.getenv("MERCHANTAPI_DEBUG")
-  if o.verbose then core.set_debug(true) end -- read by the client as it is made
   local c, err = merchantapi.new({ base_url = base_url, api_key = key, headers = headers,
-    timeout = o.timeout, max_retries = o.max_retries, deadline = o.deadline })
-  if o.verbose and not was then core.set_debug(false) end
+    timeout = o.timeout, max_retries = o.max_retries, deadline = o.deadline,
+    debug = o.verbose or nil })
   return c or status.fail(err, what)
 end
 

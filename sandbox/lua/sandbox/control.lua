@@ -43,6 +43,17 @@ ROUTES["headers"] = { GET = function()
   return respond.control(200, '{"headers":' .. (state.headers(id) or "null") .. "}")
 end }
 
+-- {"traceparents":[...]}: the traceparent header of each request for ?id=
+-- since the last reset, in order ("-" for one without): W3C Trace Context.
+ROUTES["traceparents"] = { GET = function()
+  local id = ngx.req.get_uri_args().id
+  if type(id) ~= "string" then
+    return bad_request("give the resource id as ?id=")
+  end
+  local list = state.traceparents(id)
+  return respond.control(200, '{"traceparents":' .. (#list == 0 and "[]" or cjson.encode(list)) .. "}")
+end }
+
 -- An integer number in [low, high], or nil.
 local function integer_in(value, low, high)
   if type(value) == "number" and value >= low and value <= high and value == floor(value) then

@@ -6,6 +6,8 @@
 --   l:<id>  latency in ms for requests about <id>; "latency": for all requests
 --   x:<id>  ms from confirm to txid for payout <id>; "txid_after": for all payouts
 --   h:<id>  the headers of the last request counted for <id>, as JSON
+--   t:<id>  the traceparent header of every request counted for <id> ("-"
+--           for one without), one per line, in the order they came
 --   echo_key  true while API answers echo the Authorization value
 local cjson = require "cjson.safe"
 
@@ -29,6 +31,20 @@ function _M.set_headers(id, headers)
     end
   end
   dict:set("h:" .. id, cjson.encode(copy) or "{}")
+  local tp = headers.traceparent
+  tp = type(tp) == "string" and tp or (tp and table.concat(tp, ",")) or "-"
+  local seen = dict:get("t:" .. id)
+  dict:set("t:" .. id, seen and (seen .. "\n" .. tp) or tp)
+end
+
+--- The traceparent of every request counted for resource `id` since the
+-- last reset, in order ("-" for a request without one).
+function _M.traceparents(id)
+  local out, seen = {}, dict:get("t:" .. id)
+  for tp in (seen or ""):gmatch("[^\n]+") do
+    out[#out + 1] = tp
+  end
+  return out
 end
 
 --- The headers of the last request counted for resource `id`, as a JSON

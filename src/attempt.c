@@ -1,0 +1,101 @@
+/*
+ * attempt.c -- the record of one attempt (mapi_attempt_info, by
+ * OpenTelemetry's HTTP client conventions): the facts the exchange cannot
+ * take from elsewhere (the URL's server, the error type, the wall clock),
+ * and the one formatter of the MERCHANTAPI_DEBUG line made from a record.
+ * The exchange (exchange.c) fills the record for every driver; the Lua
+ * binding converts it once (lua_transport.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+double mapi_wall_seconds(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *mapi_attempt_server(const char *url, int *port)
+{
+    const char *p = strstr(url, "://"), *host, *end;
+    int https = strncmp(url, "https", 5) == 0 || strncmp(url, "HTTPS", 5) == 0;
+    size_t len;
+
+    *port = https ? 443 : 80;
+    p = p ? p + 3 : url;
+    host = p;
+    if (*p == '[') { /* an IPv6 address: the address without its brackets */
+        end = strchr(p, ']');
+        if (!end)
+            return mapi_strdup("");
+        host = p + 1;
+        len = (size_t)(end - host);
+        p = end + 1;
+    } else {
+        len = strcspn(p, ":/?#");
+        p += len;
+    }
+    if (*p == ':' && p[1] >= '0' && p[1] <= '9')
+        *port = atoi(p + 1); /* checked when the client was made: 1 .. 65535 */
+    return mapi_strndup(host, len);
+}
+
+const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size)
+{
+    if (kind == MAPI_ERR_NONE)
+        return NULL;
+    if (status >= 400 && status <= 999) {
+        snprintf(buf, size, "%d", status);
+        return buf;
+    }
+    return mapi_error_kind_name(kind);
+}
+
+int mapi_attempt_format(const mapi_attempt_info *in, char *buf, size_t size)
+{
+    mapi_buf b;
+    char *line;
+    size_t n;
+
+    if (!in)
+        return -1;
+    mapi_buf_init(&b);
+    mapi_buf_printf(&b, "merchantapi: %s %s attempt %d/%d: ", in->method ? in->method : "",
+                    in->url ? in->url : "", in->attempt, in->max_attempts);
+    if (in->status)
+        mapi_buf_printf(&b, "%d", in->status);
+    else
+        mapi_buf_puts(&b, "no response");
+    if (in->error != MAPI_ERR_NONE) {
+        mapi_buf_printf(&b, " (%s", mapi_error_kind_name(in->error));
+        if (in->code)
+            mapi_buf_printf(&b, " %s", in->code);
+        else if (in->title && in->error != MAPI_ERR_API && in->error != MAPI_ERR_HTTP)
+            mapi_buf_printf(&b, ": %s", in->title);
+        mapi_buf_puts(&b, ")");
+    }
+    mapi_buf_printf(&b, " in %.3f s", in->elapsed);
+    if (in->request_id)
+        mapi_buf_printf(&b, ", request id %s", in->request_id);
+    if (in->retry_in >= 0)
+        mapi_buf_printf(&b, ", retry in %.3f s", in->retry_in);
+    line = mapi_buf_take(&b);
+    if (!line)
+        return -1;
+    n = strlen(line);
+    mapi_blank_controls(line, n);
+    if (size > 0) {
+        size_t copy = n < size - 1 ? n : size - 1;
+        memcpy(buf, line, copy);
+        buf[copy] = '\0';
+    }
+    free(line);
+    return n > (size_t)0x7fffffff ? -1 : (int)n;
+}

@@ -1,0 +1,42 @@
+/*
+ * attempt.h -- internal: the facts of an attempt's record the exchange
+ * cannot take from elsewhere (attempt.c) and W3C Trace Context (trace.c).
+ * Included by internal.h.
+ */
+#ifndef MAPI_ATTEMPT_H
+#define MAPI_ATTEMPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "merchantapi.h"
+
+/* ---- the attempt record (attempt.c; mapi_attempt_info) ---- */
+
+/* Unix seconds on the wall clock (start_time). */
+double mapi_wall_seconds(void);
+/* server.address of a URL the client checked (brackets of an IPv6 host
+   removed), with *port its port or the scheme's; NULL when out of memory. */
+char *mapi_attempt_server(const char *url, int *port);
+/* error.type for an attempt that got status (0: none) and failed with kind:
+   NULL for MAPI_ERR_NONE, the status written into buf for a status >= 400,
+   else the kind's name (static). */
+const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size);
+
+/* ---- W3C Trace Context (trace.c) ---- */
+
+#define MAPI_TRACEPARENT_LEN 55 /* "00-" 32 "-" 16 "-" 2 */
+#define MAPI_TRACESTATE_MAX 512
+/* The rule of a call's traceparent and tracestate (mapi_call_opts); NULL
+   is none.  0, or -1 with USAGE. */
+int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error *err);
+/* 64 bits from /dev/urandom (the clock when it cannot be read): a client's
+   seed, drawn once. */
+uint64_t mapi_trace_seed(void);
+/* The next 64 random bits of the generator whose state is *state. */
+uint64_t mapi_trace_next(uint64_t *state);
+/* A random id of `bytes` bytes, never all zeros, as 2 x bytes lowercase hex
+   digits and a NUL into out. */
+void mapi_trace_id(uint64_t *state, char *out, size_t bytes);
+
+#endif /* MAPI_ATTEMPT_H */
