@@ -35,10 +35,7 @@ local loop = require "merchantapi.loop"
 local document = require "merchantapi.document"
 local metrics = require "merchantapi.metrics"
 
-local type = type
-local error = error
-local pairs = pairs
-local ipairs = ipairs
+local type, error, pairs, ipairs = type, error, pairs, ipairs
 local jit = rawget(_G, "jit")
 -- runs a call the way the client's calls go (merchantapi.transport)
 local run = transport.call
@@ -58,37 +55,28 @@ end
 local LUA_TOKEN = (type(jit) == "table" and jit.version) or _VERSION
 
 local CLIENT_OPTIONS = {
-  base_url = "string",
-  api_key = "string",
-  timeout = "number",
-  connect_timeout = "number",
-  max_retries = "integer",
-  max_body = "integer",
-  cafile = "string",
-  capath = "string",
-  proxy = "string",
-  transport = 'function or "libcurl"',
-  on_request = "function",
-  on_response = "function",
-  headers = "table",
-  deadline = "number",
-  settle = "boolean",
-  metrics = "boolean or string",
-  debug = "boolean",
-  trace = "boolean",
+  base_url = "string", api_key = "string", timeout = "number", connect_timeout = "number",
+  max_retries = "integer", max_body = "integer", cafile = "string", capath = "string",
+  proxy = "string", transport = 'function or "libcurl"', on_request = "function",
+  on_response = "function", headers = "table", deadline = "number", settle = "boolean",
+  metrics = "boolean or string", debug = "boolean", trace = "boolean",
 }
 
--- Options of one call: a list's, one that may move money (settle), any other.
-local LIST_OPTIONS = { order = "string", order_type = "string", page = "integer",
-  per_page = "integer", headers = "table", deadline = "number", traceparent = "string",
-  tracestate = "string" }
-local CALL_OPTIONS = { headers = "table", deadline = "number", traceparent = "string",
-  tracestate = "string" }
-local CONFIRM_OPTIONS = { headers = "table", deadline = "number", settle = "boolean",
-  traceparent = "string", tracestate = "string" }
+-- Options of one call: those of every call, plus a list's, those of one that
+-- may move money (settle), the generic call's; client:paginate's own.
+local function call_options(extra)
+  local t = { headers = "table", deadline = "number", traceparent = "string", tracestate = "string" }
+  for k, v in pairs(extra) do
+    t[k] = v
+  end
+  return t
+end
+local CALL_OPTIONS = call_options {}
+local LIST_OPTIONS = call_options { order = "string", order_type = "string", page = "integer",
+  per_page = "integer" }
+local CONFIRM_OPTIONS = call_options { settle = "boolean" }
+local REQUEST_OPTIONS = call_options { query = "table", body = "table or string" }
 local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1" } -- client:paginate
-local REQUEST_OPTIONS = { query = "table", body = "table or string", headers = "table",
-  deadline = "number", traceparent = "string", tracestate = "string" }
 
 local check_options = options.check
 

@@ -366,35 +366,6 @@ function Recorder:prometheus()
   return #out > 0 and concat(out, "\n") .. "\n" or ""
 end
 
---- Today's `on_response` info as an attempt record (until records land).
---
--- The info's method, url, attempt, status, elapsed, request_id and error
--- under the record's names; the server's address and port read from the
--- URL.  Without the endpoint, outcome and settled_by, only the histogram
--- and the retries are counted.
--- @local
--- @tparam table info what `on_response` receives today.
--- @treturn table the record.
-local function from_info(info)
-  local url = info.url or ""
-  local scheme, authority = url:match("^(%a[%w+.-]*)://([^/?#]*)")
-  authority = (authority or ""):gsub("^.*@", "")
-  local host, port = authority:match("^%[(.-)%]:?(%d*)$")
-  if not host then
-    host, port = authority:match("^([^:]*):?(%d*)$")
-  end
-  return {
-    ["http.request.method"] = info.method, ["server.address"] = host,
-    ["server.port"] = tonumber(port) or (scheme == "https" and 443 or 80),
-    ["url.full"] = info.url, ["http.response.status_code"] = info.status,
-    ["error.type"] = info.error, ["merchantapi.request_id"] = info.request_id,
-    ["merchantapi.attempt"] = info.attempt,
-    ["http.request.resend_count"] = info.attempt and info.attempt - 1,
-    duration = info.elapsed,
-  }
-end
-M.from_info = from_info -- until records land (the specs check it)
-
 --- A recorder for a client made with `metrics = where`, and the
 -- `on_response` hook that feeds it every attempt record, then calls the
 -- user's own `on_response` (if any) with the same record.
@@ -408,8 +379,7 @@ function M.hook(where, on_response)
     return nil, err
   end
   return recorder, function(info)
-    -- until records land: info without the record's names is adapted
-    recorder:record(info["http.request.method"] and info or from_info(info))
+    recorder:record(info) -- the attempt record (merchantapi.transport, "Attempt records")
     if on_response then
       return on_response(info)
     end

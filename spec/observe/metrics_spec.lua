@@ -280,19 +280,6 @@ merchantapi_client_pages_total{http_request_method="GET",merchantapi_endpoint="l
       assert.matches("no lua_shared_dict named 'no_such_dict'", err.message, 1, true)
     end)
   end)
-
-  it("adapts today's hook info into a record (until records land)", function()
-    local r = metrics.from_info { method = "GET", url = "https://h.example/api/x?page=2", attempt = 3,
-                                  status = 503, elapsed = 0.5, error = "api", request_id = "r1" }
-    assert.same({ ["http.request.method"] = "GET", ["server.address"] = "h.example",
-                  ["server.port"] = 443, ["url.full"] = "https://h.example/api/x?page=2",
-                  ["http.response.status_code"] = 503, ["error.type"] = "api",
-                  ["merchantapi.request_id"] = "r1", ["merchantapi.attempt"] = 3,
-                  ["http.request.resend_count"] = 2, duration = 0.5 }, r)
-    assert.equal("::1", metrics.from_info({ url = "http://[::1]:8089/a" })["server.address"])
-    assert.equal(8089, metrics.from_info({ url = "http://[::1]:8089/a" })["server.port"])
-    assert.equal(80, metrics.from_info({ url = "http://localhost/a" })["server.port"])
-  end)
 end)
 
 describe("merchantapi.new{ metrics = ... } and client:metrics()", function()

@@ -222,8 +222,7 @@ describe("merchantapi in OpenResty", function()
   end)
 
   it("serves the pool's metrics from a lua_shared_dict as Prometheus text", function()
-    -- 3 attempts over cosockets (503, 503, 200), counted by the hook's
-    -- record adapter until the attempt records land
+    -- 3 attempts over cosockets (503, 503, 200), each an attempt record
     local v = get_json("/probe/metrics-traffic?id=fault-flaky-2-503")
     assert.equal("fault-flaky-2-503", v.id)
     local chunks = {}
@@ -245,11 +244,13 @@ describe("merchantapi in OpenResty", function()
     assert.equal(2, value("http_client_request_duration_seconds_count", 503), text)
     assert.equal(1, value("http_client_request_duration_seconds_count", 200), text)
     assert.matches('\nhttp_client_request_duration_seconds_bucket{[^}]*http_response_status_code="200"'
-      .. '[^}]*le="%+Inf"} 1\n', text)
+      .. '[^}]*merchantapi_endpoint="get_channel",le="%+Inf"} 1\n', text)
+    assert.matches('\nhttp_client_request_duration_seconds_count{[^}]*http_response_status_code="503",'
+      .. 'error_type="503",merchantapi_endpoint="get_channel"} 2\n', text)
     assert.is_true(value("http_client_request_duration_seconds_sum", 200) > 0)
     assert.matches("\n# TYPE http_client_request_duration_seconds histogram\n", text)
-    -- (the endpoint's label joins once the records carry it)
-    assert.matches('\nmerchantapi_client_retries_total{http_request_method="GET"[^}]*} 2\n', text)
+    assert.matches('\nmerchantapi_client_retries_total{http_request_method="GET",'
+      .. 'merchantapi_endpoint="get_channel"} 2\n', text)
     assert.is_nil(text:find(os.getenv("MERCHANTAPI_API_KEY"), 1, true))
   end)
 
