@@ -3,6 +3,9 @@
 --   lua5.4 bench/calls.lua MODE BASE_URL SECONDS [CAFILE]
 --
 -- MODE `merchantapi`: `client:get_channel(id)` in a loop on one client.
+-- MODE `merchantapi-metrics`, `merchantapi-trace`: the same on a client made
+-- with `metrics = true` (every attempt counted), or `trace = true` (a new
+-- trace per call, a traceparent header on every attempt).
 -- MODE `luasocket`: what a Lua user writes without merchantapi: luasocket's
 -- `socket.http` (or luasec's `ssl.https` for an https URL) for the GET with
 -- the same headers, lua-cjson to decode, and the relationship resolution in
@@ -18,10 +21,11 @@ local now = require("merchantapi.core").monotonic
 
 local call
 
-if mode == "merchantapi" then
+if mode == "merchantapi" or mode == "merchantapi-metrics" or mode == "merchantapi-trace" then
   local merchantapi = require "merchantapi"
   local client = assert(merchantapi.new {
     base_url = base_url, api_key = API_KEY, cafile = cafile ~= "" and cafile or nil,
+    metrics = mode == "merchantapi-metrics" or nil, trace = mode == "merchantapi-trace" or nil,
   })
   call = function()
     local channel = assert(client:get_channel(CHANNEL_ID))
@@ -53,7 +57,7 @@ elseif mode == "luasocket" then
     assert(channel.targetAccount.currencyCode)
   end
 else
-  error("usage: calls.lua merchantapi|luasocket BASE_URL SECONDS [CAFILE]")
+  error("usage: calls.lua merchantapi[-metrics|-trace]|luasocket BASE_URL SECONDS [CAFILE]")
 end
 
 call()

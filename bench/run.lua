@@ -97,6 +97,12 @@ local call_ways = {
   { key = "http_mapi", cmd = function()
       return lua_cmd("lua5.4", LUAMOD, "bench/calls.lua", "merchantapi", HTTP, SECONDS)
     end },
+  { key = "http_mapi_metrics", cmd = function()
+      return lua_cmd("lua5.4", LUAMOD, "bench/calls.lua", "merchantapi-metrics", HTTP, SECONDS)
+    end },
+  { key = "http_mapi_trace", cmd = function()
+      return lua_cmd("lua5.4", LUAMOD, "bench/calls.lua", "merchantapi-trace", HTTP, SECONDS)
+    end },
   { key = "http_capi", cmd = function()
       return format("%s/mapi_loop %s %s", BIN, sh_quote(HTTP), SECONDS)
     end },
@@ -350,6 +356,15 @@ row("merchantapi client:get_channel (Lua 5.4)", rate(C.http_mapi),
   format("%.2fx the limit", C.http_mapi / C.http_limit) .. ";  " ..
   target(r1 >= 0.9, format("%.2fx libcurl loop (>= 0.9)", r1)) .. ";  " ..
   target(r2 >= 1.5, format("%.2fx luasocket (>= 1.5)", r2)))
+-- what asking for metrics or traces costs a call: the ratio, and the
+-- microseconds per call it adds (1/rate against 1/rate without)
+local function cost(x)
+  return format("%.2fx without;  %+.1f us per call", x / C.http_mapi, (1 / x - 1 / C.http_mapi) * 1e6)
+end
+row("  the same, metrics = true (every attempt counted)", rate(C.http_mapi_metrics),
+  cost(C.http_mapi_metrics))
+row("  the same, trace = true (traceparent, span ids)", rate(C.http_mapi_trace),
+  cost(C.http_mapi_trace))
 row("C mapi_get_channel loop (libmerchantapi, no Lua)", rate(C.http_capi),
   format("%.2fx the limit;  %.2fx libcurl loop", C.http_capi / C.http_limit,
     C.http_capi / C.http_curl))
