@@ -43,7 +43,12 @@ int mapi_method_safety(const char *method)
 
 int mapi_call_not_sent(const char *method, mapi_error *err)
 {
-    if (err && err->kind != MAPI_ERR_NONE && mapi_method_safety(method) == 0)
+    if (!err || err->kind == MAPI_ERR_NONE)
+        return -1;
+    if (err->kind == MAPI_ERR_USAGE && method && !err->method &&
+        (!(err->method = mapi_strdup(method)) || mapi_error_message(err) < 0))
+        mapi_error_oom(err);
+    if (mapi_method_safety(method) == 0)
         err->outcome = MAPI_OUTCOME_NOT_SENT;
     return -1;
 }
@@ -204,7 +209,7 @@ static int check_opts(const mapi_call_opts *opts, mapi_error *err)
     if (!opts)
         return 0;
     if (opts->deadline != 0 && mapi_limit_refuse(mapi_limit_deadline(opts->deadline), err) < 0)
-        return -1; /* limits.c, as for Lua; 0: the client's */
+        return -1; /* limits.c; 0: the client's */
     if (opts->settle != MAPI_SETTLE_DEFAULT && opts->settle != MAPI_SETTLE_ON &&
         opts->settle != MAPI_SETTLE_OFF)
         return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
@@ -261,18 +266,20 @@ static void query_long(mapi_buf *b, char *sep, const char *name, long value)
     *sep = '&';
 }
 
-/* The checks of an endpoint's call: 0, or -1 with USAGE. */
+/* The checks of an endpoint's call, the only ones (the binding converts
+   Lua values, it checks none): 0, or -1 with USAGE. */
 static int check_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
                           const mapi_page_params *p, const mapi_call_opts *opts,
                           mapi_error *err)
 {
-    if (mapi_id_check(e->id_name, id, err) < 0 || check_opts(opts, err) < 0)
+    if (mapi_id_check(e->id_name, id, err) < 0 || check_opts(opts, err) < 0 ||
+        (e->lists && mapi_limit_refuse(mapi_limit_page_params(p), err) < 0))
         return -1;
     /* the interface shows Authorization on confirm and on the address list:
        a client without a key fails there, before anything is sent */
     if (e->key_for && !mapi_client_has_key(c))
         return mapi_error_set(err, MAPI_ERR_USAGE, "an api_key is required to %s", e->key_for);
-    return e->lists ? mapi_limit_refuse(mapi_limit_page_params(p), err) : 0;
+    return 0;
 }
 
 int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,

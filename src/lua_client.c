@@ -285,7 +285,7 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
  */
 static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
-    const char *id, *bad = NULL;
+    const char *id;
     int nret = 0;
     mapi_client *c;
     call_args a;
@@ -297,12 +297,9 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
     if (!c)
         return nret;
     memset(&a, 0, sizeof a);
-    if (e->lists)
-        bad = mapi_lua_read_page_options(L, 3, &a.p, 1);
-    if (!bad)
-        bad = mapi_lua_read_call_options(L, 3, &a.opts, e->moves_money);
-    if (bad)
-        return push_usage(L, bad, e->method);
+    if (e->lists) /* the values are checked by the builder (calls.c), once */
+        mapi_lua_read_page_options(L, 3, &a.p, 1);
+    mapi_lua_read_call_options(L, 3, &a.opts, e->moves_money);
     if (!lua_isnil(L, 3)) {
         lua_getfield(L, 3, "headers");
         if (mapi_lua_read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
@@ -357,7 +354,7 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    const char *id, *bad;
+    const char *id;
     int nret = 0, lists;
     mapi_client *c;
     mapi_page_params p;
@@ -380,16 +377,15 @@ static int l_list_addresses_pages(lua_State *L)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    bad = mapi_lua_read_page_options(L, 3, &p, 0);
+    mapi_lua_read_page_options(L, 3, &p, 0); /* checked by the builder (calls.c) */
     {
         err_box *pb = mapi_lua_push_err_box(L);
         if (mapi_pages_check(first > LONG_MAX ? LONG_MAX : (long)first,
                              count > LONG_MAX ? LONG_MAX : (long)count,
-                             conc > LONG_MAX ? LONG_MAX : (long)conc, &pb->err) < 0)
-            bad = pb->err.title; /* anchored by pb until the results are made */
-        if (bad) {
+                             conc > LONG_MAX ? LONG_MAX : (long)conc, &pb->err) < 0) {
+            mapi_call_not_sent("GET", &pb->err);
             lua_newtable(L);
-            mapi_lua_push_simple_error(L, "usage", bad, "GET");
+            mapi_lua_push_error(L, &pb->err);
             mapi_error_clear(&pb->err);
             return 2;
         }
