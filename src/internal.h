@@ -230,8 +230,10 @@ int mapi_hex_digit(int c);
 int mapi_url_encode(mapi_buf *b, const char *s);
 /* The same for the n bytes at s (a NUL among them is %00). */
 int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n);
-/* The same into a new string (caller frees), NULL when out of memory. */
-char *mapi_percent_encode(const char *s);
+/* The one percent-encoding (as above) of the n bytes at s into out, which
+   has room for 3 * n bytes (not NUL-terminated); returns the bytes written.
+   core.escape encodes with it too. */
+size_t mapi_url_encode_to(char *out, const char *s, size_t n);
 /* 1 when host (len bytes, as written in a URL: "[::1]" with brackets) is a
    loopback host: "localhost", an IPv4 address in 127.0.0.0/8, or [::1]. */
 int mapi_host_is_loopback(const char *host, size_t len);

@@ -69,6 +69,25 @@ static int l_path(lua_State *L)
     return 1;
 }
 
+/* core.escape(s) -> string: s percent-encoded by the core's one rule
+   (url.c, mapi_url_encode_to: every byte but A-Z a-z 0-9 - . _ ~ as %XX,
+   upper-case hex), for one path segment or query key or value.  Built in
+   a luaL_Buffer (Lua's memory: nothing to free when Lua raises). */
+static int l_escape(lua_State *L)
+{
+    size_t len, i, n;
+    const char *s = luaL_checklstring(L, 1, &len);
+    luaL_Buffer B;
+
+    luaL_buffinit(L, &B);
+    for (i = 0; i < len; i += n) { /* each piece's encoding fits the buffer's room */
+        n = len - i < LUAL_BUFFERSIZE / 3 ? len - i : LUAL_BUFFERSIZE / 3;
+        luaL_addsize(&B, mapi_url_encode_to(luaL_prepbuffer(&B), s + i, n));
+    }
+    luaL_pushresult(&B);
+    return 1;
+}
+
 /* t[key] = s (nothing for NULL), for the table on top. */
 static void set_string(lua_State *L, const char *key, const char *s)
 {
@@ -183,6 +202,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"sleep", l_sleep},
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
+                                         {"escape", l_escape},
                                          {"not_sent", l_not_sent},
                                          {"set_debug", l_set_debug},
                                          {"loop_new", mapi_lua_loop_new},

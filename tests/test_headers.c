@@ -106,7 +106,7 @@ static mapi_doc *seen_headers(const char *id)
 {
     tu_body b;
     char path[512], wrapped[sizeof b.buf + 16];
-    char *enc = mapi_percent_encode(id);
+    char *enc = tu_percent_encode(id);
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     int n;
