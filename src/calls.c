@@ -70,41 +70,37 @@ int mapi_id_check(const char *what, const char *id, mapi_error *err)
 static const char *const payout_decimals[] = {"amount", NULL};
 static const char *const no_decimals[] = {NULL};
 
-/* Adding an endpoint is one row here (and its tests and docs): the C entry
-   points, the loop starters, the binding and the Lua wrappers read it. */
-static const mapi_endpoint endpoints[] = {
-    {"confirm_payout", "PUT", "payouts", "", "payout_id", "payouts", "confirm a payout", 0, 1,
-     payout_decimals},
-    {"get_channel", "GET", "channels", "", "channel_id", "channels", NULL, 0, 0, no_decimals},
+/* Adding an endpoint is one row here and its index in internal.h (and its
+   tests and docs): the C entry points, the loop starters, the binding and
+   the Lua wrappers read it. */
+const mapi_endpoint mapi_endpoints[MAPI_EP_COUNT] = {
+    [MAPI_EP_CONFIRM_PAYOUT] = {"confirm_payout", "PUT", "payouts", "", "payout_id", "payouts",
+                                "confirm a payout", 0, 1, payout_decimals},
+    [MAPI_EP_GET_CHANNEL] = {"get_channel", "GET", "channels", "", "channel_id", "channels",
+                             NULL, 0, 0, no_decimals},
     /* the interface shows Authorization on the address list */
-    {"list_addresses", "GET", "accounts", "/addresses", "account_id", "addresses",
-     "list addresses", 1, 0, no_decimals},
+    [MAPI_EP_LIST_ADDRESSES] = {"list_addresses", "GET", "accounts", "/addresses", "account_id",
+                                "addresses", "list addresses", 1, 0, no_decimals},
     /* the read that follows (and settles) a confirm (interface, "Events") */
-    {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0, 0, payout_decimals},
+    [MAPI_EP_GET_PAYOUT] = {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0,
+                            0, payout_decimals},
 };
-
-const mapi_endpoint *mapi_endpoint_at(size_t i)
-{
-    return i < sizeof endpoints / sizeof endpoints[0] ? &endpoints[i] : NULL;
-}
 
 const mapi_endpoint *mapi_endpoint_find(const char *name)
 {
-    const mapi_endpoint *e;
     size_t i;
 
-    for (i = 0; name && (e = mapi_endpoint_at(i)) != NULL; i++)
-        if (strcmp(name, e->name) == 0)
-            return e;
+    for (i = 0; name && i < MAPI_EP_COUNT; i++)
+        if (strcmp(name, mapi_endpoints[i].name) == 0)
+            return &mapi_endpoints[i];
     return NULL;
 }
 
 const char *const *mapi_decimal_fields(const char *type, size_t type_len)
 {
     const mapi_endpoint *e;
-    size_t i;
 
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++)
+    for (e = mapi_endpoints; e < mapi_endpoints + MAPI_EP_COUNT; e++)
         if (e->decimal_fields[0] && strlen(e->type) == type_len &&
             memcmp(e->type, type, type_len) == 0)
             return e->decimal_fields;

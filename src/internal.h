@@ -416,10 +416,20 @@ typedef struct mapi_endpoint {
                                           strings ("amount" of payouts); never NULL */
 } mapi_endpoint;
 
-/* The row named name, or NULL: no such endpoint (name NULL included). */
+/* The rows by index: the C entry points take their row so, with no lookup
+   by name per call. */
+typedef enum mapi_endpoint_row {
+    MAPI_EP_CONFIRM_PAYOUT,
+    MAPI_EP_GET_CHANNEL,
+    MAPI_EP_LIST_ADDRESSES,
+    MAPI_EP_GET_PAYOUT,
+    MAPI_EP_COUNT
+} mapi_endpoint_row;
+/* The endpoint table (calls.c), row r at mapi_endpoints[r]. */
+extern const mapi_endpoint mapi_endpoints[MAPI_EP_COUNT];
+/* The row named name, or NULL: no such endpoint (name NULL included); for
+   names that come from Lua (core.path, client:prepare). */
 const mapi_endpoint *mapi_endpoint_find(const char *name);
-/* Row i (0-based), or NULL past the last row. */
-const mapi_endpoint *mapi_endpoint_at(size_t i);
 /* The attributes of resource type type[0..type_len) kept as decimal strings
    (NULL-terminated; the rows of one type list the same), or NULL for none:
    asked once per resource, then mapi_field_listed per attribute. */

@@ -560,7 +560,6 @@ void mapi_lua_client_open(lua_State *L)
         {"_calls_built", l_calls_built},
         {"close", l_client_close},
         {NULL, NULL}};
-    const mapi_endpoint *e;
     size_t i;
 
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
@@ -571,10 +570,10 @@ void mapi_lua_client_open(lua_State *L)
     mapi_lua_new_metatable(L, CLIENT_MT);
     lua_createtable(L, 0, 12);
     mapic_setfuncs(L, client_methods, 0);
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) { /* a method per row */
-        lua_pushlightuserdata(L, (void *)(uintptr_t)e);
+    for (i = 0; i < MAPI_EP_COUNT; i++) { /* a method per row */
+        lua_pushlightuserdata(L, (void *)(uintptr_t)&mapi_endpoints[i]);
         lua_pushcclosure(L, l_endpoint, 1);
-        lua_setfield(L, -2, e->name);
+        lua_setfield(L, -2, mapi_endpoints[i].name);
     }
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);

@@ -113,11 +113,11 @@ static void set_number(lua_State *L, const char *key, lua_Number n, int boolean)
    its name (core.endpoints.get_channel). */
 static void push_endpoints(lua_State *L)
 {
-    const mapi_endpoint *e;
     size_t i, j;
 
     lua_newtable(L);
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+    for (i = 0; i < MAPI_EP_COUNT; i++) {
+        const mapi_endpoint *e = &mapi_endpoints[i];
         lua_createtable(L, 0, 8);
         set_string(L, "name", e->name);
         set_string(L, "method", e->method);

@@ -243,7 +243,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     if (first_page < 1 || count > (size_t)(LONG_MAX - first_page))
         return mapi_error_set(&errs[0], MAPI_ERR_USAGE,
                               "first_page must be >= 1 and the pages must stay in range");
-    list = mapi_endpoint_find("list_addresses");
+    list = &mapi_endpoints[MAPI_EP_LIST_ADDRESSES];
     memset(&p, 0, sizeof p);
     if (base)
         p = *base;
