@@ -136,11 +136,10 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
    connect_timeout, max_retries, max_body, cafile, capath, user_agent,
    proxy, deadline, settle; headers and hooks are the caller's) into *cfg
    (mapi_config_init'ed first, user_agent LUA_VERSION when not given), the
-   values pushed at 2..13, where they stay to anchor the strings; *url_len:
-   the length of base_url.  Returns the USAGE title of a value that C
-   cannot carry (a NUL byte; max_body below 1), or NULL: the other limits
-   are mapi_client_new's. */
-const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len);
+   values pushed at 2..13, where they stay to anchor the strings.  Returns
+   the USAGE title of a value that C cannot carry (a NUL byte; max_body
+   below 1), or NULL: the limits are mapi_client_new's. */
+const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg);
 /* A call's options from the table at index opts (or nil) into *o: deadline,
    and settle (a boolean) when with_settle; headers are read apart.  Their
    limits are the builder's (calls.c). */

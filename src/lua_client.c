@@ -33,7 +33,6 @@ typedef struct client_box {
     int close_pending;   /* close() came while holds > 0: closed at the last release */
     int busy;            /* one of its hooks is running */
     mapi_lua_hooks hooks; /* the client's observer (hooks.ref: LUA_NOREF without hooks) */
-    char base_url[];     /* for __tostring: never the api key */
 } client_box;
 
 /* ------------------------------------------------------------------------ */
@@ -54,10 +53,7 @@ static int push_usage(lua_State *L, const char *title, const char *method)
 static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
 {
     mapi_call_not_sent(method, &eb->err);
-    lua_pushnil(L);
-    mapi_lua_push_error(L, &eb->err);
-    mapi_error_clear(&eb->err);
-    return 2;
+    return mapi_lua_push_failure(L, eb);
 }
 
 /*
@@ -70,7 +66,6 @@ static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
 int mapi_lua_new(lua_State *L)
 {
     mapi_config cfg;
-    size_t url_len;
     const char *bad;
     client_box *cb;
     err_box *eb;
@@ -79,27 +74,19 @@ int mapi_lua_new(lua_State *L)
     lua_settop(L, 1);
     /* the values stay on the stack (2..14) while the client is made; the
        limits are mapi_client_new's (limits.c), as for C */
-    bad = mapi_lua_read_config(L, &cfg, &url_len);
+    bad = mapi_lua_read_config(L, &cfg);
     if (bad)
         return push_usage(L, bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
     if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
-
-    if (cfg.base_url) {
-        while (url_len > 0 && cfg.base_url[url_len - 1] == '/')
-            url_len--;
-    }
-    cb = (client_box *)mapic_newuserdata(L, sizeof *cb + url_len + 1);
+    cb = (client_box *)mapic_newuserdata(L, sizeof *cb);
     cb->client = NULL;
     cb->holds = 0;
     cb->close_pending = 0;
     cb->busy = 0;
     cb->hooks.ref = LUA_NOREF;
     cb->hooks.busy = &cb->busy;
-    if (cfg.base_url)
-        memcpy(cb->base_url, cfg.base_url, url_len);
-    cb->base_url[url_len] = '\0';
     mapic_setmetatable(L, CLIENT_MT);
     eb = mapi_lua_push_err_box(L);
     cb->client = mapi_client_new(&cfg, &eb->err);
@@ -164,14 +151,6 @@ void mapi_lua_client_release(lua_State *L, int idx)
 
     if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
         free_client(L, cb);
-}
-
-static int l_client_tostring(lua_State *L)
-{
-    client_box *cb = check_client(L);
-    lua_pushfstring(L, "merchantapi.client (%s)%s", cb->base_url,
-                    cb->client ? "" : " closed");
-    return 1;
 }
 
 /* Why the client cannot take a call now, or NULL. */
@@ -580,8 +559,6 @@ void mapi_lua_client_open(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, l_client_tostring);
-    lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "merchantapi.client");
     lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);

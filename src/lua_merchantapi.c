@@ -40,9 +40,11 @@ static int l_sleep(lua_State *L)
     return 0;
 }
 
-/* core.path(endpoint, id) -> string: the path of the endpoint named by a
-   row of core.endpoints ("get_payout", ...) for id (percent-encoded), by the
-   core's one table (calls.c); raises for another endpoint name. */
+/* core.path(endpoint, id) -> string | nil, err: the path of the endpoint
+   named by a row of core.endpoints ("get_payout", ...) for id
+   (percent-encoded), by the core's one table (calls.c); err: the usage
+   error of an id the core refuses (mapi_id_check: "payout_id is empty").
+   Raises for another endpoint name. */
 static int l_path(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -55,6 +57,12 @@ static int l_path(lua_State *L)
 
     if (!e)
         return luaL_error(L, "merchantapi: no endpoint '%s'", name);
+    if (mapi_id_check(e->id_name, id, NULL) < 0) {
+        err_box *eb = mapi_lua_push_err_box(L);
+        mapi_id_check(e->id_name, id, &eb->err);
+        mapi_call_not_sent(e->method, &eb->err);
+        return mapi_lua_push_failure(L, eb);
+    }
     out = (char *)mapic_newuserdata(L, room); /* Lua's memory first: nothing to leak */
     mapi_buf_init(&b);
     mapi_endpoint_path(&b, e, id, len);

@@ -135,17 +135,16 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
     return 0;
 }
 
-const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len)
+const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
 {
-    size_t key_len = 0;
+    size_t key_len = 0, url_len = 0;
     int64_t n;
     const char *bad = NULL;
 
     mapi_config_init(cfg);
     cfg->user_agent = LUA_VERSION;
-    *url_len = 0;
     lua_getfield(L, 1, "base_url");
-    cfg->base_url = mapi_lua_opt_string(L, 2, "base_url", url_len);
+    cfg->base_url = mapi_lua_opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
     cfg->api_key = mapi_lua_opt_string(L, 3, "api_key", &key_len);
     lua_getfield(L, 1, "timeout");
@@ -176,7 +175,7 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len
     mapi_lua_opt_seconds(L, 12, "deadline", &cfg->deadline);
     lua_getfield(L, 1, "settle");
     opt_settle(L, 13, &cfg->settle);
-    if (mapi_lua_has_nul(cfg->base_url, *url_len))
+    if (mapi_lua_has_nul(cfg->base_url, url_len))
         bad = "base_url contains a NUL byte";
     if (mapi_lua_has_nul(cfg->api_key, key_len))
         bad = "api_key contains a NUL byte"; /* never the key itself */
