@@ -115,11 +115,6 @@ int mapi_field_listed(const char *const *fields, const char *name, size_t name_l
     return 0;
 }
 
-int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len)
-{
-    return mapi_field_listed(mapi_decimal_fields(type, type_len), name, name_len);
-}
-
 int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len)
 {
     mapi_buf_puts(b, API_PREFIX "/");

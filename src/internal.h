@@ -436,9 +436,6 @@ const mapi_endpoint *mapi_endpoint_find(const char *name);
 const char *const *mapi_decimal_fields(const char *type, size_t type_len);
 /* 1 when name[0..name_len) is one of fields (NULL-terminated; NULL: none). */
 int mapi_field_listed(const char *const *fields, const char *name, size_t name_len);
-/* 1 when the attribute name[0..name_len) of resource type type[0..type_len)
-   is kept as a decimal string, else 0: the two above together. */
-int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len);
 
 /* What one endpoint sends and expects back. */
 typedef struct mapi_call {
