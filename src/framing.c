@@ -174,6 +174,17 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
     return -1;
 }
 
+int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err)
+{
+    char title[64];
+
+    snprintf(title, sizeof title, "body over max_body (%lu bytes)", (unsigned long)max_body);
+    mapi_refuse_head(res, err, title, NULL);
+    if (err && err->kind == MAPI_ERR_DECODE)
+        err->outcome = MAPI_OUTCOME_NONE; /* the head was taken: the outcome rule's to say */
+    return -1;
+}
+
 /* 1 when the answer to method with status has a body to frame (RFC 9112
    6.3: not a HEAD's, not 1xx, 204 or 304). */
 static int has_body(const char *method, int status)

@@ -173,6 +173,10 @@ int mapi_framing_response(const mapi_response *res, mapi_framing *f);
    kept for a confirm only by the exchange), res attached as err->response.
    Always -1. */
 int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, const char *detail);
+/* An answer whose body grew past max_body, whichever transport read it:
+   DECODE "body over max_body (N bytes)" with its status and request id, res
+   attached, no outcome (the exchange's outcome rule gives it).  Always -1. */
+int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err);
 /* The framing rule applied to a whole answer to method (any transport's):
    0 when it holds; else -1 with err: a refused head as mapi_refuse_head, a
    body longer than its Content-Length as DECODE (res attached), a shorter
