@@ -43,6 +43,7 @@ int mapi_buf_reserve(mapi_buf *b, size_t extra);
 int mapi_buf_append(mapi_buf *b, const char *s, size_t n);
 int mapi_buf_puts(mapi_buf *b, const char *s);
 int mapi_buf_printf(mapi_buf *b, const char *fmt, ...) MAPI_PRINTF(2, 3);
+int mapi_buf_vprintf(mapi_buf *b, const char *fmt, va_list ap) MAPI_PRINTF(2, 0);
 /* The built string (caller frees; "" when nothing was appended), or NULL
    after an allocation failure.  Leaves the buffer empty either way. */
 char *mapi_buf_take(mapi_buf *b);
