@@ -21,6 +21,7 @@
 
 /* Metatables, in the registry under these names. */
 #define CLIENT_MT "merchantapi.client"
+#define EXCHANGE_MT "merchantapi.exchange"
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 

@@ -559,7 +559,7 @@ void mapi_lua_client_open(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__close");
-    lua_pushliteral(L, "merchantapi.client");
+    lua_pushliteral(L, CLIENT_MT);
     lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
 }
