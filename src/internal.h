@@ -220,9 +220,10 @@ int mapi_limit_refuse(const char *title, mapi_error *err);
    (a larger concurrency is cut to it). */
 #define MAPI_PAGES_MAX 1000
 #define MAPI_PAGES_MAX_CONCURRENCY 64
-/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
-   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
+/* count 1 .. MAPI_PAGES_MAX, concurrency >= 1: the binding's own checks of
+   list_addresses_pages (its arrays are sized by count; first_page is
+   mapi_list_addresses_pages_ex's).  0, or -1 with USAGE. */
+int mapi_pages_check(long count, long concurrency, mapi_error *err);
 /* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
 size_t mapi_pages_concurrency(size_t concurrency);
 

@@ -109,15 +109,13 @@ const char *mapi_limit_page_params(const mapi_page_params *p)
 
 /* ---- the pages of one list_addresses_pages call ---- */
 
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err)
+int mapi_pages_check(long count, long concurrency, mapi_error *err)
 {
     if (concurrency < 1)
         return mapi_error_set(err, MAPI_ERR_USAGE, "concurrency must be an integer >= 1");
     if (count < 1 || count > MAPI_PAGES_MAX)
         return mapi_error_set(err, MAPI_ERR_USAGE, "count must be an integer from 1 to %d",
                               MAPI_PAGES_MAX);
-    if (first_page < 1 || first_page > LONG_MAX / 2)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "first_page must be an integer >= 1");
     return 0;
 }
 

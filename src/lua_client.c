@@ -322,6 +322,17 @@ static int pages_box_gc(lua_State *L)
     return 0;
 }
 
+/* Pushes {}, err for a usage error held in eb (lists: none) and clears it.
+   Returns 2. */
+static int push_pages_usage(lua_State *L, err_box *eb)
+{
+    mapi_call_not_sent("GET", &eb->err);
+    lua_newtable(L);
+    mapi_lua_push_error(L, &eb->err);
+    mapi_error_clear(&eb->err);
+    return 2;
+}
+
 /*
  * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
  *                             count, concurrency) -> lists, err
@@ -341,6 +352,7 @@ static int l_list_addresses_pages(lua_State *L)
     int64_t first = 0, count = 0, conc = 0;
     size_t i, k;
     pages_box *b;
+    err_box *eb;
     mapi_error init = MAPI_ERROR_INIT;
 
     lua_settop(L, 6);
@@ -357,27 +369,14 @@ static int l_list_addresses_pages(lua_State *L)
         return nret;
     memset(&p, 0, sizeof p);
     mapi_lua_read_page_options(L, 3, &p, 0); /* checked by the builder (calls.c) */
-    {
-        err_box *pb = mapi_lua_push_err_box(L);
-        if (mapi_pages_check(first > LONG_MAX ? LONG_MAX : (long)first,
-                             count > LONG_MAX ? LONG_MAX : (long)count,
-                             conc > LONG_MAX ? LONG_MAX : (long)conc, &pb->err) < 0) {
-            mapi_call_not_sent("GET", &pb->err);
-            lua_newtable(L);
-            mapi_lua_push_error(L, &pb->err);
-            mapi_error_clear(&pb->err);
-            return 2;
-        }
-        lua_pop(L, 1);
-    }
     lua_getfield(L, 3, "headers");
-    if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
-        err_box *hb = (err_box *)lua_touserdata(L, -1);
-        lua_newtable(L);
-        mapi_lua_push_error(L, &hb->err);
-        mapi_error_clear(&hb->err);
-        return 2;
-    }
+    if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
+        return push_pages_usage(L, (err_box *)lua_touserdata(L, -1));
+    eb = mapi_lua_push_err_box(L);
+    if (mapi_pages_check(count > LONG_MAX ? LONG_MAX : (long)count,
+                         conc > LONG_MAX ? LONG_MAX : (long)conc, &eb->err) < 0)
+        return push_pages_usage(L, eb);
+    lua_pop(L, 1);
 
     /* the anchor, with room for count documents and errors */
     b = (pages_box *)mapic_newuserdata(
@@ -392,8 +391,10 @@ static int l_list_addresses_pages(lua_State *L)
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
     run_held(L, 1);
-    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
-                                 mapi_pages_concurrency((size_t)conc), &opts, b->docs, b->errs);
+    /* first_page (0: refused), the page options and the concurrency's cap: the core's */
+    first = first < 1 ? 0 : first > LONG_MAX ? LONG_MAX : first;
+    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count, (size_t)conc, &opts,
+                                 b->docs, b->errs);
     mapi_lua_client_release(L, 1);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
