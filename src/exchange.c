@@ -284,8 +284,7 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
         e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
                                                          : MAPI_OUTCOME_UNKNOWN;
     if (e->kind == MAPI_ERR_DECODE && e->response)
-        e->retry_after = mapi_retry_after_parse(
-            mapi_response_header(e->response, "retry-after"), time(NULL));
+        e->retry_after = mapi_response_retry_after(e->response);
 }
 
 /* Finishes *e as the error of the request under way (the call, or the

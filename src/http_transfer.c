@@ -382,7 +382,7 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
         return mapi_refuse_body(t->res, max_body, err);
     }
     if (rc != CURLE_OK) {
-        rid = mapi_response_header(t->res, "x-request-id");
+        rid = mapi_response_request_id(t->res);
         mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
         if (err && err->kind == MAPI_ERR_TRANSPORT) {
             err->curl_code = (int)rc;

@@ -295,6 +295,9 @@ double mapi_backoff_cap(int retry, double base, double cap);
    seconds, capped at 60 and never negative; -1 when value is NULL or not
    a valid Retry-After. */
 double mapi_retry_after_parse(const char *value, time_t now);
+/* The Retry-After of response res (NULL: none) as above, against the time
+   now: the one reading of the header for every answer. */
+double mapi_response_retry_after(const mapi_response *res);
 /* 1 for the statuses a call may retry: 429, 502, 503, 504. */
 int mapi_status_retryable(int status);
 /* The default deadline of a call (merchantapi.h, mapi_config.deadline): what
