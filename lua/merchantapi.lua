@@ -619,7 +619,7 @@ end
 -- @function escape
 -- @tparam string s the bytes to encode.
 -- @treturn string the encoded text.
-M.escape = request.escape
+M.escape = core.escape -- the core's one percent-encoding (src/url.c)
 
 --- Waits `seconds`: inside a `merchantapi.loop` task the task yields to
 -- its loop (a timer of the loop: the host keeps running), elsewhere it

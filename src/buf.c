@@ -70,27 +70,34 @@ int mapi_buf_puts(mapi_buf *b, const char *s)
     return mapi_buf_append(b, s, strlen(s));
 }
 
-int mapi_buf_printf(mapi_buf *b, const char *fmt, ...)
+int mapi_buf_vprintf(mapi_buf *b, const char *fmt, va_list ap)
 {
-    va_list ap;
+    va_list again;
     int n;
 
     if (b->oom)
         return -1;
-    va_start(ap, fmt);
+    va_copy(again, ap);
     n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = 1; /* an encoding error; treat it as a failed build */
-        return -1;
+    if (n < 0 || mapi_buf_reserve(b, (size_t)n) < 0) {
+        va_end(again);
+        return b->oom = 1, -1; /* (an encoding error: a failed build too) */
     }
-    if (mapi_buf_reserve(b, (size_t)n) < 0)
-        return -1;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+    va_end(again);
     b->len += (size_t)n;
     return 0;
+}
+
+int mapi_buf_printf(mapi_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = mapi_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 char *mapi_buf_take(mapi_buf *b)

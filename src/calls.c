@@ -43,7 +43,12 @@ int mapi_method_safety(const char *method)
 
 int mapi_call_not_sent(const char *method, mapi_error *err)
 {
-    if (err && err->kind != MAPI_ERR_NONE && mapi_method_safety(method) == 0)
+    if (!err || err->kind == MAPI_ERR_NONE)
+        return -1;
+    if (err->kind == MAPI_ERR_USAGE && method && !err->method &&
+        (!(err->method = mapi_strdup(method)) || mapi_error_message(err) < 0))
+        mapi_error_oom(err);
+    if (mapi_method_safety(method) == 0)
         err->outcome = MAPI_OUTCOME_NOT_SENT;
     return -1;
 }
@@ -65,17 +70,20 @@ int mapi_id_check(const char *what, const char *id, mapi_error *err)
 static const char *const payout_decimals[] = {"amount", NULL};
 static const char *const no_decimals[] = {NULL};
 
-/* Adding an endpoint is one row here (and its tests and docs): the C entry
-   points, the loop starters, the binding and the Lua wrappers read it. */
-static const mapi_endpoint endpoints[] = {
-    {"confirm_payout", "PUT", "payouts", "", "payout_id", "payouts", "confirm a payout", 0, 1,
-     payout_decimals},
-    {"get_channel", "GET", "channels", "", "channel_id", "channels", NULL, 0, 0, no_decimals},
+/* Adding an endpoint is one row here and its index in internal.h (and its
+   tests and docs): the C entry points, the loop starters, the binding and
+   the Lua wrappers read it. */
+const mapi_endpoint mapi_endpoints[MAPI_EP_COUNT] = {
+    [MAPI_EP_CONFIRM_PAYOUT] = {"confirm_payout", "PUT", "payouts", "", "payout_id", "payouts",
+                                "confirm a payout", 0, 1, payout_decimals},
+    [MAPI_EP_GET_CHANNEL] = {"get_channel", "GET", "channels", "", "channel_id", "channels",
+                             NULL, 0, 0, no_decimals},
     /* the interface shows Authorization on the address list */
-    {"list_addresses", "GET", "accounts", "/addresses", "account_id", "addresses",
-     "list addresses", 1, 0, no_decimals},
+    [MAPI_EP_LIST_ADDRESSES] = {"list_addresses", "GET", "accounts", "/addresses", "account_id",
+                                "addresses", "list addresses", 1, 0, no_decimals},
     /* the read that follows (and settles) a confirm (interface, "Events") */
-    {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0, 0, payout_decimals},
+    [MAPI_EP_GET_PAYOUT] = {"get_payout", "GET", "payouts", "", "payout_id", "payouts", NULL, 0,
+                            0, payout_decimals},
 };
 
 const char *mapi_endpoint_match(const char *method, const char *path)
@@ -86,9 +94,13 @@ const char *mapi_endpoint_match(const char *method, const char *path)
     if (!method || !path || strncmp(path, API_PREFIX "/", n + 1) != 0)
         return NULL;
     path += n + 1;
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
-        size_t c = strlen(e->collection), t = strlen(e->tail), id;
-        const char *rest = path + c + 1;
+    for (i = 0; i < MAPI_EP_COUNT; i++) {
+        size_t c, t, id;
+        const char *rest;
+        e = &mapi_endpoints[i];
+        c = strlen(e->collection);
+        t = strlen(e->tail);
+        rest = path + c + 1;
         if (strcmp(method, e->method) != 0 || strncmp(path, e->collection, c) != 0 ||
             path[c] != '/')
             continue;
@@ -100,28 +112,21 @@ const char *mapi_endpoint_match(const char *method, const char *path)
     return NULL;
 }
 
-const mapi_endpoint *mapi_endpoint_at(size_t i)
-{
-    return i < sizeof endpoints / sizeof endpoints[0] ? &endpoints[i] : NULL;
-}
-
 const mapi_endpoint *mapi_endpoint_find(const char *name)
 {
-    const mapi_endpoint *e;
     size_t i;
 
-    for (i = 0; name && (e = mapi_endpoint_at(i)) != NULL; i++)
-        if (strcmp(name, e->name) == 0)
-            return e;
+    for (i = 0; name && i < MAPI_EP_COUNT; i++)
+        if (strcmp(name, mapi_endpoints[i].name) == 0)
+            return &mapi_endpoints[i];
     return NULL;
 }
 
 const char *const *mapi_decimal_fields(const char *type, size_t type_len)
 {
     const mapi_endpoint *e;
-    size_t i;
 
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++)
+    for (e = mapi_endpoints; e < mapi_endpoints + MAPI_EP_COUNT; e++)
         if (e->decimal_fields[0] && strlen(e->type) == type_len &&
             memcmp(e->type, type, type_len) == 0)
             return e->decimal_fields;
@@ -134,11 +139,6 @@ int mapi_field_listed(const char *const *fields, const char *name, size_t name_l
         if (strlen(*fields) == name_len && memcmp(*fields, name, name_len) == 0)
             return 1;
     return 0;
-}
-
-int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len)
-{
-    return mapi_field_listed(mapi_decimal_fields(type, type_len), name, name_len);
 }
 
 int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len)
@@ -226,7 +226,7 @@ static int check_opts(const mapi_call_opts *opts, mapi_error *err)
     if (!opts)
         return 0;
     if (opts->deadline != 0 && mapi_limit_refuse(mapi_limit_deadline(opts->deadline), err) < 0)
-        return -1; /* limits.c, as for Lua; 0: the client's */
+        return -1; /* limits.c; 0: the client's */
     if (opts->settle != MAPI_SETTLE_DEFAULT && opts->settle != MAPI_SETTLE_ON &&
         opts->settle != MAPI_SETTLE_OFF)
         return mapi_error_set(err, MAPI_ERR_USAGE, "settle must be a mapi_settle value");
@@ -287,18 +287,20 @@ static void query_long(mapi_buf *b, char *sep, const char *name, long value)
     *sep = '&';
 }
 
-/* The checks of an endpoint's call: 0, or -1 with USAGE. */
+/* The checks of an endpoint's call, the only ones (the binding converts
+   Lua values, it checks none): 0, or -1 with USAGE. */
 static int check_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
                           const mapi_page_params *p, const mapi_call_opts *opts,
                           mapi_error *err)
 {
-    if (mapi_id_check(e->id_name, id, err) < 0 || check_opts(opts, err) < 0)
+    if (mapi_id_check(e->id_name, id, err) < 0 || check_opts(opts, err) < 0 ||
+        (e->lists && mapi_limit_refuse(mapi_limit_page_params(p), err) < 0))
         return -1;
     /* the interface shows Authorization on confirm and on the address list:
        a client without a key fails there, before anything is sent */
     if (e->key_for && !mapi_client_has_key(c))
         return mapi_error_set(err, MAPI_ERR_USAGE, "an api_key is required to %s", e->key_for);
-    return e->lists ? mapi_limit_refuse(mapi_limit_page_params(p), err) : 0;
+    return 0;
 }
 
 int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,

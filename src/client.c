@@ -314,18 +314,18 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
 
 /* ---- endpoints and the generic call: build the call (calls.c), run it ---- */
 
-/* Builds the call of the endpoint table's row `name` (calls.c) and runs it. */
-static int run_endpoint(mapi_client *c, const char *name, const char *id,
+/* Builds the call of the endpoint table's row r (calls.c) and runs it. */
+static int run_endpoint(mapi_client *c, mapi_endpoint_row r, const char *id,
                         const mapi_page_params *p, const mapi_call_opts *opts, mapi_doc **out,
                         mapi_error *err)
 {
-    const mapi_endpoint *e = mapi_endpoint_find(name);
+    const mapi_endpoint *e = &mapi_endpoints[r];
     mapi_call k;
 
     if (out)
         *out = NULL;
     if (!c || !out) {
-        mapi_error_set(err, MAPI_ERR_USAGE, "%s: client and out are required", name);
+        mapi_error_set(err, MAPI_ERR_USAGE, "%s: client and out are required", e->name);
         return mapi_call_not_sent(e->method, err);
     }
     if (mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
@@ -336,47 +336,47 @@ static int run_endpoint(mapi_client *c, const char *name, const char *id,
 int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
                            mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "confirm_payout", payout_id, NULL, opts, out, err);
+    return run_endpoint(c, MAPI_EP_CONFIRM_PAYOUT, payout_id, NULL, opts, out, err);
 }
 
 int mapi_confirm_payout(mapi_client *c, const char *payout_id, mapi_doc **out,
                         mapi_error *err)
 {
-    return run_endpoint(c, "confirm_payout", payout_id, NULL, NULL, out, err);
+    return run_endpoint(c, MAPI_EP_CONFIRM_PAYOUT, payout_id, NULL, NULL, out, err);
 }
 
 int mapi_get_channel_ex(mapi_client *c, const char *channel_id, const mapi_call_opts *opts,
                         mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "get_channel", channel_id, NULL, opts, out, err);
+    return run_endpoint(c, MAPI_EP_GET_CHANNEL, channel_id, NULL, opts, out, err);
 }
 
 int mapi_get_channel(mapi_client *c, const char *channel_id, mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "get_channel", channel_id, NULL, NULL, out, err);
+    return run_endpoint(c, MAPI_EP_GET_CHANNEL, channel_id, NULL, NULL, out, err);
 }
 
 int mapi_list_addresses_ex(mapi_client *c, const char *account_id, const mapi_page_params *p,
                            const mapi_call_opts *opts, mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "list_addresses", account_id, p, opts, out, err);
+    return run_endpoint(c, MAPI_EP_LIST_ADDRESSES, account_id, p, opts, out, err);
 }
 
 int mapi_list_addresses(mapi_client *c, const char *account_id, const mapi_page_params *p,
                         mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "list_addresses", account_id, p, NULL, out, err);
+    return run_endpoint(c, MAPI_EP_LIST_ADDRESSES, account_id, p, NULL, out, err);
 }
 
 int mapi_get_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
                        mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "get_payout", payout_id, NULL, opts, out, err);
+    return run_endpoint(c, MAPI_EP_GET_PAYOUT, payout_id, NULL, opts, out, err);
 }
 
 int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_error *err)
 {
-    return run_endpoint(c, "get_payout", payout_id, NULL, NULL, out, err);
+    return run_endpoint(c, MAPI_EP_GET_PAYOUT, payout_id, NULL, NULL, out, err);
 }
 
 /* The generic call (interface: any method and path under the base URL):

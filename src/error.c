@@ -121,26 +121,19 @@ int mapi_error_oom(mapi_error *err)
 int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...)
 {
     va_list ap;
-    int n;
-    char *title;
+    mapi_buf title;
 
     if (!err)
         return -1;
     mapi_error_clear(err);
+    mapi_buf_init(&title);
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    mapi_buf_vprintf(&title, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        n = 0;
-    title = malloc((size_t)n + 1);
-    if (!title)
+    err->title = mapi_buf_take(&title);
+    if (!err->title)
         return mapi_error_oom(err);
-    va_start(ap, fmt);
-    vsnprintf(title, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    title[n] = '\0';
     err->kind = kind;
-    err->title = title;
     if (mapi_error_message(err) < 0)
         return mapi_error_oom(err);
     return -1;

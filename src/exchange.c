@@ -345,26 +345,6 @@ static int should_retry(const mapi_call *k, const mapi_error *e)
     return e->retryable;
 }
 
-/* A response body larger than max_body (a transport that does not cap it
-   itself): DECODE, as http.c reports it, with the response attached. */
-static int over_body(const mapi_exchange *x, mapi_response *res, mapi_error *e)
-{
-    const char *rid = mapi_response_header(res, "x-request-id");
-
-    mapi_error_set(e, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
-                   (unsigned long)x->max_body);
-    if (e->kind != MAPI_ERR_DECODE) {
-        mapi_response_free(res);
-        return -1;
-    }
-    e->status = res->status;
-    e->request_id = mapi_strdup(rid);
-    e->response = res;
-    if (rid && !e->request_id)
-        return mapi_error_oom(e);
-    return -1;
-}
-
 /* What a failed attempt means (e as mapi_http_perform, a transport or the
    mapping filled it): the one outcome rule of a call that may move money --
    REJECTED for a 4xx answer, else UNKNOWN (TRANSPORT says its own). */
@@ -379,8 +359,7 @@ static void failed_attempt(const mapi_exchange *x, mapi_error *e)
         e->outcome = e->status >= 400 && e->status < 500 ? MAPI_OUTCOME_REJECTED
                                                          : MAPI_OUTCOME_UNKNOWN;
     if (e->kind == MAPI_ERR_DECODE && e->response)
-        e->retry_after = mapi_retry_after_parse(
-            mapi_response_header(e->response, "retry-after"), time(NULL));
+        e->retry_after = mapi_response_retry_after(e->response);
 }
 
 /* The record's facts of an attempt that failed with *e (borrowed from it):
@@ -547,7 +526,7 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
            request id reaches the hooks, the document's response or an error */
         mapi_response_redact(res, x->api_key);
         if (res->len > x->max_body) {
-            rc = over_body(x, res, e);
+            rc = mapi_refuse_body(res, x->max_body, e); /* a transport that does not cap it */
             failed_attempt(x, e); /* the outcome as http.c's cap gives it */
         } else if (mapi_response_framed(res, k->method, e) < 0) {
             /* the framing rule (framing.c), whoever read the answer: then as

@@ -157,7 +157,7 @@ int mapi_framing_response(const mapi_response *res, mapi_framing *f)
 
 int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, const char *detail)
 {
-    const char *rid = mapi_response_header(res, "x-request-id");
+    const char *rid = mapi_response_request_id(res);
 
     mapi_error_set(err, MAPI_ERR_DECODE, "%s", title);
     if (!err || err->kind != MAPI_ERR_DECODE) {
@@ -171,6 +171,17 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
     err->response = res;
     if ((rid && !err->request_id) || (detail && !err->detail))
         return mapi_error_oom(err);
+    return -1;
+}
+
+int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err)
+{
+    char title[64];
+
+    snprintf(title, sizeof title, "body over max_body (%lu bytes)", (unsigned long)max_body);
+    mapi_refuse_head(res, err, title, NULL);
+    if (err && err->kind == MAPI_ERR_DECODE)
+        err->outcome = MAPI_OUTCOME_NONE; /* the head was taken: the outcome rule's to say */
     return -1;
 }
 
@@ -200,7 +211,7 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
         return mapi_refuse_head(res, err, "body longer than its Content-Length", detail);
     }
     /* The connection ended before the body did: as libcurl reports it */
-    rid = mapi_response_header(res, "x-request-id");
+    rid = mapi_response_request_id(res);
     mapi_error_set(err, MAPI_ERR_TRANSPORT, "body cut short");
     if (err && err->kind == MAPI_ERR_TRANSPORT) {
         snprintf(detail, sizeof detail, "%lu of %s bytes", (unsigned long)res->len, f.digits);

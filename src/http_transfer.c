@@ -378,22 +378,11 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
         return refuse_response(t, status, err, title, NULL);
     }
     if (t->over_body || rc == CURLE_FILESIZE_EXCEEDED) {
-        mapi_error_set(err, MAPI_ERR_DECODE, "body over max_body (%lu bytes)",
-                       (unsigned long)max_body);
-        if (err && err->kind == MAPI_ERR_DECODE) {
-            err->status = (int)status;
-            rid = mapi_response_header(t->res, "x-request-id");
-            err->request_id = mapi_strdup(rid);
-            err->response = t->res;
-            if (rid && !err->request_id)
-                return mapi_error_oom(err);
-        } else {
-            mapi_response_free(t->res);
-        }
-        return -1;
+        t->res->status = (int)status;
+        return mapi_refuse_body(t->res, max_body, err);
     }
     if (rc != CURLE_OK) {
-        rid = mapi_response_header(t->res, "x-request-id");
+        rid = mapi_response_request_id(t->res);
         mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
         if (err && err->kind == MAPI_ERR_TRANSPORT) {
             err->curl_code = (int)rc;

@@ -43,6 +43,7 @@ int mapi_buf_reserve(mapi_buf *b, size_t extra);
 int mapi_buf_append(mapi_buf *b, const char *s, size_t n);
 int mapi_buf_puts(mapi_buf *b, const char *s);
 int mapi_buf_printf(mapi_buf *b, const char *fmt, ...) MAPI_PRINTF(2, 3);
+int mapi_buf_vprintf(mapi_buf *b, const char *fmt, va_list ap) MAPI_PRINTF(2, 0);
 /* The built string (caller frees; "" when nothing was appended), or NULL
    after an allocation failure.  Leaves the buffer empty either way. */
 char *mapi_buf_take(mapi_buf *b);
@@ -173,6 +174,10 @@ int mapi_framing_response(const mapi_response *res, mapi_framing *f);
    kept for a confirm only by the exchange), res attached as err->response.
    Always -1. */
 int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, const char *detail);
+/* An answer whose body grew past max_body, whichever transport read it:
+   DECODE "body over max_body (N bytes)" with its status and request id, res
+   attached, no outcome (the exchange's outcome rule gives it).  Always -1. */
+int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err);
 /* The framing rule applied to a whole answer to method (any transport's):
    0 when it holds; else -1 with err: a refused head as mapi_refuse_head, a
    body longer than its Content-Length as DECODE (res attached), a shorter
@@ -215,9 +220,10 @@ int mapi_limit_refuse(const char *title, mapi_error *err);
    (a larger concurrency is cut to it). */
 #define MAPI_PAGES_MAX 1000
 #define MAPI_PAGES_MAX_CONCURRENCY 64
-/* first_page >= 1, count 1 .. MAPI_PAGES_MAX, concurrency >= 1 (the
-   binding's checks of list_addresses_pages).  0, or -1 with USAGE. */
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err);
+/* count 1 .. MAPI_PAGES_MAX, concurrency >= 1: the binding's own checks of
+   list_addresses_pages (its arrays are sized by count; first_page is
+   mapi_list_addresses_pages_ex's).  0, or -1 with USAGE. */
+int mapi_pages_check(long count, long concurrency, mapi_error *err);
 /* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
 size_t mapi_pages_concurrency(size_t concurrency);
 
@@ -230,8 +236,10 @@ int mapi_hex_digit(int c);
 int mapi_url_encode(mapi_buf *b, const char *s);
 /* The same for the n bytes at s (a NUL among them is %00). */
 int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n);
-/* The same into a new string (caller frees), NULL when out of memory. */
-char *mapi_percent_encode(const char *s);
+/* The one percent-encoding (as above) of the n bytes at s into out, which
+   has room for 3 * n bytes (not NUL-terminated); returns the bytes written.
+   core.escape encodes with it too. */
+size_t mapi_url_encode_to(char *out, const char *s, size_t n);
 /* 1 when host (len bytes, as written in a URL: "[::1]" with brackets) is a
    loopback host: "localhost", an IPv4 address in 127.0.0.0/8, or [::1]. */
 int mapi_host_is_loopback(const char *host, size_t len);
@@ -287,6 +295,9 @@ double mapi_backoff_cap(int retry, double base, double cap);
    seconds, capped at 60 and never negative; -1 when value is NULL or not
    a valid Retry-After. */
 double mapi_retry_after_parse(const char *value, time_t now);
+/* The Retry-After of response res (NULL: none) as above, against the time
+   now: the one reading of the header for every answer. */
+double mapi_response_retry_after(const mapi_response *res);
 /* 1 for the statuses a call may retry: 429, 502, 503, 504. */
 int mapi_status_retryable(int status);
 /* The default deadline of a call (merchantapi.h, mapi_config.deadline): what
@@ -414,23 +425,30 @@ typedef struct mapi_endpoint {
                                           strings ("amount" of payouts); never NULL */
 } mapi_endpoint;
 
-/* The row named name, or NULL: no such endpoint (name NULL included). */
+/* The rows by index: the C entry points take their row so, with no lookup
+   by name per call. */
+typedef enum mapi_endpoint_row {
+    MAPI_EP_CONFIRM_PAYOUT,
+    MAPI_EP_GET_CHANNEL,
+    MAPI_EP_LIST_ADDRESSES,
+    MAPI_EP_GET_PAYOUT,
+    MAPI_EP_COUNT
+} mapi_endpoint_row;
+/* The endpoint table (calls.c), row r at mapi_endpoints[r]. */
+extern const mapi_endpoint mapi_endpoints[MAPI_EP_COUNT];
+/* The row named name, or NULL: no such endpoint (name NULL included); for
+   names that come from Lua (core.path, client:prepare). */
 const mapi_endpoint *mapi_endpoint_find(const char *name);
 /* The name of the row a generic call (method, path_and_query under the
    base URL) matches -- same method, the row's path with one id segment,
    then the end or a query -- or NULL. */
 const char *mapi_endpoint_match(const char *method, const char *path_and_query);
-/* Row i (0-based), or NULL past the last row. */
-const mapi_endpoint *mapi_endpoint_at(size_t i);
 /* The attributes of resource type type[0..type_len) kept as decimal strings
    (NULL-terminated; the rows of one type list the same), or NULL for none:
    asked once per resource, then mapi_field_listed per attribute. */
 const char *const *mapi_decimal_fields(const char *type, size_t type_len);
 /* 1 when name[0..name_len) is one of fields (NULL-terminated; NULL: none). */
 int mapi_field_listed(const char *const *fields, const char *name, size_t name_len);
-/* 1 when the attribute name[0..name_len) of resource type type[0..type_len)
-   is kept as a decimal string, else 0: the two above together. */
-int mapi_decimal_field(const char *type, size_t type_len, const char *name, size_t name_len);
 
 /* What one endpoint sends and expects back. */
 typedef struct mapi_call {
@@ -460,9 +478,10 @@ typedef struct mapi_call {
 /* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
    (POST, PUT, PATCH, DELETE), -1 for one no call sends (NULL included). */
 int mapi_method_safety(const char *method);
-/* The outcome rule of a call that failed before anything was sent: when
-   err holds an error and method may move money, err->outcome = NOT_SENT.
-   Returns -1. */
+/* The refusal of a call before anything was sent, for every caller: when
+   err holds an error and method may move money, err->outcome = NOT_SENT; a
+   USAGE error also gets err->method (when it has none) and its message
+   ("... [PUT]").  Returns -1. */
 int mapi_call_not_sent(const char *method, mapi_error *err);
 /* An id for a path segment: non-empty, not "." or "..".  0, or -1 with
    USAGE naming `what`. */

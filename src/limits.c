@@ -1,9 +1,10 @@
 /*
- * limits.c -- the limits of option values, one check each, used by the C
- * API (client.c, calls.c) and by the Lua binding (lua_options.c) alike: the
- * same value is refused with the same USAGE title from either side, before
- * anything is sent.  Lua checks only what Lua alone can (a value's Lua type:
- * lua/merchantapi/options.lua); every limit is here.
+ * limits.c -- the limits of option values, one check each, asked by the
+ * builder of a call (calls.c: a call's deadline and page options) and by
+ * mapi_client_new (the client's): the same value is refused with the same
+ * USAGE title from C and from Lua, before anything is sent.  Lua checks
+ * only what Lua alone can (a value's Lua type: lua/merchantapi/options.lua;
+ * the binding, lua_options.c, only converts); every limit is here.
  *
  * Seconds (timeout, connect_timeout, deadline) are > 0 and at most 1e9 (NaN
  * and infinities refused); max_retries 0 .. MAPI_MAX_RETRIES; max_body at
@@ -108,15 +109,13 @@ const char *mapi_limit_page_params(const mapi_page_params *p)
 
 /* ---- the pages of one list_addresses_pages call ---- */
 
-int mapi_pages_check(long first_page, long count, long concurrency, mapi_error *err)
+int mapi_pages_check(long count, long concurrency, mapi_error *err)
 {
     if (concurrency < 1)
         return mapi_error_set(err, MAPI_ERR_USAGE, "concurrency must be an integer >= 1");
     if (count < 1 || count > MAPI_PAGES_MAX)
         return mapi_error_set(err, MAPI_ERR_USAGE, "count must be an integer from 1 to %d",
                               MAPI_PAGES_MAX);
-    if (first_page < 1 || first_page > LONG_MAX / 2)
-        return mapi_error_set(err, MAPI_ERR_USAGE, "first_page must be an integer >= 1");
     return 0;
 }
 

@@ -422,12 +422,12 @@ static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
     return 0;
 }
 
-/* Starts the call of the endpoint table's row `name` (calls.c). */
-static int start_endpoint(mapi_loop *l, mapi_client *c, const char *name, const char *id,
+/* Starts the call of the endpoint table's row r (calls.c). */
+static int start_endpoint(mapi_loop *l, mapi_client *c, mapi_endpoint_row r, const char *id,
                           const mapi_page_params *p, const mapi_call_opts *opts,
                           mapi_loop_done_fn done, void *ctx, mapi_error *err)
 {
-    const mapi_endpoint *e = mapi_endpoint_find(name);
+    const mapi_endpoint *e = &mapi_endpoints[r];
     mapi_call k;
 
     if (check_start(l, c, done, e->method, err) < 0 ||
@@ -440,28 +440,28 @@ int mapi_loop_confirm_payout(mapi_loop *l, mapi_client *c, const char *payout_id
                              const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
                              mapi_error *err)
 {
-    return start_endpoint(l, c, "confirm_payout", payout_id, NULL, opts, done, ctx, err);
+    return start_endpoint(l, c, MAPI_EP_CONFIRM_PAYOUT, payout_id, NULL, opts, done, ctx, err);
 }
 
 int mapi_loop_get_channel(mapi_loop *l, mapi_client *c, const char *channel_id,
                           const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
                           mapi_error *err)
 {
-    return start_endpoint(l, c, "get_channel", channel_id, NULL, opts, done, ctx, err);
+    return start_endpoint(l, c, MAPI_EP_GET_CHANNEL, channel_id, NULL, opts, done, ctx, err);
 }
 
 int mapi_loop_list_addresses(mapi_loop *l, mapi_client *c, const char *account_id,
                              const mapi_page_params *p, const mapi_call_opts *opts,
                              mapi_loop_done_fn done, void *ctx, mapi_error *err)
 {
-    return start_endpoint(l, c, "list_addresses", account_id, p, opts, done, ctx, err);
+    return start_endpoint(l, c, MAPI_EP_LIST_ADDRESSES, account_id, p, opts, done, ctx, err);
 }
 
 int mapi_loop_get_payout(mapi_loop *l, mapi_client *c, const char *payout_id,
                          const mapi_call_opts *opts, mapi_loop_done_fn done, void *ctx,
                          mapi_error *err)
 {
-    return start_endpoint(l, c, "get_payout", payout_id, NULL, opts, done, ctx, err);
+    return start_endpoint(l, c, MAPI_EP_GET_PAYOUT, payout_id, NULL, opts, done, ctx, err);
 }
 
 int mapi_loop_request(mapi_loop *l, mapi_client *c, const char *method,

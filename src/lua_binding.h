@@ -21,6 +21,7 @@
 
 /* Metatables, in the registry under these names. */
 #define CLIENT_MT "merchantapi.client"
+#define EXCHANGE_MT "merchantapi.exchange"
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 
@@ -130,35 +131,31 @@ int mapi_lua_has_nul(const char *s, size_t len);
 /* Reads the headers table at idx (name -> value, both strings; nil: none)
    into an array of mapi_header_field, sorted by name, anchored in a
    userdata pushed on the stack (the strings stay anchored by the table,
-   which must stay on the stack too).  Every header passes the core's rule
-   (mapi_header_check, on the whole Lua string: NUL bytes included).
-   Returns 0; or -1 with an err_box pushed above the array, holding the
-   USAGE error of the first refused header.  Raises when the table holds a
+   which must stay on the stack too).  A header holding a NUL byte (which
+   a C string cannot carry) is checked here by the core's rule
+   (mapi_header_check, on the whole Lua string); the others the core checks
+   with the call.  Returns 0; or -1 with an err_box pushed above the array,
+   holding the USAGE error of that header.  Raises when the table holds a
    name or a value that is not a string. */
 int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n);
 /* core.new's options (the table at index 1: base_url, api_key, timeout,
    connect_timeout, max_retries, max_body, cafile, capath, user_agent,
    proxy, deadline, settle; headers and hooks are the caller's) into *cfg
    (mapi_config_init'ed first, user_agent LUA_VERSION when not given), the
-   values pushed at 2..13, where they stay to anchor the strings; *url_len:
-   the length of base_url.  Returns the USAGE title of a value that C
-   cannot carry (a NUL byte; max_body below 1), or NULL: the other limits
-   are mapi_client_new's. */
-const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len);
+   values pushed at 2..13, where they stay to anchor the strings.  Returns
+   the USAGE title of a value that C cannot carry (a NUL byte; max_body
+   below 1), or NULL: the limits are mapi_client_new's. */
+const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg);
 /* A call's options from the table at index opts (or nil) into *o: deadline,
-   and settle (a boolean) when with_settle; headers are read apart.  Returns
-   the USAGE title of an invalid deadline (limits.c; checked here, before
-   the id, so that the binding names the call's method on it), or NULL. */
-const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o,
-                                       int with_settle);
+   and settle (a boolean) when with_settle; headers are read apart.  Their
+   limits are the builder's (calls.c). */
+void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int with_settle);
 /* A list's options from the table at index opts (nil: made an empty table
    there) into *p: order, order_type, per_page, and page when with_page.
    Pushes each value read (they stay on the stack, anchoring the strings).
    A value C cannot carry (a NUL byte, an integer beyond a long or below 1)
-   becomes one the core's limits refuse.  Returns the USAGE title of the
-   first invalid value (mapi_limit_page_params), or NULL. */
-const char *mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p,
-                                       int with_page);
+   becomes one the core's limits refuse (the builder checks them). */
+void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int with_page);
 
 /* ---- the client (lua_client.c) ---- */
 

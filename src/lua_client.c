@@ -33,7 +33,6 @@ typedef struct client_box {
     int close_pending;   /* close() came while holds > 0: closed at the last release */
     int busy;            /* one of its hooks is running */
     mapi_lua_hooks hooks; /* the client's observer (hooks.ref: LUA_NOREF without hooks) */
-    char base_url[];     /* for __tostring: never the api key */
 } client_box;
 
 /* ------------------------------------------------------------------------ */
@@ -68,7 +67,6 @@ static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
 int mapi_lua_new(lua_State *L)
 {
     mapi_config cfg;
-    size_t url_len;
     const char *bad;
     client_box *cb;
     err_box *eb;
@@ -77,27 +75,19 @@ int mapi_lua_new(lua_State *L)
     lua_settop(L, 1);
     /* the values stay on the stack (2..14) while the client is made; the
        limits are mapi_client_new's (limits.c), as for C */
-    bad = mapi_lua_read_config(L, &cfg, &url_len);
+    bad = mapi_lua_read_config(L, &cfg);
     if (bad)
         return push_usage(L, bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
     if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
-
-    if (cfg.base_url) {
-        while (url_len > 0 && cfg.base_url[url_len - 1] == '/')
-            url_len--;
-    }
-    cb = (client_box *)mapic_newuserdata(L, sizeof *cb + url_len + 1);
+    cb = (client_box *)mapic_newuserdata(L, sizeof *cb);
     cb->client = NULL;
     cb->holds = 0;
     cb->close_pending = 0;
     cb->busy = 0;
     cb->hooks.ref = LUA_NOREF;
     cb->hooks.busy = &cb->busy;
-    if (cfg.base_url)
-        memcpy(cb->base_url, cfg.base_url, url_len);
-    cb->base_url[url_len] = '\0';
     mapic_setmetatable(L, CLIENT_MT);
     eb = mapi_lua_push_err_box(L);
     cb->client = mapi_client_new(&cfg, &eb->err);
@@ -162,14 +152,6 @@ void mapi_lua_client_release(lua_State *L, int idx)
 
     if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
         free_client(L, cb);
-}
-
-static int l_client_tostring(lua_State *L)
-{
-    client_box *cb = check_client(L);
-    lua_pushfstring(L, "merchantapi.client (%s)%s", cb->base_url,
-                    cb->client ? "" : " closed");
-    return 1;
 }
 
 /* Why the client cannot take a call now, or NULL. */
@@ -283,7 +265,7 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
  */
 static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
-    const char *id, *bad = NULL;
+    const char *id;
     int nret = 0;
     mapi_client *c;
     call_args a;
@@ -295,12 +277,9 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
     if (!c)
         return nret;
     memset(&a, 0, sizeof a);
-    if (e->lists)
-        bad = mapi_lua_read_page_options(L, 3, &a.p, 1);
-    if (!bad)
-        bad = mapi_lua_read_call_options(L, 3, &a.opts, e->moves_money);
-    if (bad)
-        return push_usage(L, bad, e->method);
+    if (e->lists) /* the values are checked by the builder (calls.c), once */
+        mapi_lua_read_page_options(L, 3, &a.p, 1);
+    mapi_lua_read_call_options(L, 3, &a.opts, e->moves_money);
     if (!lua_isnil(L, 3)) {
         lua_getfield(L, 3, "headers");
         if (mapi_lua_read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
@@ -344,6 +323,17 @@ static int pages_box_gc(lua_State *L)
     return 0;
 }
 
+/* Pushes {}, err for a usage error held in eb (lists: none) and clears it.
+   Returns 2. */
+static int push_pages_usage(lua_State *L, err_box *eb)
+{
+    mapi_call_not_sent("GET", &eb->err);
+    lua_newtable(L);
+    mapi_lua_push_error(L, &eb->err);
+    mapi_error_clear(&eb->err);
+    return 2;
+}
+
 /*
  * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
  *                             count, concurrency) -> lists, err
@@ -355,7 +345,7 @@ static int pages_box_gc(lua_State *L)
  */
 static int l_list_addresses_pages(lua_State *L)
 {
-    const char *id, *bad;
+    const char *id;
     int nret = 0, lists;
     mapi_client *c;
     mapi_page_params p;
@@ -363,6 +353,7 @@ static int l_list_addresses_pages(lua_State *L)
     int64_t first = 0, count = 0, conc = 0;
     size_t i, k;
     pages_box *b;
+    err_box *eb;
     mapi_error init = MAPI_ERROR_INIT;
 
     lua_settop(L, 6);
@@ -378,29 +369,15 @@ static int l_list_addresses_pages(lua_State *L)
     if (!c)
         return nret;
     memset(&p, 0, sizeof p);
-    bad = mapi_lua_read_page_options(L, 3, &p, 0);
-    {
-        err_box *pb = mapi_lua_push_err_box(L);
-        if (mapi_pages_check(first > LONG_MAX ? LONG_MAX : (long)first,
-                             count > LONG_MAX ? LONG_MAX : (long)count,
-                             conc > LONG_MAX ? LONG_MAX : (long)conc, &pb->err) < 0)
-            bad = pb->err.title; /* anchored by pb until the results are made */
-        if (bad) {
-            lua_newtable(L);
-            mapi_lua_push_simple_error(L, "usage", bad, "GET");
-            mapi_error_clear(&pb->err);
-            return 2;
-        }
-        lua_pop(L, 1);
-    }
+    mapi_lua_read_page_options(L, 3, &p, 0); /* checked by the builder (calls.c) */
     lua_getfield(L, 3, "headers");
-    if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0) {
-        err_box *hb = (err_box *)lua_touserdata(L, -1);
-        lua_newtable(L);
-        mapi_lua_push_error(L, &hb->err);
-        mapi_error_clear(&hb->err);
-        return 2;
-    }
+    if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
+        return push_pages_usage(L, (err_box *)lua_touserdata(L, -1));
+    eb = mapi_lua_push_err_box(L);
+    if (mapi_pages_check(count > LONG_MAX ? LONG_MAX : (long)count,
+                         conc > LONG_MAX ? LONG_MAX : (long)conc, &eb->err) < 0)
+        return push_pages_usage(L, eb);
+    lua_pop(L, 1);
 
     /* the anchor, with room for count documents and errors */
     b = (pages_box *)mapic_newuserdata(
@@ -415,8 +392,10 @@ static int l_list_addresses_pages(lua_State *L)
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
     run_held(L, 1);
-    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count,
-                                 mapi_pages_concurrency((size_t)conc), &opts, b->docs, b->errs);
+    /* first_page (0: refused), the page options and the concurrency's cap: the core's */
+    first = first < 1 ? 0 : first > LONG_MAX ? LONG_MAX : first;
+    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count, (size_t)conc, &opts,
+                                 b->docs, b->errs);
     mapi_lua_client_release(L, 1);
 
     luaL_checkstack(L, 8, "merchantapi: out of stack space");
@@ -565,7 +544,6 @@ void mapi_lua_client_open(lua_State *L)
         {"_calls_built", l_calls_built},
         {"close", l_client_close},
         {NULL, NULL}};
-    const mapi_endpoint *e;
     size_t i;
 
     luaL_checkstack(L, 4, "merchantapi: out of stack space");
@@ -576,19 +554,17 @@ void mapi_lua_client_open(lua_State *L)
     mapi_lua_new_metatable(L, CLIENT_MT);
     lua_createtable(L, 0, 12);
     mapic_setfuncs(L, client_methods, 0);
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) { /* a method per row */
-        lua_pushlightuserdata(L, (void *)(uintptr_t)e);
+    for (i = 0; i < MAPI_EP_COUNT; i++) { /* a method per row */
+        lua_pushlightuserdata(L, (void *)(uintptr_t)&mapi_endpoints[i]);
         lua_pushcclosure(L, l_endpoint, 1);
-        lua_setfield(L, -2, e->name);
+        lua_setfield(L, -2, mapi_endpoints[i].name);
     }
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, l_client_close);
     lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, l_client_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushliteral(L, "merchantapi.client");
+    lua_pushliteral(L, CLIENT_MT);
     lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
 }

@@ -141,7 +141,7 @@ int mapi_lua_loop_new(lua_State *L)
 static int l_start(lua_State *L)
 {
     loop_box *b = check_loop(L);
-    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 3, "merchantapi.exchange");
+    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 3, EXCHANGE_MT);
     mapi_error e = MAPI_ERROR_INIT;
     err_box *eb;
     mapi_client *c;

@@ -40,9 +40,11 @@ static int l_sleep(lua_State *L)
     return 0;
 }
 
-/* core.path(endpoint, id) -> string: the path of the endpoint named by a
-   row of core.endpoints ("get_payout", ...) for id (percent-encoded), by the
-   core's one table (calls.c); raises for another endpoint name. */
+/* core.path(endpoint, id) -> string | nil, err: the path of the endpoint
+   named by a row of core.endpoints ("get_payout", ...) for id
+   (percent-encoded), by the core's one table (calls.c); err: the usage
+   error of an id the core refuses (mapi_id_check: "payout_id is empty").
+   Raises for another endpoint name. */
 static int l_path(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -55,6 +57,12 @@ static int l_path(lua_State *L)
 
     if (!e)
         return luaL_error(L, "merchantapi: no endpoint '%s'", name);
+    if (mapi_id_check(e->id_name, id, NULL) < 0) {
+        err_box *eb = mapi_lua_push_err_box(L);
+        mapi_id_check(e->id_name, id, &eb->err);
+        mapi_call_not_sent(e->method, &eb->err);
+        return mapi_lua_push_err_results(L, &eb->err);
+    }
     out = (char *)mapic_newuserdata(L, room); /* Lua's memory first: nothing to leak */
     mapi_buf_init(&b);
     mapi_endpoint_path(&b, e, id, len);
@@ -66,6 +74,25 @@ static int l_path(lua_State *L)
     len = b.len;
     mapi_buf_free(&b);
     lua_pushlstring(L, out, len);
+    return 1;
+}
+
+/* core.escape(s) -> string: s percent-encoded by the core's one rule
+   (url.c, mapi_url_encode_to: every byte but A-Z a-z 0-9 - . _ ~ as %XX,
+   upper-case hex), for one path segment or query key or value.  Built in
+   a luaL_Buffer (Lua's memory: nothing to free when Lua raises). */
+static int l_escape(lua_State *L)
+{
+    size_t len, i, n;
+    const char *s = luaL_checklstring(L, 1, &len);
+    luaL_Buffer B;
+
+    luaL_buffinit(L, &B);
+    for (i = 0; i < len; i += n) { /* each piece's encoding fits the buffer's room */
+        n = len - i < LUAL_BUFFERSIZE / 3 ? len - i : LUAL_BUFFERSIZE / 3;
+        luaL_addsize(&B, mapi_url_encode_to(luaL_prepbuffer(&B), s + i, n));
+    }
+    luaL_pushresult(&B);
     return 1;
 }
 
@@ -94,11 +121,11 @@ static void set_number(lua_State *L, const char *key, lua_Number n, int boolean)
    its name (core.endpoints.get_channel). */
 static void push_endpoints(lua_State *L)
 {
-    const mapi_endpoint *e;
     size_t i, j;
 
     lua_newtable(L);
-    for (i = 0; (e = mapi_endpoint_at(i)) != NULL; i++) {
+    for (i = 0; i < MAPI_EP_COUNT; i++) {
+        const mapi_endpoint *e = &mapi_endpoints[i];
         lua_createtable(L, 0, 8);
         set_string(L, "name", e->name);
         set_string(L, "method", e->method);
@@ -223,6 +250,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"sleep", l_sleep},
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
+                                         {"escape", l_escape},
                                          {"not_sent", l_not_sent},
                                          {"format_attempt", l_format_attempt},
                                          {"loop_new", mapi_lua_loop_new},

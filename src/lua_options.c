@@ -5,12 +5,11 @@
  *
  * lua/merchantapi.lua is the public face: option names and types are
  * checked there, once (merchantapi.options); a wrong type that comes here
- * anyway raises.  The values' limits are the core's (limits.c): asked
- * here for a call's deadline and page params (so that the error names the
- * call's method, before the id is checked), by mapi_client_new for the
- * rest.  What Lua alone can give (a NUL byte inside a string, an integer
- * out of the C type's range, 0 for "the default") is mapped onto a value
- * those limits refuse.
+ * anyway raises.  No value is checked here: the limits are the core's
+ * (limits.c), asked by the builder of the call (calls.c) and by
+ * mapi_client_new.  What Lua alone can give (a NUL byte inside a string,
+ * an integer out of the C type's range, 0 for "the default") is mapped onto
+ * a value those limits refuse.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -114,7 +113,11 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
         const char *name = lua_tolstring(L, -2, &nlen);
         const char *value = lua_tolstring(L, -1, &vlen);
         lua_pop(L, 1);
-        if (mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
+        /* a NUL byte is what a C string cannot carry: for it the core's rule
+           is asked here, on the whole Lua string; the rest the core checks
+           with the call (mapi_headers_check) */
+        if ((mapi_lua_has_nul(name, nlen) || mapi_lua_has_nul(value, vlen)) &&
+            mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
             err_box *eb = mapi_lua_push_err_box(L); /* above the key: lua_next is over */
             mapi_header_check(name, nlen, value, vlen, &eb->err);
             lua_replace(L, -2);
@@ -132,17 +135,16 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
     return 0;
 }
 
-const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len)
+const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
 {
-    size_t key_len = 0;
+    size_t key_len = 0, url_len = 0;
     int64_t n;
     const char *bad = NULL;
 
     mapi_config_init(cfg);
     cfg->user_agent = LUA_VERSION;
-    *url_len = 0;
     lua_getfield(L, 1, "base_url");
-    cfg->base_url = mapi_lua_opt_string(L, 2, "base_url", url_len);
+    cfg->base_url = mapi_lua_opt_string(L, 2, "base_url", &url_len);
     lua_getfield(L, 1, "api_key");
     cfg->api_key = mapi_lua_opt_string(L, 3, "api_key", &key_len);
     lua_getfield(L, 1, "timeout");
@@ -178,7 +180,7 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg, size_t *url_len
     lua_getfield(L, 1, "trace");
     cfg->trace = lua_toboolean(L, -1);
     lua_pop(L, 2);
-    if (mapi_lua_has_nul(cfg->base_url, *url_len))
+    if (mapi_lua_has_nul(cfg->base_url, url_len))
         bad = "base_url contains a NUL byte";
     if (mapi_lua_has_nul(cfg->api_key, key_len))
         bad = "api_key contains a NUL byte"; /* never the key itself */
@@ -198,13 +200,12 @@ static const char *trace_option(lua_State *L, int opts, const char *name)
     return mapi_lua_has_nul(s, len) ? "\n" : s;
 }
 
-const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o,
-                                       int with_settle)
+void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int with_settle)
 {
     o->deadline = 0;
     o->settle = MAPI_SETTLE_DEFAULT;
     if (lua_isnil(L, opts))
-        return NULL;
+        return;
     lua_getfield(L, opts, "deadline");
     mapi_lua_opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
@@ -216,7 +217,6 @@ const char *mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o
         opt_settle(L, lua_gettop(L), &o->settle);
         lua_pop(L, 1);
     }
-    return o->deadline != 0 ? mapi_limit_deadline(o->deadline) : NULL;
 }
 
 /* A string of the page params: NULL when nil, "" (which the core's rule
@@ -243,8 +243,7 @@ static long page_number(lua_State *L, int opts, const char *name)
     return n < 1 || n > LONG_MAX ? -1 : (long)n;
 }
 
-const char *mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p,
-                                       int with_page)
+void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int with_page)
 {
     if (lua_isnil(L, opts)) {
         lua_newtable(L);
@@ -255,5 +254,4 @@ const char *mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params 
     if (with_page)
         p->page = page_number(L, opts, "page");
     p->per_page = page_number(L, opts, "per_page");
-    return mapi_limit_page_params(p);
 }

@@ -42,8 +42,6 @@
 #include "internal.h"
 #include "lua_binding.h"
 
-#define EXCHANGE_MT "merchantapi.exchange"
-
 typedef exchange_box xbox;
 
 /* ------------------------------------------------------------------------ */

@@ -24,8 +24,6 @@
 #define WEAK_V_MT "merchantapi.weak_v"
 #define WEAK_K_MT "merchantapi.weak_k"
 
-#define WEAK_K_MT "merchantapi.weak_k"
-
 /* Values nest at most 64 deep (the parser's cap); this only guards the C stack. */
 #define MAX_VALUE_DEPTH 200
 /* 2^53: every integer of this magnitude or less is exact in a double. */

@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -173,13 +172,13 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
     char *request_id;
 
     status = res->status;
-    rid = mapi_response_header(res, "x-request-id");
+    rid = mapi_response_request_id(res);
     request_id = mapi_strdup(rid);
     if (rid && !request_id) {
         mapi_response_free(res);
         return mapi_error_oom(e);
     }
-    retry_after = mapi_retry_after_parse(mapi_response_header(res, "retry-after"), time(NULL));
+    retry_after = mapi_response_retry_after(res);
     if (status >= 200 && status < 300)
         rc = map_success(k, res, max_depth, out, e);
     else

@@ -227,7 +227,7 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
 {
     batch b;
     mapi_page_params p;
-    const mapi_endpoint *list;
+    const mapi_endpoint *list = &mapi_endpoints[MAPI_EP_LIST_ADDRESSES];
     size_t i;
     int rc = 0;
 
@@ -240,10 +240,11 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
     }
     if (!client)
         return mapi_error_set(&errs[0], MAPI_ERR_USAGE, "client is NULL");
-    if (first_page < 1 || count > (size_t)(LONG_MAX - first_page))
-        return mapi_error_set(&errs[0], MAPI_ERR_USAGE,
-                              "first_page must be >= 1 and the pages must stay in range");
-    list = mapi_endpoint_find("list_addresses");
+    if (first_page < 1 || count > (size_t)(LONG_MAX - first_page)) { /* C and Lua alike */
+        mapi_error_set(&errs[0], MAPI_ERR_USAGE,
+                       "first_page must be >= 1 and the pages must stay in range");
+        return mapi_call_not_sent(list->method, &errs[0]);
+    }
     memset(&p, 0, sizeof p);
     if (base)
         p = *base;

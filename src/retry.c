@@ -79,6 +79,12 @@ double mapi_retry_after_parse(const char *value, time_t now)
     return secs > RETRY_AFTER_CAP ? RETRY_AFTER_CAP : secs;
 }
 
+double mapi_response_retry_after(const mapi_response *res)
+{
+    return mapi_retry_after_parse(res ? mapi_response_header(res, "retry-after") : NULL,
+                                  time(NULL));
+}
+
 int mapi_sleep_default(void *ctx, double seconds)
 {
     (void)ctx;

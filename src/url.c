@@ -32,35 +32,31 @@ int mapi_url_encode(mapi_buf *b, const char *s)
     return mapi_url_encode_n(b, s, strlen(s));
 }
 
-int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n)
+size_t mapi_url_encode_to(char *out, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    const unsigned char *p, *end = (const unsigned char *)s + n;
+    size_t i, o = 0;
 
-    for (p = (const unsigned char *)s; p < end; p++) {
-        if (is_unreserved(*p)) {
-            const unsigned char *run = p; /* a run of them: one append */
-            while (p + 1 < end && is_unreserved(p[1]))
-                p++;
-            mapi_buf_append(b, (const char *)run, (size_t)(p - run) + 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (is_unreserved(c)) {
+            out[o++] = (char)c;
         } else {
-            char e[3];
-            e[0] = '%';
-            e[1] = hex[*p >> 4];
-            e[2] = hex[*p & 15];
-            mapi_buf_append(b, e, 3);
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
         }
     }
-    return b->oom ? -1 : 0;
+    return o;
 }
 
-char *mapi_percent_encode(const char *s)
+int mapi_url_encode_n(mapi_buf *b, const char *s, size_t n)
 {
-    mapi_buf b;
-
-    mapi_buf_init(&b);
-    mapi_url_encode(&b, s);
-    return mapi_buf_take(&b);
+    if (n > (size_t)-1 / 3 || mapi_buf_reserve(b, 3 * n) < 0)
+        return b->oom = 1, -1;
+    b->len += mapi_url_encode_to(b->data + b->len, s, n);
+    b->data[b->len] = '\0';
+    return 0;
 }
 
 int mapi_host_is_loopback(const char *host, size_t len)

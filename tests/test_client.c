@@ -496,7 +496,10 @@ static void empty_ids_are_usage(void **state)
     assert_int_equal(mapi_confirm_payout(c, "", &doc, &err), -1);
     assert_null(doc);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
-    assert_string_equal(err.message, "merchantapi: usage: payout_id is empty");
+    /* the builder's refusal carries the method (calls.c, mapi_call_not_sent) */
+    assert_string_equal(err.message, "merchantapi: usage: payout_id is empty [PUT]");
+    assert_string_equal(err.method, "PUT");
+    assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
     assert_int_equal(err.attempts, 0);
     mapi_error_clear(&err);
     assert_int_equal(mapi_confirm_payout(c, NULL, &doc, &err), -1);

@@ -19,7 +19,7 @@ static void encodes_ids_as_one_segment(void **state)
     size_t i;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *got = mapi_percent_encode(cases[i].in);
+        char *got = tu_percent_encode(cases[i].in);
         assert_non_null(got);
         assert_string_equal(got, cases[i].out);
         free(got);

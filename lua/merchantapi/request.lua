@@ -1,6 +1,6 @@
 --- Internal: the Lua half of the generic call `client:request(method, path, opts)`:
--- query strings, table bodies (through `merchantapi.json`), path segment
--- escaping, and its usage errors (`merchantapi.errors`).  The C core
+-- query strings, table bodies (through `merchantapi.json`), and its usage
+-- errors (`merchantapi.errors`).  The C core
 -- (`mapi_request_ex`) checks the path, sends the request and maps the
 -- response; see `lua/merchantapi.lua` for the public documentation.
 --
@@ -13,29 +13,13 @@ local type = type
 local pairs = pairs
 local tostring = tostring
 local tonumber = tonumber
-local byte, format, gsub = string.byte, string.format, string.gsub
+local gsub = string.gsub
 local lower, match, sub = string.lower, string.match, string.sub
 local concat = table.concat
 
 local request = {}
 
-local function escape_byte(c)
-  return format("%%%02X", byte(c))
-end
-
---- Percent-encodes s for one path segment or one query key or value.
---
--- syntax: `text = merchantapi.escape(s)`
---
--- Every byte but the RFC 3986 unreserved ones (letters, digits and `-._~`)
--- becomes `%XX` (upper-case hex); `/` too, so an id can never add a segment.
---
--- @tparam string s the bytes to encode.
--- @treturn string
-function request.escape(s)
-  return (gsub(s, "[^A-Za-z0-9%-%._~]", escape_byte))
-end
-local escape = request.escape
+local escape = core.escape -- the core's one percent-encoding (src/url.c)
 
 local function usage(method, path, title, detail, pointer)
   return errors.new {
@@ -63,7 +47,7 @@ local function query_value(v)
 end
 
 --- Builds a query string from a table: keys sorted bytewise, keys and
--- values percent-encoded (`request.escape`); a value is a string, an
+-- values percent-encoded (`core.escape`, the core's rule); a value is a string, an
 -- integer, a boolean (`true`/`false`) or an array of those (the key is
 -- repeated, in array order; an empty array sends nothing).
 --

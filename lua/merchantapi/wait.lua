@@ -65,7 +65,8 @@ function wait.for_txid(client, payout_id, opts)
   end
   -- from for_txid, below client:wait_for_txid: raises at that one's caller
   opts = options.check(opts, OPTIONS, "wait_for_txid", 2, 3)
-  local path = core.path("get_payout", payout_id) -- the core's one table of paths
+  -- the core's one table of paths and its id rule (bad: "payout_id is empty")
+  local path, bad = core.path("get_payout", payout_id)
   local timeout, msg = seconds(opts, "timeout", 0, false)
   local interval, max_interval
   if timeout then
@@ -74,10 +75,8 @@ function wait.for_txid(client, payout_id, opts)
   if interval then
     max_interval, msg = seconds(opts, "max_interval", 0, true)
   end
-  if not max_interval or payout_id == "" then
-    return errors.fail(errors.new {
-      kind = "usage", title = msg or "payout_id is empty", method = "GET", path = path,
-    })
+  if not max_interval or bad then
+    return errors.fail(msg and errors.new { kind = "usage", title = msg, method = "GET", path = path } or bad)
   end
   if max_interval < interval then
     max_interval = interval

@@ -33,6 +33,12 @@ describe("core.endpoints", function()
     assert.are.same({}, e.get_channel.decimal_fields)
     assert.are.equal("/api/public/v1/accounts/a%2Fb/addresses", core.path("list_addresses", "a/b"))
     assert.has_error(function() core.path("payout", "p1") end)
+    -- the core's id rule (mapi_id_check), named with the row's method and outcome
+    local path, err = core.path("confirm_payout", "..")
+    assert.is_nil(path)
+    assert.are.equal('payout_id must not be "." or ".."', err.title)
+    assert.are.equal("PUT", err.method)
+    assert.are.equal("not_sent", err.outcome)
   end)
 end)
 

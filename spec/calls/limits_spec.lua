@@ -63,7 +63,13 @@ describe("option limits, the core's for C and Lua alike", function()
       assert.is_nil(list, "case " .. i)
       assert.equal("usage", err.kind, "case " .. i)
       assert.equal(case[2], err.title, "case " .. i)
+      -- checked once, by the core's builder (calls.c), which names the method
+      assert.equal("GET", err.method, "case " .. i)
+      assert.equal("merchantapi: usage: " .. case[2] .. " [GET]", tostring(err), "case " .. i)
     end
+    local _, err = c:get_channel("")
+    assert.equal("channel_id is empty", err.title)
+    assert.equal("GET", err.method)
     assert.equal(0, helpers.count(ACCOUNT))
   end)
 

@@ -211,6 +211,7 @@ describe("payout tracking", function()
       local p, err = client:wait_for_txid("")
       assert.is_nil(p)
       assert.equal("usage", err.kind)
+      assert.equal("payout_id is empty", err.title) -- the core's id rule (core.path)
       assert.equal(0, count("x"))
     end)
 

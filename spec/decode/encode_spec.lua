@@ -134,6 +134,10 @@ describe("merchantapi.escape", function()
     assert.equal("a%2Fb%3Fc%20d%25%2B%26%3D%23", merchantapi.escape("a/b?c d%+&=#"))
     assert.equal("%C3%A9%00%0D%0A", merchantapi.escape("é\0\r\n"))
     assert.equal("..", merchantapi.escape("..")) -- unreserved: a ".." id is refused by the path check
+    assert.equal("", merchantapi.escape(""))
+    -- the core's encoder (src/url.c) in pieces through a luaL_Buffer: longer than one piece
+    assert.equal(("%C3%A9%2Fx"):rep(5000), merchantapi.escape(("é/x"):rep(5000)))
+    assert.equal(require("merchantapi.core").escape, merchantapi.escape)
   end)
 end)
 

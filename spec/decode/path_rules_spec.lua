@@ -13,7 +13,7 @@
 -- (sandbox/README.md, "Addresses") serve such lists.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
-local escape = require("merchantapi.request").escape
+local escape = merchantapi.escape
 
 local format = string.format
 
