@@ -345,8 +345,9 @@ static int pages_box_gc(lua_State *L)
 }
 
 /*
- * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
- *                             count, concurrency) -> lists, err
+ * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=,
+ *                             traceparent=, tracestate=}, first_page, count,
+ *                             concurrency) -> lists, err
  * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
  * up to `concurrency` requests in flight (mapi_list_addresses_pages).
  * lists: the pages before the first failed one, each in the list_addresses
@@ -379,6 +380,8 @@ static int l_list_addresses_pages(lua_State *L)
         return nret;
     memset(&p, 0, sizeof p);
     bad = mapi_lua_read_page_options(L, 3, &p, 0);
+    if (!bad) /* traceparent, tracestate (and deadline) of every page */
+        bad = mapi_lua_read_call_options(L, 3, &opts, 0);
     {
         err_box *pb = mapi_lua_push_err_box(L);
         if (mapi_pages_check(first > LONG_MAX ? LONG_MAX : (long)first,
