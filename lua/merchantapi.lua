@@ -325,26 +325,13 @@ end
 function Client:addresses(account_id, opts)
   check_string(account_id, "addresses")
   local each -- the call options of every page (not the pager's)
-  for _, k in ipairs(type(opts) == "table" and PAGE_CALL or {}) do
-    if opts[k] ~= nil then
-      each = each or {}
-      each[k] = opts[k]
-    end
-  end
+  each, opts = options.split(opts, PAGE_CALL)
   if each then
     check_options(each, CALL_OPTIONS, "addresses", 2)
-    local rest = {}
-    for k, v in pairs(opts) do
-      rest[k] = each[k] == nil and v or nil
-    end
-    opts = rest
   end
   local function with_call(params) -- a new table from the pager: ours to fill
-    if each then
-      params = params or {}
-      for k, v in pairs(each) do
-        params[k] = v
-      end
+    for k, v in pairs(each or {}) do
+      params[k] = v
     end
     return params
   end
