@@ -76,7 +76,9 @@ local LIST_OPTIONS = call_options { order = "string", order_type = "string", pag
   per_page = "integer" }
 local CONFIRM_OPTIONS = call_options { settle = "boolean" }
 local REQUEST_OPTIONS = call_options { query = "table", body = "table or string" }
-local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1" } -- client:paginate
+local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1", traceparent = "string",
+  tracestate = "string" } -- client:paginate
+local PAGE_CALL = { "headers", "traceparent", "tracestate" } -- a pager's, sent with every page
 
 local check_options = options.check
 
@@ -311,8 +313,9 @@ end
 -- @tparam string account_id the account's id.
 -- @tparam[opt] table opts `per_page`, `order` (default `"created_at"`),
 --   `order_type` (default `"asc"`), `start_page` (default 1), `max_pages`,
---   `concurrency` (see `merchantapi.paginate`), `headers` (as for
---   `confirm_payout`: sent with every page's request).
+--   `concurrency` (see `merchantapi.paginate`); `headers`, `traceparent`,
+--   `tracestate` (as for `confirm_payout`: sent with every page's request;
+--   each attempt of each page is a span of the caller's trace).
 -- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`, and the
 --   fields `announced`, `received`, `total_changed`.  A page that repeats an
 --   id of the walk or contradicts `meta.total` ends the walk with a
@@ -321,26 +324,21 @@ end
 --   of the wrong type.
 function Client:addresses(account_id, opts)
   check_string(account_id, "addresses")
-  local headers = type(opts) == "table" and opts.headers
-  if headers then -- not the pager's: sent with every page
-    check_options({ headers = headers }, CALL_OPTIONS, "addresses", 2)
-    local rest = {}
-    for k, v in pairs(opts) do
-      rest[k] = k ~= "headers" and v or nil
-    end
-    opts = rest
+  local each -- the call options of every page (not the pager's)
+  each, opts = options.split(opts, PAGE_CALL)
+  if each then
+    check_options(each, CALL_OPTIONS, "addresses", 2)
   end
-  local function with_headers(params) -- a new table from the pager: ours to fill
-    if headers then
-      params = params or {}
-      params.headers = headers
+  local function with_call(params) -- a new table from the pager: ours to fill
+    for k, v in pairs(each or {}) do
+      params[k] = v
     end
     return params
   end
   local ok, p = pcall(pager.paginate, function(params)
-    return run(self, "list_addresses", account_id, with_headers(params))
+    return run(self, "list_addresses", account_id, with_call(params))
   end, opts, function(params, first_page, count, concurrency)
-    return transport.pages(self, account_id, with_headers(params), first_page, count, concurrency)
+    return transport.pages(self, account_id, with_call(params), first_page, count, concurrency)
   end)
   if not ok then
     error(p, 2)
@@ -428,7 +426,8 @@ end
 -- @tparam string path as for `client:request`, e.g.
 --   `"/api/public/v1/accounts/" .. merchantapi.escape(id) .. "/addresses"`.
 -- @tparam[opt] table opts `query` (table, for the first request, as for
---   `client:request`), `max_pages` (integer >= 1, no limit when absent).
+--   `client:request`), `max_pages` (integer >= 1, no limit when absent),
+--   `traceparent`, `tracestate` (as for `client:request`, on every page).
 -- @treturn table the pager; its pages are lists as `client:request` returns
 --   them (arrays with `.meta` and `.links`).  A page that is not a list (a
 --   single resource, or no primary data) ends the walk with a `"decode"`
@@ -457,7 +456,8 @@ function Client:paginate(path, opts)
       return nil
     end
     pending, followed[current] = nil, true
-    local list, err = run(self, "request", { method = "GET", path = current })
+    local list, err = run(self, "request", { method = "GET", path = current,
+      traceparent = opts and opts.traceparent, tracestate = opts and opts.tracestate })
     if not list then
       if err.kind == "usage" and current ~= full and (err.title or ""):find("path", 1, true) then
         -- the server's link is what the request refused

@@ -33,6 +33,9 @@ int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error
 /* 64 bits from /dev/urandom (the clock when it cannot be read): a client's
    seed, drawn once. */
 uint64_t mapi_trace_seed(void);
+/* This process's generation: it changes in a child after fork(), when a
+   seed drawn before must be drawn again. */
+unsigned long mapi_trace_forks(void);
 /* The next 64 random bits of the generator whose state is *state. */
 uint64_t mapi_trace_next(uint64_t *state);
 /* A random id of `bytes` bytes, never all zeros, as 2 x bytes lowercase hex

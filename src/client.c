@@ -35,6 +35,7 @@ struct mapi_client {
                              client was made */
     int trace;            /* mapi_config.trace */
     uint64_t trace_rng;   /* the seed of every traced call's ids; 0 until the first */
+    unsigned long trace_forks; /* mapi_trace_forks() when trace_rng was seeded */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
     unsigned long calls_built; /* mapi_client_calls_built */
@@ -195,8 +196,11 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     s.debug = c->debug;
     s.trace = c->trace;
     if (c->trace || k->traceparent) {
-        if (!c->trace_rng)
-            c->trace_rng = mapi_trace_seed(); /* the system's randomness, once */
+        unsigned long forks = mapi_trace_forks();
+        if (!c->trace_rng || c->trace_forks != forks) { /* once per process (trace.c) */
+            c->trace_rng = mapi_trace_seed();
+            c->trace_forks = forks;
+        }
         s.trace_seed = mapi_trace_next(&c->trace_rng);
     }
     s.headers = c->headers;

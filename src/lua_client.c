@@ -335,8 +335,9 @@ static int push_pages_usage(lua_State *L, err_box *eb)
 }
 
 /*
- * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=}, first_page,
- *                             count, concurrency) -> lists, err
+ * client:list_addresses_pages(id, {order=, order_type=, per_page=, headers=,
+ *                             traceparent=, tracestate=}, first_page, count,
+ *                             concurrency) -> lists, err
  * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
  * up to `concurrency` requests in flight (mapi_list_addresses_pages).
  * lists: the pages before the first failed one, each in the list_addresses
@@ -370,6 +371,7 @@ static int l_list_addresses_pages(lua_State *L)
         return nret;
     memset(&p, 0, sizeof p);
     mapi_lua_read_page_options(L, 3, &p, 0); /* checked by the builder (calls.c) */
+    mapi_lua_read_call_options(L, 3, &opts, 0); /* traceparent, tracestate of every page */
     lua_getfield(L, 3, "headers");
     if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
         return push_pages_usage(L, (err_box *)lua_touserdata(L, -1));

@@ -805,7 +805,9 @@ MAPI_API int mapi_get_payout_ex(mapi_client *client, const char *payout_id,
 
 /* mapi_list_addresses_pages with options (opts NULL: MAPI_CALL_OPTS_INIT; settle
    ignored): every page's request carries opts->headers, and each page has
-   opts->deadline (or the client's). */
+   opts->deadline (or the client's); with opts->traceparent every attempt of
+   every page is a span of the caller's trace (a malformed one: USAGE in
+   errs[0], nothing sent). */
 MAPI_API int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
                                           const mapi_page_params *base, long first_page,
                                           size_t count, size_t concurrency,

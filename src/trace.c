@@ -6,8 +6,16 @@
  * seeded from the client's (never libc's rand()).  The exchange
  * (exchange.c) sends the header on every attempt and puts the ids in the
  * attempt's record.
+ *
+ * fork(): a child inherits its parent's generators, and would draw the
+ * same ids.  A handler registered with pthread_atfork counts the forks in
+ * the child; a client whose seed was drawn before the count it reads now
+ * draws a new one (client.c) -- no system call per call.  (glibc drops the
+ * handler when the library is unloaded; were it not registered, the count
+ * is the process id, a getpid() per traced call.)
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,6 +61,27 @@ int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error
                               "traceparent must be \"00-<32 hex trace id>-<16 hex parent id>-"
                               "<2 hex flags>\" (lowercase, ids not all zeros)");
     return 0;
+}
+
+static unsigned long forks;   /* written only in a child, before it has other threads */
+static int watched;           /* 1: count_fork is registered */
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+    forks++;
+}
+
+static void watch(void)
+{
+    watched = pthread_atfork(NULL, NULL, count_fork) == 0;
+}
+
+unsigned long mapi_trace_forks(void)
+{
+    if (pthread_once(&watch_once, watch) != 0 || !watched)
+        return (unsigned long)getpid();
+    return forks;
 }
 
 uint64_t mapi_trace_seed(void)

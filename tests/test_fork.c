@@ -9,6 +9,8 @@
  *
  * The sandbox's echo route tells which connection a request came on
  * (meta.connection, nginx's serial number) and the path it saw.
+ *
+ * A traced client's ids after fork(): the child's are not its parent's.
  */
 #include "testutil.h"
 
@@ -298,11 +300,79 @@ static void fork_over_tls(void **state)
     fork_with_warm_client(base, tls, cafile);
 }
 
+/* ---- trace ids on both sides of fork() ---- */
+
+/* The ids of a call's last attempt, from the observer. */
+typedef struct ids {
+    char trace[33], span[17];
+} ids;
+
+static void last_ids(void *ctx, mapi_attempt_event ev, const mapi_attempt_info *in)
+{
+    ids *s = ctx;
+
+    if (ev == MAPI_ATTEMPT_RESPONSE && in->trace_id && in->span_id) {
+        snprintf(s->trace, sizeof s->trace, "%s", in->trace_id);
+        snprintf(s->span, sizeof s->span, "%s", in->span_id);
+    }
+}
+
+/* One traced call; 0 when it came and its ids were seen. */
+static int traced_call(mapi_client *c, ids *s, const char *tag)
+{
+    int64_t conn = 0;
+
+    memset(s, 0, sizeof *s);
+    return echo(c, tag, &conn) == 0 && s->span[0] ? 0 : -1;
+}
+
+/* A client (trace = 1) seeds its generator in the parent; after fork()
+   the child and the parent each make a traced call: their trace and span
+   ids differ (the child draws a new seed, trace.c). */
+static void fork_trace_ids(void **state)
+{
+    mapi_config cfg;
+    mapi_error err = MAPI_ERROR_INIT;
+    mapi_client *c;
+    ids mine, theirs;
+    int fds[2];
+    pid_t pid;
+    (void)state;
+    TU_NEED_SANDBOX();
+    mapi_config_init(&cfg);
+    cfg.base_url = tu_base_url();
+    cfg.api_key = tu_api_key();
+    cfg.trace = 1;
+    c = mapi_client_new(&cfg, &err);
+    assert_non_null(c);
+    mapi_client_set_observer(c, last_ids, &mine);
+    assert_int_equal(traced_call(c, &mine, "trace-before"), 0); /* the seed is drawn */
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int ok;
+        close(fds[0]);
+        ok = traced_call(c, &mine, "trace-child") == 0 &&
+             write(fds[1], &mine, sizeof mine) == (ssize_t)sizeof mine;
+        _exit(ok ? CHILD_OK : CHILD_CALL_FAILED);
+    }
+    close(fds[1]);
+    assert_int_equal(traced_call(c, &mine, "trace-parent"), 0);
+    assert_int_equal(read(fds[0], &theirs, sizeof theirs), (ssize_t)sizeof theirs);
+    close(fds[0]);
+    assert_int_equal(child_status(pid), CHILD_OK);
+    assert_string_not_equal(mine.span, theirs.span);
+    assert_string_not_equal(mine.trace, theirs.trace);
+    mapi_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fork_over_http),
         cmocka_unit_test(fork_over_tls),
+        cmocka_unit_test(fork_trace_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

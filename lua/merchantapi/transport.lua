@@ -108,8 +108,8 @@
 -- nothing sent.  Each attempt is a span of its own: a new random 8-byte
 -- span id, sent as the parent-id field of the `traceparent` header of that
 -- attempt whatever the driver, and its record's `span_id`
--- (`parent_span_id`: the caller's parent id).  A pager's pages are traced
--- by `trace`.
+-- (`parent_span_id`: the caller's parent id).  A pager given `traceparent`
+-- (`client:addresses`, `client:paginate`) continues it on every page.
 --
 -- @module merchantapi.transport
 local loop = require "merchantapi.loop"
@@ -300,7 +300,8 @@ end
 -- @local
 -- @tparam table client a `merchantapi.new` client.
 -- @tparam string account_id the account's id.
--- @tparam[opt] table params `per_page`, `order`, `order_type`, `headers`.
+-- @tparam[opt] table params `per_page`, `order`, `order_type`, `headers`,
+--   `traceparent`, `tracestate`.
 -- @tparam integer first_page the first page.
 -- @tparam integer count how many pages.
 -- @tparam integer concurrency pages in flight at once, at most.
@@ -361,6 +362,7 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
       local x, err = c:prepare("list_addresses", account_id, {
         page = p, per_page = params.per_page, order = params.order,
         order_type = params.order_type, headers = params.headers,
+        traceparent = params.traceparent, tracestate = params.tracestate,
       })
       local ok = x ~= nil
       if ok then

@@ -2,7 +2,8 @@
 -- `tracestate`): the traceparent the sandbox received on each attempt -- a
 -- retry, the confirm and the read that settles it, the pages -- one trace per
 -- call, a span per attempt whose id is the record's span_id, the caller's
--- trace continued; a malformed traceparent a usage error with nothing sent;
+-- trace continued (by a call, and by a pager on every page, the concurrent
+-- ones too); a malformed traceparent a usage error with nothing sent;
 -- the same over blocking, a loop task and a custom transport.
 local helpers = require "helpers"
 local socket_transport = require "support.socket_transport"
@@ -109,6 +110,68 @@ for _, d in ipairs(DRIVERS) do
         assert.equal(r.responses[i].span_id, fields(tp).parent)
         assert.equal(r.responses[i].trace_id, fields(tp).trace)
       end
+    end)
+
+    -- Every header the sandbox got for id is a span of the caller's trace
+    -- whose id is one record's span_id (in any order: pages run at once).
+    local function check_caller(id, n)
+      local got, spans = helpers.traceparents(id), {}
+      assert.equal(n, #got)
+      assert.equal(n, #r.responses)
+      for _, rec in ipairs(r.responses) do
+        assert.equal(TRACE, rec.trace_id)
+        assert.equal(PARENT, rec.parent_span_id)
+        assert.is_nil(spans[rec.span_id], "a span id used twice")
+        spans[rec.span_id] = true
+      end
+      for _, tp in ipairs(got) do
+        local f = fields(tp)
+        assert.equal(TRACE, f.trace)
+        assert.is_true(spans[f.parent], "a span no record has: " .. tp)
+        spans[f.parent] = false
+      end
+    end
+
+    it("a pager given a traceparent: every attempt of every page a span of the caller's trace", function()
+      local id = "fault-page-3-flaky-1-503"
+      local items, err = run(function()
+        return c:addresses(id, { per_page = 5, concurrency = 4, traceparent = CALLER,
+          tracestate = "congo=t61rcWkgMzE" }):all()
+      end)
+      assert.is_nil(err)
+      assert.equal(22, #items)
+      check_caller(id, 6) -- five pages, page 3 twice
+      assert.equal("congo=t61rcWkgMzE", helpers.headers(id).tracestate)
+    end)
+
+    it("client:paginate given a traceparent continues it on every page", function()
+      local id = "links-acct-22"
+      local items = assert(run(function()
+        return c:paginate("/api/public/v1/accounts/" .. id .. "/addresses",
+          { query = { ["page[size]"] = 10 }, traceparent = CALLER }):all()
+      end))
+      assert.equal(22, #items)
+      check_caller(id, 3)
+    end)
+
+    it("a pager given a malformed traceparent: a usage error, nothing sent", function()
+      local bad = "00-" .. TRACE:upper() .. "-" .. PARENT .. "-01"
+      local items, err = run(function()
+        return c:addresses("acct-22", { per_page = 5, concurrency = 4, traceparent = bad }):all()
+      end)
+      assert.is_nil(items)
+      assert.equal("usage", err.kind)
+      local _, perr = run(function()
+        return c:paginate("/api/public/v1/accounts/acct-22/addresses", { traceparent = bad }):all()
+      end)
+      assert.equal("usage", perr.kind)
+      local _, serr = run(function()
+        return c:addresses("acct-22", { tracestate = "a=b" }):all()
+      end)
+      assert.equal("usage", serr.kind) -- a tracestate without its traceparent
+      assert.equal(0, helpers.count("acct-22"))
+      assert.equal(0, #r.requests)
+      assert.has_error(function() c:addresses("acct-22", { traceparent = 1 }) end)
     end)
 
     it("client:request continues a caller's trace", function()
