@@ -6,10 +6,14 @@
 --   l:<id>  latency in ms for requests about <id>; "latency": for all requests
 --   x:<id>  ms from confirm to txid for payout <id>; "txid_after": for all payouts
 --   h:<id>  the headers of the last request counted for <id>, as JSON
---   t:<id>  the traceparent header of every request counted for <id> ("-"
---           for one without), one per line, in the order they came
+--   t:<id>  how many requests counted for <id> had their traceparent kept;
+--   t:<id>:<k>  the traceparent header of the k-th (mod 64; "-" for one
+--           without): the last 64 are kept, at a constant cost per request
 --   echo_key  true while API answers echo the Authorization value
 local cjson = require "cjson.safe"
+
+-- the traceparents kept per id (the last ones): enough for any spec's call
+local TRACEPARENTS_KEPT = 64
 
 local dict = ngx.shared.sandbox
 
@@ -33,16 +37,16 @@ function _M.set_headers(id, headers)
   dict:set("h:" .. id, cjson.encode(copy) or "{}")
   local tp = headers.traceparent
   tp = type(tp) == "string" and tp or (tp and table.concat(tp, ",")) or "-"
-  local seen = dict:get("t:" .. id)
-  dict:set("t:" .. id, seen and (seen .. "\n" .. tp) or tp)
+  local n = dict:incr("t:" .. id, 1, 0)
+  dict:set("t:" .. id .. ":" .. n % TRACEPARENTS_KEPT, tp)
 end
 
---- The traceparent of every request counted for resource `id` since the
--- last reset, in order ("-" for a request without one).
+--- The traceparent of each of the last 64 requests counted for resource
+-- `id` since the last reset, in order ("-" for a request without one).
 function _M.traceparents(id)
-  local out, seen = {}, dict:get("t:" .. id)
-  for tp in (seen or ""):gmatch("[^\n]+") do
-    out[#out + 1] = tp
+  local out, n = {}, dict:get("t:" .. id) or 0
+  for k = math.max(1, n - TRACEPARENTS_KEPT + 1), n do
+    out[#out + 1] = dict:get("t:" .. id .. ":" .. k % TRACEPARENTS_KEPT)
   end
   return out
 end
