@@ -24,7 +24,7 @@ FIXTURES     ?= $(abspath fixtures)
 
 # `| deps`: clang and libclang-rt-14-dev come from scripts/deps on a fresh machine.
 $(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) src/merchantapi.h \
-                      src/internal.h src/http.h src/json_parse.h | deps
+                      src/internal.h src/calls.h src/http.h src/json_parse.h | deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -Isrc -o $@ tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) $(DEP_LIBS)
 
@@ -36,7 +36,7 @@ FUZZ_LUA_FLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/
 FUZZ_LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
 $(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) $(FUZZ_CXX_OBJ) src/merchantapi.h \
-                      src/internal.h src/http.h src/json_parse.h $(wildcard src/lua_*.h) | deps
+                      src/internal.h src/calls.h src/http.h src/json_parse.h $(wildcard src/lua_*.h) | deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(FUZZ_LUA_FLAGS) -Isrc -o $@ tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) \
 	  $(FUZZ_CXX_OBJ) $(FUZZ_LUA_LIBS) $(DEP_LIBS) -lm
