@@ -5,8 +5,9 @@
  * error table, res and res:document()), with the contract's rules checked:
  *   - decode never raises (run-time failures are nil, err);
  *   - a success is a table, or merchantapi.null for no primary data;
- *   - a failure is an error table with a string kind ("decode" or "api")
- *     whose tostring is its message;
+ *   - a failure is nil, err, message: err an error table with a string
+ *     kind ("decode" or "api") whose tostring is its message, message that
+ *     string, the response at err.res;
  *   - no JSON number comes back as a Lua float (integers within 2^53 are
  *     Lua integers, every other number is its source text);
  *   - a resource has a string type and a string id (or, JSON:API 1.1, lid);
@@ -50,6 +51,8 @@ static const char checker[] =
     "  local v, err, res = core.decode(body)\n"
     "  if v == nil then\n"
     "    assert(type(err) == 'table', 'failure without an error table')\n"
+    "    assert(res == err.message, 'the third value of a failure is not the message')\n"
+    "    res = err.res\n"
     "    assert(err.kind == 'decode' or err.kind == 'api', 'unexpected kind ' .. tostring(err.kind))\n"
     "    assert(tostring(err) == err.message, 'tostring(err) is not the message')\n"
     "    walk(err, {})\n"
