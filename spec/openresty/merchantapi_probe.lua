@@ -243,12 +243,4 @@ function M.metrics_traffic()
   reply { id = ch and ch.id or cjson.null, err = error_fields(err) or cjson.null }
 end
 
---- The pool's metrics as Prometheus text, read by a client of its own
--- (the counts are the dict's, not a client's).
-function M.metrics()
-  local text, err = client({ metrics = "merchantapi_metrics" }):metrics("prometheus")
-  ngx.header["Content-Type"] = "text/plain; version=0.0.4"
-  ngx.print(text or tostring(err))
-end
-
 return M
