@@ -243,6 +243,17 @@ size_t mapi_url_encode_to(char *out, const char *s, size_t n);
 /* 1 when host (len bytes, as written in a URL: "[::1]" with brackets) is a
    loopback host: "localhost", an IPv4 address in 127.0.0.0/8, or [::1]. */
 int mapi_host_is_loopback(const char *host, size_t len);
+/* The origin of an absolute URL (len bytes): "scheme://[userinfo@]host
+   [:port]..." -- the scheme and host as written, pointers into url (host: an
+   IPv6 address without its brackets), and the port: the URL's own, else the
+   scheme's (443 for https, 80 for http, in any case), else 0; -1 when the
+   port is not 1 .. 65535.  0, or -1 when url has no "scheme://". */
+typedef struct {
+    const char *scheme, *host;
+    size_t scheme_len, host_len;
+    int port;
+} mapi_url_origin;
+int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o);
 /*
  * Checks a base URL against the client's rules: scheme https, or http only
  * to a loopback host; a host; no userinfo, query or fragment; no control

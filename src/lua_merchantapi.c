@@ -96,6 +96,44 @@ static int l_escape(lua_State *L)
     return 1;
 }
 
+/* Pushes s[0..n) with ASCII letters in lower case. */
+static void push_lower(lua_State *L, const char *s, size_t n)
+{
+    luaL_Buffer B;
+    size_t i;
+
+    luaL_buffinit(L, &B);
+    for (i = 0; i < n; i++)
+        luaL_addchar(&B, (char)mapi_ascii_lower((unsigned char)s[i]));
+    luaL_pushresult(&B);
+}
+
+/* core.url_parts(url) -> scheme, host, port | nil, message: the origin of
+   an absolute URL "scheme://[userinfo@]host[:port]..." by the core's one
+   rule (url.c, mapi_url_origin_of): scheme and host in lower case (an IPv6
+   host without its brackets), port a number -- the URL's own, else 443 for
+   https and 80 for http -- or nil (another scheme without a port, or a port
+   that is not 1 .. 65535).  nil and a message when url has no "scheme://". */
+static int l_url_parts(lua_State *L)
+{
+    size_t len;
+    const char *url = luaL_checklstring(L, 1, &len);
+    mapi_url_origin o;
+
+    if (mapi_url_origin_of(url, len, &o) < 0) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "not a URL with scheme://");
+        return 2;
+    }
+    push_lower(L, o.scheme, o.scheme_len);
+    push_lower(L, o.host, o.host_len);
+    if (o.port > 0)
+        lua_pushinteger(L, o.port);
+    else
+        lua_pushnil(L);
+    return 3;
+}
+
 /* t[key] = s (nothing for NULL), for the table on top. */
 static void set_string(lua_State *L, const char *key, const char *s)
 {
@@ -251,6 +289,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
                                          {"escape", l_escape},
+                                         {"url_parts", l_url_parts},
                                          {"not_sent", l_not_sent},
                                          {"format_attempt", l_format_attempt},
                                          {"loop_new", mapi_lua_loop_new},

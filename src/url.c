@@ -177,6 +177,39 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
     return 0;
 }
 
+int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o)
+{
+    const char *end = url + len, *colon = memchr(url, ':', len), *auth, *auth_end, *q, *d;
+    long port = 0;
+
+    if (!colon || colon == url || end - colon < 3 || colon[1] != '/' || colon[2] != '/')
+        return -1;
+    o->scheme = url;
+    o->scheme_len = (size_t)(colon - url);
+    auth = colon + 3;
+    for (auth_end = auth; auth_end < end && *auth_end != '/' && *auth_end != '?' &&
+                          *auth_end != '#'; auth_end++)
+        if (*auth_end == '@') /* userinfo: dropped */
+            auth = auth_end + 1;
+    q = auth < auth_end && *auth == '[' ? memchr(auth, ']', (size_t)(auth_end - auth)) : NULL;
+    o->host = q ? auth + 1 : auth; /* an IPv6 address without its brackets */
+    if (!q)
+        for (q = auth; q < auth_end && *q != ':'; q++)
+            ;
+    o->host_len = (size_t)(q - o->host);
+    q += q < auth_end && *q == ']';
+    if (q == auth_end || (*q == ':' && q + 1 == auth_end)) {
+        /* the default ports by scheme: this is their one home */
+        o->port = mapi_ascii_ieq(url, o->scheme_len, "https", 5) ? 443
+                  : mapi_ascii_ieq(url, o->scheme_len, "http", 4) ? 80 : 0;
+        return 0;
+    }
+    for (d = q + 1; *q == ':' && d < auth_end && *d >= '0' && *d <= '9' && port <= 65535; d++)
+        port = port * 10 + (*d - '0');
+    o->port = d == auth_end && port >= 1 && port <= 65535 ? (int)port : -1;
+    return 0;
+}
+
 /* ---- proxies ---- */
 
 /* 1 when host (brackets removed) matches one entry of a no_proxy list:
