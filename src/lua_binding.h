@@ -169,6 +169,8 @@ int mapi_lua_new(lua_State *L);
    came meanwhile. */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);
+/* The title of the usage error of a call on a client closed (or closing). */
+#define MAPI_LUA_CLIENT_CLOSED "the client is closed"
 /* Registers the client's metatable (its methods), and the exchange's. */
 void mapi_lua_client_open(lua_State *L);
 

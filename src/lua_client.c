@@ -158,7 +158,7 @@ void mapi_lua_client_release(lua_State *L, int idx)
 static const char *unusable(const client_box *cb)
 {
     if (cb->client == NULL || cb->close_pending)
-        return "the client is closed";
+        return MAPI_LUA_CLIENT_CLOSED;
     return cb->busy ? "the client was called from one of its own hooks" : NULL;
 }
 
