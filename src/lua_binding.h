@@ -25,6 +25,11 @@
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 
+/* The binding's own raised errors, one text each: a stack without room for
+   the values to push (luaL_checkstack), an allocation that failed. */
+#define MAPI_LUA_NO_STACK "merchantapi: out of stack space"
+#define MAPI_LUA_NO_MEMORY "merchantapi: out of memory"
+
 /* ---- anchors, the response object, results (lua_response.c) ---- */
 
 /* Userdata that own C memory across Lua calls (freed by __gc, or at once by

@@ -68,7 +68,7 @@ static int l_path(lua_State *L)
     mapi_endpoint_path(&b, e, id, len);
     if (b.oom || b.len >= room) {
         mapi_buf_free(&b);
-        return luaL_error(L, "merchantapi: out of memory");
+        return luaL_error(L, MAPI_LUA_NO_MEMORY);
     }
     memcpy(out, b.data, b.len);
     len = b.len;
@@ -256,7 +256,7 @@ static int l_format_attempt(lua_State *L)
             in.error = (mapi_error_kind)k;
     n = mapi_attempt_format(&in, NULL, 0);
     if (n < 0)
-        return luaL_error(L, "merchantapi: out of memory");
+        return luaL_error(L, MAPI_LUA_NO_MEMORY);
     line = (char *)mapic_newuserdata(L, (size_t)n + 1); /* collected, whatever raises */
     mapi_attempt_format(&in, line, (size_t)n + 1);
     lua_pushlstring(L, line, (size_t)n);
@@ -309,7 +309,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
 #if LUA_VERSION_NUM >= 502
     luaL_checkversion(L);
 #endif
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     mapi_lua_convert_open(L);
     mapi_lua_client_open(L);
     mapi_lua_loop_open(L);
