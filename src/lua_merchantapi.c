@@ -186,10 +186,11 @@ static void push_endpoints(lua_State *L)
 
 /* Pushes core.defaults: the options' defaults, written once in the core
    (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
-   (bytes), max_depth (nesting levels); integers are integers in 5.3+. */
+   (bytes), max_depth (nesting levels); and max_header_bytes, the fixed cap
+   of a response's header lines; integers are integers in 5.3+. */
 static void push_defaults(lua_State *L)
 {
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
     set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT, 0);
     set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT, 0);
     lua_pushinteger(L, MAPI_DEFAULT_MAX_RETRIES);
@@ -198,6 +199,8 @@ static void push_defaults(lua_State *L)
     lua_setfield(L, -2, "max_body");
     lua_pushinteger(L, MAPI_DEFAULT_MAX_DEPTH);
     lua_setfield(L, -2, "max_depth");
+    lua_pushinteger(L, MAPI_MAX_HEADER_BYTES);
+    lua_setfield(L, -2, "max_header_bytes");
 }
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of

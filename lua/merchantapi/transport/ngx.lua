@@ -69,7 +69,7 @@ local M = {}
 M.stats = { connections = 0, reused = 0, requests = 0 }
 
 local DEFAULTS = { pool_size = 16, keepalive_timeout = 60 }
-local MAX_HEADER_BYTES = 256 * 1024
+local MAX_HEADER_BYTES = core.defaults.max_header_bytes -- the core's cap, libcurl's path's too
 local READ_BLOCK = 65536
 
 local function now()
