@@ -24,27 +24,12 @@ double mapi_wall_seconds(void)
 
 char *mapi_attempt_server(const char *url, int *port)
 {
-    const char *p = strstr(url, "://"), *host, *end;
-    int https = strncmp(url, "https", 5) == 0 || strncmp(url, "HTTPS", 5) == 0;
-    size_t len;
+    mapi_url_origin o;
 
-    *port = https ? 443 : 80;
-    p = p ? p + 3 : url;
-    host = p;
-    if (*p == '[') { /* an IPv6 address: the address without its brackets */
-        end = strchr(p, ']');
-        if (!end)
-            return mapi_strdup("");
-        host = p + 1;
-        len = (size_t)(end - host);
-        p = end + 1;
-    } else {
-        len = strcspn(p, ":/?#");
-        p += len;
-    }
-    if (*p == ':' && p[1] >= '0' && p[1] <= '9')
-        *port = atoi(p + 1); /* checked when the client was made: 1 .. 65535 */
-    return mapi_strndup(host, len);
+    if (mapi_url_origin_of(url, strlen(url), &o) < 0) /* a URL the client made: never */
+        return *port = 0, mapi_strdup("");
+    *port = o.port > 0 ? o.port : 0;
+    return mapi_strndup(o.host, o.host_len);
 }
 
 const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size)

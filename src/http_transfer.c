@@ -31,8 +31,6 @@
 
 #include "http_private.h"
 
-/* Every header line of one response together, interim ones included. */
-#define MAX_HEADER_BYTES (256 * 1024)
 #define BODY_FIRST_CAP 16384
 
 /* ---- callbacks ---- */
@@ -77,7 +75,7 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     const char *colon;
 
     t->header_bytes += n;
-    if (t->header_bytes > MAX_HEADER_BYTES) {
+    if (t->header_bytes > MAPI_MAX_HEADER_BYTES) {
         t->over_headers = 1;
         return 0;
     }
@@ -374,7 +372,7 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
     }
     if (t->over_headers) {
         char title[64];
-        snprintf(title, sizeof title, "response headers over %d bytes", MAX_HEADER_BYTES);
+        snprintf(title, sizeof title, "response headers over %d bytes", MAPI_MAX_HEADER_BYTES);
         return refuse_response(t, status, err, title, NULL);
     }
     if (t->over_body || rc == CURLE_FILESIZE_EXCEEDED) {

@@ -194,6 +194,9 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
 #define MAPI_DEFAULT_MAX_RETRIES 2
 #define MAPI_DEFAULT_MAX_BODY ((size_t)16 * 1024 * 1024)
 #define MAPI_DEFAULT_MAX_DEPTH 64
+/* Not an option: the cap of a response's header lines together, interim
+   ones included (libcurl's path and the cosocket transport: core.defaults). */
+#define MAPI_MAX_HEADER_BYTES (256 * 1024)
 
 /* Each returns NULL when the value is within its limits, else the USAGE
    title (a static string: the same from the C API and from Lua).  Seconds:
@@ -243,6 +246,17 @@ size_t mapi_url_encode_to(char *out, const char *s, size_t n);
 /* 1 when host (len bytes, as written in a URL: "[::1]" with brackets) is a
    loopback host: "localhost", an IPv4 address in 127.0.0.0/8, or [::1]. */
 int mapi_host_is_loopback(const char *host, size_t len);
+/* The origin of an absolute URL (len bytes): "scheme://[userinfo@]host
+   [:port]..." -- the scheme and host as written, pointers into url (host: an
+   IPv6 address without its brackets), and the port: the URL's own, else the
+   scheme's (443 for https, 80 for http, in any case), else 0; -1 when the
+   port is not 1 .. 65535.  0, or -1 when url has no "scheme://". */
+typedef struct {
+    const char *scheme, *host;
+    size_t scheme_len, host_len;
+    int port;
+} mapi_url_origin;
+int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o);
 /*
  * Checks a base URL against the client's rules: scheme https, or http only
  * to a loopback host; a host; no userinfo, query or fragment; no control

@@ -25,6 +25,11 @@
 #define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 
+/* The binding's own raised errors, one text each: a stack without room for
+   the values to push (luaL_checkstack), an allocation that failed. */
+#define MAPI_LUA_NO_STACK "merchantapi: out of stack space"
+#define MAPI_LUA_NO_MEMORY "merchantapi: out of memory"
+
 /* ---- anchors, the response object, results (lua_response.c) ---- */
 
 /* Userdata that own C memory across Lua calls (freed by __gc, or at once by
@@ -169,6 +174,8 @@ int mapi_lua_new(lua_State *L);
    came meanwhile. */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);
+/* The title of the usage error of a call on a client closed (or closing). */
+#define MAPI_LUA_CLIENT_CLOSED "the client is closed"
 /* Registers the client's metatable (its methods), and the exchange's. */
 void mapi_lua_client_open(lua_State *L);
 

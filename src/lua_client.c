@@ -158,7 +158,7 @@ void mapi_lua_client_release(lua_State *L, int idx)
 static const char *unusable(const client_box *cb)
 {
     if (cb->client == NULL || cb->close_pending)
-        return "the client is closed";
+        return MAPI_LUA_CLIENT_CLOSED;
     return cb->busy ? "the client was called from one of its own hooks" : NULL;
 }
 
@@ -400,7 +400,7 @@ static int l_list_addresses_pages(lua_State *L)
                                  b->docs, b->errs);
     mapi_lua_client_release(L, 1);
 
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     lua_createtable(L, (int)count, 0);
     lists = lua_gettop(L);
     for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
@@ -548,7 +548,7 @@ void mapi_lua_client_open(lua_State *L)
         {NULL, NULL}};
     size_t i;
 
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
     mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
     mapi_lua_transport_open(L); /* the exchange's metatable */

@@ -69,7 +69,7 @@ static void push_error_message(lua_State *L, int idx)
 
     if (idx < 0)
         idx = lua_gettop(L) + idx + 1;
-    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
     luaL_checktype(L, idx, LUA_TTABLE); /* an error table: this metatable's */
     lua_getfield(L, idx, "message");
     if (lua_type(L, -1) == LUA_TSTRING)
@@ -87,7 +87,7 @@ static void push_error_message(lua_State *L, int idx)
     e.code = (char *)f[1], e.title = (char *)f[2], e.detail = (char *)f[3];
     e.method = (char *)f[4], e.url = (char *)(f[5] ? f[5] : f[6]);
     if (mapi_error_message(&e) != 0)
-        luaL_error(L, "merchantapi: out of memory");
+        luaL_error(L, MAPI_LUA_NO_MEMORY);
     lua_pop(L, (int)n);
     lua_pushstring(L, e.message);
     free(e.message);
@@ -105,7 +105,7 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
     size_t i;
     const char *kind = mapi_error_kind_name(e->kind);
 
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     lua_createtable(L, 0, 22);
     mapi_lua_set_string(L, "kind", *kind ? kind : "memory");
     set_entry(L, e->status, e->code, e->title, e->detail, e->pointer);
@@ -176,7 +176,7 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
 
 int mapi_lua_failed(lua_State *L)
 {
-    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
     lua_pushnil(L);
     lua_insert(L, -2);
     push_error_message(L, -1);
@@ -198,7 +198,7 @@ static int error_concat(lua_State *L)
 {
     int i, is_error;
 
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
     for (i = 1; i <= 2; i++) {
         if (lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER) {
             lua_pushvalue(L, i);
@@ -220,7 +220,7 @@ static int error_concat(lua_State *L)
 
 void mapi_lua_error_open(lua_State *L)
 {
-    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
     mapi_lua_new_metatable(L, ERROR_MT);
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");

@@ -166,7 +166,7 @@ static int l_start(lua_State *L)
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
         free(o);
-        mapi_lua_push_simple_error(L, "usage", "the client is closed",
+        mapi_lua_push_simple_error(L, "usage", MAPI_LUA_CLIENT_CLOSED,
                                    mapi_exchange_call(xb->x)->method);
         return mapi_lua_failed(L);
     }

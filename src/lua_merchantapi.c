@@ -68,7 +68,7 @@ static int l_path(lua_State *L)
     mapi_endpoint_path(&b, e, id, len);
     if (b.oom || b.len >= room) {
         mapi_buf_free(&b);
-        return luaL_error(L, "merchantapi: out of memory");
+        return luaL_error(L, MAPI_LUA_NO_MEMORY);
     }
     memcpy(out, b.data, b.len);
     len = b.len;
@@ -94,6 +94,44 @@ static int l_escape(lua_State *L)
     }
     luaL_pushresult(&B);
     return 1;
+}
+
+/* Pushes s[0..n) with ASCII letters in lower case. */
+static void push_lower(lua_State *L, const char *s, size_t n)
+{
+    luaL_Buffer B;
+    size_t i;
+
+    luaL_buffinit(L, &B);
+    for (i = 0; i < n; i++)
+        luaL_addchar(&B, (char)mapi_ascii_lower((unsigned char)s[i]));
+    luaL_pushresult(&B);
+}
+
+/* core.url_parts(url) -> scheme, host, port | nil, message: the origin of
+   an absolute URL "scheme://[userinfo@]host[:port]..." by the core's one
+   rule (url.c, mapi_url_origin_of): scheme and host in lower case (an IPv6
+   host without its brackets), port a number -- the URL's own, else 443 for
+   https and 80 for http -- or nil (another scheme without a port, or a port
+   that is not 1 .. 65535).  nil and a message when url has no "scheme://". */
+static int l_url_parts(lua_State *L)
+{
+    size_t len;
+    const char *url = luaL_checklstring(L, 1, &len);
+    mapi_url_origin o;
+
+    if (mapi_url_origin_of(url, len, &o) < 0) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "not a URL with scheme://");
+        return 2;
+    }
+    push_lower(L, o.scheme, o.scheme_len);
+    push_lower(L, o.host, o.host_len);
+    if (o.port > 0)
+        lua_pushinteger(L, o.port);
+    else
+        lua_pushnil(L);
+    return 3;
 }
 
 /* t[key] = s (nothing for NULL), for the table on top. */
@@ -148,10 +186,11 @@ static void push_endpoints(lua_State *L)
 
 /* Pushes core.defaults: the options' defaults, written once in the core
    (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
-   (bytes), max_depth (nesting levels); integers are integers in 5.3+. */
+   (bytes), max_depth (nesting levels); and max_header_bytes, the fixed cap
+   of a response's header lines; integers are integers in 5.3+. */
 static void push_defaults(lua_State *L)
 {
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
     set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT, 0);
     set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT, 0);
     lua_pushinteger(L, MAPI_DEFAULT_MAX_RETRIES);
@@ -160,6 +199,8 @@ static void push_defaults(lua_State *L)
     lua_setfield(L, -2, "max_body");
     lua_pushinteger(L, MAPI_DEFAULT_MAX_DEPTH);
     lua_setfield(L, -2, "max_depth");
+    lua_pushinteger(L, MAPI_MAX_HEADER_BYTES);
+    lua_setfield(L, -2, "max_header_bytes");
 }
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of
@@ -218,7 +259,7 @@ static int l_format_attempt(lua_State *L)
             in.error = (mapi_error_kind)k;
     n = mapi_attempt_format(&in, NULL, 0);
     if (n < 0)
-        return luaL_error(L, "merchantapi: out of memory");
+        return luaL_error(L, MAPI_LUA_NO_MEMORY);
     line = (char *)mapic_newuserdata(L, (size_t)n + 1); /* collected, whatever raises */
     mapi_attempt_format(&in, line, (size_t)n + 1);
     lua_pushlstring(L, line, (size_t)n);
@@ -251,6 +292,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"resource_info", mapi_lua_resource_info},
                                          {"path", l_path},
                                          {"escape", l_escape},
+                                         {"url_parts", l_url_parts},
                                          {"not_sent", l_not_sent},
                                          {"format_attempt", l_format_attempt},
                                          {"loop_new", mapi_lua_loop_new},
@@ -270,7 +312,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
 #if LUA_VERSION_NUM >= 502
     luaL_checkversion(L);
 #endif
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     mapi_lua_convert_open(L);
     mapi_lua_client_open(L);
     mapi_lua_loop_open(L);

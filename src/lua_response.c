@@ -112,7 +112,7 @@ static void push_response(lua_State *L, const mapi_response *resp, int body, int
     const char *name, *value;
     size_t i;
 
-    luaL_checkstack(L, 6, "merchantapi: out of stack space");
+    luaL_checkstack(L, 6, MAPI_LUA_NO_STACK);
     lua_createtable(L, 0, 10);
     if (resp) {
         mapi_lua_set_int(L, "status", mapi_response_status(resp));
@@ -151,7 +151,7 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
     const mapi_doc *doc = *docp;
     int meta, failed;
 
-    luaL_checkstack(L, 10, "merchantapi: out of stack space");
+    luaL_checkstack(L, 10, MAPI_LUA_NO_STACK);
     if (body == 0) {
         mapi_lua_push_body(L, mapi_doc_response(doc));
         body = lua_gettop(L);
@@ -194,7 +194,7 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
         return mapi_lua_failed(L);
     }
     top = lua_gettop(L);
-    luaL_checkstack(L, 10, "merchantapi: out of stack space");
+    luaL_checkstack(L, 10, MAPI_LUA_NO_STACK);
     mapi_lua_push_body(L, resp);
     body = lua_gettop(L);
     text = lua_tolstring(L, body, &len);
@@ -250,7 +250,7 @@ void mapi_lua_new_metatable(lua_State *L, const char *name)
 
 void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc)
 {
-    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
     mapi_lua_new_metatable(L, name);
     lua_pushcfunction(L, gc);
     lua_setfield(L, -2, "__gc");
@@ -264,7 +264,7 @@ void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *me
 
     while (methods[n].name)
         n++;
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
     mapi_lua_new_metatable(L, name);
     lua_createtable(L, 0, n);
     mapic_setfuncs(L, methods, 0);
@@ -276,7 +276,7 @@ void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *me
 
 void mapi_lua_convert_open(lua_State *L)
 {
-    luaL_checkstack(L, 4, "merchantapi: out of stack space");
+    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
     mapi_lua_box_metatable(L, ERR_BOX_MT, err_box_gc);
     mapi_lua_box_metatable(L, CALL_BOX_MT, call_box_gc);

@@ -71,7 +71,7 @@ static void key_cache_init(lua_State *L, key_cache *kc, const mapi_doc *doc)
 {
     size_t n = mapi_doc_name_count(doc);
 
-    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
     kc->size = n < (size_t)INT_MAX ? n : 0;
     lua_createtable(L, (int)kc->size, 0);
     kc->table = lua_gettop(L);
@@ -347,7 +347,7 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
         return 0;
     if (n >= (size_t)INT_MAX)
         luaL_error(L, "merchantapi: document holds too many resources");
-    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
 
     lua_createtable(L, (int)n, 0);
     slots = lua_gettop(L);
@@ -469,7 +469,7 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
     int nrel = n > INT_MAX ? INT_MAX : (int)n;
     mapi_relationship rel;
 
-    luaL_checkstack(L, 8, "merchantapi: out of stack space");
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     lua_createtable(L, 0, 4);
     if (mapi_resource_links(r)) {
         push_value(L, kc, mapi_resource_links(r), NULL_AS_NIL, 1);
@@ -526,7 +526,7 @@ static void build_infos(lua_State *L, int holder)
     int info, rev, slots;
     call_box *cb;
 
-    luaL_checkstack(L, 12, "merchantapi: out of stack space");
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
     lua_rawgeti(L, holder, HOLDER_SLOTS);
     slots = lua_gettop(L);
     lua_rawgeti(L, holder, HOLDER_BODY);
@@ -624,7 +624,7 @@ int mapi_lua_resource_info(lua_State *L)
    what a malformed document meant (nor hides it behind a nil). */
 void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc)
 {
-    luaL_checkstack(L, 6, "merchantapi: out of stack space");
+    luaL_checkstack(L, 6, MAPI_LUA_NO_STACK);
     push_meta(L, doc);
     push_value(L, NULL, mapi_doc_jsonapi(doc), NULL_AS_NIL, 0);
     push_value(L, NULL, mapi_doc_links(doc), NULL_AS_NIL, 0);
@@ -645,7 +645,7 @@ void mapi_lua_values_open(lua_State *L)
     static const char *const mts[2][2] = {{WEAK_V_MT, "v"}, {WEAK_K_MT, "k"}};
     int i;
 
-    luaL_checkstack(L, 3, "merchantapi: out of stack space");
+    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
     for (i = 0; i < 2; i++) {
         mapi_lua_new_metatable(L, mts[i][0]);
         lua_pushstring(L, mts[i][1]);

@@ -90,6 +90,17 @@ static int is_host_char(unsigned char c)
            c == '-' || c == '.' || c == '_' || c >= 0x80;
 }
 
+/* The port written p..end: digits, 1 .. 65535; or -1. */
+static int port_digits(const char *p, const char *end)
+{
+    const char *digits = p;
+    long port = 0;
+
+    while (p < end && *p >= '0' && *p <= '9' && port <= 65535)
+        port = port * 10 + (*p++ - '0');
+    return p == end && p != digits && port >= 1 && port <= 65535 ? (int)port : -1;
+}
+
 /* The host and optional port of an authority p..end (no userinfo): *host
    and *host_len (brackets kept for IPv6), 0; or -1 with *bad saying what is
    wrong ("has no host", ...). */
@@ -116,17 +127,10 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
     *host_len = (size_t)(p - h);
     if (*host_len == 0)
         return *bad = "has no host", -1;
-    if (p < end) {
-        unsigned long port = 0;
-        const char *digits;
-        if (*p != ':')
-            return *bad = "has an invalid host", -1;
-        digits = ++p;
-        while (p < end && *p >= '0' && *p <= '9' && port <= 65535)
-            port = port * 10 + (unsigned long)(*p++ - '0');
-        if (p != end || p == digits || port == 0 || port > 65535)
-            return *bad = "has an invalid port", -1;
-    }
+    if (p < end && *p != ':')
+        return *bad = "has an invalid host", -1;
+    if (p < end && port_digits(p + 1, end) < 0)
+        return *bad = "has an invalid port", -1;
     return 0;
 }
 
@@ -174,6 +178,36 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
     if (!copy)
         return mapi_error_oom(err);
     *out = copy;
+    return 0;
+}
+
+int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o)
+{
+    const char *end = url + len, *colon = memchr(url, ':', len), *auth, *auth_end, *q;
+
+    if (!colon || colon == url || end - colon < 3 || colon[1] != '/' || colon[2] != '/')
+        return -1;
+    o->scheme = url;
+    o->scheme_len = (size_t)(colon - url);
+    auth = colon + 3;
+    for (auth_end = auth; auth_end < end && *auth_end != '/' && *auth_end != '?' &&
+                          *auth_end != '#'; auth_end++)
+        if (*auth_end == '@') /* userinfo: dropped */
+            auth = auth_end + 1;
+    q = auth < auth_end && *auth == '[' ? memchr(auth, ']', (size_t)(auth_end - auth)) : NULL;
+    o->host = q ? auth + 1 : auth; /* an IPv6 address without its brackets */
+    if (!q)
+        for (q = auth; q < auth_end && *q != ':'; q++)
+            ;
+    o->host_len = (size_t)(q - o->host);
+    q += q < auth_end && *q == ']';
+    if (q == auth_end || (*q == ':' && q + 1 == auth_end)) {
+        /* the default ports by scheme: this is their one home */
+        o->port = mapi_ascii_ieq(url, o->scheme_len, "https", 5) ? 443
+                  : mapi_ascii_ieq(url, o->scheme_len, "http", 4) ? 80 : 0;
+        return 0;
+    }
+    o->port = *q == ':' ? port_digits(q + 1, auth_end) : -1;
     return 0;
 }
 

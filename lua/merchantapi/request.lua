@@ -12,14 +12,14 @@ local errors = require "merchantapi.errors"
 local type = type
 local pairs = pairs
 local tostring = tostring
-local tonumber = tonumber
 local gsub = string.gsub
-local lower, match, sub = string.lower, string.match, string.sub
+local find, match, sub = string.find, string.match, string.sub
 local concat = table.concat
 
 local request = {}
 
 local escape = core.escape -- the core's one percent-encoding (src/url.c)
+local url_parts = core.url_parts -- the core's origin of a URL, default ports (src/url.c)
 
 local function usage(method, path, title, detail, pointer)
   return errors.new {
@@ -123,18 +123,10 @@ function request.build(method, path, opts)
   return full, body, nil
 end
 
--- scheme (lower case), host (lower case, IPv6 in brackets), port (a number)
--- of "scheme://authority"; userinfo is dropped.
-local function origin(scheme, authority)
-  scheme = lower(scheme)
-  authority = match(authority, "^[^@]*@(.*)$") or authority
-  local host, port = match(authority, "^(%[[^%]]*%])(.*)$")
-  if not host then
-    host, port = match(authority, "^([^:]*)(.*)$")
-  end
-  port = match(port, "^:(%d+)$") and tonumber(sub(port, 2)) or
-    (port == "" or port == ":") and (scheme == "https" and 443 or scheme == "http" and 80) or nil
-  return scheme, lower(host), port
+-- "scheme://host[:port]" of an origin for a message: an IPv6 host in brackets.
+local function show(scheme, host, port)
+  return scheme .. "://" .. (find(host, ":", 1, true) and "[" .. host .. "]" or host) ..
+    (port and ":" .. port or "")
 end
 
 --- Turns a pagination link of a page (JSON:API `links.next`: a URL string,
@@ -165,12 +157,12 @@ function request.link_path(base_url, current, link)
     return nil, "the link is neither a URL nor a link object with href"
   end
   link = match(link, "^[^#]*")
-  local bscheme, bauthority, prefix = match(base_url, "^(%a[%w+.-]*)://([^/?#]*)([^?#]*)")
+  local bscheme, prefix = match(base_url, "^(%a[%w+.-]*)://[^/?#]*([^?#]*)")
   if not bscheme then
     return nil, "the base URL has no scheme and host"
   end
   prefix = gsub(prefix, "/+$", "")
-  local s1, h1, p1 = origin(bscheme, bauthority)
+  local s1, h1, p1 = url_parts(base_url)
   local scheme, authority, rest = match(link, "^(%a[%w+.-]*)://([^/?#]*)(.*)$")
   if not scheme then
     if match(link, "^%a[%w+.-]*:") then
@@ -181,10 +173,10 @@ function request.link_path(base_url, current, link)
   end
   local full -- the path and query from the origin's root
   if scheme then
-    local s2, h2, p2 = origin(scheme, authority)
+    local s2, h2, p2 = url_parts(scheme .. "://" .. authority)
     if s1 ~= s2 or h1 ~= h2 or p1 ~= p2 then
-      return nil, ("it points to %s://%s%s, not to the base URL's %s://%s%s"):format(s2, h2,
-        p2 and ":" .. p2 or "", s1, h1, p1 and ":" .. p1 or "")
+      return nil, "it points to " .. show(s2, h2, p2) .. ", not to the base URL's " ..
+        show(s1, h1, p1)
     end
     full = rest
   elseif sub(link, 1, 1) == "/" then

@@ -1,5 +1,5 @@
--- merchantapi.encode (the JSON of table bodies), merchantapi.escape and
--- the query strings of client:request, without a server: the bytes each
+-- merchantapi.encode (the JSON of table bodies), merchantapi.escape, a
+-- URL's origin (core.url_parts) and the query strings of client:request, without a server: the bytes each
 -- value becomes, and every value that is refused with the JSON pointer
 -- that names it.
 local merchantapi = require "merchantapi"
@@ -138,6 +138,31 @@ describe("merchantapi.escape", function()
     -- the core's encoder (src/url.c) in pieces through a luaL_Buffer: longer than one piece
     assert.equal(("%C3%A9%2Fx"):rep(5000), merchantapi.escape(("é/x"):rep(5000)))
     assert.equal(require("merchantapi.core").escape, merchantapi.escape)
+  end)
+end)
+
+describe("core.url_parts", function()
+  local url_parts = require("merchantapi.core").url_parts
+  local function parts(url)
+    return { url_parts(url) }
+  end
+
+  it("gives scheme and host in lower case and the port, the scheme's by default", function()
+    assert.same({ "https", "api.example", 443 }, parts("HTTPS://API.example/v2?x#y"))
+    assert.same({ "http", "127.0.0.1", 80 }, parts("http://127.0.0.1"))
+    assert.same({ "http", "h", 8080 }, parts("http://user:pw@h:8080/x"))
+    assert.same({ "https", "::1", 8443 }, parts("https://[::1]:8443/a"))
+    assert.same({ "https", "::1", 443 }, parts("https://[::1]:"))
+    assert.same({ "ftp", "h", 21 }, parts("ftp://h:21"))
+  end)
+
+  it("gives no port for another scheme without one, or a port not 1 .. 65535", function()
+    for _, url in ipairs({ "ftp://h", "https://h:0", "https://h:65536", "https://h:8a", "https://[::1]x" }) do
+      local scheme, _, port = url_parts(url)
+      assert.truthy(scheme, url)
+      assert.is_nil(port, url)
+    end
+    assert.same({ nil, "not a URL with scheme://" }, parts("//h/x"))
   end)
 end)
 

@@ -40,7 +40,7 @@ end
 -- @tparam table o the parsed command line.
 function confirm.run(o)
   local id = o.payout_id
-  local what = { moves = core.endpoints.confirm_payout.moves_money, confirm = id }
+  local what = { method = core.endpoints.confirm_payout.method, confirm = id }
   local c = client.new(o, what)
   if not o.yes then
     if not term.isatty(0) then

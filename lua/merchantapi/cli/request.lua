@@ -62,7 +62,7 @@ end
 -- @tparam table o the parsed command line.
 function request.run(o)
   local method = o.method:upper()
-  local what = { moves = require("merchantapi.core").not_sent(method) ~= nil } -- the core's method rule
+  local what = { method = method }
   local query, body = query_of(o.query), body_of(o.body)
   local value, err = client.new(o, what):request(method, o.path, { query = query, body = body })
   if not value then

@@ -3,6 +3,7 @@
 -- STATUS against it.  Whether a call may move money is the module's rule
 -- (`core.endpoints`, `core.not_sent`), which the commands ask.
 -- @module merchantapi.cli.status
+local core = require "merchantapi.core"
 local term = require "merchantapi.cli.term"
 
 local status = {}
@@ -46,18 +47,19 @@ function status.line(err)
 end
 
 --- Reports a failed call on stderr and ends with the status of its kind.
--- For a call that may move money (`what.moves`: the module's rule, asked by
--- the command) a second line says what became of it.
+-- For a call that may move money a second line says what became of it (the
+-- error's `outcome`, which the module gives every such call).
 -- @param err the module's error.
--- @tparam[opt] table what `{ moves = boolean, confirm = payout id (a confirm) }`.
+-- @tparam[opt] table what `{ method = the call's method, confirm = payout id (a confirm) }`.
 function status.fail(err, what)
   what = what or {}
   term.stdout:flush()
   term.stderr:write(status.line(err), "\n")
   local kind = type(err) == "table" and err.kind or "tool"
   local code = status.EXIT[kind] or status.EXIT.tool
-  -- a usage error without an outcome was refused before anything was sent
-  local outcome = what.moves and (type(err) == "table" and err.outcome or kind == "usage" and "not_sent")
+  -- an error without an outcome came before the call (the client was not made): the
+  -- core's rule of a call that failed before anything was sent
+  local outcome = type(err) == "table" and (err.outcome or core.not_sent(what.method))
   local check = what.confirm and ("check with `merchantapi payout " .. what.confirm
     .. "` before confirming again") or "read the resource before sending it again"
   if outcome == "not_sent" then

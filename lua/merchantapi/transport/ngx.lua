@@ -60,6 +60,7 @@ local max = math.max
 
 local core = require "merchantapi.core"
 local core_framing, DEFAULT_MAX_BODY = core.framing, core.defaults.max_body
+local url_parts = core.url_parts
 
 local M = {}
 
@@ -68,7 +69,7 @@ local M = {}
 M.stats = { connections = 0, reused = 0, requests = 0 }
 
 local DEFAULTS = { pool_size = 16, keepalive_timeout = 60 }
-local MAX_HEADER_BYTES = 256 * 1024
+local MAX_HEADER_BYTES = core.defaults.max_header_bytes -- the core's cap, libcurl's path's too
 local READ_BLOCK = 65536
 
 local function now()
@@ -81,12 +82,11 @@ local origins, norigins = {}, 0
 local MAX_ORIGINS = 64
 
 -- scheme, host (for connect), port, authority (for Host), path and query.
--- Plain searches, and the origin's parts remembered: this runs for every
--- request.
+-- Plain searches, and the origin's parts (the core's `url_parts`, once per
+-- origin) remembered: this runs for every request.
 local function parse_url(url)
   local sep = find(url, "://", 1, true)
-  local scheme = sep and sub(url, 1, sep - 1)
-  if scheme ~= "http" and scheme ~= "https" then
+  if not sep then
     return nil, "not an http(s) URL"
   end
   local stop = find(url, "[/?#]", sep + 3)
@@ -97,18 +97,15 @@ local function parse_url(url)
   end
   local o = origins[origin]
   if not o then
-    local authority = sub(origin, sep + 3)
-    local host, port = match(authority, "^%[([^%]]+)%]:?(%d*)$")
-    if not host then
-      host, port = match(authority, "^([^:]+):?(%d*)$")
-    end
-    if not host then
+    local scheme, host, port = url_parts(origin)
+    if scheme ~= "http" and scheme ~= "https" then
+      return nil, "not an http(s) URL"
+    elseif host == "" or not port then
       return nil, "bad host in URL"
     end
-    port = tonumber(port) or (scheme == "https" and 443 or 80)
     local pool = scheme .. "://" .. host .. ":" .. port
     -- the connect options of the keepalive pool, and of the fresh connections
-    o = { scheme, host, port, authority, { pool = pool }, { pool = pool .. ":fresh" } }
+    o = { scheme, host, port, sub(origin, sep + 3), { pool = pool }, { pool = pool .. ":fresh" } }
     if norigins >= MAX_ORIGINS then
       origins, norigins = {}, 0
     end
