@@ -275,6 +275,19 @@ function helpers.in_loop(fn, ...)
   return unpack(results, 1, results.n)
 end
 
+--- The three ways a call runs that the observation specs compare, each
+-- `{ name, run, transport }`: `run(fn)` calls fn blocking or as a loop
+-- task, and `transport` is the client option (false: libcurl, or the
+-- LuaSocket transport of spec/support/socket_transport.lua).
+function helpers.drivers()
+  local socket_transport = require "support.socket_transport"
+  return {
+    { "blocking", function(fn) return fn() end, false },
+    { "a loop task", helpers.in_loop, false },
+    { "a custom transport", function(fn) return fn() end, socket_transport },
+  }
+end
+
 --- Defines the case `name` twice in the current describe block: `fn("blocking")`
 -- as it is, and `fn("loop")` inside a loop task (helpers.in_loop), named
 -- "<name> [in a loop task]", with the same assertions.  `fn`'s argument

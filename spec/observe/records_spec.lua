@@ -6,7 +6,6 @@
 -- made from a record by the one formatter (core.format_attempt).
 local core = require "merchantapi.core"
 local helpers = require "helpers"
-local socket_transport = require "support.socket_transport"
 
 local KEY = helpers.API_KEY
 
@@ -47,13 +46,7 @@ local function expect(path, fields)
   return r
 end
 
-local DRIVERS = {
-  { "blocking", function(fn) return fn() end, false },
-  { "a loop task", helpers.in_loop, false },
-  { "a custom transport", function(fn) return fn() end, socket_transport },
-}
-
-for _, d in ipairs(DRIVERS) do
+for _, d in ipairs(helpers.drivers()) do
   local name, run, transport = d[1], d[2], d[3]
 
   describe("attempt records over " .. name, function()

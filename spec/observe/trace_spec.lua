@@ -6,7 +6,6 @@
 -- ones too); a malformed traceparent a usage error with nothing sent;
 -- the same over blocking, a loop task and a custom transport.
 local helpers = require "helpers"
-local socket_transport = require "support.socket_transport"
 
 local TRACE = "0af7651916cd43dd8448eb211c80319c"
 local PARENT = "b7ad6b7169203331"
@@ -44,13 +43,7 @@ local function check(id, records, trace, parent)
   return fields(got[1]).trace
 end
 
-local DRIVERS = {
-  { "blocking", function(fn) return fn() end, false },
-  { "a loop task", helpers.in_loop, false },
-  { "a custom transport", function(fn) return fn() end, socket_transport },
-}
-
-for _, d in ipairs(DRIVERS) do
+for _, d in ipairs(helpers.drivers()) do
   local name, run, transport = d[1], d[2], d[3]
 
   describe("trace context over " .. name, function()
