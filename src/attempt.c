@@ -43,14 +43,11 @@ const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf,
     return mapi_error_kind_name(kind);
 }
 
-int mapi_attempt_format(const mapi_attempt_info *in, char *buf, size_t size)
+char *mapi_attempt_line(const mapi_attempt_info *in)
 {
     mapi_buf b;
     char *line;
-    size_t n;
 
-    if (!in)
-        return -1;
     mapi_buf_init(&b);
     mapi_buf_printf(&b, "merchantapi: %s %s attempt %d/%d: ", in->method ? in->method : "",
                     in->url ? in->url : "", in->attempt, in->max_attempts);
@@ -72,10 +69,19 @@ int mapi_attempt_format(const mapi_attempt_info *in, char *buf, size_t size)
     if (in->retry_in >= 0)
         mapi_buf_printf(&b, ", retry in %.3f s", in->retry_in);
     line = mapi_buf_take(&b);
+    if (line)
+        mapi_blank_controls(line, strlen(line));
+    return line;
+}
+
+int mapi_attempt_format(const mapi_attempt_info *in, char *buf, size_t size)
+{
+    char *line = in ? mapi_attempt_line(in) : NULL;
+    size_t n;
+
     if (!line)
         return -1;
     n = strlen(line);
-    mapi_blank_controls(line, n);
     if (size > 0) {
         size_t copy = n < size - 1 ? n : size - 1;
         memcpy(buf, line, copy);

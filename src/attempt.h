@@ -18,6 +18,9 @@ double mapi_wall_seconds(void);
 /* server.address of a URL the client checked (brackets of an IPv6 host
    removed), with *port its port or the scheme's; NULL when out of memory. */
 char *mapi_attempt_server(const char *url, int *port);
+/* The MERCHANTAPI_DEBUG line of a record (mapi_attempt_format's text), made
+   once: a new string the caller frees, or NULL when out of memory. */
+char *mapi_attempt_line(const mapi_attempt_info *in);
 /* error.type for an attempt that got status (0: none) and failed with kind:
    NULL for MAPI_ERR_NONE, the status written into buf for a status >= 400,
    else the kind's name (static). */

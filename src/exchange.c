@@ -493,12 +493,10 @@ void mapi_exchange_expire(mapi_exchange *x, mapi_error *e)
    key nor a header. */
 static void debug_line(const mapi_exchange *x)
 {
-    int n = mapi_attempt_format(&x->info, NULL, 0);
-    char *line = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    char *line = mapi_attempt_line(&x->info);
 
     if (!line)
         return;
-    mapi_attempt_format(&x->info, line, (size_t)n + 1);
     mapi_redact(&line, x->api_key); /* the server's text (an error title) could hold it */
     fprintf(stderr, "%s\n", line);
     free(line);
