@@ -301,6 +301,8 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
     if (x->deadline_at <= 0)
         x->deadline_at = x->started + x->deadline;
     left = x->deadline_at - x->started;
+    if (left > x->deadline)
+        left = x->deadline; /* (started + d) - started may round above d */
     x->attempt_timeout = x->timeout;
     x->capped = 0;
     if (left < x->attempt_timeout) {
