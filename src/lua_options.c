@@ -187,16 +187,17 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
     return bad;
 }
 
-/* The string option name of the table at opts, or NULL; "\n" (which the
-   core's check refuses) when it holds a NUL byte. */
-static const char *trace_option(lua_State *L, int opts, const char *name)
+/* The string option name of the table at opts, pushed (it anchors the
+   string), or NULL for nil.  One holding a NUL byte, which a C string
+   cannot carry, becomes "\n": a value every check of the core refuses
+   (limits.c's order and order_type, trace.c's traceparent and tracestate). */
+static const char *option_text(lua_State *L, int opts, const char *name)
 {
     size_t len = 0;
     const char *s;
 
     lua_getfield(L, opts, name);
     s = mapi_lua_opt_string(L, lua_gettop(L), name, &len);
-    lua_pop(L, 1);
     return mapi_lua_has_nul(s, len) ? "\n" : s;
 }
 
@@ -209,26 +210,14 @@ void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int w
     lua_getfield(L, opts, "deadline");
     mapi_lua_opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
-    /* strings of the options table (anchored by it); the core checks them */
-    o->traceparent = trace_option(L, opts, "traceparent");
-    o->tracestate = trace_option(L, opts, "tracestate");
+    o->traceparent = option_text(L, opts, "traceparent");
+    o->tracestate = option_text(L, opts, "tracestate");
+    lua_pop(L, 2); /* the strings stay anchored by the options table */
     if (with_settle) {
         lua_getfield(L, opts, "settle");
         opt_settle(L, lua_gettop(L), &o->settle);
         lua_pop(L, 1);
     }
-}
-
-/* A string of the page params: NULL when nil, "" (which the core's rule
-   refuses, limits.c) when it holds a NUL byte. */
-static const char *page_string(lua_State *L, int opts, const char *name)
-{
-    size_t len = 0;
-    const char *s;
-
-    lua_getfield(L, opts, name);
-    s = mapi_lua_opt_string(L, lua_gettop(L), name, &len);
-    return mapi_lua_has_nul(s, len) ? "" : s;
 }
 
 /* An integer of the page params: 0 when nil; given, -1 (refused by the
@@ -249,8 +238,8 @@ void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int
         lua_newtable(L);
         lua_replace(L, opts);
     }
-    p->order = page_string(L, opts, "order");
-    p->order_type = page_string(L, opts, "order_type");
+    p->order = option_text(L, opts, "order");
+    p->order_type = option_text(L, opts, "order_type");
     if (with_page)
         p->page = page_number(L, opts, "page");
     p->per_page = page_number(L, opts, "per_page");
