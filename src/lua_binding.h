@@ -112,9 +112,10 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
    failure carries (the response: `res`) is a field of err.  Returns 3. */
 int mapi_lua_failed(lua_State *L);
 /* t[key] = value on the table on top (nothing for value NULL); t[key] = an
-   integer. */
+   integer; t[key] = a number. */
 void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
 void mapi_lua_set_int(lua_State *L, const char *key, long value);
+void mapi_lua_set_number(lua_State *L, const char *key, double value);
 /* Registers the one metatable of every error table, the Lua side's included
    (merchantapi.errors sets it from core.error_metatable): __tostring,
    __concat. */

@@ -31,6 +31,12 @@ void mapi_lua_set_int(lua_State *L, const char *key, long value)
     lua_setfield(L, -2, key);
 }
 
+void mapi_lua_set_number(lua_State *L, const char *key, double value)
+{
+    lua_pushnumber(L, (lua_Number)value);
+    lua_setfield(L, -2, key);
+}
+
 /* The fields an error and each of its entries share, into the table on top. */
 static void set_entry(lua_State *L, int status, const char *code, const char *title,
                       const char *detail, const char *pointer)
@@ -129,10 +135,8 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
     mapi_lua_set_string(L, "method", e->method);
     mapi_lua_set_string(L, "url", e->url);
     mapi_lua_set_string(L, "request_id", e->request_id);
-    if (e->retry_after >= 0) {
-        lua_pushnumber(L, (lua_Number)e->retry_after);
-        lua_setfield(L, -2, "retry_after");
-    }
+    if (e->retry_after >= 0)
+        mapi_lua_set_number(L, "retry_after", e->retry_after);
     if (e->attempts > 0)
         mapi_lua_set_int(L, "attempts", e->attempts);
     if (e->curl_code != 0)

@@ -134,25 +134,6 @@ static int l_url_parts(lua_State *L)
     return 3;
 }
 
-/* t[key] = s (nothing for NULL), for the table on top. */
-static void set_string(lua_State *L, const char *key, const char *s)
-{
-    if (!s)
-        return;
-    lua_pushstring(L, s);
-    lua_setfield(L, -2, key);
-}
-
-/* t[key] = n, for the table on top; boolean: a boolean. */
-static void set_number(lua_State *L, const char *key, lua_Number n, int boolean)
-{
-    if (boolean)
-        lua_pushboolean(L, n != 0);
-    else
-        lua_pushnumber(L, n);
-    lua_setfield(L, -2, key);
-}
-
 /* Pushes core.endpoints: the core's endpoint table (calls.c), an array of
    rows {name=, method=, id_name=, type=, key_for= (string or nil), lists=,
    moves_money= (booleans), decimal_fields= {names...}}, each row also under
@@ -165,13 +146,15 @@ static void push_endpoints(lua_State *L)
     for (i = 0; i < MAPI_EP_COUNT; i++) {
         const mapi_endpoint *e = &mapi_endpoints[i];
         lua_createtable(L, 0, 8);
-        set_string(L, "name", e->name);
-        set_string(L, "method", e->method);
-        set_string(L, "id_name", e->id_name);
-        set_string(L, "type", e->type);
-        set_string(L, "key_for", e->key_for);
-        set_number(L, "lists", e->lists, 1);
-        set_number(L, "moves_money", e->moves_money, 1);
+        mapi_lua_set_string(L, "name", e->name);
+        mapi_lua_set_string(L, "method", e->method);
+        mapi_lua_set_string(L, "id_name", e->id_name);
+        mapi_lua_set_string(L, "type", e->type);
+        mapi_lua_set_string(L, "key_for", e->key_for);
+        lua_pushboolean(L, e->lists);
+        lua_setfield(L, -2, "lists");
+        lua_pushboolean(L, e->moves_money);
+        lua_setfield(L, -2, "moves_money");
         lua_newtable(L);
         for (j = 0; e->decimal_fields[j]; j++) {
             lua_pushstring(L, e->decimal_fields[j]);
@@ -191,16 +174,12 @@ static void push_endpoints(lua_State *L)
 static void push_defaults(lua_State *L)
 {
     lua_createtable(L, 0, 6);
-    set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT, 0);
-    set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT, 0);
-    lua_pushinteger(L, MAPI_DEFAULT_MAX_RETRIES);
-    lua_setfield(L, -2, "max_retries");
-    lua_pushinteger(L, (lua_Integer)MAPI_DEFAULT_MAX_BODY);
-    lua_setfield(L, -2, "max_body");
-    lua_pushinteger(L, MAPI_DEFAULT_MAX_DEPTH);
-    lua_setfield(L, -2, "max_depth");
-    lua_pushinteger(L, MAPI_MAX_HEADER_BYTES);
-    lua_setfield(L, -2, "max_header_bytes");
+    mapi_lua_set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT);
+    mapi_lua_set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT);
+    mapi_lua_set_int(L, "max_retries", MAPI_DEFAULT_MAX_RETRIES);
+    mapi_lua_set_int(L, "max_body", (long)MAPI_DEFAULT_MAX_BODY);
+    mapi_lua_set_int(L, "max_depth", MAPI_DEFAULT_MAX_DEPTH);
+    mapi_lua_set_int(L, "max_header_bytes", MAPI_MAX_HEADER_BYTES);
 }
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of

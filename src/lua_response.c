@@ -117,8 +117,7 @@ static void push_response(lua_State *L, const mapi_response *resp, int body, int
     if (resp) {
         mapi_lua_set_int(L, "status", mapi_response_status(resp));
         mapi_lua_set_string(L, "request_id", mapi_response_request_id(resp));
-        lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
-        lua_setfield(L, -2, "elapsed");
+        mapi_lua_set_number(L, "elapsed", mapi_response_elapsed(resp));
     }
     /* sized once (a hint: a repeated header takes one slot) */
     lua_createtable(L, 0, resp && resp->nheaders < 64 ? (int)resp->nheaders : 0);

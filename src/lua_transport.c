@@ -48,27 +48,6 @@ typedef exchange_box xbox;
 /* Attempt facts                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Sets t[name] = s (at -1) when s is not NULL. */
-static void set_string(lua_State *L, const char *name, const char *s)
-{
-    if (!s)
-        return;
-    lua_pushstring(L, s);
-    lua_setfield(L, -2, name);
-}
-
-static void set_number(lua_State *L, const char *name, double v)
-{
-    lua_pushnumber(L, (lua_Number)v);
-    lua_setfield(L, -2, name);
-}
-
-static void set_integer(lua_State *L, const char *name, int v)
-{
-    mapic_pushint64(L, v);
-    lua_setfield(L, -2, name);
-}
-
 /* Pushes the table hooks get: the attempt's record under OpenTelemetry's
    names (merchantapi.lua, "Attempt records"), and beside it the fields it
    had before (method, url, attempt; for a response status, elapsed,
@@ -77,41 +56,41 @@ static void set_integer(lua_State *L, const char *name, int v)
 void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int response)
 {
     lua_createtable(L, 0, 28);
-    set_string(L, "method", in->method);
-    set_string(L, "http.request.method", in->method);
-    set_string(L, "url", in->url);
-    set_string(L, "url.full", in->url);
-    set_string(L, "server.address", in->server_address);
-    set_integer(L, "server.port", in->server_port);
-    set_integer(L, "attempt", in->attempt);
-    set_integer(L, "merchantapi.attempt", in->attempt);
-    set_integer(L, "max_attempts", in->max_attempts);
+    mapi_lua_set_string(L, "method", in->method);
+    mapi_lua_set_string(L, "http.request.method", in->method);
+    mapi_lua_set_string(L, "url", in->url);
+    mapi_lua_set_string(L, "url.full", in->url);
+    mapi_lua_set_string(L, "server.address", in->server_address);
+    mapi_lua_set_int(L, "server.port", in->server_port);
+    mapi_lua_set_int(L, "attempt", in->attempt);
+    mapi_lua_set_int(L, "merchantapi.attempt", in->attempt);
+    mapi_lua_set_int(L, "max_attempts", in->max_attempts);
     if (in->resend_count > 0)
-        set_integer(L, "http.request.resend_count", in->resend_count);
-    set_string(L, "merchantapi.endpoint", in->endpoint);
-    set_number(L, "start_time", in->start_time);
-    set_string(L, "trace_id", in->trace_id);
-    set_string(L, "span_id", in->span_id);
-    set_string(L, "parent_span_id", in->parent_span_id);
+        mapi_lua_set_int(L, "http.request.resend_count", in->resend_count);
+    mapi_lua_set_string(L, "merchantapi.endpoint", in->endpoint);
+    mapi_lua_set_number(L, "start_time", in->start_time);
+    mapi_lua_set_string(L, "trace_id", in->trace_id);
+    mapi_lua_set_string(L, "span_id", in->span_id);
+    mapi_lua_set_string(L, "parent_span_id", in->parent_span_id);
     if (!response)
         return;
     if (in->status > 0) {
-        set_integer(L, "status", in->status);
-        set_integer(L, "http.response.status_code", in->status);
+        mapi_lua_set_int(L, "status", in->status);
+        mapi_lua_set_int(L, "http.response.status_code", in->status);
     }
-    set_number(L, "elapsed", in->elapsed);
-    set_number(L, "duration", in->elapsed);
-    set_string(L, "request_id", in->request_id);
-    set_string(L, "merchantapi.request_id", in->request_id);
+    mapi_lua_set_number(L, "elapsed", in->elapsed);
+    mapi_lua_set_number(L, "duration", in->elapsed);
+    mapi_lua_set_string(L, "request_id", in->request_id);
+    mapi_lua_set_string(L, "merchantapi.request_id", in->request_id);
     if (in->error != MAPI_ERR_NONE)
-        set_string(L, "error", mapi_error_kind_name(in->error));
-    set_string(L, "error.type", in->error_type);
-    set_string(L, "code", in->code);
-    set_string(L, "title", in->title);
-    set_string(L, "merchantapi.outcome", in->outcome);
-    set_string(L, "merchantapi.settled_by", in->settled_by);
+        mapi_lua_set_string(L, "error", mapi_error_kind_name(in->error));
+    mapi_lua_set_string(L, "error.type", in->error_type);
+    mapi_lua_set_string(L, "code", in->code);
+    mapi_lua_set_string(L, "title", in->title);
+    mapi_lua_set_string(L, "merchantapi.outcome", in->outcome);
+    mapi_lua_set_string(L, "merchantapi.settled_by", in->settled_by);
     if (in->retry_in >= 0)
-        set_number(L, "retry_in", in->retry_in);
+        mapi_lua_set_number(L, "retry_in", in->retry_in);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -257,10 +236,8 @@ static int l_request(lua_State *L)
     mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
 
     lua_createtable(L, 0, 10);
-    lua_pushstring(L, k->method);
-    lua_setfield(L, -2, "method");
-    lua_pushstring(L, k->url);
-    lua_setfield(L, -2, "url");
+    mapi_lua_set_string(L, "method", k->method);
+    mapi_lua_set_string(L, "url", k->url);
     lua_createtable(L, 0, 4);
     for (i = 0; mapi_exchange_header_at(xb->x, i, &name, &value); i++) {
         lua_pushstring(L, value);
@@ -271,16 +248,12 @@ static int l_request(lua_State *L)
         lua_pushlstring(L, k->body, k->body_len);
         lua_setfield(L, -2, "body");
     }
-    lua_pushnumber(L, (lua_Number)timeout);
-    lua_setfield(L, -2, "timeout");
-    lua_pushnumber(L, (lua_Number)connect_timeout);
-    lua_setfield(L, -2, "connect_timeout");
-    lua_pushnumber(L, (lua_Number)max_body);
-    lua_setfield(L, -2, "max_body");
+    mapi_lua_set_number(L, "timeout", timeout);
+    mapi_lua_set_number(L, "connect_timeout", connect_timeout);
+    mapi_lua_set_number(L, "max_body", (double)max_body);
     lua_pushboolean(L, k->moves_money);
     lua_setfield(L, -2, "fresh_connection");
-    mapic_pushint64(L, info->attempt);
-    lua_setfield(L, -2, "attempt");
+    mapi_lua_set_int(L, "attempt", info->attempt);
     if (skip_info)
         return 1;
     mapi_lua_push_record(L, info, 0);
