@@ -39,15 +39,6 @@ typedef struct client_box {
 /* The client                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Pushes nil, err, message for a usage error with title
-   (mapi_lua_push_simple_error: outcome "not_sent" for a method that may
-   move money).  Returns 3. */
-static int push_usage(lua_State *L, const char *title, const char *method)
-{
-    mapi_lua_push_simple_error(L, "usage", title, method);
-    return mapi_lua_failed(L);
-}
-
 /* Pushes nil, err, message for a usage error held in eb (outcome
    "not_sent" for a method that may move money: nothing was sent) and
    clears it.  Returns 3. */
@@ -77,7 +68,7 @@ int mapi_lua_new(lua_State *L)
        limits are mapi_client_new's (limits.c), as for C */
     bad = mapi_lua_read_config(L, &cfg);
     if (bad)
-        return push_usage(L, bad, NULL);
+        return mapi_lua_fail(L, "usage", bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
     if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
@@ -175,11 +166,11 @@ static mapi_client *call_prelude(lua_State *L, const char *method, const char **
     }
     *id = lua_tolstring(L, 2, &len);
     if (unusable(cb)) {
-        *nret = push_usage(L, unusable(cb), method);
+        *nret = mapi_lua_fail(L, "usage", unusable(cb), method);
         return NULL;
     }
     if (mapi_lua_has_nul(*id, len)) {
-        *nret = push_usage(L, "the id contains a NUL byte", method);
+        *nret = mapi_lua_fail(L, "usage", "the id contains a NUL byte", method);
         return NULL;
     }
     return cb->client;
@@ -471,10 +462,10 @@ static int request_call(lua_State *L, int prepare)
     opts.traceparent = mapi_lua_opt_string(L, 11, "traceparent", NULL);
     opts.tracestate = mapi_lua_opt_string(L, 12, "tracestate", NULL);
     if (unusable(cb))
-        return push_usage(L, unusable(cb), s[0]);
+        return mapi_lua_fail(L, "usage", unusable(cb), s[0]);
     for (i = 0; i < 5; i++)
         if (i != 2 && mapi_lua_has_nul(s[i], len[i]))
-            return push_usage(L, "method, path, type or id contains a NUL byte", s[0]);
+            return mapi_lua_fail(L, "usage", "method, path, type or id contains a NUL byte", s[0]);
     opts.type = s[3];
     opts.id = s[4];
     if (mapi_lua_read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)

@@ -1,8 +1,8 @@
 /*
  * lua_error.c -- merchantapi.core: the error object.  A mapi_error becomes
  * the contract's error table (docs/contract.md "Errors"): the binding's one
- * C error constructor, mapi_lua_push_error, and mapi_lua_push_simple_error
- * for errors made by the binding; the one metatable of every error table
+ * C error constructor, mapi_lua_push_error, and mapi_lua_fail for errors
+ * made by the binding; the one metatable of every error table
  * (__tostring, __concat), whose message comes from the core's one builder
  * (mapi_error_message) also for the tables made in Lua (merchantapi.errors);
  * and the one shape of a failure's results, nil, err, message
@@ -165,8 +165,7 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
     mapic_setmetatable(L, ERROR_MT);
 }
 
-void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *title,
-                                const char *method)
+int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char *method)
 {
     mapi_error e = MAPI_ERROR_INIT; /* its strings borrowed, never freed */
 
@@ -176,6 +175,7 @@ void mapi_lua_push_simple_error(lua_State *L, const char *kind, const char *titl
     if (mapi_method_safety(method) == 0)
         e.outcome = MAPI_OUTCOME_NOT_SENT; /* the core's rule (mapi_call_not_sent) */
     mapi_lua_push_error(L, &e);
+    return mapi_lua_failed(L);
 }
 
 int mapi_lua_failed(lua_State *L)

@@ -153,9 +153,7 @@ static int l_start(lua_State *L)
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
     if (!b->loop) {
-        mapi_lua_push_simple_error(L, "usage", "the loop is closed",
-                                   mapi_exchange_call(xb->x)->method);
-        return mapi_lua_failed(L);
+        return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
     }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
@@ -166,9 +164,8 @@ static int l_start(lua_State *L)
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
         free(o);
-        mapi_lua_push_simple_error(L, "usage", MAPI_LUA_CLIENT_CLOSED,
-                                   mapi_exchange_call(xb->x)->method);
-        return mapi_lua_failed(L);
+        return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED,
+                             mapi_exchange_call(xb->x)->method);
     }
     mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;

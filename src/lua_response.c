@@ -85,8 +85,7 @@ static int res_document(lua_State *L)
     }
     body = lua_tolstring(L, lua_upvalueindex(1), &len);
     if (body == NULL) {
-        mapi_lua_push_simple_error(L, "decode", "the response has no body", NULL);
-        return mapi_lua_failed(L);
+        return mapi_lua_fail(L, "decode", "the response has no body", NULL);
     }
     cb = mapi_lua_push_call_box(L);
     if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
