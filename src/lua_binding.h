@@ -132,6 +132,10 @@ void mapi_lua_error_open(lua_State *L);
 const char *mapi_lua_opt_string(lua_State *L, int idx, const char *name, size_t *len);
 int mapi_lua_opt_integer(lua_State *L, int idx, const char *name, int64_t *out);
 void mapi_lua_opt_seconds(lua_State *L, int idx, const char *name, double *out);
+/* A string option the core checks (order, order_type, traceparent,
+   tracestate): NULL for nil; one holding a NUL byte, which a C string
+   cannot carry, becomes "\n", a value each of those checks refuses. */
+const char *mapi_lua_opt_text(lua_State *L, int idx, const char *name);
 /* Whether the Lua string s of len bytes holds a NUL byte (0 for NULL). */
 int mapi_lua_has_nul(const char *s, size_t len);
 /* Reads the headers table at idx (name -> value, both strings; nil: none)

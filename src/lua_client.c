@@ -459,8 +459,8 @@ static int request_call(lua_State *L, int prepare)
     if (mapi_lua_opt_integer(L, 8, "max_retries", &n))
         opts.max_retries = n < -1 || n > INT_MAX ? -2 : (int)n; /* -2: refused by the core */
     mapi_lua_opt_seconds(L, 9, "deadline", &opts.deadline); /* the core's builder refuses */
-    opts.traceparent = mapi_lua_opt_string(L, 11, "traceparent", NULL);
-    opts.tracestate = mapi_lua_opt_string(L, 12, "tracestate", NULL);
+    opts.traceparent = mapi_lua_opt_text(L, 11, "traceparent");
+    opts.tracestate = mapi_lua_opt_text(L, 12, "tracestate");
     if (unusable(cb))
         return mapi_lua_fail(L, "usage", unusable(cb), s[0]);
     for (i = 0; i < 5; i++)

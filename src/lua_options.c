@@ -187,18 +187,20 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
     return bad;
 }
 
-/* The string option name of the table at opts, pushed (it anchors the
-   string), or NULL for nil.  One holding a NUL byte, which a C string
-   cannot carry, becomes "\n": a value every check of the core refuses
-   (limits.c's order and order_type, trace.c's traceparent and tracestate). */
-static const char *option_text(lua_State *L, int opts, const char *name)
+const char *mapi_lua_opt_text(lua_State *L, int idx, const char *name)
 {
     size_t len = 0;
-    const char *s;
+    const char *s = mapi_lua_opt_string(L, idx, name, &len);
 
-    lua_getfield(L, opts, name);
-    s = mapi_lua_opt_string(L, lua_gettop(L), name, &len);
     return mapi_lua_has_nul(s, len) ? "\n" : s;
+}
+
+/* mapi_lua_opt_text of the option name of the table at opts, pushed (it
+   anchors the string). */
+static const char *option_text(lua_State *L, int opts, const char *name)
+{
+    lua_getfield(L, opts, name);
+    return mapi_lua_opt_text(L, lua_gettop(L), name);
 }
 
 void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int with_settle)

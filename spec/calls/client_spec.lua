@@ -152,6 +152,7 @@ describe("the client object", function()
     end)
 
     it("return usage errors for invalid values", function()
+      local TP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
       local cases = {
         { function() return c:get_channel("") end, "channel_id is empty" },
         { function() return c:confirm_payout("") end },
@@ -160,6 +161,12 @@ describe("the client object", function()
         { function() return c:list_addresses("a", { page = 0 }) end, "page must be an integer >= 1" },
         { function() return c:list_addresses("a", { per_page = -5 }) end },
         { function() return c:list_addresses("a", { order_type = "sideways" }) end },
+        -- a string option holding a NUL byte: refused by the core's own check
+        { function() return c:list_addresses("a", { order = "created_at\0x" }) end,
+          'order must be "created_at"' },
+        { function() return c:request("GET", "/x", { traceparent = TP .. "\0x" }) end },
+        { function() return c:get_channel("a", { traceparent = TP, tracestate = "k=v\0x" }) end,
+          "tracestate holds a byte that is not printable ASCII" },
       }
       for i, case in ipairs(cases) do
         local v, err = case[1]()
