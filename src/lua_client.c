@@ -48,13 +48,8 @@ static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
     return mapi_lua_push_err_results(L, &eb->err);
 }
 
-/*
- * core.new(opts) -> client | nil, err
- * opts: base_url, api_key, timeout, connect_timeout (seconds), max_retries,
- * max_body (bytes), cafile, capath, user_agent (a product token appended
- * to the User-Agent; merchantapi.lua passes the Lua version), headers
- * (name -> value: sent on every request; see mapi_lua_read_headers).
- */
+/* core.new(opts) -> client | nil, err: opts as merchantapi.new's, read by
+   mapi_lua_read_config and mapi_lua_read_headers; hooks, the observer. */
 int mapi_lua_new(lua_State *L)
 {
     mapi_config cfg;
@@ -73,10 +68,7 @@ int mapi_lua_new(lua_State *L)
     if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
     cb = (client_box *)mapic_newuserdata(L, sizeof *cb);
-    cb->client = NULL;
-    cb->holds = 0;
-    cb->close_pending = 0;
-    cb->busy = 0;
+    memset(cb, 0, sizeof *cb);
     cb->hooks.ref = LUA_NOREF;
     cb->hooks.busy = &cb->busy;
     mapic_setmetatable(L, CLIENT_MT);
@@ -95,9 +87,9 @@ int mapi_lua_new(lua_State *L)
     return 1;
 }
 
-static client_box *check_client(lua_State *L)
+static client_box *check_client(lua_State *L, int idx)
 {
-    return (client_box *)luaL_checkudata(L, 1, CLIENT_MT);
+    return (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
 }
 
 /* Frees the handle (and lets go of the hooks). */
@@ -115,19 +107,19 @@ static void free_client(lua_State *L, client_box *cb)
    last one ends (the client counts as closed for new calls at once). */
 static int l_client_close(lua_State *L)
 {
-    client_box *cb = check_client(L);
-    if (cb->holds > 0) {
+    client_box *cb = check_client(L, 1);
+
+    if (cb->holds > 0)
         cb->close_pending = 1;
-        return 0;
-    }
-    free_client(L, cb);
+    else
+        free_client(L, cb);
     return 0;
 }
 
 /* lua_binding.h */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
 {
-    client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
+    client_box *cb = check_client(L, idx);
 
     if (!cb->client || cb->close_pending)
         return NULL;
@@ -139,7 +131,7 @@ mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
 
 void mapi_lua_client_release(lua_State *L, int idx)
 {
-    client_box *cb = (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
+    client_box *cb = check_client(L, idx);
 
     if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
         free_client(L, cb);
@@ -157,7 +149,7 @@ static const char *unusable(const client_box *cb)
    the failure results (*nret). */
 static mapi_client *call_prelude(lua_State *L, const char *method, const char **id, int *nret)
 {
-    client_box *cb = check_client(L);
+    client_box *cb = check_client(L, 1);
     size_t len;
 
     if (lua_type(L, 2) != LUA_TSTRING) {
@@ -438,7 +430,7 @@ static int request_call(lua_State *L, int prepare)
     static const char *const fields[] = {"method", "path", "body", "type", "id", "max_retries",
                                          "deadline", "headers", "traceparent", "tracestate",
                                          NULL};
-    client_box *cb = check_client(L);
+    client_box *cb = check_client(L, 1);
     mapi_request_opts opts = MAPI_REQUEST_OPTS_INIT;
     const char *s[5]; /* method, path, body, type, id at 3 .. 7 */
     size_t len[5];
@@ -503,7 +495,7 @@ static int l_prepare(lua_State *L)
     const mapi_endpoint *e = mapi_endpoint_find(name);
     int request = strcmp(name, "request") == 0;
 
-    check_client(L);
+    check_client(L, 1);
     if (!e && !request)
         return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
                              "transport", name);
@@ -516,7 +508,7 @@ static int l_prepare(lua_State *L)
    nil once closed. */
 static int l_calls_built(lua_State *L)
 {
-    client_box *cb = check_client(L);
+    client_box *cb = check_client(L, 1);
 
     if (!cb->client)
         return 0;

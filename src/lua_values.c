@@ -99,11 +99,22 @@ static void push_key(lua_State *L, const key_cache *kc, const char *name, size_t
 static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
                        enum null_mode mode, int depth);
 
+/* A container: one table, and room for its members (a key and a value at a
+   time) above it. */
+static void container(lua_State *L, int depth, size_t narr, size_t nrec)
+{
+    if (depth > MAX_VALUE_DEPTH)
+        luaL_error(L, "merchantapi: JSON value nested deeper than %d", MAX_VALUE_DEPTH);
+    luaL_checkstack(L, 4, "merchantapi: JSON value nested too deeply");
+    lua_createtable(L, narr > INT_MAX ? INT_MAX : (int)narr, nrec > INT_MAX ? INT_MAX : (int)nrec);
+}
+
 static void push_array(lua_State *L, const key_cache *kc, const mapi_value *v,
                        enum null_mode mode, int depth)
 {
     size_t i, n = mapi_value_len(v);
-    lua_createtable(L, n > INT_MAX ? INT_MAX : (int)n, 0);
+
+    container(L, depth, n, 0);
     for (i = 0; i < n; i++) {
         push_value(L, kc, mapi_value_at(v, i), mode, depth + 1);
         /* nil (a null in NULL_AS_NIL mode) leaves a hole, as the contract says */
@@ -119,7 +130,7 @@ static void push_object(lua_State *L, const key_cache *kc, const mapi_value *v,
     const char *key;
     const mapi_value *m;
 
-    lua_createtable(L, 0, n > INT_MAX ? INT_MAX : (int)n);
+    container(L, depth, 0, n);
     mapi_members_begin(v, &it);
     while (mapi_members_next_n(&it, &key, &len, &m)) {
         if (m == NULL && mode == NULL_AS_NIL)
@@ -131,7 +142,8 @@ static void push_object(lua_State *L, const key_cache *kc, const mapi_value *v,
     }
 }
 
-/* Pushes one JSON value by the contract's rules ("Numbers are exact"). */
+/* Pushes one JSON value by the contract's rules ("Numbers are exact"), in
+   the stack slot the caller has room for. */
 static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
                        enum null_mode mode, int depth)
 {
@@ -139,9 +151,6 @@ static void push_value(lua_State *L, const key_cache *kc, const mapi_value *v,
     size_t len;
     const char *s;
 
-    if (depth > MAX_VALUE_DEPTH)
-        luaL_error(L, "merchantapi: JSON value nested deeper than %d", MAX_VALUE_DEPTH);
-    luaL_checkstack(L, 4, "merchantapi: JSON value nested too deeply");
     switch (mapi_value_type(v)) {
     case MAPI_NULL:
         if (mode == NULL_AS_SENTINEL)
@@ -216,26 +225,6 @@ static void push_meta(lua_State *L, const mapi_doc *doc)
 /* Documents -> resource tables                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Pushes an attribute value: scalars here, containers by push_value. */
-static void push_attribute(lua_State *L, const key_cache *kc, const mapi_value *v)
-{
-    size_t len;
-    const char *s;
-
-    switch (mapi_value_type(v)) {
-    case MAPI_STRING:
-        s = mapi_value_string(v, &len);
-        lua_pushlstring(L, s ? s : "", s ? len : 0);
-        break;
-    case MAPI_BOOL:
-        lua_pushboolean(L, mapi_value_bool(v));
-        break;
-    default:
-        push_value(L, kc, v, NULL_AS_NIL, 1);
-        break;
-    }
-}
-
 /* Pass 1: one table per resource with id (or lid), type and every
    attribute, sized for them and its relationships.  The core refused the
    documents where a field is named id or type (or lid beside a lid), or
@@ -260,7 +249,7 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
         if (decimals && mapi_field_listed(decimals, key, len))
             push_amount(L, v);
         else
-            push_attribute(L, kc, v);
+            push_value(L, kc, v, NULL_AS_NIL, 1);
         lua_rawset(L, -3);
     }
     id = mapi_resource_id_n(r, &len);
@@ -440,11 +429,18 @@ static void push_string_member(lua_State *L, const mapi_value *obj, const char *
         lua_pushnil(L);
 }
 
+/* t[key] = the value v (nothing for NULL), on the table on top. */
+static void set_value(lua_State *L, const key_cache *kc, const char *key, const mapi_value *v)
+{
+    if (!v)
+        return;
+    push_value(L, kc, v, NULL_AS_NIL, 1);
+    lua_setfield(L, -2, key);
+}
+
 /* Pushes a resource identifier object as { type, id, lid, meta }. */
 static void push_identifier(lua_State *L, const key_cache *kc, const mapi_value *link)
 {
-    const mapi_value *meta = mapi_value_get(link, "meta");
-
     lua_createtable(L, 0, 4);
     push_string_member(L, link, "type");
     lua_setfield(L, -2, "type");
@@ -452,10 +448,7 @@ static void push_identifier(lua_State *L, const key_cache *kc, const mapi_value 
     lua_setfield(L, -2, "id");
     push_string_member(L, link, "lid");
     lua_setfield(L, -2, "lid");
-    if (meta) {
-        push_value(L, kc, meta, NULL_AS_NIL, 1);
-        lua_setfield(L, -2, "meta");
-    }
+    set_value(L, kc, "meta", mapi_value_get(link, "meta"));
 }
 
 /* Pushes the info of resource r: { links, meta, relationships = { name ->
@@ -471,14 +464,8 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
 
     luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     lua_createtable(L, 0, 4);
-    if (mapi_resource_links(r)) {
-        push_value(L, kc, mapi_resource_links(r), NULL_AS_NIL, 1);
-        lua_setfield(L, -2, "links");
-    }
-    if (mapi_resource_meta(r)) {
-        push_value(L, kc, mapi_resource_meta(r), NULL_AS_NIL, 1);
-        lua_setfield(L, -2, "meta");
-    }
+    set_value(L, kc, "links", mapi_resource_links(r));
+    set_value(L, kc, "meta", mapi_resource_meta(r));
     lua_createtable(L, 0, nrel); /* relationships */
     lua_createtable(L, nrel, 0); /* names */
     for (i = 0; i < n && mapi_resource_relationship_at(doc, r, i, &rel); i++) {
@@ -488,14 +475,8 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
         lua_createtable(L, 0, 4);
         lua_pushstring(L, states[rel.data <= MAPI_REL_TO_MANY ? rel.data : 0]);
         lua_setfield(L, -2, "data");
-        if (rel.links) {
-            push_value(L, kc, rel.links, NULL_AS_NIL, 1);
-            lua_setfield(L, -2, "links");
-        }
-        if (rel.meta) {
-            push_value(L, kc, rel.meta, NULL_AS_NIL, 1);
-            lua_setfield(L, -2, "meta");
-        }
+        set_value(L, kc, "links", rel.links);
+        set_value(L, kc, "meta", rel.meta);
         if (rel.data == MAPI_REL_NULL_DATA) {
             lua_pushlightuserdata(L, NULL); /* merchantapi.null */
             lua_setfield(L, -2, "linkage");
@@ -585,26 +566,17 @@ int mapi_lua_resource_info(lua_State *L)
     int64_t index;
 
     lua_settop(L, 1);
-    if (lua_type(L, 1) != LUA_TTABLE) {
-        lua_pushnil(L);
-        return 1;
-    }
-    if (!lua_getmetatable(L, 1)) { /* 2: the holder */
-        lua_pushnil(L);
-        return 1;
-    }
-    lua_rawgeti(L, 2, HOLDER_MARK);
+    if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) /* 2: the holder */
+        lua_rawgeti(L, 2, HOLDER_MARK);                          /* 3 */
     if (lua_touserdata(L, -1) != (void *)&holder_mark) {
         lua_pushnil(L);
         return 1;
     }
-    lua_pushvalue(L, 2); /* 4 -> 3: the holder */
-    lua_replace(L, 3);
-    lua_rawgeti(L, 3, HOLDER_REV); /* 4 */
+    lua_rawgeti(L, 2, HOLDER_REV); /* 4 */
     if (lua_isnil(L, 4)) {
         lua_pop(L, 1);
-        build_infos(L, 3);
-        lua_rawgeti(L, 3, HOLDER_REV);
+        build_infos(L, 2);
+        lua_rawgeti(L, 2, HOLDER_REV);
     }
     lua_pushvalue(L, 1);
     lua_rawget(L, 4); /* 5: index + 1 */
@@ -612,7 +584,7 @@ int mapi_lua_resource_info(lua_State *L)
         lua_pushnil(L);
         return 1;
     }
-    lua_rawgeti(L, 3, HOLDER_INFO);
+    lua_rawgeti(L, 2, HOLDER_INFO);
     lua_rawgeti(L, -1, (int)index);
     return 1;
 }
