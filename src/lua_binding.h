@@ -111,6 +111,9 @@ int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char 
    string (OpenResty logs a table as "unknown reason"); what else the
    failure carries (the response: `res`) is a field of err.  Returns 3. */
 int mapi_lua_failed(lua_State *L);
+/* The kind named name ("usage"; mapi_error_kind_name), MAPI_ERR_NONE for
+   none (NULL, or no kind's name). */
+mapi_error_kind mapi_lua_error_kind(const char *name);
 /* t[key] = value on the table on top (nothing for value NULL); t[key] = an
    integer; t[key] = a number. */
 void mapi_lua_set_string(lua_State *L, const char *key, const char *value);

@@ -49,8 +49,7 @@ static void set_entry(lua_State *L, int status, const char *code, const char *ti
     mapi_lua_set_string(L, "pointer", pointer);
 }
 
-/* The kind named name ("usage"), MAPI_ERR_NONE for none. */
-static mapi_error_kind kind_of(const char *name)
+mapi_error_kind mapi_lua_error_kind(const char *name)
 {
     int k;
 
@@ -89,7 +88,7 @@ static void push_error_message(lua_State *L, int idx)
         lua_getfield(L, idx, names[i]);
         f[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     }
-    e.kind = kind_of(f[0]);
+    e.kind = mapi_lua_error_kind(f[0]);
     e.code = (char *)f[1], e.title = (char *)f[2], e.detail = (char *)f[3];
     e.method = (char *)f[4], e.url = (char *)(f[5] ? f[5] : f[6]);
     if (mapi_error_message(&e) != 0)
@@ -169,7 +168,7 @@ int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char 
 {
     mapi_error e = MAPI_ERROR_INIT; /* its strings borrowed, never freed */
 
-    e.kind = kind_of(kind);
+    e.kind = mapi_lua_error_kind(kind);
     e.title = (char *)title;
     e.method = (char *)method;
     if (mapi_method_safety(method) == 0)

@@ -216,9 +216,8 @@ static double field_number(lua_State *L, const char *name, double dflt)
 static int l_format_attempt(lua_State *L)
 {
     mapi_attempt_info in;
-    const char *kind;
     char *line;
-    int n, k;
+    int n;
 
     luaL_checktype(L, 1, LUA_TTABLE);
     memset(&in, 0, sizeof in);
@@ -227,15 +226,12 @@ static int l_format_attempt(lua_State *L)
     in.request_id = field_string(L, "merchantapi.request_id");
     in.code = field_string(L, "code");
     in.title = field_string(L, "title");
-    kind = field_string(L, "error");
+    in.error = mapi_lua_error_kind(field_string(L, "error"));
     in.attempt = (int)field_number(L, "merchantapi.attempt", 0);
     in.max_attempts = (int)field_number(L, "max_attempts", 0);
     in.status = (int)field_number(L, "http.response.status_code", 0);
     in.elapsed = field_number(L, "duration", 0);
     in.retry_in = field_number(L, "retry_in", -1);
-    for (k = MAPI_ERR_API; kind && k <= MAPI_ERR_MEMORY; k++)
-        if (strcmp(kind, mapi_error_kind_name((mapi_error_kind)k)) == 0)
-            in.error = (mapi_error_kind)k;
     n = mapi_attempt_format(&in, NULL, 0);
     if (n < 0)
         return luaL_error(L, MAPI_LUA_NO_MEMORY);
