@@ -1,23 +1,10 @@
 /*
  * lua_loop.c -- merchantapi.core's side of the event loop
  * (lua/merchantapi/loop.lua is the Lua side: tasks, their coroutines, the
- * waits of wait_for_txid).
- *
- *   loop = core.loop_new()
- *   loop:start(client, x[, hooks])  runs the exchange x -- a call built by
- *       client:prepare(name, ...) (lua_client.c) -- on the C loop
- *       (src/loop.c): every attempt, wait and decision happens there, as
- *       for a C caller of mapi_loop.  hooks: a table with on_request /
- *       on_response, called for each attempt (under a protected call, as
- *       over libcurl).  true, or nil, err.
- *   running, finished, spent = loop:step(timeout[, max_seconds, max_calls])
- *       mapi_loop_step_budget; finished is an array of the exchanges whose
- *       call ended in this step (x:result() gives each one's results), or
- *       nil; spent: the seconds of work the step did (its waits not
- *       counted), 0 without max_seconds.
- *   loop:fd(), loop:timeout()       the descriptor and seconds (nil: none).
- *   loop:close()                    ends every running call (its exchange
- *       gets the error "the loop was freed"); also __gc.
+ * waits of wait_for_txid): core.loop_new() and the methods that run
+ * exchanges (calls built by client:prepare, lua_client.c) on the C loop
+ * (src/loop.c), where every attempt, wait and decision happens as for a C
+ * caller of mapi_loop.
  *
  * Memory: while a call runs, the loop holds registry references to its
  * exchange and its hooks, so neither is collected; the exchange holds its
@@ -114,7 +101,8 @@ static void close_loop(lua_State *L, loop_box *b)
     }
 }
 
-/* loop:close() -- ends the running calls, frees the loop; safe twice; __gc. */
+/* loop:close() -- ends the running calls (each exchange gets the error "the
+   loop was freed"), frees the loop; safe twice; __gc. */
 static int l_close(lua_State *L)
 {
     close_loop(L, check_loop(L));
@@ -137,7 +125,9 @@ int mapi_lua_loop_new(lua_State *L)
     return 1;
 }
 
-/* loop:start(client, x[, hooks]) -> true | nil, err */
+/* loop:start(client, x[, hooks]) -> true | nil, err: runs the exchange x of
+   client.  hooks: a table with on_request / on_response, called for each
+   attempt (under a protected call, as over libcurl: lua_transport.c). */
 static int l_start(lua_State *L)
 {
     loop_box *b = check_loop(L);
@@ -195,7 +185,9 @@ static int l_start(lua_State *L)
 /* loop:step([timeout[, max_seconds[, max_calls]]]) -> running, finished | nil,
    spent.  timeout: seconds (nil or negative: as long as the next event
    needs; 0: no wait); max_seconds, max_calls: the budget (nil or <= 0:
-   none; mapi_loop_step_budget). */
+   none; mapi_loop_step_budget).  finished: the exchanges whose call ended in
+   this step (x:result() gives each one's results); spent: the seconds of
+   work the step did (its waits not counted), 0 without max_seconds. */
 static int l_step(lua_State *L)
 {
     loop_box *b = check_loop(L);

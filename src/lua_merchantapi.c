@@ -1,16 +1,9 @@
 /*
  * lua_merchantapi.c -- merchantapi.core, the Lua binding of libmerchantapi:
- * the module entry, and the clock and sleep of the wait helpers.
- *
- * The binding's files, by job (lua_binding.h says what they share):
- *   lua_values.c     documents -> Lua values
- *   lua_error.c      the error object
- *   lua_response.c   the response object, a call's results, decode
- *   lua_options.c    option tables read into the core's structs
- *   lua_client.c     the client userdata and its methods
- *   lua_transport.c  custom transports (exchanges) and attempt hooks
- * The HTTP exchange, JSON:API parsing and error mapping are the core's
- * (src/).  lua/merchantapi.lua is the public face.
+ * the module entry, and the functions that hand the core's own rules to Lua
+ * (clock, sleep, paths, encoding, the endpoint table, defaults).  The
+ * binding's files and what they share: lua_binding.h.  lua/merchantapi.lua
+ * is the public face.
  */
 #include <stdlib.h>
 #include <string.h>

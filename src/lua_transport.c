@@ -5,32 +5,17 @@
  * Custom transports (merchantapi.new{transport = fn}).  An OpenResty
  * cosocket yields, and nothing can yield across a C call, so the attempts
  * of such a call run in a Lua loop -- but every decision stays the core's
- * (src/exchange.c), made by these small functions:
+ * (src/exchange.c).  The call is built once as an exchange (client:prepare,
+ * lua_client.c); x:request begins an attempt, x:response or x:failure ends
+ * it, and once the call is done x:result gives the method's own results.
+ * Another driver (an event loop, lua_loop.c) runs an exchange the same way.
  *
- *   x = client:prepare(name, ...)   (lua_client.c) builds the call of the
- *       client method `name` once, by the core's builders (calls.c), as an
- *       exchange, with the conversion of its results chosen by the call's
- *       kind.  Returns the exchange, or nil, err when the call failed its
- *       checks.
- *   req, info = x:request([skip])   begins an attempt: the request to send
- *       (method, url, headers, body, limits) and the facts for on_request
- *       (not built, and not returned, when skip is true: no hook).
- *   action, info, wait = x:response(res[, skip]) | x:failure(err[, skip])
- *       ends the attempt with the transport's answer, or its failure.
- *       action is "retry" (wait seconds first; 0 when a confirm whose
- *       outcome is unknown goes on with the read of its payout) or "done";
- *       info holds the facts for on_response (false when skip is true).
- *   ... = x:result()   once done: the call's results in exactly the method's
- *       own shape (the exchange's conversion).  The exchange is the whole
- *       call: another driver (an event loop) can run it the same way.
- *
- * Hooks over libcurl.  A client made with hooks (lua_client.c), and a call
- * on a loop with hooks (lua_loop.c), have a core observer that calls
- * state.on_request / state.on_response for each attempt, in the middle of
- * the C call.  They run under a protected
- * call (mapic_cpcall) and never unwind through libcurl or the core: an error
- * in a hook is recorded (the first one, as state.hook_raised and
- * state.hook_error) and the call goes on.  A hook cannot yield (it runs inside a C call).
+ * Hooks over libcurl.  A client made with hooks, and a call on a loop with
+ * hooks, have a core observer that calls state.on_request / on_response
+ * for each attempt, in the middle of the C call, under a protected call
+ * (mapic_cpcall): an error in a hook is recorded (the first one, as
+ * state.hook_raised and state.hook_error), never unwound through libcurl or
+ * the core, and the call goes on.  A hook cannot yield.
  *
  * Memory: the exchange, the response being built from a Lua table and the
  * call's result all live in the exchange userdata (freed by __gc) before any
@@ -52,7 +37,7 @@ typedef exchange_box xbox;
    names (merchantapi.lua, "Attempt records"), and beside it the fields it
    had before (method, url, attempt; for a response status, elapsed,
    request_id, error, retry_in) and those of the line (max_attempts, code,
-   title).  The one conversion of a mapi_attempt_info, whatever the driver. */
+   title). */
 void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int response)
 {
     lua_createtable(L, 0, 28);
@@ -97,10 +82,8 @@ void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int respons
 /* Hooks over libcurl: the observer of a client, or of a call on a loop    */
 /* ------------------------------------------------------------------------ */
 
-typedef mapi_lua_hooks observe_ctx; /* L: the thread making the call; ref: the state table */
-
 typedef struct hook_call {
-    observe_ctx *ctx;
+    mapi_lua_hooks *ctx;
     mapi_attempt_event event;
     const mapi_attempt_info *info;
 } hook_call;
@@ -134,7 +117,7 @@ static int hook_trampoline(lua_State *L)
 
 void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_info *info)
 {
-    observe_ctx *ctx = (observe_ctx *)p;
+    mapi_lua_hooks *ctx = (mapi_lua_hooks *)p;
     lua_State *L = ctx->L;
     int top = lua_gettop(L);
     hook_call hc;
@@ -216,10 +199,11 @@ static xbox *check_xbox(lua_State *L, int state)
     return xb;
 }
 
-/* x:request() -> request, info.  request: method, url, headers (a table of
-   name -> value), body (string or nil), timeout and connect_timeout
-   (seconds), max_body (bytes), fresh_connection (boolean: the confirm),
-   attempt. */
+/* x:request([skip]) -> request[, info]: begins an attempt.  request: method,
+   url, headers (a table of name -> value), body (string or nil), timeout
+   and connect_timeout (seconds), max_body (bytes), fresh_connection
+   (boolean: the confirm), attempt; info: the facts for on_request, not
+   built when skip is true (no hook). */
 static int l_request(lua_State *L)
 {
     xbox *xb = check_xbox(L, X_IDLE);
@@ -261,7 +245,10 @@ static int l_request(lua_State *L)
 }
 
 /* Ends the attempt with res (taken) or with xb->err; pushes the results of
-   x:response / x:failure (info false when skip_info: no hook to see it). */
+   x:response / x:failure: action, info[, wait].  action is "retry" (wait
+   seconds first; 0 when a confirm whose outcome is unknown goes on with the
+   read of its payout) or "done"; info the facts for on_response, false when
+   skip_info (no hook). */
 static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info)
 {
     double wait = -1;
@@ -326,7 +313,7 @@ static int each_value(lua_State *L, int idx, const char *name, size_t nlen, fiel
 }
 
 /*
- * x:response(res) -> action, info[, wait]
+ * x:response(res[, skip]) -> action, info[, wait] (end_attempt)
  * res: { status = integer, headers = { name = value | { values... } } | nil,
  *        body = string | nil }.  Raises when status is not an integer from
  * 100 to 999 or body is not a string (a mistake of the transport).
@@ -357,10 +344,8 @@ static int l_response(lua_State *L)
     mapi_error_clear(&xb->err);
     mapi_response_free(xb->pending);
     xb->pending = mapi_response_new();
-    if (!xb->pending) {
-        mapi_error_oom(&xb->err);
-        return end_attempt(L, xb, NULL, skip_info);
-    }
+    if (!xb->pending)
+        goto oom;
     xb->pending->status = (int)status;
     if (lua_type(L, 4) == LUA_TTABLE) {
         lua_pushnil(L);
@@ -372,18 +357,14 @@ static int l_response(lua_State *L)
                 rc = each_value(L, lua_gettop(L), name, nlen, to_response, xb->pending);
             }
             lua_pop(L, 1);
-            if (rc < 0) {
-                mapi_error_oom(&xb->err);
-                return end_attempt(L, xb, NULL, skip_info);
-            }
+            if (rc < 0)
+                goto oom;
         }
     }
     /* with the JSON reader's padding: the document is read in place */
     xb->pending->body = (char *)malloc(len + MAPI_JSON_PADDING);
-    if (!xb->pending->body) {
-        mapi_error_oom(&xb->err);
-        return end_attempt(L, xb, NULL, skip_info);
-    }
+    if (!xb->pending->body)
+        goto oom;
     if (len)
         memcpy(xb->pending->body, body, len);
     xb->pending->body[len] = '\0';
@@ -392,10 +373,13 @@ static int l_response(lua_State *L)
     res = xb->pending;
     xb->pending = NULL;
     return end_attempt(L, xb, res, skip_info);
+oom:
+    mapi_error_oom(&xb->err);
+    return end_attempt(L, xb, NULL, skip_info);
 }
 
 /*
- * x:failure(err) -> action, info[, wait]
+ * x:failure(err[, skip]) -> action, info[, wait] (end_attempt)
  * err: the transport's error: a string, or { message = string, sent = boolean }.
  * sent == false says the request provably never reached the server
  * (outcome "not_sent": a confirm may be retried); anything else is
@@ -477,12 +461,10 @@ int mapi_lua_backoff(lua_State *L)
     return 1;
 }
 
-/* The conversion of the calls that give a document (every call a custom
-   transport carries): value, nil, res | nil, err, message, as the method run
-   over libcurl gives them.  Takes the exchange's document or error. */
+/* Takes the exchange's document or error, which the exchange (x:result's
+   self, on the stack) anchors. */
 int mapi_lua_exchange_results(lua_State *L, exchange_box *xb)
 {
-    /* the exchange (x:result's self, on the stack) anchors both */
     if (xb->doc)
         return mapi_lua_push_doc_results(L, &xb->doc, &xb->err, 0);
     return mapi_lua_push_err_results(L, &xb->err);
