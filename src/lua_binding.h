@@ -192,15 +192,12 @@ void mapi_lua_client_open(lua_State *L);
 /* The exchange userdata: one call built once (lua_client.c), driven by a
    Lua transport, and what it holds between Lua calls. */
 typedef struct exchange_box exchange_box;
-/* Converts the call's result to Lua values (pushed; returns how many). */
-typedef int (*mapi_lua_convert_fn)(lua_State *L, exchange_box *xb);
 struct exchange_box {
     struct mapi_exchange *x; /* NULL until built */
     mapi_response *pending;  /* a response being built from the transport's table */
     mapi_doc *doc;           /* the call's document once done (until x:result) */
     mapi_error err;          /* the attempt's error; the call's once done */
     int state;               /* lua_transport.c's X_ states */
-    mapi_lua_convert_fn convert; /* chosen by the call's kind when it is built */
     int on_loop;             /* 1 while a loop (lua_loop.c) runs the call; 2: and __gc
                                 came meanwhile (lua_close finalizes in any order): the
                                 loop frees what the box holds when it lets go */
@@ -218,9 +215,6 @@ exchange_box *mapi_lua_push_exchange_box(lua_State *L);
    go of its client: __gc's work, done by the loop for a box finalized
    while its call ran. */
 void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb);
-/* The conversion of the calls that give a document: value, nil, res |
-   nil, err[, res]. */
-int mapi_lua_exchange_results(lua_State *L, exchange_box *xb);
 
 /* The observer hooks are run by: ctx a mapi_lua_hooks (the thread running
    the call, and the registry ref of the table holding on_request and

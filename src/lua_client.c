@@ -204,12 +204,13 @@ static void run_held(lua_State *L, int idx)
 
 /* Builds the call once (calls.c) and hands it to its driver: prepare 0,
    libcurl now (the results: value, nil, res | nil, err, message); prepare 1,
-   an exchange that a Lua transport drives (lua_transport.c), whose results
-   the same conversion (mapi_lua_exchange_results) gives when it is done;
-   or nil, err when the call failed its checks. */
+   an exchange that a Lua transport drives (lua_transport.c: x:result gives
+   the same results); or nil, err when the call failed its checks. */
 static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int prepare)
 {
     mapi_call k;
+    call_box *cb;
+    int failed;
 
     if (prepare) {
         exchange_box *xb = mapi_lua_push_exchange_box(L); /* anchors the error too */
@@ -221,23 +222,21 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
             mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
             return mapi_lua_push_err_results(L, &xb->err);
         }
-        xb->convert = mapi_lua_exchange_results;
         lua_pushvalue(L, 1); /* the exchange holds its client until it lets go */
         xb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
         mapi_lua_client_hold(L, 1, NULL);
         return 1;
-    } else {
-        call_box *cb = mapi_lua_push_call_box(L);
-        int failed = build_call(c, a, &k, &cb->err) < 0;
-        if (!failed) {
-            run_held(L, 1);
-            failed = mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
-            mapi_lua_client_release(L, 1);
-        }
-        if (failed)
-            return mapi_lua_push_err_results(L, &cb->err);
-        return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
     }
+    cb = mapi_lua_push_call_box(L);
+    failed = build_call(c, a, &k, &cb->err) < 0;
+    if (!failed) {
+        run_held(L, 1);
+        failed = mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
+        mapi_lua_client_release(L, 1);
+    }
+    if (failed)
+        return mapi_lua_push_err_results(L, &cb->err);
+    return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
 }
 
 /*

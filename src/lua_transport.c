@@ -461,24 +461,18 @@ int mapi_lua_backoff(lua_State *L)
     return 1;
 }
 
-/* Takes the exchange's document or error, which the exchange (x:result's
-   self, on the stack) anchors. */
-int mapi_lua_exchange_results(lua_State *L, exchange_box *xb)
-{
-    if (xb->doc)
-        return mapi_lua_push_doc_results(L, &xb->doc, &xb->err, 0);
-    return mapi_lua_push_err_results(L, &xb->err);
-}
-
-/* x:result() -> the call's results, by the conversion the call was built
-   with; once, after the attempts are done. */
+/* x:result() -> the call's results, as the method run over libcurl gives
+   them (value, nil, res | nil, err, message); once, after the attempts are
+   done.  Takes the exchange's document or error, which x anchors. */
 static int l_result(lua_State *L)
 {
     xbox *xb = check_xbox(L, X_DONE);
 
     xb->state = X_TAKEN;
     let_go(L, xb);
-    return xb->convert(L, xb);
+    if (xb->doc)
+        return mapi_lua_push_doc_results(L, &xb->doc, &xb->err, 0);
+    return mapi_lua_push_err_results(L, &xb->err);
 }
 
 void mapi_lua_transport_open(lua_State *L)
