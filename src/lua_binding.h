@@ -87,6 +87,10 @@ void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc);
    nothing pushed when doc has no primary data.  meta, links, body: stack
    indexes of what mapi_lua_push_doc_members and mapi_lua_push_body pushed. */
 int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body);
+/* Pushes the flattened primary data of doc alone, with its own body, meta
+   and links (a list's page, a settled confirm's payout); 0 and nothing
+   pushed when doc has no primary data. */
+int mapi_lua_push_data(lua_State *L, const mapi_doc *doc);
 /* Pushes the whole document (res:document()): unflattened, JSON null as
    merchantapi.null. */
 void mapi_lua_push_root(lua_State *L, const mapi_doc *doc);

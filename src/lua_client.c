@@ -334,10 +334,9 @@ static int l_list_addresses_pages(lua_State *L)
     mapi_page_params p;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     int64_t first = 0, count = 0, conc = 0;
-    size_t i, k;
+    size_t i, k, size;
     pages_box *b;
     err_box *eb;
-    mapi_error init = MAPI_ERROR_INIT;
 
     lua_settop(L, 6);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -363,16 +362,12 @@ static int l_list_addresses_pages(lua_State *L)
         return push_pages_usage(L, eb);
     lua_pop(L, 1);
 
-    /* the anchor, with room for count documents and errors */
-    b = (pages_box *)mapic_newuserdata(
-        L, sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error)));
-    b->count = 0;
+    /* the anchor, with room for count documents and errors (zeroed: none) */
+    size = sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error));
+    b = (pages_box *)mapic_newuserdata(L, size);
+    memset(b, 0, size);
     b->errs = (mapi_error *)(void *)(b + 1);
     b->docs = (mapi_doc **)(void *)(b->errs + count);
-    for (i = 0; i < (size_t)count; i++) {
-        b->docs[i] = NULL;
-        b->errs[i] = init;
-    }
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
     run_held(L, 1);
@@ -386,15 +381,9 @@ static int l_list_addresses_pages(lua_State *L)
     lua_createtable(L, (int)count, 0);
     lists = lua_gettop(L);
     for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
-        int body, meta;
-        mapi_lua_push_body(L, mapi_doc_response(b->docs[k]));
-        body = lua_gettop(L);
-        mapi_lua_push_doc_members(L, b->docs[k]);
-        meta = body + 1;
-        if (!mapi_lua_push_flattened(L, b->docs[k], meta, meta + 2, body))
+        if (!mapi_lua_push_data(L, b->docs[k]))
             lua_newtable(L); /* cannot happen: the core checked data is a list */
         lua_rawseti(L, lists, (int)(k + 1));
-        lua_settop(L, lists);
         mapi_doc_free(b->docs[k]); /* as we go: one page's document at a time */
         b->docs[k] = NULL;
     }

@@ -144,15 +144,9 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
         lua_pushboolean(L, 1);
         lua_setfield(L, -2, "deadline_exceeded");
     }
-    if (e->payout) { /* a settled confirm's read: the payout, still a draft */
-        int body;
-        mapi_lua_push_body(L, mapi_doc_response(e->payout));
-        body = lua_gettop(L);
-        mapi_lua_push_doc_members(L, e->payout);
-        if (mapi_lua_push_flattened(L, e->payout, body + 1, body + 3, body))
-            lua_setfield(L, body - 1, "payout");
-        lua_settop(L, body - 1);
-    }
+    /* a settled confirm's read: the payout, still a draft */
+    if (e->payout && mapi_lua_push_data(L, e->payout))
+        lua_setfield(L, -2, "payout");
     if (e->settle_error) { /* the read that tried to settle a confirm failed */
         mapi_lua_push_error(L, e->settle_error);
         lua_setfield(L, -2, "settle_error");

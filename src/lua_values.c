@@ -397,6 +397,21 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
     return 1;
 }
 
+int mapi_lua_push_data(lua_State *L, const mapi_doc *doc)
+{
+    int body, pushed;
+
+    luaL_checkstack(L, 5, MAPI_LUA_NO_STACK);
+    mapi_lua_push_body(L, mapi_doc_response(doc));
+    body = lua_gettop(L);
+    mapi_lua_push_doc_members(L, doc);
+    pushed = mapi_lua_push_flattened(L, doc, body + 1, body + 3, body);
+    if (pushed)
+        lua_replace(L, body);
+    lua_settop(L, body - !pushed);
+    return pushed;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Links, meta and relationships (merchantapi.links, meta, relationship)    */
 /* ------------------------------------------------------------------------ */
