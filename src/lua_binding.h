@@ -22,7 +22,6 @@
 /* Metatables, in the registry under these names. */
 #define CLIENT_MT "merchantapi.client"
 #define EXCHANGE_MT "merchantapi.exchange"
-#define ERR_BOX_MT "merchantapi.error_box"
 #define ERROR_MT "merchantapi.error"
 
 /* The binding's own raised errors, one text each: a stack without room for
@@ -32,22 +31,16 @@
 
 /* ---- anchors, the response object, results (lua_response.c) ---- */
 
-/* Userdata that own C memory across Lua calls (freed by __gc, or at once by
-   the code that made them). */
-typedef struct err_box {
-    mapi_error err;
-} err_box;
-
-/* A call's document and error under one anchor (one userdata, one
-   finalizer per call instead of two). */
+/* The anchor of a call's document and error, or of an error alone: a
+   userdata that owns C memory across Lua calls (freed by __gc, or at once by
+   the code that made it; one finalizer per call instead of two). */
 #define CALL_BOX_MT "merchantapi.call_box"
 typedef struct call_box {
     mapi_doc *doc;
     mapi_error err;
 } call_box;
 
-/* Push a new empty anchor (its metatable set). */
-err_box *mapi_lua_push_err_box(lua_State *L);
+/* Pushes a new empty anchor (its metatable set). */
 call_box *mapi_lua_push_call_box(lua_State *L);
 
 /* Pushes the body of resp as a string ("" for none). */
@@ -151,7 +144,7 @@ int mapi_lua_has_nul(const char *s, size_t len);
    which must stay on the stack too).  A header holding a NUL byte (which
    a C string cannot carry) is checked here by the core's rule
    (mapi_header_check, on the whole Lua string); the others the core checks
-   with the call.  Returns 0; or -1 with an err_box pushed above the array,
+   with the call.  Returns 0; or -1 with a call_box pushed above the array,
    holding the USAGE error of that header.  Raises when the table holds a
    name or a value that is not a string. */
 int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, size_t *n);

@@ -42,7 +42,7 @@ typedef struct client_box {
 /* Pushes nil, err, message for a usage error held in eb (outcome
    "not_sent" for a method that may move money: nothing was sent) and
    clears it.  Returns 3. */
-static int push_usage_failure(lua_State *L, err_box *eb, const char *method)
+static int push_usage_failure(lua_State *L, call_box *eb, const char *method)
 {
     mapi_call_not_sent(method, &eb->err);
     return mapi_lua_push_err_results(L, &eb->err);
@@ -55,7 +55,7 @@ int mapi_lua_new(lua_State *L)
     mapi_config cfg;
     const char *bad;
     client_box *cb;
-    err_box *eb;
+    call_box *eb;
 
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
@@ -66,13 +66,13 @@ int mapi_lua_new(lua_State *L)
         return mapi_lua_fail(L, "usage", bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
     if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
-        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), NULL);
+        return push_usage_failure(L, (call_box *)lua_touserdata(L, -1), NULL);
     cb = (client_box *)mapic_newuserdata(L, sizeof *cb);
     memset(cb, 0, sizeof *cb);
     cb->hooks.ref = LUA_NOREF;
     cb->hooks.busy = &cb->busy;
     mapic_setmetatable(L, CLIENT_MT);
-    eb = mapi_lua_push_err_box(L);
+    eb = mapi_lua_push_call_box(L);
     cb->client = mapi_client_new(&cfg, &eb->err);
     if (cb->client == NULL)
         return mapi_lua_push_err_results(L, &eb->err);
@@ -265,7 +265,7 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
     if (!lua_isnil(L, 3)) {
         lua_getfield(L, 3, "headers");
         if (mapi_lua_read_headers(L, lua_gettop(L), &a.opts.headers, &a.opts.nheaders) < 0)
-            return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), e->method);
+            return push_usage_failure(L, (call_box *)lua_touserdata(L, -1), e->method);
     }
     a.e = e;
     a.method = e->method;
@@ -307,7 +307,7 @@ static int pages_box_gc(lua_State *L)
 
 /* Pushes {}, err for a usage error held in eb (lists: none) and clears it.
    Returns 2. */
-static int push_pages_usage(lua_State *L, err_box *eb)
+static int push_pages_usage(lua_State *L, call_box *eb)
 {
     mapi_call_not_sent("GET", &eb->err);
     lua_newtable(L);
@@ -336,7 +336,7 @@ static int l_list_addresses_pages(lua_State *L)
     int64_t first = 0, count = 0, conc = 0;
     size_t i, k, size;
     pages_box *b;
-    err_box *eb;
+    call_box *eb;
 
     lua_settop(L, 6);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -355,8 +355,8 @@ static int l_list_addresses_pages(lua_State *L)
     mapi_lua_read_call_options(L, 3, &opts, 0); /* traceparent, tracestate of every page */
     lua_getfield(L, 3, "headers");
     if (mapi_lua_read_headers(L, lua_gettop(L), &opts.headers, &opts.nheaders) < 0)
-        return push_pages_usage(L, (err_box *)lua_touserdata(L, -1));
-    eb = mapi_lua_push_err_box(L);
+        return push_pages_usage(L, (call_box *)lua_touserdata(L, -1));
+    eb = mapi_lua_push_call_box(L);
     if (mapi_pages_check(count > LONG_MAX ? LONG_MAX : (long)count,
                          conc > LONG_MAX ? LONG_MAX : (long)conc, &eb->err) < 0)
         return push_pages_usage(L, eb);
@@ -449,7 +449,7 @@ static int request_call(lua_State *L, int prepare)
     opts.type = s[3];
     opts.id = s[4];
     if (mapi_lua_read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)
-        return push_usage_failure(L, (err_box *)lua_touserdata(L, -1), s[0]);
+        return push_usage_failure(L, (call_box *)lua_touserdata(L, -1), s[0]);
     memset(&a, 0, sizeof a);
     a.method = s[0];
     a.path = s[1];

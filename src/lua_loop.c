@@ -113,11 +113,11 @@ static int l_close(lua_State *L)
 int mapi_lua_loop_new(lua_State *L)
 {
     loop_box *b = (loop_box *)mapic_newuserdata(L, sizeof *b);
-    err_box *eb;
+    call_box *eb;
 
     memset(b, 0, sizeof *b);
     mapic_setmetatable(L, LOOP_MT);
-    eb = mapi_lua_push_err_box(L);
+    eb = mapi_lua_push_call_box(L);
     b->loop = mapi_loop_new(&eb->err);
     if (!b->loop)
         return mapi_lua_push_err_results(L, &eb->err);
@@ -133,7 +133,7 @@ static int l_start(lua_State *L)
     loop_box *b = check_loop(L);
     exchange_box *xb = (exchange_box *)luaL_checkudata(L, 3, EXCHANGE_MT);
     mapi_error e = MAPI_ERROR_INIT;
-    err_box *eb;
+    call_box *eb;
     mapi_client *c;
     lua_op *o;
 
@@ -147,7 +147,7 @@ static int l_start(lua_State *L)
     }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
-        eb = mapi_lua_push_err_box(L);
+        eb = mapi_lua_push_call_box(L);
         mapi_error_oom(&eb->err);
         return mapi_lua_push_err_results(L, &eb->err);
     }
@@ -164,7 +164,7 @@ static int l_start(lua_State *L)
     if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, lua_isnil(L, 4) ? NULL : op_observe, o,
                                op_done, o, &e) < 0) {
         free(o);
-        eb = mapi_lua_push_err_box(L); /* MEMORY: nothing in e to lose if this raises */
+        eb = mapi_lua_push_call_box(L); /* MEMORY: nothing in e to lose if this raises */
         eb->err = e;
         return mapi_lua_push_err_results(L, &eb->err);
     }

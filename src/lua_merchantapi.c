@@ -51,7 +51,7 @@ static int l_path(lua_State *L)
     if (!e)
         return luaL_error(L, "merchantapi: no endpoint '%s'", name);
     if (mapi_id_check(e->id_name, id, NULL) < 0) {
-        err_box *eb = mapi_lua_push_err_box(L);
+        call_box *eb = mapi_lua_push_call_box(L);
         mapi_id_check(e->id_name, id, &eb->err);
         mapi_call_not_sent(e->method, &eb->err);
         return mapi_lua_push_err_results(L, &eb->err);

@@ -118,7 +118,7 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
            with the call (mapi_headers_check) */
         if ((mapi_lua_has_nul(name, nlen) || mapi_lua_has_nul(value, vlen)) &&
             mapi_header_check(name, nlen, value, vlen, NULL) < 0) {
-            err_box *eb = mapi_lua_push_err_box(L); /* above the key: lua_next is over */
+            call_box *eb = mapi_lua_push_call_box(L); /* above the key: lua_next is over */
             mapi_header_check(name, nlen, value, vlen, &eb->err);
             lua_replace(L, -2);
             return -1;

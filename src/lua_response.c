@@ -1,7 +1,7 @@
 /*
  * lua_response.c -- merchantapi.core: the response object and a call's
- * results (value, nil, res | nil, err, message), core.decode, the anchors
- * (call_box, err_box) that keep C memory safe from Lua errors, and the
+ * results (value, nil, res | nil, err, message), core.decode, the anchor
+ * (call_box) that keeps C memory safe from Lua errors, and the
  * registration of the binding's metatables.  Values: lua_values.c; errors:
  * lua_error.c; lua_client.c makes the calls, lua_merchantapi.c is the module.
  *
@@ -29,22 +29,6 @@
 /* ------------------------------------------------------------------------ */
 /* Anchors for C memory                                                     */
 /* ------------------------------------------------------------------------ */
-
-static int err_box_gc(lua_State *L)
-{
-    err_box *b = (err_box *)luaL_checkudata(L, 1, ERR_BOX_MT);
-    mapi_error_clear(&b->err);
-    return 0;
-}
-
-err_box *mapi_lua_push_err_box(lua_State *L)
-{
-    mapi_error init = MAPI_ERROR_INIT;
-    err_box *b = (err_box *)mapic_newuserdata(L, sizeof *b);
-    b->err = init;
-    mapic_setmetatable(L, ERR_BOX_MT);
-    return b;
-}
 
 static int call_box_gc(lua_State *L)
 {
@@ -276,7 +260,6 @@ void mapi_lua_convert_open(lua_State *L)
 {
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
-    mapi_lua_box_metatable(L, ERR_BOX_MT, err_box_gc);
     mapi_lua_box_metatable(L, CALL_BOX_MT, call_box_gc);
 
     mapi_lua_values_open(L);
