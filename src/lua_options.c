@@ -137,24 +137,23 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
 
 const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
 {
+    static const char *const names[] = {"base_url", "api_key", "timeout", "connect_timeout",
+                                        "max_retries", "max_body", "cafile", "capath",
+                                        "user_agent", "proxy", "deadline", "settle", NULL};
     size_t key_len = 0, url_len = 0;
     int64_t n;
+    int i;
     const char *bad = NULL;
 
     mapi_config_init(cfg);
-    cfg->user_agent = LUA_VERSION;
-    lua_getfield(L, 1, "base_url");
+    for (i = 0; names[i]; i++)
+        lua_getfield(L, 1, names[i]); /* 2 .. 13 */
     cfg->base_url = mapi_lua_opt_string(L, 2, "base_url", &url_len);
-    lua_getfield(L, 1, "api_key");
     cfg->api_key = mapi_lua_opt_string(L, 3, "api_key", &key_len);
-    lua_getfield(L, 1, "timeout");
     mapi_lua_opt_seconds(L, 4, "timeout", &cfg->timeout);
-    lua_getfield(L, 1, "connect_timeout");
     mapi_lua_opt_seconds(L, 5, "connect_timeout", &cfg->connect_timeout);
-    lua_getfield(L, 1, "max_retries");
     if (mapi_lua_opt_integer(L, 6, "max_retries", &n))
         cfg->max_retries = n < 0 || n > INT_MAX ? -1 : (int)n;
-    lua_getfield(L, 1, "max_body");
     if (mapi_lua_opt_integer(L, 7, "max_body", &n)) {
         /* 0 is the C API's "the default": a given 0 is refused here */
         if (mapi_limit_max_body(n < 1 ? 0 : (unsigned long long)n))
@@ -162,18 +161,13 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
         else
             cfg->max_body = (size_t)n;
     }
-    lua_getfield(L, 1, "cafile");
     cfg->cafile = opt_text(L, 8, "cafile", "cafile contains a NUL byte", &bad);
-    lua_getfield(L, 1, "capath");
     cfg->capath = opt_text(L, 9, "capath", "capath contains a NUL byte", &bad);
-    lua_getfield(L, 1, "user_agent");
-    if (!lua_isnil(L, 10))
-        cfg->user_agent = opt_text(L, 10, "user_agent", "user_agent contains a NUL byte", &bad);
-    lua_getfield(L, 1, "proxy");
+    cfg->user_agent = opt_text(L, 10, "user_agent", "user_agent contains a NUL byte", &bad);
+    if (!cfg->user_agent)
+        cfg->user_agent = LUA_VERSION;
     cfg->proxy = opt_text(L, 11, "proxy", "proxy contains a NUL byte", &bad);
-    lua_getfield(L, 1, "deadline");
     mapi_lua_opt_seconds(L, 12, "deadline", &cfg->deadline);
-    lua_getfield(L, 1, "settle");
     opt_settle(L, 13, &cfg->settle);
     lua_getfield(L, 1, "debug"); /* booleans (merchantapi.lua checks the type) */
     cfg->debug = lua_toboolean(L, -1);
