@@ -1,13 +1,8 @@
 /*
- * lua_client.c -- merchantapi.core: the client userdata and its methods.
- *
- * core.new makes the client of its options (read by lua_options.c); each
- * method reads its arguments and options (lua_options.c), has the core
- * build, check and run the call (src/calls.c, src/client.c, src/pages.c),
- * and hands what came back to lua_response.c.  lua/merchantapi/transport.lua
- * decides how each call runs.  A client made with hooks (core.new's
- * `hooks`: a table with on_request and on_response) has them as its
- * observer for the calls it runs over libcurl itself.
+ * lua_client.c -- merchantapi.core: the client userdata and its methods,
+ * each of which reads its arguments (lua_options.c), has the core build,
+ * check and run the call (calls.c, client.c, pages.c) and hands what came
+ * back to lua_response.c.
  *
  * Closing while calls run, the one rule: every call under way holds its
  * client (a prepared exchange until its result is taken or it is
@@ -400,18 +395,14 @@ static int l_list_addresses_pages(lua_State *L)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The generic call and get_payout                                          */
+/* The generic call                                                         */
 /* ------------------------------------------------------------------------ */
 
 /*
- * client:request{ method=, path=[, body=][, type=][, id=][, max_retries=][, deadline=]
- *                 [, headers=] } -> value, nil, res | nil, err, message
- * method and path (with its query) are strings (sent as mapi_request_ex
- * checks them), body a string or nil (sent as is), type the expected
- * primary type or nil (any), id the expected primary id or nil (any; needs
- * type), max_retries an integer or nil (the client's), deadline seconds > 0
- * or nil (the client's), headers a table name -> value or nil (see
- * read_headers).  lua/merchantapi.lua builds the path and the body.
+ * client:request{method=, path=[, body=, type=, id=, max_retries=, deadline=, headers=,
+ *                traceparent=, tracestate=]} -> value, nil, res | nil, err, message
+ * The arguments of mapi_request_ex (merchantapi.h), read as every option is
+ * (lua_options.c); lua/merchantapi.lua builds the path and the body.
  */
 static int request_call(lua_State *L, int prepare)
 {
@@ -470,12 +461,10 @@ static int l_request(lua_State *L)
 
 /*
  * client:prepare(name, ...) -> exchange | nil, err
- * Builds the call of client:name(...) -- the same argument and option
- * checks, the same core builder (calls.c) -- once, as an exchange that a
- * Lua transport drives (lua_transport.c: x:request, x:response, x:failure)
- * and whose x:result() gives the method's own results.  nil, err when the
- * call failed its checks (nothing to send).  Raises for a name that is not
- * a method carried by custom transports.
+ * Builds the call of client:name(...), with the same checks, once, as an
+ * exchange that a Lua transport or a loop drives (lua_transport.c); nil, err
+ * when the call failed its checks.  Raises for a name that is not a method
+ * carried by custom transports.
  */
 static int l_prepare(lua_State *L)
 {

@@ -1,12 +1,8 @@
 /*
- * lua_error.c -- merchantapi.core: the error object.  A mapi_error becomes
- * the contract's error table (docs/contract.md "Errors"): the binding's one
- * C error constructor, mapi_lua_push_error, and mapi_lua_fail for errors
- * made by the binding; the one metatable of every error table
- * (__tostring, __concat), whose message comes from the core's one builder
- * (mapi_error_message) also for the tables made in Lua (merchantapi.errors);
- * and the one shape of a failure's results, nil, err, message
- * (mapi_lua_failed).
+ * lua_error.c -- merchantapi.core: the error object (docs/contract.md
+ * "Errors"), the one metatable of every error table, whose message comes
+ * from the core's one builder (mapi_error_message) also for the tables made
+ * in Lua (merchantapi.errors), and a failure's results, nil, err, message.
  */
 #include <limits.h>
 #include <stdlib.h>

@@ -1,15 +1,9 @@
 /*
  * lua_options.c -- merchantapi.core: the option tables of Lua read into the
- * core's structs (mapi_config for core.new, mapi_call_opts and
- * mapi_page_params for a call, the headers of both).
- *
- * lua/merchantapi.lua is the public face: option names and types are
- * checked there, once (merchantapi.options); a wrong type that comes here
- * anyway raises.  No value is checked here: the limits are the core's
- * (limits.c), asked by the builder of the call (calls.c) and by
- * mapi_client_new.  What Lua alone can give (a NUL byte inside a string,
- * an integer out of the C type's range, 0 for "the default") is mapped onto
- * a value those limits refuse.
+ * core's structs.  Names and types are checked in merchantapi.options (a
+ * wrong type that comes here anyway raises); values by the core's limits
+ * (limits.c), onto which what Lua alone can give (a NUL byte inside a
+ * string, an integer beyond the C type, 0 for "the default") is mapped.
  */
 #include <limits.h>
 #include <stdint.h>

@@ -33,11 +33,7 @@ typedef exchange_box xbox;
 /* Attempt facts                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Pushes the table hooks get: the attempt's record under OpenTelemetry's
-   names (merchantapi.lua, "Attempt records"), and beside it the fields it
-   had before (method, url, attempt; for a response status, elapsed,
-   request_id, error, retry_in) and those of the line (max_attempts, code,
-   title). */
+/* Its fields: transport.lua's "Attempt records" and the hooks' info. */
 void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int response)
 {
     lua_createtable(L, 0, 28);
@@ -413,15 +409,8 @@ static int l_failure(lua_State *L)
     return end_attempt(L, xb, NULL, skip_info);
 }
 
-/*
- * core.framing(content_length, transfer_encoding) -> "length", n | "chunked"
- *     | "close" | nil, title
- * The values of an answer's Content-Length and Transfer-Encoding headers
- * (each nil, a string, or an array of strings: a repeated header).  The
- * framing rule of every transport (framing.c): a transport calls it before
- * it reads a body; on nil it reads none and hands the head to the exchange,
- * which refuses it with that title.
- */
+/* A transport calls it before it reads a body; on nil it reads none and
+   hands the head to the exchange, which refuses it with that title. */
 int mapi_lua_framing(lua_State *L)
 {
     mapi_framing f;

@@ -317,15 +317,9 @@ enum {
 
 static const char holder_mark = 'h';
 
-/*
- * Pushes the flattened primary data of doc: the resource table, or for a
- * list an array with .meta and .links (the tables at stack indexes meta and
- * links, or nil).  Pushes nothing and returns 0 when the document has no
- * primary data.  Every resource table with links, meta or relationships
- * gets the document's holder as its metatable (it has no metamethods); the
- * holder keeps the body string at stack index body, from which
- * core.resource_info reads them on demand.
- */
+/* A list's array gets .meta and .links (the values at stack indexes meta
+   and links); a resource table with links, meta or relationships gets the
+   document's holder (below), which keeps the body at stack index body. */
 int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body)
 {
     size_t n = mapi_doc_resource_count(doc), i, ndata;
@@ -604,11 +598,7 @@ int mapi_lua_resource_info(lua_State *L)
     return 1;
 }
 
-/* Pushes the document's meta (push_meta), jsonapi and links: three stack
-   slots, nil for each one absent.  The parser refused the documents where
-   one of them (or a resource's or relationship's links or meta) is not an
-   object: JSON:API requires objects, and a money client does not guess
-   what a malformed document meant (nor hides it behind a nil). */
+/* meta by push_meta; each of them an object or absent (the parser's rule). */
 void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc)
 {
     luaL_checkstack(L, 6, MAPI_LUA_NO_STACK);
