@@ -15,21 +15,27 @@
 #include "lua_binding.h"
 #include "internal.h"
 
-const char *mapi_lua_opt_string(lua_State *L, int idx, const char *name, size_t *len)
+/* Whether the option name at idx is given (0: nil); raises when it is not
+   of the Lua type `type` (named tname in the message). */
+static int given(lua_State *L, int idx, const char *name, int type, const char *tname)
 {
     if (lua_isnil(L, idx))
-        return NULL;
-    if (lua_type(L, idx) != LUA_TSTRING)
-        luaL_error(L, "bad option '%s' (string expected, got %s)", name, luaL_typename(L, idx));
-    return lua_tolstring(L, idx, len);
+        return 0;
+    if (lua_type(L, idx) != type)
+        luaL_error(L, "bad option '%s' (%s expected, got %s)", name, tname,
+                   luaL_typename(L, idx));
+    return 1;
+}
+
+const char *mapi_lua_opt_string(lua_State *L, int idx, const char *name, size_t *len)
+{
+    return given(L, idx, name, LUA_TSTRING, "string") ? lua_tolstring(L, idx, len) : NULL;
 }
 
 void mapi_lua_opt_seconds(lua_State *L, int idx, const char *name, double *out)
 {
-    if (lua_isnil(L, idx))
+    if (!given(L, idx, name, LUA_TNUMBER, "number"))
         return;
-    if (lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "bad option '%s' (number expected, got %s)", name, luaL_typename(L, idx));
     *out = (double)lua_tonumber(L, idx);
     if (*out == 0)
         *out = -1;
@@ -49,11 +55,8 @@ int mapi_lua_opt_integer(lua_State *L, int idx, const char *name, int64_t *out)
    type. */
 static void opt_settle(lua_State *L, int idx, mapi_settle *out)
 {
-    if (lua_isnil(L, idx))
-        return;
-    if (lua_type(L, idx) != LUA_TBOOLEAN)
-        luaL_error(L, "bad option 'settle' (boolean expected, got %s)", luaL_typename(L, idx));
-    *out = lua_toboolean(L, idx) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
+    if (given(L, idx, "settle", LUA_TBOOLEAN, "boolean"))
+        *out = lua_toboolean(L, idx) ? MAPI_SETTLE_ON : MAPI_SETTLE_OFF;
 }
 
 int mapi_lua_has_nul(const char *s, size_t len)
@@ -86,11 +89,8 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
 
     *out = NULL;
     *n = 0;
-    if (lua_isnil(L, idx))
+    if (!given(L, idx, "headers", LUA_TTABLE, "table"))
         return 0;
-    if (lua_type(L, idx) != LUA_TTABLE)
-        return luaL_error(L, "bad option 'headers' (table expected, got %s)",
-                          luaL_typename(L, idx));
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
