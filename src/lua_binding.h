@@ -63,10 +63,8 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
 int mapi_lua_decode(lua_State *L);
 /* luaL_newmetatable with __name; the metatable is left on the stack. */
 void mapi_lua_new_metatable(lua_State *L, const char *name);
-/* Registers the metatable of an anchor userdata: __name and __gc = gc. */
-void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc);
-/* Registers the metatable of a userdata with methods: __name, __index = a
-   table of the methods (a NULL-terminated list), __gc = gc. */
+/* Registers the metatable of a userdata: __name, __index = a table of the
+   methods (a NULL-terminated list; NULL: none, an anchor), __gc = gc. */
 void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
                               lua_CFunction gc);
 /* Registers the anchors', weak tables' and errors' metatables. */

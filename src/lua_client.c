@@ -510,7 +510,7 @@ void mapi_lua_client_open(lua_State *L)
 
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
-    mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
+    mapi_lua_class_metatable(L, PAGES_BOX_MT, NULL, pages_box_gc);
     mapi_lua_transport_open(L); /* the exchange's metatable */
 
     mapi_lua_new_metatable(L, CLIENT_MT);

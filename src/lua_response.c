@@ -230,27 +230,20 @@ void mapi_lua_new_metatable(lua_State *L, const char *name)
     lua_setfield(L, -2, "__name");
 }
 
-void mapi_lua_box_metatable(lua_State *L, const char *name, lua_CFunction gc)
-{
-    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
-    mapi_lua_new_metatable(L, name);
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
 void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
                               lua_CFunction gc)
 {
     int n = 0;
 
-    while (methods[n].name)
+    while (methods && methods[n].name)
         n++;
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
     mapi_lua_new_metatable(L, name);
-    lua_createtable(L, 0, n);
-    mapic_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
+    if (methods) {
+        lua_createtable(L, 0, n);
+        mapic_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+    }
     lua_pushcfunction(L, gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
@@ -260,7 +253,7 @@ void mapi_lua_convert_open(lua_State *L)
 {
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
-    mapi_lua_box_metatable(L, CALL_BOX_MT, call_box_gc);
+    mapi_lua_class_metatable(L, CALL_BOX_MT, NULL, call_box_gc);
 
     mapi_lua_values_open(L);
     mapi_lua_error_open(L);
