@@ -140,27 +140,22 @@ static const char *unusable(const client_box *cb)
     return cb->busy ? "the client was called from one of its own hooks" : NULL;
 }
 
-/* Checks self and the id argument; returns the client or NULL after pushing
-   the failure results (*nret). */
-static mapi_client *call_prelude(lua_State *L, const char *method, const char **id, int *nret)
+/* Checks self and the id argument into *c and *id: 0, or the number of the
+   failure results it pushed. */
+static int call_prelude(lua_State *L, const char *method, const char **id, mapi_client **c)
 {
     client_box *cb = check_client(L, 1);
     size_t len;
 
-    if (lua_type(L, 2) != LUA_TSTRING) {
-        mapic_typeerror(L, 2, "string");
-        return NULL;
-    }
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return mapic_typeerror(L, 2, "string");
     *id = lua_tolstring(L, 2, &len);
-    if (unusable(cb)) {
-        *nret = mapi_lua_fail(L, "usage", unusable(cb), method);
-        return NULL;
-    }
-    if (mapi_lua_has_nul(*id, len)) {
-        *nret = mapi_lua_fail(L, "usage", "the id contains a NUL byte", method);
-        return NULL;
-    }
-    return cb->client;
+    if (unusable(cb))
+        return mapi_lua_fail(L, "usage", unusable(cb), method);
+    if (mapi_lua_has_nul(*id, len))
+        return mapi_lua_fail(L, "usage", "the id contains a NUL byte", method);
+    *c = cb->client;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -243,15 +238,14 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
 static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
     const char *id;
-    int nret = 0;
+    int nret;
     mapi_client *c;
     call_args a;
 
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
         return mapic_typeerror(L, 3, "table or nil");
-    c = call_prelude(L, e->method, &id, &nret);
-    if (!c)
+    if ((nret = call_prelude(L, e->method, &id, &c)) != 0)
         return nret;
     memset(&a, 0, sizeof a);
     if (e->lists) /* the values are checked by the builder (calls.c), once */
@@ -324,7 +318,7 @@ static int push_pages_usage(lua_State *L, call_box *eb)
 static int l_list_addresses_pages(lua_State *L)
 {
     const char *id;
-    int nret = 0, lists;
+    int nret, lists;
     mapi_client *c;
     mapi_page_params p;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
@@ -342,8 +336,7 @@ static int l_list_addresses_pages(lua_State *L)
         return mapic_typeerror(L, 5, "integer");
     if (!mapic_tointeger(L, 6, &conc))
         return mapic_typeerror(L, 6, "integer");
-    c = call_prelude(L, "GET", &id, &nret);
-    if (!c)
+    if ((nret = call_prelude(L, "GET", &id, &c)) != 0)
         return nret;
     memset(&p, 0, sizeof p);
     mapi_lua_read_page_options(L, 3, &p, 0); /* checked by the builder (calls.c) */
