@@ -142,9 +142,8 @@ static int l_start(lua_State *L)
         luaL_checktype(L, 4, LUA_TTABLE);
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
-    if (!b->loop) {
+    if (!b->loop)
         return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
-    }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
         eb = mapi_lua_push_call_box(L);
