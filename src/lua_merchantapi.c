@@ -128,32 +128,24 @@ static int l_url_parts(lua_State *L)
 }
 
 /* Pushes core.endpoints: the core's endpoint table (calls.c), an array of
-   rows {name=, method=, id_name=, type=, key_for= (string or nil), lists=,
-   moves_money= (booleans), decimal_fields= {names...}}, each row also under
-   its name (core.endpoints.get_channel). */
+   rows {name=, method=, type=, lists=, moves_money= (booleans)} -- what the
+   Lua side reads of it -- each row also under its name
+   (core.endpoints.get_channel). */
 static void push_endpoints(lua_State *L)
 {
-    size_t i, j;
+    size_t i;
 
     lua_newtable(L);
     for (i = 0; i < MAPI_EP_COUNT; i++) {
         const mapi_endpoint *e = &mapi_endpoints[i];
-        lua_createtable(L, 0, 8);
+        lua_createtable(L, 0, 5);
         mapi_lua_set_string(L, "name", e->name);
         mapi_lua_set_string(L, "method", e->method);
-        mapi_lua_set_string(L, "id_name", e->id_name);
         mapi_lua_set_string(L, "type", e->type);
-        mapi_lua_set_string(L, "key_for", e->key_for);
         lua_pushboolean(L, e->lists);
         lua_setfield(L, -2, "lists");
         lua_pushboolean(L, e->moves_money);
         lua_setfield(L, -2, "moves_money");
-        lua_newtable(L);
-        for (j = 0; e->decimal_fields[j]; j++) {
-            lua_pushstring(L, e->decimal_fields[j]);
-            lua_rawseti(L, -2, (int)j + 1);
-        }
-        lua_setfield(L, -2, "decimal_fields");
         lua_pushvalue(L, -1);
         lua_setfield(L, -3, e->name);
         lua_rawseti(L, -2, (int)i + 1);
@@ -291,8 +283,6 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
     lua_setfield(L, -2, "null");
     lua_pushliteral(L, MAPI_VERSION);
     lua_setfield(L, -2, "_VERSION");
-    lua_pushliteral(L, "merchantapi.core");
-    lua_setfield(L, -2, "_NAME");
     lua_getfield(L, LUA_REGISTRYINDEX, ERROR_MT);
     lua_setfield(L, -2, "error_metatable");
     push_endpoints(L);
