@@ -94,13 +94,6 @@ static void push_error_message(lua_State *L, int idx)
     free(e.message);
 }
 
-/* Sets the message of the error table on the top of the stack. */
-static void set_message(lua_State *L)
-{
-    push_error_message(L, -1);
-    lua_setfield(L, -2, "message");
-}
-
 void mapi_lua_push_error(lua_State *L, const mapi_error *e)
 {
     size_t i;
@@ -148,9 +141,10 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
         lua_setfield(L, -2, "settle_error");
     }
     if (e->message)
-        mapi_lua_set_string(L, "message", e->message);
+        lua_pushstring(L, e->message);
     else
-        set_message(L); /* the message could not be made (out of memory) */
+        push_error_message(L, -1); /* the core could not make it (out of memory) */
+    lua_setfield(L, -2, "message");
     mapic_setmetatable(L, ERROR_MT);
 }
 

@@ -74,8 +74,7 @@ static void op_release(lua_State *L, lua_op *o)
         mapi_lua_exchange_box_clear(L, o->xb); /* finalized first, at lua_close */
     o->xb->on_loop = 0;
     luaL_unref(L, LUA_REGISTRYINDEX, o->xref);
-    if (o->hooks.ref != LUA_NOREF)
-        luaL_unref(L, LUA_REGISTRYINDEX, o->hooks.ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, o->hooks.ref); /* nothing for LUA_NOREF */
     free(o);
 }
 

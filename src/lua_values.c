@@ -232,15 +232,15 @@ static void push_meta(lua_State *L, const mapi_doc *doc)
 static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_resource *r)
 {
     const mapi_value *attrs = mapi_resource_attributes(r);
-    size_t size = 2 + mapi_value_len(attrs) + mapi_resource_relationship_count(r), tlen, len;
-    const char *type = mapi_resource_type_n(r, &tlen), *id, *lid;
+    size_t tlen, len, lid_len, size;
+    const char *type = mapi_resource_type_n(r, &tlen), *id, *lid = mapi_resource_lid(r, &lid_len);
     const char *const *decimals = mapi_decimal_fields(type, tlen); /* calls.c's table */
     mapi_members it;
     const char *key;
     const mapi_value *v;
 
-    lid = mapi_resource_lid(r, &len);
-    lua_createtable(L, 0, size + (lid != NULL) > INT_MAX ? INT_MAX : (int)(size + (lid != NULL)));
+    size = 2 + (lid != NULL) + mapi_value_len(attrs) + mapi_resource_relationship_count(r);
+    lua_createtable(L, 0, size > INT_MAX ? INT_MAX : (int)size);
     mapi_members_begin(attrs, &it);
     while (mapi_members_next_n(&it, &key, &len, &v)) {
         if (v == NULL)
@@ -258,10 +258,9 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
         lua_pushlstring(L, id, len);
         lua_rawset(L, -3);
     }
-    lid = mapi_resource_lid(r, &len);
     if (lid) {
         lua_pushvalue(L, kc->table + 3);
-        lua_pushlstring(L, lid, len);
+        lua_pushlstring(L, lid, lid_len);
         lua_rawset(L, -3);
     }
     lua_pushvalue(L, kc->table + 2);
