@@ -222,9 +222,6 @@ typedef struct mapi_lua_hooks {
     int *busy;
 } mapi_lua_hooks;
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
-/* Pushes the Lua record of an attempt (lua_transport.c): the one conversion
-   of a mapi_attempt_info; response 0: the REQUEST part only. */
-void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int response);
 
 /* core.framing(content_length, transfer_encoding) -> "length", n |
    "chunked" | "close" | nil, title: how the body of an answer with these

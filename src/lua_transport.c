@@ -33,8 +33,10 @@ typedef exchange_box xbox;
 /* Attempt facts                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Its fields: transport.lua's "Attempt records" and the hooks' info. */
-void mapi_lua_push_record(lua_State *L, const mapi_attempt_info *in, int response)
+/* Pushes the Lua record of an attempt, the one conversion of a
+   mapi_attempt_info (response 0: the request part only); its fields:
+   transport.lua's "Attempt records" and the hooks' info. */
+static void push_record(lua_State *L, const mapi_attempt_info *in, int response)
 {
     lua_createtable(L, 0, 28);
     mapi_lua_set_string(L, "method", in->method);
@@ -96,7 +98,7 @@ static int hook_trampoline(lua_State *L)
     lua_getfield(L, state, response ? "on_response" : "on_request");
     if (lua_isnil(L, -1))
         return 0;
-    mapi_lua_push_record(L, hc->info, response);
+    push_record(L, hc->info, response);
     if (lua_pcall(L, 1, 0, 0) != 0) {
         lua_getfield(L, state, "hook_raised");
         if (!lua_toboolean(L, -1)) {
@@ -236,7 +238,7 @@ static int l_request(lua_State *L)
     mapi_lua_set_int(L, "attempt", info->attempt);
     if (skip_info)
         return 1;
-    mapi_lua_push_record(L, info, 0);
+    push_record(L, info, 0);
     return 2;
 }
 
@@ -259,7 +261,7 @@ static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info
     if (skip_info)
         lua_pushboolean(L, 0);
     else
-        mapi_lua_push_record(L, mapi_exchange_info(xb->x), 1);
+        push_record(L, mapi_exchange_info(xb->x), 1);
     if (!again)
         return 2;
     lua_pushnumber(L, (lua_Number)(step == MAPI_STEP_SETTLE ? 0 : wait));
