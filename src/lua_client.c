@@ -229,12 +229,9 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
     return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
 }
 
-/*
- * client:<endpoint>(id[, opts]) -> value, nil, res | nil, err, message, for
- * the row e of the core's endpoint table (calls.c: client:confirm_payout,
- * client:get_channel, ...).  opts: headers, deadline; settle for a call
- * that may move money; order, order_type, page, per_page for a list.
- */
+/* client:<endpoint>(id[, opts]) -> value, nil, res | nil, err, message, for
+   the row e of the core's endpoint table (calls.c); opts as merchantapi.lua's
+   client:<endpoint> takes them. */
 static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
     const char *id;

@@ -138,13 +138,12 @@ static int xbox_gc(lua_State *L)
 {
     xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
 
-    if (xb->on_loop) {
-        /* only at lua_close (a running call's box is anchored in the
-           registry): the loop, finalized later, still uses the exchange */
+    /* on a loop: only at lua_close (a running call's box is anchored in the
+       registry), and the loop, finalized later, still uses the exchange */
+    if (xb->on_loop)
         xb->on_loop = 2;
-        return 0;
-    }
-    mapi_lua_exchange_box_clear(L, xb);
+    else
+        mapi_lua_exchange_box_clear(L, xb);
     return 0;
 }
 
