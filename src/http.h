@@ -1,11 +1,9 @@
 /*
  * http.h -- what the HTTP layer (http.c, http_transfer.c, http_loop.c: the
  * only files that call libcurl) offers the rest of the core: one request on
- * a client's easy handle, and transfers driven by an event loop.  Not
- * installed; hidden like internal.h.  Included by internal.h, in its layer
- * order (after the exchange, before the client): include internal.h, not
- * this file.  What the three files share among themselves is
- * http_private.h.
+ * a client's easy handle, and transfers driven by an event loop.  Hidden
+ * like internal.h, which includes it in its layer order: include internal.h,
+ * not this file.  What the three files share is http_private.h.
  */
 #ifndef MAPI_HTTP_H
 #define MAPI_HTTP_H

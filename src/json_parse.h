@@ -1,16 +1,8 @@
 /*
- * json_parse.h -- the JSON reader behind a C interface.
- *
- * src/json_parse.cpp (the project's only C++: simdjson's On-Demand API)
- * reads a body once into a compact tree: every value is a 16-byte
- * struct mapi_value in an arena, strings are (pointer, length) in the body
- * the tree was read from or copies, number texts (pointer, length) copies in the
- * arena, objects are arrays of members whose
- * names are interned (one mapi_name per distinct name, compared by
- * pointer); src/json_tree.c holds the reader's parts that need no simdjson
- * type (names, numbers, scratch arrays, kept blocks).  This header is all
- * the C files and the C++ file share: plain C, no C++ type, nothing that
- * throws.  Not installed.
+ * json_parse.h -- the JSON reader (json_parse.cpp, json_tree.c: see
+ * docs/architecture.md's "Layout") behind a C interface: all the C files and
+ * the C++ file share, plain C, no C++ type, nothing that throws.  Not
+ * installed.
  */
 #ifndef MAPI_JSON_PARSE_H
 #define MAPI_JSON_PARSE_H

@@ -1,17 +1,8 @@
 /*
  * lua_binding.h -- what the C files of merchantapi.core share.  Not
  * installed; every symbol is hidden (the module exports only
- * luaopen_merchantapi_core).
- *
- *   lua_values.c       Lua values from documents; core.resource_info
- *   lua_error.c        the error object (mapi_error -> the contract's table)
- *   lua_response.c     the response object, a call's results, core.decode;
- *                      the C anchors and the metatables' registration
- *   lua_options.c      option tables read into the core's structs
- *   lua_client.c       the client userdata and its methods
- *   lua_transport.c    custom transports (exchanges) and attempt hooks
- *   lua_loop.c         the event loop (merchantapi.loop's C side)
- *   lua_merchantapi.c  the module entry; clock and sleep
+ * luaopen_merchantapi_core).  docs/architecture.md's "Layout" names each
+ * file's job; one section below per file.
  */
 #ifndef MAPI_LUA_BINDING_H
 #define MAPI_LUA_BINDING_H
