@@ -34,15 +34,12 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
                          const char *user_agent, mapi_error *err);
 void mapi_http_free(mapi_http *h);
 
-/*
- * Performs one request on the reused easy handle: headers Content-Type and
- * Accept application/vnd.api+json, Authorization when a key is set,
- * User-Agent; no redirects; TLS verification on; max_body enforced while
- * receiving.  Returns 0 with *out set (any HTTP status) or -1 with err
- * filled: TRANSPORT (curl_code set, outcome NOT_SENT when the request
- * provably never left, else UNKNOWN; retryable 1) or DECODE (body over
- * max_body, response attached).  The caller owns *out.
- */
+/* One request on the client's easy handle (the headers of mapi_base_headers,
+   then req's own; no redirects; TLS verified; max_body enforced while
+   receiving): 0 with *out (any HTTP status; the caller owns it), or -1 with
+   err TRANSPORT (curl_code set, outcome NOT_SENT when the request provably
+   never left, else UNKNOWN; retryable 1) or DECODE (mapi_refuse_body,
+   mapi_refuse_head: response attached). */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err);
 /* 1 when e is an attempt libcurl was stopped from sending again by itself

@@ -264,22 +264,11 @@ int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o);
  * (caller frees) and 0 is returned; otherwise -1 with err USAGE (or MEMORY).
  */
 int mapi_base_url_check(const char *url, char **out, mapi_error *err);
-/*
- * The proxy a client uses (mapi_config.proxy; base_url already checked):
- *   NULL or ""  none; the environment is not read
- *   "env"       the environment's, read now as libcurl would (http_proxy for
- *               an http:// base URL; https_proxy or HTTPS_PROXY for https://;
- *               then all_proxy, ALL_PROXY; none when no_proxy or NO_PROXY
- *               lists the base URL's host: names match themselves and their
- *               subdomains, "*" every host, addresses exactly or by CIDR); a
- *               value without a scheme is taken as http://
- *   "http://[user:password@]host[:port][/]"  that proxy
- * The proxy must be http:// (https:// is tunnelled through it with
- * CONNECT), and a loopback host when base_url is http://: the api key never
- * crosses anything but loopback in clear.  0 with *out the proxy URL to use
- * (caller frees) or NULL for none; -1 with err USAGE (the message names the
- * option or variable, never its value: it may hold credentials) or MEMORY.
- */
+/* The proxy a client uses, by the rules of mapi_config.proxy (merchantapi.h;
+   base_url already checked; "env" read now).  0 with *out the proxy URL to
+   use (caller frees) or NULL for none; -1 with err USAGE (the message names
+   the option or variable, never its value: it may hold credentials) or
+   MEMORY. */
 int mapi_proxy_resolve(const char *option, const char *base_url, char **out, mapi_error *err);
 
 /* ---- retries (retry.c) ---- */
@@ -394,23 +383,12 @@ int mapi_resource_id_is(const mapi_resource *r, const char *id);
    from the first amount_below_minimum / amount_above_maximum entry whose
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
-/* The one rule for "is this an error document" (JSON:API 1.0, "Top Level":
-   a document MUST NOT hold both data and errors) and for a list's counts,
-   used by the client's mapping of every response (mapping.c) and by
-   mapi_doc_error (merchantapi.decode).  status: the HTTP status the
-   document came with, 0 for none.
-     - errors absent, null or []: not an error document: 0, err cleared (a
-       2xx with data and "errors": [] is a success) -- but under a 2xx or no
-       status, a list whose meta.page, per_page or total is present and not
-       a count (mapi_value_count): 1, DECODE naming the member;
-     - errors non-empty and no primary data (data absent or null): 1, err
-       kind API (every entry, status from errors[0].status, message);
-     - errors non-empty and primary data (a resource or an array, even
-       empty): under a non-2xx status 1, API as above (status and errors agree
-       on a failure); under a 2xx or no status 1, DECODE "not JSON:API: the
-       document holds both data and errors", errors[] kept, code/title/
-       detail/pointer of the first entry not copied.
-   -1 when out of memory (err MEMORY). */
+/* mapi_doc_error's rule (merchantapi.h: "is this an error document", a
+   list's counts), for the client's mapping of every response (mapping.c)
+   too: status is the HTTP status the document came with (0: none, as
+   mapi_doc_error).  Under a non-2xx status the counts are not checked, and
+   errors with primary data is API (status and errors agree on a failure);
+   the DECODE of both keeps errors[] only (no code, title, detail, pointer). */
 int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
 /* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
    each out pointer (may be NULL) gets a new string with the exact decimal
