@@ -198,12 +198,11 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
    ones included (libcurl's path and the cosocket transport: core.defaults). */
 #define MAPI_MAX_HEADER_BYTES (256 * 1024)
 
-/* Each returns NULL when the value is within its limits, else the USAGE
-   title (a static string: the same from the C API and from Lua).  Seconds:
-   > 0 and at most 1e9 (NaN refused); max_retries 0 .. MAPI_MAX_RETRIES;
-   max_body >= 1 byte; page, per_page >= 1 (and within a long); order
-   "created_at"; order_type "asc" or "desc" (NULL refused: the caller skips
-   what was not given -- in the C structs 0 or NULL). */
+/* Each returns NULL when the value is within its limits (mapi_config's and
+   mapi_list_addresses's, merchantapi.h; page and per_page >= 1 and within a
+   long), else the USAGE title (a static string: the same from the C API and
+   from Lua).  NULL is refused: the caller skips what was not given (in the
+   C structs 0 or NULL). */
 const char *mapi_limit_timeout(double seconds);
 const char *mapi_limit_connect_timeout(double seconds);
 const char *mapi_limit_deadline(double seconds);
@@ -485,9 +484,8 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
 /* Ends the attempt begun last.  res: the response (taken in every case), or
    NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
    TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
-   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line.
-   A retry is decided only when its wait ends before the deadline (else the
-   call fails, deadline_exceeded).  A confirm that failed with outcome
+   call says, decides (see mapi_step; a retry only when mapi_exchange_fits),
+   writes the MERCHANTAPI_DEBUG line.  A confirm that failed with outcome
    UNKNOWN and settles goes on with the read of its payout: SETTLE, and
    mapi_exchange_attempt_call() is then that GET; the read's end gives the
    confirm's result (merchantapi.h, mapi_confirm_payout). */
