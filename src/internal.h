@@ -467,9 +467,8 @@ void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *conne
    attempt begins. */
 struct mapi_http_request;
 void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req);
-/* Request header i (0-based): Content-Type, Accept, Authorization (with a
-   key), User-Agent, then the headers of one's own (the client's, and the
-   call's, which replace the client's of the same name) -- what libcurl
+/* Request header i (0-based): mapi_base_headers', then the headers of one's
+   own (mapi_headers_merge of the client's and the call's) -- what libcurl
    sends.  1, or 0 past the end.  Borrowed; the Authorization value holds
    the key: never log it. */
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,

@@ -144,11 +144,7 @@ typedef struct mapi_error {
     int attempts;          /* requests made for this call (1 + retries) */
     char *message;         /* one line: "merchantapi: 422 amount_below_minimum: ..." */
     mapi_response *response; /* the response that carried the error, or NULL; owned */
-    int deadline_exceeded; /* 1 when the call's deadline ended it: a retry was due but its
-                              wait (backoff or Retry-After) did not end before the deadline,
-                              or the attempt's timeout had been cut to what was left of the
-                              deadline and it failed as TRANSPORT.  The error is the last
-                              attempt's (a 429 keeps its status and retry_after) */
+    int deadline_exceeded; /* 1 when the call's deadline ended it (see "Deadline") */
     mapi_doc *payout;      /* confirm, outcome UNKNOWN, settled by a read that found the payout
                               still a draft: that read (data: the payouts resource, status
                               "draft"); else NULL.  Owned (freed by mapi_error_clear) */
@@ -355,11 +351,10 @@ MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
    documents from mapi_doc_parse.  Borrowed. */
 MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
 
-/* "read" when the document is the result of a confirm whose own answer left
-   the outcome unknown and which was settled by reading the payout: the read
-   found it no longer a draft, so it was confirmed (mapi_confirm_payout,
-   "Settling").  The document and its response are then the read's (GET,
-   200).  NULL for every other document.  Static string. */
+/* "read" when the document is a confirm's settled by the read of its payout,
+   which found it no longer a draft (mapi_confirm_payout, "Settling"): the
+   document and its response are the read's (GET, 200).  NULL for every
+   other document.  Static string. */
 MAPI_API const char *mapi_doc_settled_by(const mapi_doc *doc);
 
 /* ------------------------------------------------------------------------ */
@@ -590,8 +585,9 @@ MAPI_API int mapi_global_init(mapi_error *err);
  * attempt's timeout is the smaller of `timeout` and what is left of the
  * deadline, and a retry whose wait (backoff or Retry-After) would not end
  * before the deadline is not made: the call ends at once with the last
- * attempt's error (a 429 with its retry_after) and deadline_exceeded 1.  The
- * deadline starts with the call's first attempt (for
+ * attempt's error (a 429 with its retry_after) and deadline_exceeded 1, as
+ * it does when an attempt whose timeout the deadline cut fails as
+ * TRANSPORT.  The deadline starts with the call's first attempt (for
  * mapi_list_addresses_pages: with each page's first attempt).  The read that
  * settles a confirm (mapi_confirm_payout) is a call of its own with a
  * deadline of the same length: a settled confirm takes at most twice the
@@ -1000,12 +996,10 @@ MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn,
  *       ... the host's own work for this tick ...
  *   mapi_loop_free(loop);
  *
- * Threading: a loop, and every client whose calls run on it, are used by
- * one thread at a time (the one stepping the loop); between two steps they
- * may move together to another thread (the Threading rules above).
- * Several loops may serve one client on that thread.  A client must outlive
- * the calls started with it (free it once they are done, or after
- * mapi_loop_free).
+ * Threading: a loop and the clients whose calls run on it are used by the
+ * thread stepping it (the Threading rules above); several loops may serve
+ * one client on that thread.  A client must outlive the calls started with
+ * it (free it once they are done, or after mapi_loop_free).
  */
 typedef struct mapi_loop mapi_loop;
 
