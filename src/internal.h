@@ -360,7 +360,7 @@ int mapi_value_equal(const mapi_value *a, const mapi_value *b);
    the document owns it (mapi_doc_response); on failure err->response owns it
    (freed by mapi_error_clear).  Either way the caller must not free res.
    Only parses: the caller decides what the status and errors[] mean.
-   max_depth <= 0 means 64. */
+   max_depth <= 0 means MAPI_DEFAULT_MAX_DEPTH. */
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
 
 /* Same as mapi_doc_parse with an explicit depth cap. */
@@ -418,8 +418,8 @@ typedef struct mapi_exchange_settings {
     const char *api_key;    /* NULL or "": no Authorization header */
     const char *user_agent; /* the whole User-Agent value */
     int max_retries;        /* retries after the first attempt */
-    int max_depth;          /* JSON nesting cap; <= 0 means 64 */
-    size_t max_body;        /* bytes; 0 means 16 MiB */
+    int max_depth;          /* JSON nesting cap; <= 0: MAPI_DEFAULT_MAX_DEPTH */
+    size_t max_body;        /* bytes; 0: MAPI_DEFAULT_MAX_BODY */
     double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
     double deadline;        /* seconds for the whole call; <= 0: mapi_default_deadline */
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
