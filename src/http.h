@@ -98,12 +98,8 @@ mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
-/* How much one step of a loop may do (mapi_loop_step_budget): seconds of
-   work (the step's waits not counted) and the transfers collected / calls
-   reported.  The first piece of work of a step is always done, whatever
-   the budget, so that every step moves the loop on; what a budget cuts off
-   is left for the next step (mapi_http_loop_timeout and mapi_loop_timeout
-   are then 0). */
+/* How much one step of a loop may do, by the rules of mapi_loop_step_budget
+   (merchantapi.h): seconds of work, the transfers collected, calls reported. */
 typedef struct mapi_budget {
     double max_seconds;   /* <= 0: no bound on time */
     size_t max_calls;     /* 0: no bound on collected, nor on reported */

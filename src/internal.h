@@ -484,10 +484,8 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
    NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
    TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
    call says, decides (see mapi_step; a retry only when mapi_exchange_fits),
-   writes the MERCHANTAPI_DEBUG line.  A confirm that failed with outcome
-   UNKNOWN and settles goes on with the read of its payout: SETTLE, and
-   mapi_exchange_attempt_call() is then that GET; the read's end gives the
-   confirm's result (merchantapi.h, mapi_confirm_payout). */
+   writes the MERCHANTAPI_DEBUG line.  A settling confirm: MAPI_STEP_SETTLE;
+   the read's end gives the confirm's result (mapi_confirm_payout). */
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait);
 /* Finishes *e as the call's final error: attempts, method, url, message,

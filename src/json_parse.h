@@ -182,12 +182,10 @@ static inline void mapi_name_head(const char *s, size_t n, int padded, uint64_t 
 
 /* ---- numbers ---- */
 
-/* The plain decimal form of the valid JSON number s[0..n) (value.c): for a
-   number written with an exponent, the digits moved, never rounded ("1.5e2"
-   -> "150", "2.5E-3" -> "0.0025"); an exponent beyond +-400, and a number
-   without one, is its own text.  Writes it to out (no NUL) when out is not
-   NULL and returns its length: call it with NULL first for the room it
-   needs.  mapi_value_decimal gives it for a payout's amount. */
+/* The plain decimal form of the valid JSON number s[0..n) (value.c), by
+   mapi_value_decimal's rule (merchantapi.h).  Writes it to out (no NUL) when
+   out is not NULL and returns its length: call it with NULL first for the
+   room it needs. */
 size_t mapi_decimal_form(const char *s, size_t n, char *out);
 
 /* ---- reading a body ---- */
