@@ -682,11 +682,13 @@ MAPI_API int mapi_confirm_payout_ex(mapi_client *client, const char *payout_id,
 
 /*
  * Reads a deposit channel: GET {base_url}/api/public/v1/channels/:id
- * (interface, "Endpoints 2. Read channel").  Retried on transport errors,
- * 429 and 502/503/504.  Sent without Authorization when the client has no
- * api_key (whether the service needs it here is not shown).
- * *out: data is the channels resource of this id.  Errors as above (DECODE
- * also for another channel's id: "expected channels <id>, got channels <other>").
+ * (interface, "Endpoints 2. Read channel"); the id percent-encoded as one
+ * path segment.  Retried on transport errors, 429 and 502/503/504.  Sent
+ * without Authorization when the client has no api_key (whether the service
+ * needs it here is not shown).  *out: data is the channels resource of this
+ * id; caller frees with mapi_doc_free.  Errors: API, HTTP, TRANSPORT, DECODE
+ * (also for data of another type or id: "expected channels <id>, got
+ * channels <other>"), USAGE (NULL/empty id, "." or ".."), MEMORY.
  */
 MAPI_API int mapi_get_channel(mapi_client *client, const char *channel_id,
                               mapi_doc **out, mapi_error *err);
@@ -777,14 +779,10 @@ MAPI_API int mapi_list_addresses_pages(mapi_client *client, const char *account_
 /*
  * Reads a payout: GET {base_url}/api/public/v1/payouts/:id (interface,
  * "Events": a confirmed payout is followed by reading it until txid is set;
- * "States and transitions": status and txid).  The id is percent-encoded as
- * one path segment.  Retried like mapi_get_channel.  Sent without
- * Authorization when the client has no api_key.
- * *out: data is the payouts resource of this id (attribute txid null until
- * broadcast); caller frees with mapi_doc_free.  Errors as mapi_get_channel
- * (an unknown id is API with status 404 on the sandbox); DECODE when data
- * is not a payouts resource, or another payout's ("expected payouts <id>,
- * got payouts <other>").
+ * "States and transitions": status and txid).  The id, retries, key and
+ * errors as mapi_get_channel's (an unknown id is API with status 404 on the
+ * sandbox).  *out: data is the payouts resource of this id (attribute txid
+ * null until broadcast); caller frees with mapi_doc_free.
  */
 MAPI_API int mapi_get_payout(mapi_client *client, const char *payout_id,
                              mapi_doc **out, mapi_error *err);
