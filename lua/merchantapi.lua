@@ -8,20 +8,12 @@
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
 -- Every call returns `value, nil, res` on success and exactly
--- `nil, err, message` on failure, where `err` is the error table
--- (docs/guide/errors.md: `kind`, `status`, `code`, `title`, `detail`,
--- `pointer`, `errors`, `amount`, `minimum`, `maximum`, `retryable`,
--- `outcome`, `method`, `url`, `request_id`, `message`, and `res`, the
--- response when one came; `tostring(err)`, `"failed: " .. err` and
--- `err .. "!"` give the one-line `err.message`), `message` is that line --
--- last, so that `assert(call())` raises it on LuaJIT and in OpenResty,
--- whose `assert` raises its last argument; `merchantapi.assert` raises it
--- on every Lua -- and `res` is the response object ("The response
--- object": `status`, `headers`, `request_id`, `elapsed`, `meta`, `jsonapi`,
--- `links`, `body`, `res:document()`).  A resource's own links and meta, and
--- its relationships' links, meta and linkage, are read with
--- `merchantapi.links`, `merchantapi.meta` and `merchantapi.relationship`.
--- Only argument *type* mistakes raise.
+-- `nil, err, message` on failure: the error table, the one-line message
+-- last (`merchantapi.assert` raises it on every Lua) and the response
+-- object are described in docs/guide/errors.md and docs/contract.md
+-- ("Errors", "The response object").  A resource's own links and meta, and
+-- its relationships', are read with `merchantapi.links`, `merchantapi.meta`
+-- and `merchantapi.relationship`.  Only argument *type* mistakes raise.
 --
 -- @module merchantapi
 local core = require "merchantapi.core"
@@ -563,19 +555,13 @@ function Client:__tostring()
 end
 
 --- A new event loop: calls that never block the host (a game's tick,
--- libuv, epoll).  `loop:spawn(fn, ...)` runs `fn` as a task in which every
--- client call (the three calls, `get_payout`, `request`, the pagers with
--- their `concurrency`, `wait_for_txid`, and the waits between retries)
--- yields to the loop instead of blocking, with the same results as the
--- blocking call; `loop:step(timeout)` moves it on; `loop:pollfd()` and
--- `loop:timeout()` let another loop drive it.  Calls made outside a task
--- block as always.  See `merchantapi.loop` for every method.
+-- libuv, epoll); its tasks and methods are those of `merchantapi.loop`
+-- (docs/guide/loop.md).
 --
 -- syntax: `loop, err = merchantapi.loop()`
 --
--- @return the loop (methods `spawn`, `step`, `run`, `pollfd`, `timeout`,
---   `close`), or `nil, err, message` (`"memory"`, or `"transport"` when its
---   descriptor could not be made).
+-- @return the loop, or `nil, err, message` (`"memory"`, or `"transport"`
+--   when its descriptor could not be made).
 function M.loop()
   return loop.new()
 end

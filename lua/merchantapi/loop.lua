@@ -1,64 +1,9 @@
 --- An event loop for client calls that never block the host: tasks
 -- (coroutines) in which every client call yields instead of blocking,
--- stepped by the host's own loop (a game's tick, libuv, epoll).
---
---     local loop = merchantapi.loop()
---     local task = loop:spawn(function(id)
---       return client:confirm_payout(id)  -- yields until the call is over
---     end, payout_id)
---     while loop:step(0) > 0 do
---       -- the host's own work for this tick
---     end
---     local payout, err = task:result()
---
--- Inside a task, the calls `confirm_payout`, `get_channel`,
--- `list_addresses`, `get_payout`, `request`, the pagers (`addresses` with
--- `concurrency` included, `paginate`), `wait_for_txid` and the waits
--- between retries run on the loop: each attempt is a transfer of the C
--- loop (src/loop.c, libcurl's multi socket interface: connections, DNS
--- cache and TLS sessions are the client's), each wait a timer of the loop.
--- The call decides exactly what it decides when it blocks (the same
--- exchange: retries, Retry-After, the deadline, the outcome, the settling
--- of a confirm, the error fields, the hooks).  Outside a task, calls block
--- as always.  A client with a custom `transport` keeps its transport
--- inside a task (its waits between retries yield to the loop).
---
--- A task is the coroutine the loop made: a client call made from a
--- coroutine of one's own inside a task blocks, and so does a call where
--- the task cannot yield (a C function's callback, e.g. a `table.sort`
--- comparator) on Lua 5.3+ and LuaJIT.  Lua 5.1 and 5.2 cannot tell: there
--- such a call raises "attempt to yield across ..." before anything is
--- sent -- on Lua 5.1 (not LuaJIT) that is also a call inside `pcall` or
--- from a generic `for`'s iterator (`for item in pager:each()`; use
--- `pager:next()` or `all()`).  A loop and its clients belong to one
--- `lua_State` (and its coroutines), used by one thread at a time; a host
--- may move that state to another thread between two steps, as skynet
--- moves a service (`merchantapi.h`, "Threading rules").
---
--- A host with a scheduler of its own (skynet, copas) runs a call from one
--- of its coroutines as a task, parks that coroutine, and wakes it from the
--- task's `on_done` callback, while a timer of its own steps the loop:
---
---     local function call(fn, ...)              -- in a host coroutine
---       local co, r = coroutine.running(), nil
---       loop:spawn(fn, ...):on_done(function(...)
---         r = { n = select("#", ...), ... }
---         host.wakeup(co)
---       end)
---       host.wait()                               -- parked until on_done
---       return unpack(r, 1, r.n)                  -- true, results | false, err
---     end
---     host.every(0.01, function() loop:step(0, { time = 0.005 }) end)
---
--- A yield inside a task that is not the loop's -- the host's own sleep or
--- call (`skynet.sleep`, a copas socket wait), any `coroutine.yield(v, ...)`
--- with values -- cannot be passed to the host (the task runs inside
--- `loop:step`, not in a coroutine of the host's): the task ends at once with
--- `nil, "merchantapi.loop: a task yielded outside merchantapi (v, ...) ..."`
--- (Lua 5.4+ closes its coroutine, so the host cannot resume it either).  In
--- a task, wait with `merchantapi.sleep`; make the host's calls outside the
--- task (before `spawn`, or after `on_done`).  A `coroutine.yield()` without
--- values gives the other tasks a turn, as before.
+-- stepped by the host's own loop (a game's tick, libuv, epoll).  What runs
+-- on the loop and what blocks, the yields a task may not make, and how a
+-- host with a scheduler of its own (skynet, copas) parks its coroutine
+-- until `task:on_done`: docs/guide/loop.md.
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
@@ -88,7 +33,7 @@ local M = {}
 
 -- What a task yields when it waits for the loop (a call's end, a timer);
 -- a yield without values just gives the other tasks a turn; any other
--- yield is foreign (see the module's doc) and ends the task.
+-- yield is foreign (docs/guide/loop.md) and ends the task.
 local WAIT = setmetatable({}, { __tostring = function() return "merchantapi.loop.wait" end })
 
 -- coroutine -> its task (weak: a finished task's coroutine can go)
@@ -164,8 +109,8 @@ end
 -- call included: `true, nil, err`), or `cb(false, err)` when it raised or
 -- yielded outside merchantapi, or the loop was closed first (err: a
 -- string).  The way a host with a scheduler of its own learns that a call
--- made in a task is over, with no polling of `task:done()` (see the
--- module's doc).  Always called from `loop:step` (or `loop:close`), at the
+-- made in a task is over, with no polling of `task:done()`
+-- (docs/guide/loop.md).  Always called from `loop:step` (or `loop:close`), at the
 -- end of the step in which the task ended -- never from `on_done` itself:
 -- for a task already done, at the next step (on a closed loop, at once).  cb runs on the thread that
 -- steps the loop and must not yield; an error it raises comes out of that
@@ -658,12 +603,9 @@ end
 -- @local
 M.before_start = yield_or_raise
 
---- A new loop (the C side: one libcurl multi handle, one epoll
--- descriptor).  Public as `merchantapi.loop()`.
---
--- syntax: `loop, err = merchantapi.loop()`
--- @return the loop, or `nil, err, message` (`kind` `"memory"`, or
---   `"transport"` when the descriptor could not be made).
+--- A new loop (one libcurl multi handle, one epoll descriptor): what
+-- `merchantapi.loop()` returns.
+-- @local
 function M.new()
   local c, err, msg = core.loop_new()
   if not c then
