@@ -7,7 +7,7 @@
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
-local is_integer = require("merchantapi.options").is_integer
+local is_count = require("merchantapi.options").is_count
 
 local type = type
 local error = error
@@ -211,7 +211,7 @@ local function new_budget(budget)
     error("bad argument #2 to 'step' (budget.time: number > 0 or nil expected, got "
       .. tostring(time) .. ")", 3)
   end
-  if calls ~= nil and not (is_integer(calls) and calls >= 1) then
+  if calls ~= nil and not is_count(calls) then
     error("bad argument #2 to 'step' (budget.calls: integer >= 1 or nil expected, got "
       .. tostring(calls) .. ")", 3)
   end

@@ -26,6 +26,14 @@ function options.is_integer(v)
 end
 local is_integer = options.is_integer
 
+--- 1 rule for "a count" of the Lua side (`"integer >= 1"`): an integer (as
+-- `options.is_integer` says) of at least 1.
+-- @param v any value
+-- @treturn boolean
+function options.is_count(v)
+  return is_integer(v) and v >= 1
+end
+
 --- Raises (at the caller of the public function) on an unknown option or
 -- an option of the wrong type: `allowed` maps each name to a type name,
 -- `"integer"`, `"integer >= 1"`, or alternatives (`"table or string"`, `'function or
@@ -52,8 +60,7 @@ function options.check(opts, allowed, fname, argn, depth)
     if not want then
       error(("unknown option '%s' to '%s'"):format(tostring(k), fname), level)
     end
-    local ok = (want == "integer" or want == "integer >= 1") and is_integer(v) and
-      (want == "integer" or v >= 1)
+    local ok = want == "integer" and is_integer(v) or want == "integer >= 1" and options.is_count(v)
     for alt in want:gmatch("%S+") do -- "table or string", 'function or "libcurl"'
       ok = ok or alt == type(v) or alt == '"' .. tostring(v) .. '"'
     end

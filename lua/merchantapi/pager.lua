@@ -40,7 +40,6 @@ local setmetatable = setmetatable
 local getmetatable = getmetatable
 local pairs = pairs
 local tostring = tostring
-local pcall = pcall
 local ceil = math.ceil
 local min, max = math.min, math.max
 local format = string.format
@@ -59,11 +58,7 @@ local OPTIONS = {
   concurrency = "integer >= 1",
 }
 
-local is_integer = options.is_integer
-
-local function positive(v)
-  return is_integer(v) and v >= 1
-end
+local is_integer, is_count = options.is_integer, options.is_count
 
 --- Builds a pager over any list call: what `merchantapi.paginate` and
 -- `client:addresses` call.
@@ -116,13 +111,13 @@ function M.paginate(fetch_page, opts, fetch_pages)
 end
 
 --- Builds a pager whose pages say themselves whether another follows: the
--- pager of `client:paginate`, which follows JSON:API pagination links.
+-- pager of `client:paginate` (its one caller, which checks the options),
+-- following JSON:API pagination links.
 --
--- syntax: `pager = pager.follow(fetch_page, opts)`
---
--- @tparam function fetch_page called with no argument for each page in
---   turn; returns the next list (an array of resources), `nil` when there
---   is none (the end), or `nil, err`.  A Lua error it raises is not caught.
+-- @local
+-- @tparam function fetch_page called for each page in turn; returns the
+--   next list (an array of resources), `nil` when there is none (the end),
+--   or `nil, err`.  A Lua error it raises is not caught.
 -- @tparam[opt] table opts `max_pages` (integer, no limit when absent).
 -- @treturn table the pager of `paginate`, with the same `each`, `pages`,
 --   `all` and `next` and the same rules but those that need page numbers
@@ -131,29 +126,9 @@ end
 --   `"decode"` error naming the page when a page repeats an id the walk
 --   already yielded.  `meta` is not read (a list's `meta.per_page` and
 --   `meta.total` neither end it nor are checked; `announced` stays nil).
--- @raise on a `fetch_page` that is not callable, an unknown option or an
---   option of the wrong type.
 function M.follow(fetch_page, opts)
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #2 to 'follow' (table or nil expected, got " .. type(opts) .. ")", 2)
-  end
-  for k in pairs(opts or {}) do
-    if k ~= "max_pages" then
-      error("unknown pager option '" .. tostring(k) .. "'", 2)
-    end
-  end
-  if type(fetch_page) ~= "function" then
-    local mt = getmetatable(fetch_page)
-    if not (mt and mt.__call) then
-      error("bad argument #1 to 'follow' (function expected, got " .. type(fetch_page) .. ")", 2)
-    end
-  end
-  local ok, p = pcall(M.paginate, function() return fetch_page() end,
-    { max_pages = opts and opts.max_pages })
-  if not ok then
-    error(p, 2)
-  end
-  p._follow = true
+  local p = M.paginate(fetch_page)
+  p._follow, p._max_pages = true, opts and opts.max_pages
   return p
 end
 
@@ -300,7 +275,7 @@ local function fetch_next(self)
   local meta = type(list.meta) == "table" and list.meta or nil
   self.meta = meta
   local n = #list
-  local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
+  local per_page = meta and is_count(meta.per_page) and meta.per_page or self._per_page
   local total = meta and is_integer(meta.total) and meta.total or nil
   if self._follow then
     -- the pages say whether another follows (M.follow): no page size, no
