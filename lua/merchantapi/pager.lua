@@ -119,17 +119,18 @@ end
 --   next list (an array of resources), `nil` when there is none (the end),
 --   or `nil, err`.  A Lua error it raises is not caught.
 -- @tparam[opt] table opts `max_pages` (integer, no limit when absent).
--- @treturn table the pager of `paginate`, with the same `each`, `pages`,
---   `all` and `next` and the same rules but those that need page numbers
---   or `meta.total`: it stops after `fetch_page` says there is no page,
---   after an empty page, or after `max_pages` pages, and ends with a
---   `"decode"` error naming the page when a page repeats an id the walk
---   already yielded.  `meta` is not read (a list's `meta.per_page` and
---   `meta.total` neither end it nor are checked; `announced` stays nil).
+-- @treturn table the pager of `paginate` with only the rules that need no
+--   page number nor `meta` (`client:paginate` states them).
 function M.follow(fetch_page, opts)
   local p = M.paginate(fetch_page)
   p._follow, p._max_pages = true, opts and opts.max_pages
   return p
+end
+
+-- A new table of the walk's page parameters (page: nil for fetch_pages).
+local function params(self, page)
+  return { page = page, per_page = self._per_page, order = self._order,
+    order_type = self._order_type }
 end
 
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
@@ -157,11 +158,7 @@ local function fetch_raw(self, page)
       count = min(count, self._max_pages - self.pages_fetched)
     end
     if count > 1 then
-      local lists, err = self._fetch_pages({
-        per_page = self._per_page,
-        order = self._order,
-        order_type = self._order_type,
-      }, page, count, self.concurrency)
+      local lists, err = self._fetch_pages(params(self), page, count, self.concurrency)
       local first = lists[1]
       if first then
         ahead = { first = page, err = err, false }
@@ -177,12 +174,7 @@ local function fetch_raw(self, page)
       -- neither a page nor an error: fetch this page alone
     end
   end
-  return self._fetch({
-    page = page,
-    per_page = self._per_page,
-    order = self._order,
-    order_type = self._order_type,
-  })
+  return self._fetch(params(self, page))
 end
 
 -- The walk's end on page `page`: a "decode" error naming it.
@@ -339,6 +331,17 @@ local function next_page(self)
   return fetch_next(self)
 end
 
+-- An iterator over what get(self) gives, raising its error.
+local function raising(self, get)
+  return function()
+    local v, err = get(self)
+    if v == nil and err ~= nil then
+      error(err, 0)
+    end
+    return v
+  end
+end
+
 --- The next item.
 --
 -- syntax: `item, err = pager:next()`
@@ -377,13 +380,7 @@ end
 -- @raise the error table of a page that could not be fetched, like
 --   `io.lines` does (items of the pages before it have been yielded).
 function Pager:each()
-  return function()
-    local item, err = self:next()
-    if item == nil and err ~= nil then
-      error(err, 0)
-    end
-    return item
-  end
+  return raising(self, Pager.next)
 end
 
 --- Iterator over the pages, each a list in the shape `list_addresses`
@@ -394,13 +391,7 @@ end
 -- @return an iterator function.
 -- @raise the error table of a page that could not be fetched.
 function Pager:pages()
-  return function()
-    local list, err = next_page(self)
-    if list == nil and err ~= nil then
-      error(err, 0)
-    end
-    return list
-  end
+  return raising(self, next_page)
 end
 
 --- Every remaining item in one array.
