@@ -28,6 +28,7 @@ local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
 local monotonic = core.monotonic
 local concat = table.concat
 local format = string.format
+local max = math.max
 
 local M = {}
 
@@ -340,23 +341,23 @@ function notify(loop)
   end
 end
 
--- Seconds until the first sleeper is due, or nil.
+-- Seconds until the first sleeper is due (0 when one is), or nil.
 local function next_sleeper(loop)
-  if #loop._sleepers == 0 then
-    return nil -- (no clock read)
+  local sleepers, first = loop._sleepers, nil
+  for i = 1, #sleepers do
+    first = (first == nil or sleepers[i][1] < first) and sleepers[i][1] or first
   end
-  local t
-  local now = monotonic()
-  for i = 1, #loop._sleepers do
-    local left = loop._sleepers[i][1] - now
-    if t == nil or left < t then
-      t = left
-    end
-  end
-  if t and t < 0 then
-    t = 0
-  end
-  return t
+  return first and max(0, first - monotonic()) -- (no clock read without one)
+end
+
+-- The smaller of two waits in seconds, either nil (none).
+local function sooner(a, b)
+  return (a == nil or (b ~= nil and b < a)) and b or a
+end
+
+-- Whether a step has work at once: tasks to resume, ended calls to hand back.
+local function due_now(loop)
+  return #loop._ready > 0 or loop._calls ~= NONE
 end
 
 --- Runs `fn(...)` as a task of the loop: in a coroutine, from the next
@@ -436,14 +437,7 @@ function Loop:step(timeout, budget)
     notify(self)
     return 0
   end
-  local wait = timeout or -1
-  if #self._ready > 0 or self._calls ~= NONE then
-    wait = 0
-  end
-  local s = next_sleeper(self)
-  if s and (wait < 0 or s < wait) then
-    wait = s
-  end
+  local wait = due_now(self) and 0 or sooner(timeout, next_sleeper(self)) or -1
   local calls, ended
   if b then
     local c0 = monotonic()
@@ -501,15 +495,7 @@ function Loop:timeout()
   if self._running == 0 then
     return nil
   end
-  if #self._ready > 0 or self._calls ~= NONE then
-    return 0
-  end
-  local t = self._c:timeout()
-  local s = next_sleeper(self)
-  if s and (t == nil or s < t) then
-    t = s
-  end
-  return t
+  return due_now(self) and 0 or sooner(self._c:timeout(), next_sleeper(self))
 end
 
 --- Ends the loop: its calls still running are stopped (a confirm under way
