@@ -1,11 +1,5 @@
---- Internal: following a confirmed payout to its txid (interface, "Events": progress
--- of a confirmed payout is followed by reading the payout until `txid` is
--- set).  The public face is `client:wait_for_txid` in lua/merchantapi.lua.
---
--- Only reads (GET) are sent: nothing is ever confirmed here.  Each read is
--- made without the core's own retries, so every wait -- the interval
--- between reads, the backoff after a retryable error, a Retry-After --
--- goes through the pluggable `sleep` and counts against the deadline.
+--- Internal: following a confirmed payout to its txid by reading it; the
+-- rules and the public face are `client:wait_for_txid`'s (lua/merchantapi.lua).
 --
 -- @module merchantapi.wait
 local core = require "merchantapi.core"
