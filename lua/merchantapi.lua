@@ -309,9 +309,8 @@ end
 --   `tracestate` (as for `confirm_payout`: sent with every page's request;
 --   each attempt of each page is a span of the caller's trace).
 -- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`, and the
---   fields `announced`, `received`, `total_changed`.  A page that repeats an
---   id of the walk or contradicts `meta.total` ends the walk with a
---   `"decode"` error naming it (`err.page`); see `merchantapi.pager`.
+--   fields `announced`, `received`, `total_changed`, checking every page
+--   by the rules of `merchantapi.pager`.
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
@@ -409,11 +408,9 @@ end
 -- (after the items of the page that gave it), and the api key never leaves
 -- for another origin.  The walk ends after a page without `links.next` (or
 -- with `next: null`), after an empty page, when a next link repeats one
--- already followed, or after `max_pages`.  A page that repeats an id the
--- walk already yielded (a server that ignores its page parameter, an insert
--- that shifts offsets) ends it with a `"decode"` error naming the page, as
--- in `client:addresses`.  A list's `meta` is not read (no `meta.total`
--- rule applies, and `pager.announced` stays nil).
+-- already followed, or after `max_pages`.  Of `merchantapi.pager`'s rules
+-- only the id rule applies: a list's `meta` is not read (`pager.announced`
+-- stays nil).
 --
 -- @tparam string path as for `client:request`, e.g.
 --   `"/api/public/v1/accounts/" .. merchantapi.escape(id) .. "/addresses"`.
