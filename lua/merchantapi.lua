@@ -72,14 +72,7 @@ local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1", traceparen
   tracestate = "string" } -- client:paginate
 local PAGE_CALL = { "headers", "traceparent", "tracestate" } -- a pager's, sent with every page
 
-local check_options = options.check
-
--- Raises at the public function's caller when its argument #argn is not a string.
-local function check_string(v, fname, argn)
-  if type(v) ~= "string" then
-    error(("bad argument #%d to '%s' (string expected, got %s)"):format(argn or 1, fname, type(v)), 3)
-  end
-end
+local check_options, check_arg = options.check, options.arg
 
 -- The base URL without userinfo, for display.
 local function display_url(url)
@@ -97,7 +90,7 @@ for _, e in ipairs(core.endpoints) do
   local name = e.name
   local allowed = e.lists and LIST_OPTIONS or e.moves_money and CONFIRM_OPTIONS or CALL_OPTIONS
   Client[name] = function(self, id, opts)
-    check_string(id, name)
+    check_arg(id, "string", name, 1)
     if opts ~= nil then -- nil: nothing to check (and no table made)
       check_options(opts, allowed, name, 2)
     end
@@ -180,9 +173,7 @@ end
 -- @raise when opts is not a table, on an unknown option or an option of the
 --   wrong type.
 function M.new(opts)
-  if type(opts) ~= "table" then
-    error("bad argument #1 to 'new' (table expected, got " .. type(opts) .. ")", 2)
-  end
+  check_arg(opts, "table", "new", 1)
   check_options(opts, CLIENT_OPTIONS, "new", 1)
   local custom = type(opts.transport) == "function" and opts.transport or nil
   if custom and opts.proxy then
@@ -314,7 +305,7 @@ end
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
-  check_string(account_id, "addresses")
+  check_arg(account_id, "string", "addresses", 1)
   local each -- the call options of every page (not the pager's)
   each, opts = options.split(opts, PAGE_CALL)
   if each then
@@ -380,8 +371,8 @@ end
 --   unknown option, a query that is not a table, or a body that is neither
 --   a table nor a string.
 function Client:request(method, path, opts)
-  check_string(method, "request")
-  check_string(path, "request", 2)
+  check_arg(method, "string", "request", 1)
+  check_arg(path, "string", "request", 2)
   check_options(opts, REQUEST_OPTIONS, "request", 3)
   local full, body, err = request.build(method, path, opts)
   if err then
@@ -424,7 +415,7 @@ end
 -- @raise when path is not a string, opts not a table, on an unknown option
 --   or an option of the wrong type.
 function Client:paginate(path, opts)
-  check_string(path, "paginate")
+  check_arg(path, "string", "paginate", 1)
   check_options(opts, FOLLOW_OPTIONS, "paginate", 2)
   local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
   local base_url = self.base_url

@@ -7,7 +7,8 @@
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
-local is_count = require("merchantapi.options").is_count
+local options = require "merchantapi.options"
+local is_count, check_arg = options.is_count, options.arg
 
 local type = type
 local error = error
@@ -123,9 +124,7 @@ end
 -- @return the task (so `loop:spawn(fn):on_done(cb)` chains).
 -- @raise when cb is not a function, or the task has a callback already.
 function Task:on_done(cb)
-  if type(cb) ~= "function" then
-    error("bad argument #1 to 'on_done' (function expected, got " .. type(cb) .. ")", 2)
-  end
+  check_arg(cb, "function", "on_done", 1)
   if self._on_done then
     error("merchantapi.loop: the task has an on_done callback already", 2)
   end
@@ -371,9 +370,7 @@ end
 -- @return the task: `task:done()`, `task:result()`.
 -- @raise when fn is not a function.
 function Loop:spawn(fn, ...)
-  if type(fn) ~= "function" then
-    error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
-  end
+  check_arg(fn, "function", "spawn", 1)
   if self._closed then
     error("merchantapi.loop: spawn on a closed loop", 2)
   end
@@ -548,9 +545,7 @@ function M.sleep(seconds)
   if not task then
     return core.sleep(seconds)
   end
-  if type(seconds) ~= "number" then
-    error("bad argument #1 to 'sleep' (number expected, got " .. type(seconds) .. ")", 2)
-  end
+  check_arg(seconds, "number", "sleep", 1)
   local loop = task._loop
   yield_or_raise() -- else a sleeper left behind by a yield that failed
   loop._sleepers[#loop._sleepers + 1] = { monotonic() + (seconds > 0 and seconds or 0), task }

@@ -11,9 +11,9 @@
 -- @module merchantapi.metrics
 local core = require "merchantapi.core"
 local errors = require "merchantapi.errors"
+local check_arg = require("merchantapi.options").arg
 
 local type = type
-local error = error
 local pairs = pairs
 local ipairs = ipairs
 local tostring = tostring
@@ -363,8 +363,8 @@ end
 --   the client was made without `metrics`, or the format is unknown.
 -- @raise when format is neither nil nor a string.
 function M.read_out(client, format)
-  if format ~= nil and type(format) ~= "string" then
-    error("bad argument #1 to 'metrics' (string expected, got " .. type(format) .. ")", 2)
+  if format ~= nil then
+    check_arg(format, "string", "metrics", 1)
   end
   local recorder = client._metrics
   if not recorder then

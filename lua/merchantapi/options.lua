@@ -34,6 +34,21 @@ function options.is_count(v)
   return is_integer(v) and v >= 1
 end
 
+--- Raises "bad argument #argn to 'fname' (want expected, got <type>)" at
+-- the caller of the public function unless `v` is of type `want`: the one
+-- message of an argument of the wrong type.
+-- @param v the argument.
+-- @tparam string want the type expected (`"string"`, `"table"`, ...).
+-- @tparam string fname the public function's name, for the message.
+-- @tparam integer argn the argument's position, for the message.
+-- @tparam[opt] integer depth as for `options.check` (default 2).
+function options.arg(v, want, fname, argn, depth)
+  if type(v) ~= want then
+    error(("bad argument #%d to '%s' (%s expected, got %s)"):format(argn, fname, want, type(v)),
+      (depth or 2) + 1)
+  end
+end
+
 --- Raises (at the caller of the public function) on an unknown option or
 -- an option of the wrong type: `allowed` maps each name to a type name,
 -- `"integer"`, `"integer >= 1"`, or alternatives (`"table or string"`, `'function or
@@ -51,10 +66,7 @@ function options.check(opts, allowed, fname, argn, depth)
     return {}
   end
   local level = (depth or 2) + 1
-  if type(opts) ~= "table" then
-    error(("bad argument #%d to '%s' (table expected, got %s)"):format(argn, fname, type(opts)),
-      level)
-  end
+  options.arg(opts, "table", fname, argn, level)
   for k, v in pairs(opts) do
     local want = allowed[k]
     if not want then

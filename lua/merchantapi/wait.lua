@@ -7,8 +7,6 @@ local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
 local transport = require "merchantapi.transport"
 
-local type = type
-local error = error
 local tostring = tostring
 local format = string.format
 
@@ -54,10 +52,8 @@ end
 -- @tparam[opt] table opts as for `client:wait_for_txid`.
 -- @return as `client:wait_for_txid`.
 function wait.for_txid(client, payout_id, opts)
-  if type(payout_id) ~= "string" then
-    error("bad argument #1 to 'wait_for_txid' (string expected, got " .. type(payout_id) .. ")", 3)
-  end
   -- from for_txid, below client:wait_for_txid: raises at that one's caller
+  options.arg(payout_id, "string", "wait_for_txid", 1, 3)
   opts = options.check(opts, OPTIONS, "wait_for_txid", 2, 3)
   -- the core's one table of paths and its id rule (bad: "payout_id is empty")
   local path, bad = core.path("get_payout", payout_id)
