@@ -1,12 +1,8 @@
---- Internal: the option checks of the Lua modules, in one place: the
--- client's and each call's options (`merchantapi.new`, the calls,
--- `wait_for_txid`) and the pager's (`merchantapi.paginate`).  Option
--- *names and types* are checked here and raise at the caller of the public
--- function; option *values* and their limits (headers, a base URL, seconds
--- > 0, max_retries, page, per_page, order, order_type, ...) are the core's
--- (src/limits.c), one check for C and Lua alike, so the messages are the
--- same from both; the pager's own (start_page, max_pages, concurrency:
--- `"integer >= 1"`) only the Lua side has.
+--- Internal: the option checks of the Lua modules, in one place: the type
+-- of an argument, and option *names and types*, raising at the caller of
+-- the public function.  Option *values* and their limits are the core's
+-- (src/limits.c: one check, the same messages from C and Lua), but for the
+-- pager's own counts (`"integer >= 1"`), which only the Lua side has.
 --
 -- @module merchantapi.options
 local type = type

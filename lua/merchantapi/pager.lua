@@ -60,6 +60,12 @@ local OPTIONS = {
 
 local is_integer, is_count = options.is_integer, options.is_count
 
+-- Whether f can be called: a function, or a table whose metatable has __call.
+local function callable(f)
+  local mt = type(f) == "table" and getmetatable(f)
+  return type(f) == "function" or (mt and mt.__call ~= nil)
+end
+
 --- Builds a pager over any list call: what `merchantapi.paginate` and
 -- `client:addresses` call.
 --
@@ -70,19 +76,12 @@ local is_integer, is_count = options.is_integer, options.is_count
 -- @treturn table the pager.
 -- @raise as `merchantapi.paginate`.
 function M.paginate(fetch_page, opts, fetch_pages)
-  local ft = type(fetch_page)
-  if ft ~= "function" then
-    local mt = ft == "table" and getmetatable(fetch_page)
-    if not (mt and mt.__call) then
-      error("bad argument #1 to 'paginate' (function expected, got " .. ft .. ")", 2)
-    end
+  if not callable(fetch_page) then
+    error("bad argument #1 to 'paginate' (function expected, got " .. type(fetch_page) .. ")", 2)
   end
-  if fetch_pages ~= nil and type(fetch_pages) ~= "function" then
-    local mt = type(fetch_pages) == "table" and getmetatable(fetch_pages)
-    if not (mt and mt.__call) then
-      error("bad argument #3 to 'paginate' (function or nil expected, got "
-        .. type(fetch_pages) .. ")", 2)
-    end
+  if fetch_pages ~= nil and not callable(fetch_pages) then
+    error("bad argument #3 to 'paginate' (function or nil expected, got "
+      .. type(fetch_pages) .. ")", 2)
   end
   opts = options.check(opts, OPTIONS, "paginate", 2)
   return setmetatable({
