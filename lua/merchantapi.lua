@@ -346,10 +346,8 @@ end
 --   `query` (table: appended after `?`, or `&` when the path has a query;
 --   keys sorted bytewise, keys and values percent-encoded; a value is a
 --   string, an integer, a boolean or an array of those, repeating the key),
---   `body` (a string, sent byte for byte; or a table, encoded as JSON by
---   `merchantapi.encode`'s rules: decimal strings stay strings, integers
---   stay integers, sorted keys, `merchantapi.null` as null, and fractions,
---   NaN, cycles refused).  The body goes out with `Content-Type:
+--   `body` (a string, sent byte for byte; or a table, encoded by
+--   `merchantapi.encode`'s rules).  The body goes out with `Content-Type:
 --   application/vnd.api+json`.  GET and HEAD take no body.
 --   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
 --   call's; see `new`).
@@ -363,10 +361,8 @@ end
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
 --   `"usage"` (bad method, path, query, body or header: nothing was sent; a
 --   refused body value is named by `err.pointer`, a JSON pointer into the body).
--- Retries: GET and HEAD are retried like `get_channel`.  POST, PUT, PATCH
---   and DELETE are treated like `confirm_payout`: never resent by libcurl,
---   retried only when provably not sent or answered 429, and a failure
---   carries `err.outcome` (`"not_sent"`, `"unknown"`, `"rejected"`).
+-- Retries: GET and HEAD are retried like `get_channel`; POST, PUT, PATCH
+--   and DELETE like `confirm_payout`, whose `err.outcome` their failures carry.
 -- @raise when method or path is not a string, opts not a table, on an
 --   unknown option, a query that is not a table, or a body that is neither
 --   a table nor a string.
