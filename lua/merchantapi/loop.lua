@@ -59,6 +59,11 @@ function M.current()
   return task
 end
 
+-- Whether the time budget b of a step (`loop:step`'s `budget.time`) is spent.
+local function time_spent(b)
+  return b.time and monotonic() - b.t0 - b.waited >= b.time
+end
+
 --- Inside a loop task whose step has a time budget (`loop:step(timeout,
 -- { time = s })`) that is spent: a plain yield, so that the task goes on at
 -- the next step (a pager handing out pages fetched ahead calls it between
@@ -68,7 +73,7 @@ end
 function M.yield_if_over_budget()
   local task = M.current()
   local b = task and task._loop._budget
-  if b and b.time and monotonic() - b.t0 - b.waited >= b.time then
+  if b and time_spent(b) then
     pcall(co_yield) -- raises where it cannot yield (Lua 5.1, 5.2): then no turn
   end
 end
@@ -221,13 +226,8 @@ end
 -- Whether the step may do one more piece of work (a resume; call: one that
 -- hands a call's end to its task); the first is always done.
 local function take(b, call)
-  if b.units > 0 then
-    if call and b.calls and b.ended >= b.calls then
-      return false
-    end
-    if b.time and monotonic() - b.t0 - b.waited >= b.time then
-      return false
-    end
+  if b.units > 0 and ((call and b.calls and b.ended >= b.calls) or time_spent(b)) then
+    return false
   end
   b.units = b.units + 1
   if call then
