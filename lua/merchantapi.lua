@@ -70,7 +70,8 @@ local CONFIRM_OPTIONS = call_options { settle = "boolean" }
 local REQUEST_OPTIONS = call_options { query = "table", body = "table or string" }
 local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1", traceparent = "string",
   tracestate = "string" } -- client:paginate
-local PAGE_CALL = { "headers", "traceparent", "tracestate" } -- a pager's, sent with every page
+-- a pager's options that are sent with every page's call
+local PAGE_CALL = { headers = true, traceparent = true, tracestate = true }
 
 local check_options, check_arg = options.check, options.arg
 
@@ -306,20 +307,23 @@ end
 --   of the wrong type.
 function Client:addresses(account_id, opts)
   check_arg(account_id, "string", "addresses", 1)
-  local each -- the call options of every page (not the pager's)
-  each, opts = options.split(opts, PAGE_CALL)
-  if each then
-    check_options(each, CALL_OPTIONS, "addresses", 2)
+  local each, rest = {}, opts -- the call options of every page; the pager's
+  if type(opts) == "table" then
+    rest = {}
+    for k, v in pairs(opts) do
+      (PAGE_CALL[k] and each or rest)[k] = v
+    end
   end
+  check_options(each, CALL_OPTIONS, "addresses", 2)
   local function with_call(params) -- a new table from the pager: ours to fill
-    for k, v in pairs(each or {}) do
+    for k, v in pairs(each) do
       params[k] = v
     end
     return params
   end
   local ok, p = pcall(pager.paginate, function(params)
     return run(self, "list_addresses", account_id, with_call(params))
-  end, opts, function(params, first_page, count, concurrency)
+  end, rest, function(params, first_page, count, concurrency)
     return transport.pages(self, account_id, with_call(params), first_page, count, concurrency)
   end)
   if not ok then

@@ -90,28 +90,4 @@ function options.check(opts, allowed, fname, argn, depth)
   return opts
 end
 
---- Splits an options table in two: the options named in `keys` (nil when
--- none is set) and the others (`opts` itself when none was taken).
--- @tparam table|nil opts the options.
--- @tparam table keys an array of option names.
--- @treturn table|nil the options named, a new table.
--- @treturn table|nil the others.
-function options.split(opts, keys)
-  local taken
-  for _, k in ipairs(type(opts) == "table" and keys or {}) do
-    taken = taken or (opts[k] ~= nil and {}) or nil
-    if taken then
-      taken[k] = opts[k]
-    end
-  end
-  if not taken then
-    return nil, opts
-  end
-  local rest = {}
-  for k, v in pairs(opts) do
-    rest[k] = taken[k] == nil and v or nil
-  end
-  return taken, rest
-end
-
 return options
