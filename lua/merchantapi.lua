@@ -146,11 +146,8 @@ end
 --   cosockets can yield (rewrite, access, content, timers, ...), so it
 --   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
---   `on_request`, `on_response` (`function(info)`: called for every attempt,
---   retries and the read that settles a confirm included, whatever drives
---   the call, with the attempt's record by OpenTelemetry's names; errors
---   they raise are reported as `hook_error` on the result.  See
---   `merchantapi.transport`, "Attempt records"),
+--   `on_request`, `on_response` (`function(info)`: called for every attempt
+--   with its record; see `merchantapi.transport`, "Attempt records"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
