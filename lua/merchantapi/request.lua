@@ -46,10 +46,8 @@ local function query_value(v)
   return nil, "a value of type " .. t .. " has no query form"
 end
 
---- Builds a query string from a table: keys sorted bytewise, keys and
--- values percent-encoded (`core.escape`, the core's rule); a value is a string, an
--- integer, a boolean (`true`/`false`) or an array of those (the key is
--- repeated, in array order; an empty array sends nothing).
+--- Builds a query string from a table by the rules of `client:request`'s
+-- `query` (an array's key repeated in array order; an empty one sends nothing).
 --
 -- syntax: `text, err = request.query_string(query)`
 -- @tparam table query the parameters: name -> value or array of values.
