@@ -117,12 +117,12 @@ end
 -- yielded outside merchantapi, or the loop was closed first (err: a
 -- string).  The way a host with a scheduler of its own learns that a call
 -- made in a task is over, with no polling of `task:done()`
--- (docs/guide/loop.md).  Always called from `loop:step` (or `loop:close`), at the
--- end of the step in which the task ended -- never from `on_done` itself:
--- for a task already done, at the next step (on a closed loop, at once).  cb runs on the thread that
--- steps the loop and must not yield; an error it raises comes out of that
--- `loop:step` (the loop is consistent: the callbacks not yet called run at
--- the next step).  One callback per task.
+-- (docs/guide/loop.md).  Always called from `loop:step` (or `loop:close`),
+-- at the end of the step in which the task ended -- never from `on_done`
+-- itself: for a task already done, at the next step (on a closed loop, at
+-- once).  cb runs on the thread that steps the loop and must not yield; an
+-- error it raises comes out of that `loop:step` (the loop is consistent:
+-- the callbacks not yet called run at the next step).  One callback per task.
 --
 -- syntax: `task = task:on_done(cb)`
 -- @tparam function cb called once: `cb(true, ...)` or `cb(false, err)`.

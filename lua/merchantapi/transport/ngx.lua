@@ -38,10 +38,6 @@ local MAX_HEADER_BYTES, HEADERS_OVER = core.defaults.max_header_bytes,
   core.defaults.max_header_title
 local READ_BLOCK = 65536
 
-local function now()
-  return rawget(_G, "ngx").now()
-end
-
 -- The origins parse_url has seen: "scheme://authority" -> { scheme, host,
 -- port, authority } (a client calls one or two; bounded all the same).
 local origins, norigins = {}, 0
@@ -119,7 +115,7 @@ end
 -- cached clock does, i.e. after a wait: settimeouts is called again only
 -- then, not for every line read.
 local function set_timeout(st)
-  local t = now()
+  local t = st.ngx.now()
   if t ~= st.at then
     st.at = t
     local left = max(1, (st.deadline - t) * 1000)
@@ -300,15 +296,14 @@ function M.new(opts)
     if not scheme then
       return failure(host, false)
     end
-    local start = now()
-    local deadline = start + request.timeout
+    local deadline = ngx.now() + request.timeout
     local connect_ms = max(1, request.connect_timeout * 1000)
 
     local ok, sock = pcall(ngx.socket.tcp)
     if not ok or not sock then
       return failure("cosockets are not available here: " .. tostring(sock), false)
     end
-    local st = { sock = sock, deadline = deadline, connect_ms = connect_ms, at = nil }
+    local st = { ngx = ngx, sock = sock, deadline = deadline, connect_ms = connect_ms, at = nil }
     set_timeout(st)
 
     local fresh = request.fresh_connection
