@@ -75,11 +75,6 @@ local PAGE_CALL = { headers = true, traceparent = true, tracestate = true }
 
 local check_options, check_arg = options.check, options.arg
 
--- The base URL without userinfo, for display.
-local function display_url(url)
-  return (url:gsub("^(%a[%w+.-]*://)[^/@]*@", "%1"):gsub("/+$", ""))
-end
-
 local Client = {}
 Client.__index = Client
 
@@ -191,7 +186,8 @@ function M.new(opts)
   if not c then
     return errors.fail(err)
   end
-  client._c, client.base_url = c, display_url(opts.base_url)
+  -- the base URL as the core keeps it: no trailing "/" (nor userinfo, which it refused)
+  client._c, client.base_url = c, opts.base_url:gsub("/+$", "")
   return setmetatable(client, Client)
 end
 
