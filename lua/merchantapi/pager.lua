@@ -397,11 +397,9 @@ end
 --
 -- syntax: `items, err = pager:all()`
 --
--- @treturn table|nil the items, in order, with the fields `announced`
---   (integer or nil: how many items the service announced, its last
---   `meta.total`), `received` (how many came in the whole walk, items that
---   `next()` handed out before included) and `total_changed` (see
---   `merchantapi.paginate`);
+-- @treturn table|nil the items, in order, with the pager's fields
+--   `announced`, `received` (the whole walk's, items that `next()` handed
+--   out before included) and `total_changed` (see the module's doc);
 -- @return nil, err, message -- on failure: the error table, with the items
 --   fetched before it (with the same fields) as `err.partial` (for a
 --   custom `fetch_page` whose error is not a table: `nil, err, partial`).
