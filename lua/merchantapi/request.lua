@@ -8,6 +8,7 @@
 local core = require "merchantapi.core"
 local json = require "merchantapi.json"
 local errors = require "merchantapi.errors"
+local is_count = require("merchantapi.options").is_count
 
 local type = type
 local pairs = pairs
@@ -68,7 +69,7 @@ function request.query_string(query)
     local list = v
     if type(v) == "table" then
       for key in pairs(v) do
-        if type(key) ~= "number" or key < 1 or key > #v or key % 1 ~= 0 then
+        if not is_count(key) or key > #v then
           return nil, "query." .. k .. ": a table value must be an array"
         end
       end
