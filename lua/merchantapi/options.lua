@@ -22,8 +22,8 @@ function options.is_integer(v)
 end
 local is_integer = options.is_integer
 
---- 1 rule for "a count" of the Lua side (`"integer >= 1"`): an integer (as
--- `options.is_integer` says) of at least 1.
+--- 1 rule for "a count" of the Lua side (`"integer >= 1"`): an integer, as
+-- `options.is_integer` says, of one or more.
 -- @param v any value
 -- @treturn boolean
 function options.is_count(v)
