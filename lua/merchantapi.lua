@@ -462,8 +462,7 @@ end
 -- @tparam string payout_id the payout's id (percent-encoded as one path segment).
 -- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
 --   (seconds > 0, this call's; see `new`).
--- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
---   decimal string, `accountCharged` and `author` resolved; `txid` nil until
+-- @return the payout (as `confirm_payout` returns it; `txid` nil until
 --   broadcast), nil, res; or `nil, err, message` (kinds as `get_channel`; an
 --   unknown id is `kind = "api"` with `status = 404` on the sandbox;
 --   `"decode"` when data is not a payouts resource, or another payout's).

@@ -165,7 +165,7 @@ local function finish(loop, task, ok, results)
   end
 end
 
--- A task's end for a reason of the loop's: nil, msg.
+-- A task's end with nil, err (it raised, or for a reason of the loop's).
 local function fail(loop, task, msg)
   finish(loop, task, false, { n = 2, nil, msg })
 end
@@ -189,7 +189,7 @@ local function resumed(loop, task, ok, ...)
   if ok and (...) == WAIT then -- the task waits (WAIT is no value a task's function can return)
     return
   elseif not ok then
-    finish(loop, task, false, { n = 2, nil, (...) }) -- it raised: never the loop's concern
+    fail(loop, task, (...)) -- it raised: never the loop's concern
   elseif co_status(task._co) == "dead" then
     finish(loop, task, true, pack(...))
   elseif select("#", ...) == 0 then
