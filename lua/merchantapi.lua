@@ -506,11 +506,8 @@ end
 --   or `"usage"` (empty id, a negative timeout, an interval or max_interval <= 0).
 -- @raise when payout_id is not a string, on an unknown option or an option
 --   of the wrong type.
-function Client:wait_for_txid(payout_id, opts)
-  -- not a tail call: wait.for_txid raises its argument errors two levels up
-  local payout, err, res = wait.for_txid(self, payout_id, opts)
-  return payout, err, res
-end
+-- @function Client:wait_for_txid
+Client.wait_for_txid = wait.for_txid
 
 --- Frees the client's handle and closes its connection.  Safe to call more
 -- than once; Lua 5.4's `__close` does the same, and the handle is freed by

@@ -45,16 +45,15 @@ end
 --
 -- syntax: `payout, err, res = wait.for_txid(client, payout_id, opts)`
 --
--- See `client:wait_for_txid` for the arguments, results and errors.
+-- It is `client:wait_for_txid`, which documents the arguments, results and errors.
 --
 -- @tparam table client the `merchantapi` client (its `get_payout` reads).
 -- @tparam string payout_id the payout's id.
 -- @tparam[opt] table opts as for `client:wait_for_txid`.
 -- @return as `client:wait_for_txid`.
 function wait.for_txid(client, payout_id, opts)
-  -- from for_txid, below client:wait_for_txid: raises at that one's caller
-  options.arg(payout_id, "string", "wait_for_txid", 1, 3)
-  opts = options.check(opts, OPTIONS, "wait_for_txid", 2, 3)
+  options.arg(payout_id, "string", "wait_for_txid", 1)
+  opts = options.check(opts, OPTIONS, "wait_for_txid", 2)
   -- the core's one table of paths and its id rule (bad: "payout_id is empty")
   local path, bad = core.path("get_payout", payout_id)
   local timeout, msg = seconds(opts, "timeout", 0, false)
