@@ -539,9 +539,8 @@ end
 --
 -- @return the loop, or `nil, err, message` (`"memory"`, or `"transport"`
 --   when its descriptor could not be made).
-function M.loop()
-  return loop.new()
-end
+-- @function loop
+M.loop = loop.new
 
 --- `assert` for the results of a call: raises the error's one-line
 -- message on every Lua and in OpenResty.
