@@ -15,7 +15,9 @@ local wait = {}
 -- The read (the core's endpoint table), made without the core's retries.
 local READ = core.endpoints.get_payout
 
-local DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
+--- The defaults of `wait_for_txid`'s options, in seconds: `timeout`, `interval`, `max_interval`.
+wait.DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
+local DEFAULTS = wait.DEFAULTS
 
 local OPTIONS = {
   timeout = "number", interval = "number", max_interval = "number",
