@@ -349,26 +349,21 @@ end
 --   page could not be fetched (the same error again on every later call).
 --   Never raises on run-time failures.
 function Pager:next()
-  while true do
-    local buf = self._buf
-    if buf then
-      local pos = self._pos
-      local item = buf[pos]
-      if pos <= #buf then
-        self._pos = pos + 1
-        return item
-      end
-      self._buf, self._pos = nil, 1
-    end
-    local list, err = fetch_next(self)
-    if not list then
+  local buf, pos = self._buf, self._pos
+  while not buf or pos > #buf do -- the page handed out: the next one
+    local err
+    self._buf, self._pos = nil, 1
+    buf, err = fetch_next(self)
+    if not buf then
       if err == nil then
         return nil
       end
       return errors.fail(err)
     end
-    self._buf, self._pos = list, 1
+    pos = 1
   end
+  self._buf, self._pos = buf, pos + 1
+  return buf[pos]
 end
 
 --- Iterator over every item of every page.
