@@ -175,7 +175,7 @@ function M.new(opts)
   end
   local client, rerr = transport.route(opts) -- how its calls go, decided once
   if not client then
-    return nil, rerr -- no lua_shared_dict of that name
+    return errors.fail(rerr) -- no lua_shared_dict of that name
   end
   -- the core reads what is its own (the hooks: it runs them over libcurl)
   local copy = { user_agent = LUA_TOKEN, hooks = client._hooks or nil }
