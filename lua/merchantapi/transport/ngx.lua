@@ -200,14 +200,6 @@ local function read_head(st)
   end
 end
 
-local function header_value(headers, name)
-  local v = headers[name]
-  if type(v) == "table" then
-    return v[#v]
-  end
-  return v
-end
-
 -- Reads a chunked body, at most limit bytes.  body, complete | nil, err.
 local function read_chunked(st, limit)
   local sock = st.sock
@@ -371,7 +363,8 @@ function M.new(opts)
     end
     local limit = (request.max_body or DEFAULT_MAX_BODY) + 1
     local keep = not fresh and minor == 1
-    local connection = header_value(headers, "connection")
+    local connection = headers.connection -- a repeated header: its last value
+    connection = type(connection) == "table" and connection[#connection] or connection
     if connection and find(lower(connection), "close", 1, true) then
       keep = false
     end
