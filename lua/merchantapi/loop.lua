@@ -78,7 +78,12 @@ function M.yield_if_over_budget()
   end
 end
 
-local function yield_or_raise() -- M.before_start
+--- Inside a task, before its call starts: on a Lua that cannot tell whether
+-- the task may yield here (5.1, 5.2), one plain yield (the task goes on at
+-- this step's end), which raises "attempt to yield across ..." where it
+-- cannot -- before the request is started, never after it left.
+-- @local
+function M.before_start()
   if not co_isyieldable then
     co_yield()
   end
@@ -547,7 +552,7 @@ function M.sleep(seconds)
   end
   check_arg(seconds, "number", "sleep", 1)
   local loop = task._loop
-  yield_or_raise() -- else a sleeper left behind by a yield that failed
+  M.before_start() -- else a sleeper left behind by a yield that failed
   loop._sleepers[#loop._sleepers + 1] = { monotonic() + (seconds > 0 and seconds or 0), task }
   co_yield(WAIT)
 end
@@ -576,13 +581,6 @@ end
 function M.next_ended()
   return co_yield(WAIT) -- run_calls resumes the task with the exchange
 end
-
---- Inside a task, before its call starts: on a Lua that cannot tell whether
--- the task may yield here (5.1, 5.2), one plain yield (the task goes on at
--- this step's end), which raises "attempt to yield across ..." where it
--- cannot -- before the request is started, never after it left.
--- @local
-M.before_start = yield_or_raise
 
 --- A new loop (one libcurl multi handle, one epoll descriptor): what
 -- `merchantapi.loop()` returns.
