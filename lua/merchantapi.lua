@@ -79,9 +79,7 @@ local Client = {}
 Client.__index = Client
 
 -- The calls of the core's endpoint table (core.endpoints), each
--- `client:<name>(id, opts)`, documented one by one below: its options are
--- those of a list, of a call that may move money (with `settle`), or the
--- headers and deadline of any call.
+-- `client:<name>(id, opts)`, documented one by one below.
 for _, e in ipairs(core.endpoints) do
   local name = e.name
   local allowed = e.lists and LIST_OPTIONS or e.moves_money and CONFIRM_OPTIONS or CALL_OPTIONS
