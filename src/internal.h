@@ -195,8 +195,10 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
 #define MAPI_DEFAULT_MAX_BODY ((size_t)16 * 1024 * 1024)
 #define MAPI_DEFAULT_MAX_DEPTH 64
 /* Not an option: the cap of a response's header lines together, interim
-   ones included (libcurl's path and the cosocket transport: core.defaults). */
+   ones included (libcurl's path and the cosocket transport: core.defaults),
+   and the title of a head over it. */
 #define MAPI_MAX_HEADER_BYTES (256 * 1024)
+#define MAPI_HEADERS_OVER "response headers over %d bytes"
 
 /* Each returns NULL when the value is within its limits (mapi_config's and
    mapi_list_addresses's, merchantapi.h; page and per_page >= 1 and within a
