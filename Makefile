@@ -102,6 +102,7 @@ help:
 	@echo "  check-c     build the C tests (make test runs them)"
 	@echo "  lint        luacheck over every Lua file"
 	@echo "  matrix      the fault matrix: every fault through every driver, printed as a table"
+	@echo "  call-path   the files whose code one blocking client:get_channel runs (gcov), counted"
 	@echo "  sandbox     run the local sandbox in the foreground (SANDBOX_PORT, default 8089)"
 	@echo "  examples    install into build/, build and run every example against a sandbox"
 	@echo "  docs        the Lua reference (LDoc) into docs/lua/, the header into docs/c/"

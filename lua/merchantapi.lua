@@ -8,20 +8,12 @@
 -- (`merchantapi.core`); this module checks arguments and adds the pager.
 --
 -- Every call returns `value, nil, res` on success and exactly
--- `nil, err, message` on failure, where `err` is the error table
--- (docs/guide/errors.md: `kind`, `status`, `code`, `title`, `detail`,
--- `pointer`, `errors`, `amount`, `minimum`, `maximum`, `retryable`,
--- `outcome`, `method`, `url`, `request_id`, `message`, and `res`, the
--- response when one came; `tostring(err)`, `"failed: " .. err` and
--- `err .. "!"` give the one-line `err.message`), `message` is that line --
--- last, so that `assert(call())` raises it on LuaJIT and in OpenResty,
--- whose `assert` raises its last argument; `merchantapi.assert` raises it
--- on every Lua -- and `res` is the response object ("The response
--- object": `status`, `headers`, `request_id`, `elapsed`, `meta`, `jsonapi`,
--- `links`, `body`, `res:document()`).  A resource's own links and meta, and
--- its relationships' links, meta and linkage, are read with
--- `merchantapi.links`, `merchantapi.meta` and `merchantapi.relationship`.
--- Only argument *type* mistakes raise.
+-- `nil, err, message` on failure: the error table, the one-line message
+-- last (`merchantapi.assert` raises it on every Lua) and the response
+-- object are described in docs/guide/errors.md and docs/contract.md
+-- ("Errors", "The response object").  A resource's own links and meta, and
+-- its relationships', are read with `merchantapi.links`, `merchantapi.meta`
+-- and `merchantapi.relationship`.  Only argument *type* mistakes raise.
 --
 -- @module merchantapi
 local core = require "merchantapi.core"
@@ -78,34 +70,21 @@ local CONFIRM_OPTIONS = call_options { settle = "boolean" }
 local REQUEST_OPTIONS = call_options { query = "table", body = "table or string" }
 local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1", traceparent = "string",
   tracestate = "string" } -- client:paginate
-local PAGE_CALL = { "headers", "traceparent", "tracestate" } -- a pager's, sent with every page
+-- a pager's options that are sent with every page's call
+local PAGE_CALL = { headers = true, traceparent = true, tracestate = true }
 
-local check_options = options.check
-
--- Raises at the public function's caller when its argument #argn is not a string.
-local function check_string(v, fname, argn)
-  if type(v) ~= "string" then
-    error(("bad argument #%d to '%s' (string expected, got %s)"):format(argn or 1, fname, type(v)), 3)
-  end
-end
-
--- The base URL without userinfo, for display.
-local function display_url(url)
-  return (url:gsub("^(%a[%w+.-]*://)[^/@]*@", "%1"):gsub("/+$", ""))
-end
+local check_options, check_arg = options.check, options.arg
 
 local Client = {}
 Client.__index = Client
 
 -- The calls of the core's endpoint table (core.endpoints), each
--- `client:<name>(id, opts)`, documented one by one below: its options are
--- those of a list, of a call that may move money (with `settle`), or the
--- headers and deadline of any call.
+-- `client:<name>(id, opts)`, documented one by one below.
 for _, e in ipairs(core.endpoints) do
   local name = e.name
   local allowed = e.lists and LIST_OPTIONS or e.moves_money and CONFIRM_OPTIONS or CALL_OPTIONS
   Client[name] = function(self, id, opts)
-    check_string(id, name)
+    check_arg(id, "string", name, 1)
     if opts ~= nil then -- nil: nothing to check (and no table made)
       check_options(opts, allowed, name, 2)
     end
@@ -160,11 +139,8 @@ end
 --   cosockets can yield (rewrite, access, content, timers, ...), so it
 --   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
---   `on_request`, `on_response` (`function(info)`: called for every attempt,
---   retries and the read that settles a confirm included, whatever drives
---   the call, with the attempt's record by OpenTelemetry's names; errors
---   they raise are reported as `hook_error` on the result.  See
---   `merchantapi.transport`, "Attempt records"),
+--   `on_request`, `on_response` (`function(info)`: called for every attempt
+--   with its record; see `merchantapi.transport`, "Attempt records"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
@@ -188,9 +164,7 @@ end
 -- @raise when opts is not a table, on an unknown option or an option of the
 --   wrong type.
 function M.new(opts)
-  if type(opts) ~= "table" then
-    error("bad argument #1 to 'new' (table expected, got " .. type(opts) .. ")", 2)
-  end
+  check_arg(opts, "table", "new", 1)
   check_options(opts, CLIENT_OPTIONS, "new", 1)
   local custom = type(opts.transport) == "function" and opts.transport or nil
   if custom and opts.proxy then
@@ -199,7 +173,7 @@ function M.new(opts)
   end
   local client, rerr = transport.route(opts) -- how its calls go, decided once
   if not client then
-    return nil, rerr -- no lua_shared_dict of that name
+    return errors.fail(rerr) -- no lua_shared_dict of that name
   end
   -- the core reads what is its own (the hooks: it runs them over libcurl)
   local copy = { user_agent = LUA_TOKEN, hooks = client._hooks or nil }
@@ -210,7 +184,8 @@ function M.new(opts)
   if not c then
     return errors.fail(err)
   end
-  client._c, client.base_url = c, display_url(opts.base_url)
+  -- the base URL as the core keeps it: no trailing "/" (nor userinfo, which it refused)
+  client._c, client.base_url = c, opts.base_url:gsub("/+$", "")
   return setmetatable(client, Client)
 end
 
@@ -317,27 +292,29 @@ end
 --   `tracestate` (as for `confirm_payout`: sent with every page's request;
 --   each attempt of each page is a span of the caller's trace).
 -- @treturn table the pager: `each()`, `pages()`, `all()`, `next()`, and the
---   fields `announced`, `received`, `total_changed`.  A page that repeats an
---   id of the walk or contradicts `meta.total` ends the walk with a
---   `"decode"` error naming it (`err.page`); see `merchantapi.pager`.
+--   fields `announced`, `received`, `total_changed`, checking every page
+--   by the rules of `merchantapi.pager`.
 -- @raise when account_id is not a string, on an unknown option or an option
 --   of the wrong type.
 function Client:addresses(account_id, opts)
-  check_string(account_id, "addresses")
-  local each -- the call options of every page (not the pager's)
-  each, opts = options.split(opts, PAGE_CALL)
-  if each then
-    check_options(each, CALL_OPTIONS, "addresses", 2)
+  check_arg(account_id, "string", "addresses", 1)
+  local each, rest = {}, opts -- the call options of every page; the pager's
+  if type(opts) == "table" then
+    rest = {}
+    for k, v in pairs(opts) do
+      (PAGE_CALL[k] and each or rest)[k] = v
+    end
   end
+  check_options(each, CALL_OPTIONS, "addresses", 2)
   local function with_call(params) -- a new table from the pager: ours to fill
-    for k, v in pairs(each or {}) do
+    for k, v in pairs(each) do
       params[k] = v
     end
     return params
   end
   local ok, p = pcall(pager.paginate, function(params)
     return run(self, "list_addresses", account_id, with_call(params))
-  end, opts, function(params, first_page, count, concurrency)
+  end, rest, function(params, first_page, count, concurrency)
     return transport.pages(self, account_id, with_call(params), first_page, count, concurrency)
   end)
   if not ok then
@@ -364,10 +341,8 @@ end
 --   `query` (table: appended after `?`, or `&` when the path has a query;
 --   keys sorted bytewise, keys and values percent-encoded; a value is a
 --   string, an integer, a boolean or an array of those, repeating the key),
---   `body` (a string, sent byte for byte; or a table, encoded as JSON by
---   `merchantapi.encode`'s rules: decimal strings stay strings, integers
---   stay integers, sorted keys, `merchantapi.null` as null, and fractions,
---   NaN, cycles refused).  The body goes out with `Content-Type:
+--   `body` (a string, sent byte for byte; or a table, encoded by
+--   `merchantapi.encode`'s rules).  The body goes out with `Content-Type:
 --   application/vnd.api+json`.  GET and HEAD take no body.
 --   `headers` (as for `confirm_payout`), `deadline` (seconds > 0, this
 --   call's; see `new`).
@@ -381,16 +356,14 @@ end
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
 --   `"usage"` (bad method, path, query, body or header: nothing was sent; a
 --   refused body value is named by `err.pointer`, a JSON pointer into the body).
--- Retries: GET and HEAD are retried like `get_channel`.  POST, PUT, PATCH
---   and DELETE are treated like `confirm_payout`: never resent by libcurl,
---   retried only when provably not sent or answered 429, and a failure
---   carries `err.outcome` (`"not_sent"`, `"unknown"`, `"rejected"`).
+-- Retries: GET and HEAD are retried like `get_channel`; POST, PUT, PATCH
+--   and DELETE like `confirm_payout`, whose `err.outcome` their failures carry.
 -- @raise when method or path is not a string, opts not a table, on an
 --   unknown option, a query that is not a table, or a body that is neither
 --   a table nor a string.
 function Client:request(method, path, opts)
-  check_string(method, "request")
-  check_string(path, "request", 2)
+  check_arg(method, "string", "request", 1)
+  check_arg(path, "string", "request", 2)
   check_options(opts, REQUEST_OPTIONS, "request", 3)
   local full, body, err = request.build(method, path, opts)
   if err then
@@ -417,11 +390,9 @@ end
 -- (after the items of the page that gave it), and the api key never leaves
 -- for another origin.  The walk ends after a page without `links.next` (or
 -- with `next: null`), after an empty page, when a next link repeats one
--- already followed, or after `max_pages`.  A page that repeats an id the
--- walk already yielded (a server that ignores its page parameter, an insert
--- that shifts offsets) ends it with a `"decode"` error naming the page, as
--- in `client:addresses`.  A list's `meta` is not read (no `meta.total`
--- rule applies, and `pager.announced` stays nil).
+-- already followed, or after `max_pages`.  Of `merchantapi.pager`'s rules
+-- only the id rule applies: a list's `meta` is not read (`pager.announced`
+-- stays nil).
 --
 -- @tparam string path as for `client:request`, e.g.
 --   `"/api/public/v1/accounts/" .. merchantapi.escape(id) .. "/addresses"`.
@@ -435,7 +406,7 @@ end
 -- @raise when path is not a string, opts not a table, on an unknown option
 --   or an option of the wrong type.
 function Client:paginate(path, opts)
-  check_string(path, "paginate")
+  check_arg(path, "string", "paginate", 1)
   check_options(opts, FOLLOW_OPTIONS, "paginate", 2)
   local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
   local base_url = self.base_url
@@ -489,8 +460,7 @@ end
 -- @tparam string payout_id the payout's id (percent-encoded as one path segment).
 -- @tparam[opt] table opts `headers` (as for `confirm_payout`), `deadline`
 --   (seconds > 0, this call's; see `new`).
--- @return the payout (the shape of `confirm_payout`'s: `status`, `amount` a
---   decimal string, `accountCharged` and `author` resolved; `txid` nil until
+-- @return the payout (as `confirm_payout` returns it; `txid` nil until
 --   broadcast), nil, res; or `nil, err, message` (kinds as `get_channel`; an
 --   unknown id is `kind = "api"` with `status = 404` on the sandbox;
 --   `"decode"` when data is not a payouts resource, or another payout's).
@@ -534,11 +504,8 @@ end
 --   or `"usage"` (empty id, a negative timeout, an interval or max_interval <= 0).
 -- @raise when payout_id is not a string, on an unknown option or an option
 --   of the wrong type.
-function Client:wait_for_txid(payout_id, opts)
-  -- not a tail call: wait.for_txid raises its argument errors two levels up
-  local payout, err, res = wait.for_txid(self, payout_id, opts)
-  return payout, err, res
-end
+-- @function Client:wait_for_txid
+Client.wait_for_txid = wait.for_txid
 
 --- Frees the client's handle and closes its connection.  Safe to call more
 -- than once; Lua 5.4's `__close` does the same, and the handle is freed by
@@ -563,22 +530,15 @@ function Client:__tostring()
 end
 
 --- A new event loop: calls that never block the host (a game's tick,
--- libuv, epoll).  `loop:spawn(fn, ...)` runs `fn` as a task in which every
--- client call (the three calls, `get_payout`, `request`, the pagers with
--- their `concurrency`, `wait_for_txid`, and the waits between retries)
--- yields to the loop instead of blocking, with the same results as the
--- blocking call; `loop:step(timeout)` moves it on; `loop:pollfd()` and
--- `loop:timeout()` let another loop drive it.  Calls made outside a task
--- block as always.  See `merchantapi.loop` for every method.
+-- libuv, epoll); its tasks and methods are those of `merchantapi.loop`
+-- (docs/guide/loop.md).
 --
 -- syntax: `loop, err = merchantapi.loop()`
 --
--- @return the loop (methods `spawn`, `step`, `run`, `pollfd`, `timeout`,
---   `close`), or `nil, err, message` (`"memory"`, or `"transport"` when its
---   descriptor could not be made).
-function M.loop()
-  return loop.new()
-end
+-- @return the loop, or `nil, err, message` (`"memory"`, or `"transport"`
+--   when its descriptor could not be made).
+-- @function loop
+M.loop = loop.new
 
 --- `assert` for the results of a call: raises the error's one-line
 -- message on every Lua and in OpenResty.

@@ -21,9 +21,8 @@ char *mapi_attempt_server(const char *url, int *port);
 /* The MERCHANTAPI_DEBUG line of a record (mapi_attempt_format's text), made
    once: a new string the caller frees, or NULL when out of memory. */
 char *mapi_attempt_line(const mapi_attempt_info *in);
-/* error.type for an attempt that got status (0: none) and failed with kind:
-   NULL for MAPI_ERR_NONE, the status written into buf for a status >= 400,
-   else the kind's name (static). */
+/* error.type (mapi_attempt_info) of an attempt that got status (0: none)
+   and failed with kind (a status is written into buf; a kind's name is static). */
 const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size);
 
 /* ---- W3C Trace Context (trace.c) ---- */

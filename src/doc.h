@@ -1,16 +1,7 @@
 /*
  * doc.h -- what the files of the JSON:API document layer share (not
  * installed): the document and resource structs, and the calls one file
- * makes into another.
- *
- *   doc_parse.c    a body read into a document; the messages (JSON errors,
- *                  resource labels); freeing
- *   doc_index.c    the envelope, the (type, id) / (type, lid) index, two
- *                  copies of one resource merged, the field rules
- *   doc_resolve.c  every relationship resolved (stubs for linkages to
- *                  resources the document does not hold); the
- *                  relationship accessors
- *   doc_access.c   navigation: the document's and resources' members, find
+ * makes into another (docs/architecture.md's "Layout" names each file's job).
  *
  * Everything is built in the call that reads the body, touching resource
  * objects only (the values below them are the tree's).  Nothing is

@@ -1,11 +1,9 @@
 /*
  * http.h -- what the HTTP layer (http.c, http_transfer.c, http_loop.c: the
  * only files that call libcurl) offers the rest of the core: one request on
- * a client's easy handle, and transfers driven by an event loop.  Not
- * installed; hidden like internal.h.  Included by internal.h, in its layer
- * order (after the exchange, before the client): include internal.h, not
- * this file.  What the three files share among themselves is
- * http_private.h.
+ * a client's easy handle, and transfers driven by an event loop.  Hidden
+ * like internal.h, which includes it in its layer order: include internal.h,
+ * not this file.  What the three files share is http_private.h.
  */
 #ifndef MAPI_HTTP_H
 #define MAPI_HTTP_H
@@ -36,15 +34,12 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
                          const char *user_agent, mapi_error *err);
 void mapi_http_free(mapi_http *h);
 
-/*
- * Performs one request on the reused easy handle: headers Content-Type and
- * Accept application/vnd.api+json, Authorization when a key is set,
- * User-Agent; no redirects; TLS verification on; max_body enforced while
- * receiving.  Returns 0 with *out set (any HTTP status) or -1 with err
- * filled: TRANSPORT (curl_code set, outcome NOT_SENT when the request
- * provably never left, else UNKNOWN; retryable 1) or DECODE (body over
- * max_body, response attached).  The caller owns *out.
- */
+/* One request on the client's easy handle (the headers of mapi_base_headers,
+   then req's own; no redirects; TLS verified; max_body enforced while
+   receiving): 0 with *out (any HTTP status; the caller owns it), or -1 with
+   err TRANSPORT (curl_code set, outcome NOT_SENT when the request provably
+   never left, else UNKNOWN; retryable 1) or DECODE (mapi_refuse_body,
+   mapi_refuse_head: response attached). */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err);
 /* 1 when e is an attempt libcurl was stopped from sending again by itself
@@ -103,12 +98,8 @@ mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
-/* How much one step of a loop may do (mapi_loop_step_budget): seconds of
-   work (the step's waits not counted) and the transfers collected / calls
-   reported.  The first piece of work of a step is always done, whatever
-   the budget, so that every step moves the loop on; what a budget cuts off
-   is left for the next step (mapi_http_loop_timeout and mapi_loop_timeout
-   are then 0). */
+/* How much one step of a loop may do, by the rules of mapi_loop_step_budget
+   (merchantapi.h): seconds of work, the transfers collected, calls reported. */
 typedef struct mapi_budget {
     double max_seconds;   /* <= 0: no bound on time */
     size_t max_calls;     /* 0: no bound on collected, nor on reported */

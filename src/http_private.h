@@ -2,7 +2,8 @@
  * http_private.h -- what the three files of the libcurl layer share: the
  * client's handle (http.c), one transfer's setup, callbacks and result
  * (http_transfer.c), and the event loops' multis (http_loop.c).  Nothing
- * outside those three files includes it.
+ * outside those three files includes it.  A declaration without a comment
+ * is documented at its definition.
  */
 #ifndef MAPI_HTTP_PRIVATE_H
 #define MAPI_HTTP_PRIVATE_H
@@ -62,37 +63,26 @@ typedef struct transfer {
 
 /* ---- http.c ---- */
 
-/* 0 when h's handles belong to this process, else renews them (http.c's
-   top comment); -1 with err (MEMORY, nothing sent). */
 int mapi_http_own_process(mapi_http *h, mapi_error *err);
-/* In a child after fork(): points every socket of l at /dev/null; 0, or
-   -1 when /dev/null could not be opened (the handles must then leak). */
 int mapi_http_release_inherited(struct sock_list *l);
 /* Appends a copy of line to *list; 0, or -1 out of memory. */
 int mapi_http_append_header(struct curl_slist **list, const char *line);
-/* Zeroes every line of l (one may hold the key); the caller frees it. */
 void mapi_http_wipe_headers(struct curl_slist *l);
 /* s seconds in milliseconds, dflt when s <= 0 (and at least 1 ms). */
 long mapi_http_ms(double s, long dflt);
-/* err for an option libcurl refused; always -1. */
 int mapi_http_option_refused(CURLcode rc, mapi_error *err);
 
 /* ---- http_transfer.c ---- */
 
 /* Sets the header, body and pre-request callbacks on a new easy handle. */
 CURLcode mapi_http_set_callbacks(CURL *easy);
-/* Points the callbacks of easy at t (NULL: detaches them). */
 CURLcode mapi_http_set_transfer(CURL *easy, transfer *t);
-/* 1 when req goes over HTTP/1.1 only (see http_transfer.c). */
 int mapi_http_http1_only(const mapi_http_request *req);
 /* Sets req's URL, method, body, timeout and connection rules on easy;
    a CURLcode (0: all taken). */
 int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms);
-/* h's header lines and req's own, or NULL when req has none (*oom set when
-   an allocation failed).  Wipe and free. */
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
                                              int *oom);
-/* The result of one finished transfer: 0 with *out, or -1 with err. */
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                      size_t max_body, mapi_response **out, mapi_error *err);
 

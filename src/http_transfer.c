@@ -372,7 +372,7 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
     }
     if (t->over_headers) {
         char title[64];
-        snprintf(title, sizeof title, "response headers over %d bytes", MAPI_MAX_HEADER_BYTES);
+        snprintf(title, sizeof title, MAPI_HEADERS_OVER, MAPI_MAX_HEADER_BYTES);
         return refuse_response(t, status, err, title, NULL);
     }
     if (t->over_body || rc == CURLE_FILESIZE_EXCEEDED) {

@@ -195,15 +195,16 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
 #define MAPI_DEFAULT_MAX_BODY ((size_t)16 * 1024 * 1024)
 #define MAPI_DEFAULT_MAX_DEPTH 64
 /* Not an option: the cap of a response's header lines together, interim
-   ones included (libcurl's path and the cosocket transport: core.defaults). */
+   ones included (libcurl's path and the cosocket transport: core.defaults),
+   and the title of a head over it. */
 #define MAPI_MAX_HEADER_BYTES (256 * 1024)
+#define MAPI_HEADERS_OVER "response headers over %d bytes"
 
-/* Each returns NULL when the value is within its limits, else the USAGE
-   title (a static string: the same from the C API and from Lua).  Seconds:
-   > 0 and at most 1e9 (NaN refused); max_retries 0 .. MAPI_MAX_RETRIES;
-   max_body >= 1 byte; page, per_page >= 1 (and within a long); order
-   "created_at"; order_type "asc" or "desc" (NULL refused: the caller skips
-   what was not given -- in the C structs 0 or NULL). */
+/* Each returns NULL when the value is within its limits (mapi_config's and
+   mapi_list_addresses's, merchantapi.h; page and per_page >= 1 and within a
+   long), else the USAGE title (a static string: the same from the C API and
+   from Lua).  NULL is refused: the caller skips what was not given (in the
+   C structs 0 or NULL). */
 const char *mapi_limit_timeout(double seconds);
 const char *mapi_limit_connect_timeout(double seconds);
 const char *mapi_limit_deadline(double seconds);
@@ -264,22 +265,11 @@ int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o);
  * (caller frees) and 0 is returned; otherwise -1 with err USAGE (or MEMORY).
  */
 int mapi_base_url_check(const char *url, char **out, mapi_error *err);
-/*
- * The proxy a client uses (mapi_config.proxy; base_url already checked):
- *   NULL or ""  none; the environment is not read
- *   "env"       the environment's, read now as libcurl would (http_proxy for
- *               an http:// base URL; https_proxy or HTTPS_PROXY for https://;
- *               then all_proxy, ALL_PROXY; none when no_proxy or NO_PROXY
- *               lists the base URL's host: names match themselves and their
- *               subdomains, "*" every host, addresses exactly or by CIDR); a
- *               value without a scheme is taken as http://
- *   "http://[user:password@]host[:port][/]"  that proxy
- * The proxy must be http:// (https:// is tunnelled through it with
- * CONNECT), and a loopback host when base_url is http://: the api key never
- * crosses anything but loopback in clear.  0 with *out the proxy URL to use
- * (caller frees) or NULL for none; -1 with err USAGE (the message names the
- * option or variable, never its value: it may hold credentials) or MEMORY.
- */
+/* The proxy a client uses, by the rules of mapi_config.proxy (merchantapi.h;
+   base_url already checked; "env" read now).  0 with *out the proxy URL to
+   use (caller frees) or NULL for none; -1 with err USAGE (the message names
+   the option or variable, never its value: it may hold credentials) or
+   MEMORY. */
 int mapi_proxy_resolve(const char *option, const char *base_url, char **out, mapi_error *err);
 
 /* ---- retries (retry.c) ---- */
@@ -372,7 +362,7 @@ int mapi_value_equal(const mapi_value *a, const mapi_value *b);
    the document owns it (mapi_doc_response); on failure err->response owns it
    (freed by mapi_error_clear).  Either way the caller must not free res.
    Only parses: the caller decides what the status and errors[] mean.
-   max_depth <= 0 means 64. */
+   max_depth <= 0 means MAPI_DEFAULT_MAX_DEPTH. */
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err);
 
 /* Same as mapi_doc_parse with an explicit depth cap. */
@@ -394,23 +384,12 @@ int mapi_resource_id_is(const mapi_resource *r, const char *id);
    from the first amount_below_minimum / amount_above_maximum entry whose
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
-/* The one rule for "is this an error document" (JSON:API 1.0, "Top Level":
-   a document MUST NOT hold both data and errors) and for a list's counts,
-   used by the client's mapping of every response (mapping.c) and by
-   mapi_doc_error (merchantapi.decode).  status: the HTTP status the
-   document came with, 0 for none.
-     - errors absent, null or []: not an error document: 0, err cleared (a
-       2xx with data and "errors": [] is a success) -- but under a 2xx or no
-       status, a list whose meta.page, per_page or total is present and not
-       a count (mapi_value_count): 1, DECODE naming the member;
-     - errors non-empty and no primary data (data absent or null): 1, err
-       kind API (every entry, status from errors[0].status, message);
-     - errors non-empty and primary data (a resource or an array, even
-       empty): under a non-2xx status 1, API as above (status and errors agree
-       on a failure); under a 2xx or no status 1, DECODE "not JSON:API: the
-       document holds both data and errors", errors[] kept, code/title/
-       detail/pointer of the first entry not copied.
-   -1 when out of memory (err MEMORY). */
+/* mapi_doc_error's rule (merchantapi.h: "is this an error document", a
+   list's counts), for the client's mapping of every response (mapping.c)
+   too: status is the HTTP status the document came with (0: none, as
+   mapi_doc_error).  Under a non-2xx status the counts are not checked, and
+   errors with primary data is API (status and errors agree on a failure);
+   the DECODE of both keeps errors[] only (no code, title, detail, pointer). */
 int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
 /* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
    each out pointer (may be NULL) gets a new string with the exact decimal
@@ -441,8 +420,8 @@ typedef struct mapi_exchange_settings {
     const char *api_key;    /* NULL or "": no Authorization header */
     const char *user_agent; /* the whole User-Agent value */
     int max_retries;        /* retries after the first attempt */
-    int max_depth;          /* JSON nesting cap; <= 0 means 64 */
-    size_t max_body;        /* bytes; 0 means 16 MiB */
+    int max_depth;          /* JSON nesting cap; <= 0: MAPI_DEFAULT_MAX_DEPTH */
+    size_t max_body;        /* bytes; 0: MAPI_DEFAULT_MAX_BODY */
     double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
     double deadline;        /* seconds for the whole call; <= 0: mapi_default_deadline */
     int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
@@ -490,9 +469,8 @@ void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *conne
    attempt begins. */
 struct mapi_http_request;
 void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req);
-/* Request header i (0-based): Content-Type, Accept, Authorization (with a
-   key), User-Agent, then the headers of one's own (the client's, and the
-   call's, which replace the client's of the same name) -- what libcurl
+/* Request header i (0-based): mapi_base_headers', then the headers of one's
+   own (mapi_headers_merge of the client's and the call's) -- what libcurl
    sends.  1, or 0 past the end.  Borrowed; the Authorization value holds
    the key: never log it. */
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
@@ -507,12 +485,9 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
 /* Ends the attempt begun last.  res: the response (taken in every case), or
    NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
    TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
-   call says, decides (see mapi_step), writes the MERCHANTAPI_DEBUG line.
-   A retry is decided only when its wait ends before the deadline (else the
-   call fails, deadline_exceeded).  A confirm that failed with outcome
-   UNKNOWN and settles goes on with the read of its payout: SETTLE, and
-   mapi_exchange_attempt_call() is then that GET; the read's end gives the
-   confirm's result (merchantapi.h, mapi_confirm_payout). */
+   call says, decides (see mapi_step; a retry only when mapi_exchange_fits),
+   writes the MERCHANTAPI_DEBUG line.  A settling confirm: MAPI_STEP_SETTLE;
+   the read's end gives the confirm's result (mapi_confirm_payout). */
 mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
                             mapi_doc **out, double *wait);
 /* Finishes *e as the call's final error: attempts, method, url, message,

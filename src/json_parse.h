@@ -1,16 +1,8 @@
 /*
- * json_parse.h -- the JSON reader behind a C interface.
- *
- * src/json_parse.cpp (the project's only C++: simdjson's On-Demand API)
- * reads a body once into a compact tree: every value is a 16-byte
- * struct mapi_value in an arena, strings are (pointer, length) in the body
- * the tree was read from or copies, number texts (pointer, length) copies in the
- * arena, objects are arrays of members whose
- * names are interned (one mapi_name per distinct name, compared by
- * pointer); src/json_tree.c holds the reader's parts that need no simdjson
- * type (names, numbers, scratch arrays, kept blocks).  This header is all
- * the C files and the C++ file share: plain C, no C++ type, nothing that
- * throws.  Not installed.
+ * json_parse.h -- the JSON reader (json_parse.cpp, json_tree.c: see
+ * docs/architecture.md's "Layout") behind a C interface: all the C files and
+ * the C++ file share, plain C, no C++ type, nothing that throws.  Not
+ * installed.
  */
 #ifndef MAPI_JSON_PARSE_H
 #define MAPI_JSON_PARSE_H
@@ -190,12 +182,10 @@ static inline void mapi_name_head(const char *s, size_t n, int padded, uint64_t 
 
 /* ---- numbers ---- */
 
-/* The plain decimal form of the valid JSON number s[0..n) (value.c): for a
-   number written with an exponent, the digits moved, never rounded ("1.5e2"
-   -> "150", "2.5E-3" -> "0.0025"); an exponent beyond +-400, and a number
-   without one, is its own text.  Writes it to out (no NUL) when out is not
-   NULL and returns its length: call it with NULL first for the room it
-   needs.  mapi_value_decimal gives it for a payout's amount. */
+/* The plain decimal form of the valid JSON number s[0..n) (value.c), by
+   mapi_value_decimal's rule (merchantapi.h).  Writes it to out (no NUL) when
+   out is not NULL and returns its length: call it with NULL first for the
+   room it needs. */
 size_t mapi_decimal_form(const char *s, size_t n, char *out);
 
 /* ---- reading a body ---- */

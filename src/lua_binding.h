@@ -1,17 +1,9 @@
 /*
  * lua_binding.h -- what the C files of merchantapi.core share.  Not
  * installed; every symbol is hidden (the module exports only
- * luaopen_merchantapi_core).
- *
- *   lua_values.c       Lua values from documents; core.resource_info
- *   lua_error.c        the error object (mapi_error -> the contract's table)
- *   lua_response.c     the response object, a call's results, core.decode;
- *                      the C anchors and the metatables' registration
- *   lua_options.c      option tables read into the core's structs
- *   lua_client.c       the client userdata and its methods
- *   lua_transport.c    custom transports (exchanges) and attempt hooks
- *   lua_loop.c         the event loop (merchantapi.loop's C side)
- *   lua_merchantapi.c  the module entry; clock and sleep
+ * luaopen_merchantapi_core).  docs/architecture.md's "Layout" names each
+ * file's job; one section below per file.  A declaration without a comment
+ * is documented at its definition.
  */
 #ifndef MAPI_LUA_BINDING_H
 #define MAPI_LUA_BINDING_H
@@ -59,7 +51,6 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
    meta, jsonapi and links when the answer's body is a JSON:API document (an
    error document, or a 2xx the call refused), as on success.  Returns 3. */
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
-/* core.decode */
 int mapi_lua_decode(lua_State *L);
 /* luaL_newmetatable with __name; the metatable is left on the stack. */
 void mapi_lua_new_metatable(lua_State *L, const char *name);
@@ -72,11 +63,7 @@ void mapi_lua_convert_open(lua_State *L);
 
 /* ---- Lua values from documents (lua_values.c) ---- */
 
-/* Pushes the document's meta, jsonapi and links (three values, nil for none). */
 void mapi_lua_push_doc_members(lua_State *L, const mapi_doc *doc);
-/* Pushes the flattened primary data of doc (a resource or a list); 0 and
-   nothing pushed when doc has no primary data.  meta, links, body: stack
-   indexes of what mapi_lua_push_doc_members and mapi_lua_push_body pushed. */
 int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body);
 /* Pushes the flattened primary data of doc alone, with its own body, meta
    and links (a list's page, a settled confirm's payout); 0 and nothing
@@ -85,7 +72,6 @@ int mapi_lua_push_data(lua_State *L, const mapi_doc *doc);
 /* Pushes the whole document (res:document()): unflattened, JSON null as
    merchantapi.null. */
 void mapi_lua_push_root(lua_State *L, const mapi_doc *doc);
-/* core.resource_info */
 int mapi_lua_resource_info(lua_State *L);
 /* Registers the weak tables' metatables. */
 void mapi_lua_values_open(lua_State *L);
@@ -167,7 +153,6 @@ void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int
 
 /* ---- the client (lua_client.c) ---- */
 
-/* core.new */
 int mapi_lua_new(lua_State *L);
 /* For a call under way (a prepared exchange, a call with hooks): the
    mapi_client of the client userdata at idx, held so that close() waits
@@ -223,10 +208,6 @@ typedef struct mapi_lua_hooks {
 } mapi_lua_hooks;
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
 
-/* core.framing(content_length, transfer_encoding) -> "length", n |
-   "chunked" | "close" | nil, title: how the body of an answer with these
-   header values (nil, a string, or an array of strings) is framed, by the
-   core's rule (framing.c). */
 int mapi_lua_framing(lua_State *L);
 /* core.backoff(retry, base, cap) -> seconds: the core's backoff growth
    (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
@@ -237,7 +218,6 @@ void mapi_lua_transport_open(lua_State *L);
 
 /* ---- the event loop (lua_loop.c) ---- */
 
-/* core.loop_new */
 int mapi_lua_loop_new(lua_State *L);
 /* Registers the loop's metatable. */
 void mapi_lua_loop_open(lua_State *L);

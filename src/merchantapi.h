@@ -118,11 +118,9 @@ typedef struct mapi_doc mapi_doc;
  * Filled by a failing call.  Start from MAPI_ERROR_INIT (a zeroed struct
  * works too); release its contents with mapi_error_clear(), which leaves it
  * in the MAPI_ERROR_INIT state, ready for reuse.  A failing call clears it
- * first.  No field ever contains the api key (it is redacted even when a
- * server echoes it: every occurrence reads "[REDACTED]"); `response` has its
- * header names and values redacted the same way and only its body keeps the
- * server's bytes unchanged.  message is set on every failure except kind
- * MEMORY.
+ * first.  No field ever contains the api key (every occurrence a server
+ * echoed reads "[REDACTED]"; `response`: see "HTTP responses").  message is
+ * set on every failure except kind MEMORY.
  */
 typedef struct mapi_error {
     mapi_error_kind kind;
@@ -146,11 +144,7 @@ typedef struct mapi_error {
     int attempts;          /* requests made for this call (1 + retries) */
     char *message;         /* one line: "merchantapi: 422 amount_below_minimum: ..." */
     mapi_response *response; /* the response that carried the error, or NULL; owned */
-    int deadline_exceeded; /* 1 when the call's deadline ended it: a retry was due but its
-                              wait (backoff or Retry-After) did not end before the deadline,
-                              or the attempt's timeout had been cut to what was left of the
-                              deadline and it failed as TRANSPORT.  The error is the last
-                              attempt's (a 429 keeps its status and retry_after) */
+    int deadline_exceeded; /* 1 when the call's deadline ended it (see "Deadline") */
     mapi_doc *payout;      /* confirm, outcome UNKNOWN, settled by a read that found the payout
                               still a draft: that read (data: the payouts resource, status
                               "draft"); else NULL.  Owned (freed by mapi_error_clear) */
@@ -199,8 +193,7 @@ MAPI_API int mapi_value_int64(const mapi_value *v, int64_t *out);
    byte for byte ("-0" included).  NULL (and *len 0) for other types.
    Borrowed: valid while the document lives; never fails. */
 MAPI_API const char *mapi_value_number(const mapi_value *v, size_t *len);
-/* mapi_value_number without the length.  (It used to return NULL for
-   MAPI_INT; it now gives the integer's text too.) */
+/* mapi_value_number without the length. */
 MAPI_API const char *mapi_value_number_text(const mapi_value *v);
 /* The value as the plain decimal string a payout amount is in Lua (the
    binding gives `amount` this text), with its length in bytes in *len (len
@@ -349,9 +342,8 @@ MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_v
        client call gets this DECODE under a 2xx status; under any other
        status the status and the errors agree, and the call fails as API.
      - errors absent, null or [] and a list (data an array) whose meta.page,
-       per_page or total is present and not a count (mapi_value_count):
-       returns 1 with err kind DECODE "expected meta.total to be a
-       non-negative integer, got a fraction" -- the rule of the list calls.
+       per_page or total is present and not a count: returns 1 with the
+       DECODE of the list calls (mapi_list_addresses).
    -1 when out of memory (err is then a MEMORY error).  Caller clears err. */
 MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 
@@ -359,11 +351,10 @@ MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
    documents from mapi_doc_parse.  Borrowed. */
 MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
 
-/* "read" when the document is the result of a confirm whose own answer left
-   the outcome unknown and which was settled by reading the payout: the read
-   found it no longer a draft, so it was confirmed (mapi_confirm_payout,
-   "Settling").  The document and its response are then the read's (GET,
-   200).  NULL for every other document.  Static string. */
+/* "read" when the document is a confirm's settled by the read of its payout,
+   which found it no longer a draft (mapi_confirm_payout, "Settling"): the
+   document and its response are the read's (GET, 200).  NULL for every
+   other document.  Static string. */
 MAPI_API const char *mapi_doc_settled_by(const mapi_doc *doc);
 
 /* ------------------------------------------------------------------------ */
@@ -515,8 +506,7 @@ MAPI_API int mapi_header_check(const char *name, size_t name_len, const char *va
 
 /* A client of the service: its configuration, its kept-alive connections,
    DNS cache and TLS sessions.  Made by mapi_client_new, freed by
-   mapi_client_free.  Used by one thread at a time; it may move to another
-   thread between calls (the Threading rules above). */
+   mapi_client_free; threads: the Threading rules above. */
 typedef struct mapi_client mapi_client;
 
 /* The largest max_retries (mapi_config, mapi_request_opts, Lua's max_retries). */
@@ -573,8 +563,10 @@ typedef struct mapi_config {
     mapi_settle settle;     /* MAPI_SETTLE_OFF: a confirm whose outcome is unknown is not
                                settled by reading the payout (default: it is).  See
                                mapi_confirm_payout */
-    int debug;              /* 1: one line per attempt to stderr, as MERCHANTAPI_DEBUG=1
-                               (mapi_attempt_format); default 0: as the variable says */
+    int debug;              /* 1: one line per attempt to stderr (mapi_attempt_format), never
+                               with the api key nor any request header; default 0: as the
+                               environment variable MERCHANTAPI_DEBUG says (set and not
+                               "0": on, read when the client is made) */
     int trace;              /* 1: each call starts a new trace (W3C Trace Context): a random
                                16-byte trace id, a traceparent header on every attempt (see
                                mapi_call_opts.traceparent); default 0: only calls given a
@@ -593,8 +585,9 @@ MAPI_API int mapi_global_init(mapi_error *err);
  * attempt's timeout is the smaller of `timeout` and what is left of the
  * deadline, and a retry whose wait (backoff or Retry-After) would not end
  * before the deadline is not made: the call ends at once with the last
- * attempt's error (a 429 with its retry_after) and deadline_exceeded 1.  The
- * deadline starts with the call's first attempt (for
+ * attempt's error (a 429 with its retry_after) and deadline_exceeded 1, as
+ * it does when an attempt whose timeout the deadline cut fails as
+ * TRANSPORT.  The deadline starts with the call's first attempt (for
  * mapi_list_addresses_pages: with each page's first attempt).  The read that
  * settles a confirm (mapi_confirm_payout) is a call of its own with a
  * deadline of the same length: a settled confirm takes at most twice the
@@ -623,15 +616,11 @@ MAPI_API void mapi_client_free(mapi_client *client);
 typedef struct mapi_call_opts {
     const mapi_header_field *headers; /* nheaders headers of one's own for this call: added
                                          to the client's (mapi_config.headers), replacing
-                                         a client header of the same name (any case).
-                                         Rules: mapi_header_check (a failing one, or a
-                                         name given twice, is USAGE with nothing sent:
-                                         outcome NOT_SENT for the confirm, errs[0] for
-                                         the pages).  Borrowed for the call */
+                                         one of the same name (any case).  Rules:
+                                         mapi_header_check.  Borrowed for the call */
     size_t nheaders;
-    double deadline;    /* seconds for this whole call (see "Deadline"); 0: the client's.
-                           Negative, NaN, infinite or over 1e9: USAGE (the title Lua
-                           gives for the same value) */
+    double deadline;    /* seconds for this whole call (see "Deadline"); 0: the client's;
+                           other values beyond the limits of mapi_config's: USAGE */
     mapi_settle settle; /* mapi_confirm_payout_ex only */
     const char *traceparent; /* NULL, or the caller's W3C traceparent
                            "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"
@@ -693,11 +682,13 @@ MAPI_API int mapi_confirm_payout_ex(mapi_client *client, const char *payout_id,
 
 /*
  * Reads a deposit channel: GET {base_url}/api/public/v1/channels/:id
- * (interface, "Endpoints 2. Read channel").  Retried on transport errors,
- * 429 and 502/503/504.  Sent without Authorization when the client has no
- * api_key (whether the service needs it here is not shown).
- * *out: data is the channels resource of this id.  Errors as above (DECODE
- * also for another channel's id: "expected channels <id>, got channels <other>").
+ * (interface, "Endpoints 2. Read channel"); the id percent-encoded as one
+ * path segment.  Retried on transport errors, 429 and 502/503/504.  Sent
+ * without Authorization when the client has no api_key (whether the service
+ * needs it here is not shown).  *out: data is the channels resource of this
+ * id; caller frees with mapi_doc_free.  Errors: API, HTTP, TRANSPORT, DECODE
+ * (also for data of another type or id: "expected channels <id>, got
+ * channels <other>"), USAGE (NULL/empty id, "." or ".."), MEMORY.
  */
 MAPI_API int mapi_get_channel(mapi_client *client, const char *channel_id,
                               mapi_doc **out, mapi_error *err);
@@ -788,14 +779,10 @@ MAPI_API int mapi_list_addresses_pages(mapi_client *client, const char *account_
 /*
  * Reads a payout: GET {base_url}/api/public/v1/payouts/:id (interface,
  * "Events": a confirmed payout is followed by reading it until txid is set;
- * "States and transitions": status and txid).  The id is percent-encoded as
- * one path segment.  Retried like mapi_get_channel.  Sent without
- * Authorization when the client has no api_key.
- * *out: data is the payouts resource of this id (attribute txid null until
- * broadcast); caller frees with mapi_doc_free.  Errors as mapi_get_channel
- * (an unknown id is API with status 404 on the sandbox); DECODE when data
- * is not a payouts resource, or another payout's ("expected payouts <id>,
- * got payouts <other>").
+ * "States and transitions": status and txid).  The id, retries, key and
+ * errors as mapi_get_channel's (an unknown id is API with status 404 on the
+ * sandbox).  *out: data is the payouts resource of this id (attribute txid
+ * null until broadcast); caller frees with mapi_doc_free.
  */
 MAPI_API int mapi_get_payout(mapi_client *client, const char *payout_id,
                              mapi_doc **out, mapi_error *err);
@@ -806,8 +793,8 @@ MAPI_API int mapi_get_payout_ex(mapi_client *client, const char *payout_id,
 /* mapi_list_addresses_pages with options (opts NULL: MAPI_CALL_OPTS_INIT; settle
    ignored): every page's request carries opts->headers, and each page has
    opts->deadline (or the client's); with opts->traceparent every attempt of
-   every page is a span of the caller's trace (a malformed one: USAGE in
-   errs[0], nothing sent). */
+   every page is a span of the caller's trace.  An option refused (the rules
+   of mapi_call_opts): USAGE in errs[0], nothing sent. */
 MAPI_API int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
                                           const mapi_page_params *base, long first_page,
                                           size_t count, size_t concurrency,
@@ -859,11 +846,9 @@ typedef struct mapi_request_opts {
  * Retries: GET and HEAD retry transport errors, 429 and 502/503/504 (up to
  * max_retries, backoff and Retry-After as the contract says; a GET may use
  * HTTP/2, and every request of it that leaves is one of err->attempts: libcurl
- * is stopped from resending it by itself).  Every other method is treated
- * like the confirm: HTTP/1.1 on a fresh connection that libcurl never
- * resends, retried only when the request provably never reached the server
- * or was answered 429, and on failure err->outcome is NOT_SENT, UNKNOWN or
- * REJECTED (4xx).  A USAGE error of such a method is outcome NOT_SENT.
+ * is stopped from resending it by itself).  Every other method is sent and
+ * retried as the confirm is (mapi_confirm_payout), and on failure
+ * err->outcome is NOT_SENT (a USAGE error too), UNKNOWN or REJECTED (4xx).
  *
  * On success (any 2xx) *out is the document; caller frees with mapi_doc_free.
  * Any primary type is accepted (unless opts->type says one).  A 2xx without
@@ -878,8 +863,7 @@ MAPI_API int mapi_request(mapi_client *client, const char *method, const char *p
 
 /* mapi_request with options (opts NULL: MAPI_REQUEST_OPTS_INIT).  USAGE also
    for opts->max_retries < -1 or > 100, an empty opts->type, an opts->id
-   without a type or empty, a negative or NaN opts->deadline, or an
-   opts->headers entry that fails mapi_header_check or repeats a name. */
+   without a type or empty, and the refusals of mapi_call_opts. */
 MAPI_API int mapi_request_ex(mapi_client *client, const char *method,
                              const char *path_and_query, const char *body, size_t body_len,
                              const mapi_request_opts *opts, mapi_doc **out, mapi_error *err);
@@ -982,11 +966,8 @@ typedef void (*mapi_observer_fn)(void *ctx, mapi_attempt_event event,
 /*
  * Sets the client's observer (fn NULL removes it); every call of the client
  * reports each of its attempts to it, retries included, whatever drives the
- * call (blocking, a loop, the pages).  Independently of it, a client made
- * with mapi_config.debug, or while the environment variable
- * MERCHANTAPI_DEBUG is set (and not "0"), writes one line per attempt to
- * stderr (mapi_attempt_format), never with the api key nor any request
- * header.
+ * call (blocking, a loop, the pages).  The MERCHANTAPI_DEBUG lines
+ * (mapi_config.debug) are written independently of it.
  */
 MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn, void *ctx);
 
@@ -1013,11 +994,10 @@ MAPI_API void mapi_client_set_observer(mapi_client *client, mapi_observer_fn fn,
  *       ... the host's own work for this tick ...
  *   mapi_loop_free(loop);
  *
- * Threading: a loop, and every client whose calls run on it, are used by
- * one thread at a time (the one stepping the loop); between two steps they
- * may move together to another thread (the Threading rules above).
- * Several loops may serve one client on that thread.  A client must outlive the calls started with it
- * (free it once they are done, or after mapi_loop_free).
+ * Threading: a loop and the clients whose calls run on it are used by the
+ * thread stepping it (the Threading rules above); several loops may serve
+ * one client on that thread.  A client must outlive the calls started with
+ * it (free it once they are done, or after mapi_loop_free).
  */
 typedef struct mapi_loop mapi_loop;
 

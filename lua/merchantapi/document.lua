@@ -10,6 +10,7 @@
 local core = require "merchantapi.core"
 local json = require "merchantapi.json"
 local errors = require "merchantapi.errors"
+local check_arg = require("merchantapi.options").arg
 
 local M = {}
 
@@ -44,9 +45,7 @@ M.decode = core.decode
 local resource_info = core.resource_info
 
 local function check_resource(resource, fname)
-  if type(resource) ~= "table" then
-    error(("bad argument #1 to '%s' (table expected, got %s)"):format(fname, type(resource)), 3)
-  end
+  check_arg(resource, "table", fname, 1, 3)
   return resource_info(resource)
 end
 
@@ -118,9 +117,7 @@ end
 -- @raise when resource is not a table or name not a string.
 function M.relationship(resource, name)
   local info = check_resource(resource, "relationship")
-  if type(name) ~= "string" then
-    error("bad argument #2 to 'relationship' (string expected, got " .. type(name) .. ")", 2)
-  end
+  check_arg(name, "string", "relationship", 2)
   local rec = info and info.relationships[name]
   if not rec then
     return nil

@@ -24,7 +24,7 @@ local mtype = math.type -- nil on 5.1 / 5.2 / LuaJIT
 local json = {}
 
 local MAX_DEPTH = core.defaults.max_depth
-local is_integer = require("merchantapi.options").is_integer
+local is_count = require("merchantapi.options").is_count
 local EXACT = 2 ^ 53
 
 --- JSON null: a NULL light userdata, the same value as `cjson.null`.
@@ -205,7 +205,7 @@ function json.encode(value)
       local kt = type(k)
       if kt == "string" then
         strings = strings + 1
-      elseif is_integer(k) and k >= 1 then
+      elseif is_count(k) then
         if k > max then max = k end
       else
         path[depth + 1] = tostring(k)

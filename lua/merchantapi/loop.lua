@@ -1,68 +1,14 @@
 --- An event loop for client calls that never block the host: tasks
 -- (coroutines) in which every client call yields instead of blocking,
--- stepped by the host's own loop (a game's tick, libuv, epoll).
---
---     local loop = merchantapi.loop()
---     local task = loop:spawn(function(id)
---       return client:confirm_payout(id)  -- yields until the call is over
---     end, payout_id)
---     while loop:step(0) > 0 do
---       -- the host's own work for this tick
---     end
---     local payout, err = task:result()
---
--- Inside a task, the calls `confirm_payout`, `get_channel`,
--- `list_addresses`, `get_payout`, `request`, the pagers (`addresses` with
--- `concurrency` included, `paginate`), `wait_for_txid` and the waits
--- between retries run on the loop: each attempt is a transfer of the C
--- loop (src/loop.c, libcurl's multi socket interface: connections, DNS
--- cache and TLS sessions are the client's), each wait a timer of the loop.
--- The call decides exactly what it decides when it blocks (the same
--- exchange: retries, Retry-After, the deadline, the outcome, the settling
--- of a confirm, the error fields, the hooks).  Outside a task, calls block
--- as always.  A client with a custom `transport` keeps its transport
--- inside a task (its waits between retries yield to the loop).
---
--- A task is the coroutine the loop made: a client call made from a
--- coroutine of one's own inside a task blocks, and so does a call where
--- the task cannot yield (a C function's callback, e.g. a `table.sort`
--- comparator) on Lua 5.3+ and LuaJIT.  Lua 5.1 and 5.2 cannot tell: there
--- such a call raises "attempt to yield across ..." before anything is
--- sent -- on Lua 5.1 (not LuaJIT) that is also a call inside `pcall` or
--- from a generic `for`'s iterator (`for item in pager:each()`; use
--- `pager:next()` or `all()`).  A loop and its clients belong to one
--- `lua_State` (and its coroutines), used by one thread at a time; a host
--- may move that state to another thread between two steps, as skynet
--- moves a service (`merchantapi.h`, "Threading rules").
---
--- A host with a scheduler of its own (skynet, copas) runs a call from one
--- of its coroutines as a task, parks that coroutine, and wakes it from the
--- task's `on_done` callback, while a timer of its own steps the loop:
---
---     local function call(fn, ...)              -- in a host coroutine
---       local co, r = coroutine.running(), nil
---       loop:spawn(fn, ...):on_done(function(...)
---         r = { n = select("#", ...), ... }
---         host.wakeup(co)
---       end)
---       host.wait()                               -- parked until on_done
---       return unpack(r, 1, r.n)                  -- true, results | false, err
---     end
---     host.every(0.01, function() loop:step(0, { time = 0.005 }) end)
---
--- A yield inside a task that is not the loop's -- the host's own sleep or
--- call (`skynet.sleep`, a copas socket wait), any `coroutine.yield(v, ...)`
--- with values -- cannot be passed to the host (the task runs inside
--- `loop:step`, not in a coroutine of the host's): the task ends at once with
--- `nil, "merchantapi.loop: a task yielded outside merchantapi (v, ...) ..."`
--- (Lua 5.4+ closes its coroutine, so the host cannot resume it either).  In
--- a task, wait with `merchantapi.sleep`; make the host's calls outside the
--- task (before `spawn`, or after `on_done`).  A `coroutine.yield()` without
--- values gives the other tasks a turn, as before.
+-- stepped by the host's own loop (a game's tick, libuv, epoll).  What runs
+-- on the loop and what blocks, the yields a task may not make, and how a
+-- host with a scheduler of its own (skynet, copas) parks its coroutine
+-- until `task:on_done`: docs/guide/loop.md.
 --
 -- @module merchantapi.loop
 local core = require "merchantapi.core"
-local is_integer = require("merchantapi.options").is_integer
+local options = require "merchantapi.options"
+local is_count, check_arg = options.is_count, options.arg
 
 local type = type
 local error = error
@@ -83,12 +29,13 @@ local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
 local monotonic = core.monotonic
 local concat = table.concat
 local format = string.format
+local max = math.max
 
 local M = {}
 
 -- What a task yields when it waits for the loop (a call's end, a timer);
 -- a yield without values just gives the other tasks a turn; any other
--- yield is foreign (see the module's doc) and ends the task.
+-- yield is foreign (docs/guide/loop.md) and ends the task.
 local WAIT = setmetatable({}, { __tostring = function() return "merchantapi.loop.wait" end })
 
 -- coroutine -> its task (weak: a finished task's coroutine can go)
@@ -112,6 +59,11 @@ function M.current()
   return task
 end
 
+-- Whether the time budget b of a step (`loop:step`'s `budget.time`) is spent.
+local function time_spent(b)
+  return b.time and monotonic() - b.t0 - b.waited >= b.time
+end
+
 --- Inside a loop task whose step has a time budget (`loop:step(timeout,
 -- { time = s })`) that is spent: a plain yield, so that the task goes on at
 -- the next step (a pager handing out pages fetched ahead calls it between
@@ -121,12 +73,17 @@ end
 function M.yield_if_over_budget()
   local task = M.current()
   local b = task and task._loop._budget
-  if b and b.time and monotonic() - b.t0 - b.waited >= b.time then
+  if b and time_spent(b) then
     pcall(co_yield) -- raises where it cannot yield (Lua 5.1, 5.2): then no turn
   end
 end
 
-local function yield_or_raise() -- M.before_start
+--- Inside a task, before its call starts: on a Lua that cannot tell whether
+-- the task may yield here (5.1, 5.2), one plain yield (the task goes on at
+-- this step's end), which raises "attempt to yield across ..." where it
+-- cannot -- before the request is started, never after it left.
+-- @local
+function M.before_start()
   if not co_isyieldable then
     co_yield()
   end
@@ -164,22 +121,20 @@ end
 -- call included: `true, nil, err`), or `cb(false, err)` when it raised or
 -- yielded outside merchantapi, or the loop was closed first (err: a
 -- string).  The way a host with a scheduler of its own learns that a call
--- made in a task is over, with no polling of `task:done()` (see the
--- module's doc).  Always called from `loop:step` (or `loop:close`), at the
--- end of the step in which the task ended -- never from `on_done` itself:
--- for a task already done, at the next step (on a closed loop, at once).  cb runs on the thread that
--- steps the loop and must not yield; an error it raises comes out of that
--- `loop:step` (the loop is consistent: the callbacks not yet called run at
--- the next step).  One callback per task.
+-- made in a task is over, with no polling of `task:done()`
+-- (docs/guide/loop.md).  Always called from `loop:step` (or `loop:close`),
+-- at the end of the step in which the task ended -- never from `on_done`
+-- itself: for a task already done, at the next step (on a closed loop, at
+-- once).  cb runs on the thread that steps the loop and must not yield; an
+-- error it raises comes out of that `loop:step` (the loop is consistent:
+-- the callbacks not yet called run at the next step).  One callback per task.
 --
 -- syntax: `task = task:on_done(cb)`
 -- @tparam function cb called once: `cb(true, ...)` or `cb(false, err)`.
 -- @return the task (so `loop:spawn(fn):on_done(cb)` chains).
 -- @raise when cb is not a function, or the task has a callback already.
 function Task:on_done(cb)
-  if type(cb) ~= "function" then
-    error("bad argument #1 to 'on_done' (function expected, got " .. type(cb) .. ")", 2)
-  end
+  check_arg(cb, "function", "on_done", 1)
   if self._on_done then
     error("merchantapi.loop: the task has an on_done callback already", 2)
   end
@@ -215,7 +170,7 @@ local function finish(loop, task, ok, results)
   end
 end
 
--- A task's end for a reason of the loop's: nil, msg.
+-- A task's end with nil, err (it raised, or for a reason of the loop's).
 local function fail(loop, task, msg)
   finish(loop, task, false, { n = 2, nil, msg })
 end
@@ -239,7 +194,7 @@ local function resumed(loop, task, ok, ...)
   if ok and (...) == WAIT then -- the task waits (WAIT is no value a task's function can return)
     return
   elseif not ok then
-    finish(loop, task, false, { n = 2, nil, (...) }) -- it raised: never the loop's concern
+    fail(loop, task, (...)) -- it raised: never the loop's concern
   elseif co_status(task._co) == "dead" then
     finish(loop, task, true, pack(...))
   elseif select("#", ...) == 0 then
@@ -266,7 +221,7 @@ local function new_budget(budget)
     error("bad argument #2 to 'step' (budget.time: number > 0 or nil expected, got "
       .. tostring(time) .. ")", 3)
   end
-  if calls ~= nil and not (is_integer(calls) and calls >= 1) then
+  if calls ~= nil and not is_count(calls) then
     error("bad argument #2 to 'step' (budget.calls: integer >= 1 or nil expected, got "
       .. tostring(calls) .. ")", 3)
   end
@@ -276,13 +231,8 @@ end
 -- Whether the step may do one more piece of work (a resume; call: one that
 -- hands a call's end to its task); the first is always done.
 local function take(b, call)
-  if b.units > 0 then
-    if call and b.calls and b.ended >= b.calls then
-      return false
-    end
-    if b.time and monotonic() - b.t0 - b.waited >= b.time then
-      return false
-    end
+  if b.units > 0 and ((call and b.calls and b.ended >= b.calls) or time_spent(b)) then
+    return false
   end
   b.units = b.units + 1
   if call then
@@ -395,23 +345,23 @@ function notify(loop)
   end
 end
 
--- Seconds until the first sleeper is due, or nil.
+-- Seconds until the first sleeper is due (0 when one is), or nil.
 local function next_sleeper(loop)
-  if #loop._sleepers == 0 then
-    return nil -- (no clock read)
+  local sleepers, first = loop._sleepers, nil
+  for i = 1, #sleepers do
+    first = (first == nil or sleepers[i][1] < first) and sleepers[i][1] or first
   end
-  local t
-  local now = monotonic()
-  for i = 1, #loop._sleepers do
-    local left = loop._sleepers[i][1] - now
-    if t == nil or left < t then
-      t = left
-    end
-  end
-  if t and t < 0 then
-    t = 0
-  end
-  return t
+  return first and max(0, first - monotonic()) -- (no clock read without one)
+end
+
+-- The smaller of two waits in seconds, either nil (none).
+local function sooner(a, b)
+  return (a == nil or (b ~= nil and b < a)) and b or a
+end
+
+-- Whether a step has work at once: tasks to resume, ended calls to hand back.
+local function due_now(loop)
+  return #loop._ready > 0 or loop._calls ~= NONE
 end
 
 --- Runs `fn(...)` as a task of the loop: in a coroutine, from the next
@@ -425,9 +375,7 @@ end
 -- @return the task: `task:done()`, `task:result()`.
 -- @raise when fn is not a function.
 function Loop:spawn(fn, ...)
-  if type(fn) ~= "function" then
-    error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
-  end
+  check_arg(fn, "function", "spawn", 1)
   if self._closed then
     error("merchantapi.loop: spawn on a closed loop", 2)
   end
@@ -491,14 +439,7 @@ function Loop:step(timeout, budget)
     notify(self)
     return 0
   end
-  local wait = timeout or -1
-  if #self._ready > 0 or self._calls ~= NONE then
-    wait = 0
-  end
-  local s = next_sleeper(self)
-  if s and (wait < 0 or s < wait) then
-    wait = s
-  end
+  local wait = due_now(self) and 0 or sooner(timeout, next_sleeper(self)) or -1
   local calls, ended
   if b then
     local c0 = monotonic()
@@ -556,15 +497,7 @@ function Loop:timeout()
   if self._running == 0 then
     return nil
   end
-  if #self._ready > 0 or self._calls ~= NONE then
-    return 0
-  end
-  local t = self._c:timeout()
-  local s = next_sleeper(self)
-  if s and (t == nil or s < t) then
-    t = s
-  end
-  return t
+  return due_now(self) and 0 or sooner(self._c:timeout(), next_sleeper(self))
 end
 
 --- Ends the loop: its calls still running are stopped (a confirm under way
@@ -617,11 +550,9 @@ function M.sleep(seconds)
   if not task then
     return core.sleep(seconds)
   end
-  if type(seconds) ~= "number" then
-    error("bad argument #1 to 'sleep' (number expected, got " .. type(seconds) .. ")", 2)
-  end
+  check_arg(seconds, "number", "sleep", 1)
   local loop = task._loop
-  yield_or_raise() -- else a sleeper left behind by a yield that failed
+  M.before_start() -- else a sleeper left behind by a yield that failed
   loop._sleepers[#loop._sleepers + 1] = { monotonic() + (seconds > 0 and seconds or 0), task }
   co_yield(WAIT)
 end
@@ -651,19 +582,9 @@ function M.next_ended()
   return co_yield(WAIT) -- run_calls resumes the task with the exchange
 end
 
---- Inside a task, before its call starts: on a Lua that cannot tell whether
--- the task may yield here (5.1, 5.2), one plain yield (the task goes on at
--- this step's end), which raises "attempt to yield across ..." where it
--- cannot -- before the request is started, never after it left.
+--- A new loop (one libcurl multi handle, one epoll descriptor): what
+-- `merchantapi.loop()` returns.
 -- @local
-M.before_start = yield_or_raise
-
---- A new loop (the C side: one libcurl multi handle, one epoll
--- descriptor).  Public as `merchantapi.loop()`.
---
--- syntax: `loop, err = merchantapi.loop()`
--- @return the loop, or `nil, err, message` (`kind` `"memory"`, or
---   `"transport"` when the descriptor could not be made).
 function M.new()
   local c, err, msg = core.loop_new()
   if not c then

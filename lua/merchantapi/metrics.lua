@@ -1,50 +1,19 @@
 --- Metrics without an agent: the attempts of a client's calls counted by
 -- OpenTelemetry's names, read out as a Lua table or as Prometheus text.
 --
--- `merchantapi.new{ metrics = true }` keeps the counts in the client (a
--- Lua table); `merchantapi.new{ metrics = "<dict>" }` keeps them in the
--- OpenResty `lua_shared_dict` of that name, shared by the workers, so any
--- worker's `/metrics` shows the whole pool's counts (size the dict so that
--- it never evicts: a few hundred bytes per series; a full dict drops
--- counts).  Without the option nothing is kept, and a call does not pay
--- for it.  Every attempt record the client's `on_response` hook sees
--- (retries and the read that settles a confirm included) is recorded;
--- `client:metrics()` reads them out.
---
--- The metrics (OpenTelemetry name, Prometheus name):
---
--- * `http.client.request.duration` (histogram, seconds;
---   `http_client_request_duration_seconds`): the semantic conventions'
---   HTTP client metric, by `http.request.method`, `server.address`,
---   `server.port`, `http.response.status_code` (when an answer came),
---   `error.type` (when the attempt failed) and `merchantapi.endpoint` (the
---   endpoint's name; none for `client:request`);
--- * `merchantapi.client.retries` (`merchantapi_client_retries_total`):
---   attempts that resend a request (`http.request.resend_count` >= 1);
--- * `merchantapi.client.unknown_outcomes`
---   (`merchantapi_client_unknown_outcomes_total`): attempts whose outcome
---   is unknown (`merchantapi.outcome == "unknown"`: a request that may move
---   money may have been carried out);
--- * `merchantapi.client.settled_confirms`
---   (`merchantapi_client_settled_confirms_total`): reads that settled a
---   confirm (`merchantapi.settled_by == "read"`);
--- * `merchantapi.client.pages` (`merchantapi_client_pages_total`): pages of
---   a list received (a successful attempt of an endpoint that lists).
---
--- The four counters are by `http.request.method` and `merchantapi.endpoint`.
---
--- `metrics.BOUNDARIES` lists the histogram's bucket boundaries (seconds).
---
--- The Prometheus text is our own formatter (about 40 lines): Debian 12
--- packages no Lua library for the format (`apt-cache search prometheus`
--- finds none for Lua, nor nginx-lua-prometheus), see docs/decisions.md.
+-- `merchantapi.new{ metrics = true }` (the counts in the client) or
+-- `metrics = "<lua_shared_dict name>"` (in that OpenResty dict, shared by
+-- the workers) feeds a recorder every attempt record; without the option
+-- nothing is kept.  The metrics and their names: docs/guide/observe.md,
+-- "Metrics"; what each counts: `recorder:record`.  The Prometheus text is
+-- our own formatter (no Lua library for it in Debian 12: docs/decisions.md).
 --
 -- @module merchantapi.metrics
 local core = require "merchantapi.core"
 local errors = require "merchantapi.errors"
+local check_arg = require("merchantapi.options").arg
 
 local type = type
-local error = error
 local pairs = pairs
 local ipairs = ipairs
 local tostring = tostring
@@ -58,13 +27,9 @@ local sort = table.sort
 
 local M = {}
 
--- metrics.BOUNDARIES: the bucket boundaries of `http.client.request.duration`,
--- in seconds: the ones OpenTelemetry's semantic conventions advise for it ("Semantic
--- conventions for HTTP metrics", metric `http.client.request.duration`:
--- "This metric SHOULD be specified with ExplicitBucketBoundaries of
--- [ 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10 ]",
--- https://opentelemetry.io/docs/specs/semconv/http/http-metrics/).  A bucket
--- holds the durations <= its boundary and > the one before; the last,
+-- metrics.BOUNDARIES: the bucket boundaries (seconds) OpenTelemetry's HTTP
+-- metrics conventions advise for `http.client.request.duration`; a bucket
+-- holds the durations <= its boundary and > the one before, the last,
 -- implicit one those > 10 s.
 M.BOUNDARIES = { 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10 }
 local BOUNDS = M.BOUNDARIES
@@ -166,7 +131,7 @@ function M.new(where)
       end
     end
     add = function(k, n)
-      dict:incr(k, n, 0) -- a full dict drops the count (see the module's doc)
+      dict:incr(k, n, 0) -- a full dict drops the count (docs/guide/observe.md)
     end
     each = function()
       local keys, i = dict:get_keys(0), 0
@@ -398,8 +363,8 @@ end
 --   the client was made without `metrics`, or the format is unknown.
 -- @raise when format is neither nil nor a string.
 function M.read_out(client, format)
-  if format ~= nil and type(format) ~= "string" then
-    error("bad argument #1 to 'metrics' (string expected, got " .. type(format) .. ")", 2)
+  if format ~= nil then
+    check_arg(format, "string", "metrics", 1)
   end
   local recorder = client._metrics
   if not recorder then

@@ -1,12 +1,8 @@
---- Internal: the option checks of the Lua modules, in one place: the
--- client's and each call's options (`merchantapi.new`, the calls,
--- `wait_for_txid`) and the pager's (`merchantapi.paginate`).  Option
--- *names and types* are checked here and raise at the caller of the public
--- function; option *values* and their limits (headers, a base URL, seconds
--- > 0, max_retries, page, per_page, order, order_type, ...) are the core's
--- (src/limits.c), one check for C and Lua alike, so the messages are the
--- same from both; the pager's own (start_page, max_pages, concurrency:
--- `"integer >= 1"`) only the Lua side has.
+--- Internal: the option checks of the Lua modules, in one place: the type
+-- of an argument, and option *names and types*, raising at the caller of
+-- the public function.  Option *values* and their limits are the core's
+-- (src/limits.c: one check, the same messages from C and Lua), but for the
+-- pager's own counts (`"integer >= 1"`), which only the Lua side has.
 --
 -- @module merchantapi.options
 local type = type
@@ -26,6 +22,29 @@ function options.is_integer(v)
 end
 local is_integer = options.is_integer
 
+--- 1 rule for "a count" of the Lua side (`"integer >= 1"`): an integer, as
+-- `options.is_integer` says, of one or more.
+-- @param v any value
+-- @treturn boolean
+function options.is_count(v)
+  return is_integer(v) and v >= 1
+end
+
+--- Raises "bad argument #argn to 'fname' (want expected, got <type>)" at
+-- the caller of the public function unless `v` is of type `want`: the one
+-- message of an argument of the wrong type.
+-- @param v the argument.
+-- @tparam string want the type expected (`"string"`, `"table"`, ...).
+-- @tparam string fname the public function's name, for the message.
+-- @tparam integer argn the argument's position, for the message.
+-- @tparam[opt] integer depth as for `options.check` (default 2).
+function options.arg(v, want, fname, argn, depth)
+  if type(v) ~= want then
+    error(("bad argument #%d to '%s' (%s expected, got %s)"):format(argn, fname, want, type(v)),
+      (depth or 2) + 1)
+  end
+end
+
 --- Raises (at the caller of the public function) on an unknown option or
 -- an option of the wrong type: `allowed` maps each name to a type name,
 -- `"integer"`, `"integer >= 1"`, or alternatives (`"table or string"`, `'function or
@@ -43,17 +62,13 @@ function options.check(opts, allowed, fname, argn, depth)
     return {}
   end
   local level = (depth or 2) + 1
-  if type(opts) ~= "table" then
-    error(("bad argument #%d to '%s' (table expected, got %s)"):format(argn, fname, type(opts)),
-      level)
-  end
+  options.arg(opts, "table", fname, argn, level)
   for k, v in pairs(opts) do
     local want = allowed[k]
     if not want then
       error(("unknown option '%s' to '%s'"):format(tostring(k), fname), level)
     end
-    local ok = (want == "integer" or want == "integer >= 1") and is_integer(v) and
-      (want == "integer" or v >= 1)
+    local ok = want == "integer" and is_integer(v) or want == "integer >= 1" and options.is_count(v)
     for alt in want:gmatch("%S+") do -- "table or string", 'function or "libcurl"'
       ok = ok or alt == type(v) or alt == '"' .. tostring(v) .. '"'
     end
@@ -73,30 +88,6 @@ function options.check(opts, allowed, fname, argn, depth)
     end
   end
   return opts
-end
-
---- Splits an options table in two: the options named in `keys` (nil when
--- none is set) and the others (`opts` itself when none was taken).
--- @tparam table|nil opts the options.
--- @tparam table keys an array of option names.
--- @treturn table|nil the options named, a new table.
--- @treturn table|nil the others.
-function options.split(opts, keys)
-  local taken
-  for _, k in ipairs(type(opts) == "table" and keys or {}) do
-    taken = taken or (opts[k] ~= nil and {}) or nil
-    if taken then
-      taken[k] = opts[k]
-    end
-  end
-  if not taken then
-    return nil, opts
-  end
-  local rest = {}
-  for k, v in pairs(opts) do
-    rest[k] = taken[k] == nil and v or nil
-  end
-  return taken, rest
 end
 
 return options

@@ -40,7 +40,6 @@ local setmetatable = setmetatable
 local getmetatable = getmetatable
 local pairs = pairs
 local tostring = tostring
-local pcall = pcall
 local ceil = math.ceil
 local min, max = math.min, math.max
 local format = string.format
@@ -59,10 +58,12 @@ local OPTIONS = {
   concurrency = "integer >= 1",
 }
 
-local is_integer = options.is_integer
+local is_integer, is_count = options.is_integer, options.is_count
 
-local function positive(v)
-  return is_integer(v) and v >= 1
+-- Whether f can be called: a function, or a table whose metatable has __call.
+local function callable(f)
+  local mt = type(f) == "table" and getmetatable(f)
+  return type(f) == "function" or (mt and mt.__call ~= nil)
 end
 
 --- Builds a pager over any list call: what `merchantapi.paginate` and
@@ -75,19 +76,12 @@ end
 -- @treturn table the pager.
 -- @raise as `merchantapi.paginate`.
 function M.paginate(fetch_page, opts, fetch_pages)
-  local ft = type(fetch_page)
-  if ft ~= "function" then
-    local mt = ft == "table" and getmetatable(fetch_page)
-    if not (mt and mt.__call) then
-      error("bad argument #1 to 'paginate' (function expected, got " .. ft .. ")", 2)
-    end
+  if not callable(fetch_page) then
+    error("bad argument #1 to 'paginate' (function expected, got " .. type(fetch_page) .. ")", 2)
   end
-  if fetch_pages ~= nil and type(fetch_pages) ~= "function" then
-    local mt = type(fetch_pages) == "table" and getmetatable(fetch_pages)
-    if not (mt and mt.__call) then
-      error("bad argument #3 to 'paginate' (function or nil expected, got "
-        .. type(fetch_pages) .. ")", 2)
-    end
+  if fetch_pages ~= nil and not callable(fetch_pages) then
+    error("bad argument #3 to 'paginate' (function or nil expected, got "
+      .. type(fetch_pages) .. ")", 2)
   end
   opts = options.check(opts, OPTIONS, "paginate", 2)
   return setmetatable({
@@ -116,45 +110,26 @@ function M.paginate(fetch_page, opts, fetch_pages)
 end
 
 --- Builds a pager whose pages say themselves whether another follows: the
--- pager of `client:paginate`, which follows JSON:API pagination links.
+-- pager of `client:paginate` (its one caller, which checks the options),
+-- following JSON:API pagination links.
 --
--- syntax: `pager = pager.follow(fetch_page, opts)`
---
--- @tparam function fetch_page called with no argument for each page in
---   turn; returns the next list (an array of resources), `nil` when there
---   is none (the end), or `nil, err`.  A Lua error it raises is not caught.
+-- @local
+-- @tparam function fetch_page called for each page in turn; returns the
+--   next list (an array of resources), `nil` when there is none (the end),
+--   or `nil, err`.  A Lua error it raises is not caught.
 -- @tparam[opt] table opts `max_pages` (integer, no limit when absent).
--- @treturn table the pager of `paginate`, with the same `each`, `pages`,
---   `all` and `next` and the same rules but those that need page numbers
---   or `meta.total`: it stops after `fetch_page` says there is no page,
---   after an empty page, or after `max_pages` pages, and ends with a
---   `"decode"` error naming the page when a page repeats an id the walk
---   already yielded.  `meta` is not read (a list's `meta.per_page` and
---   `meta.total` neither end it nor are checked; `announced` stays nil).
--- @raise on a `fetch_page` that is not callable, an unknown option or an
---   option of the wrong type.
+-- @treturn table the pager of `paginate` with only the rules that need no
+--   page number nor `meta` (`client:paginate` states them).
 function M.follow(fetch_page, opts)
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #2 to 'follow' (table or nil expected, got " .. type(opts) .. ")", 2)
-  end
-  for k in pairs(opts or {}) do
-    if k ~= "max_pages" then
-      error("unknown pager option '" .. tostring(k) .. "'", 2)
-    end
-  end
-  if type(fetch_page) ~= "function" then
-    local mt = getmetatable(fetch_page)
-    if not (mt and mt.__call) then
-      error("bad argument #1 to 'follow' (function expected, got " .. type(fetch_page) .. ")", 2)
-    end
-  end
-  local ok, p = pcall(M.paginate, function() return fetch_page() end,
-    { max_pages = opts and opts.max_pages })
-  if not ok then
-    error(p, 2)
-  end
-  p._follow = true
+  local p = M.paginate(fetch_page)
+  p._follow, p._max_pages = true, opts and opts.max_pages
   return p
+end
+
+-- A new table of the walk's page parameters (page: nil for fetch_pages).
+local function params(self, page)
+  return { page = page, per_page = self._per_page, order = self._order,
+    order_type = self._order_type }
 end
 
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
@@ -182,11 +157,7 @@ local function fetch_raw(self, page)
       count = min(count, self._max_pages - self.pages_fetched)
     end
     if count > 1 then
-      local lists, err = self._fetch_pages({
-        per_page = self._per_page,
-        order = self._order,
-        order_type = self._order_type,
-      }, page, count, self.concurrency)
+      local lists, err = self._fetch_pages(params(self), page, count, self.concurrency)
       local first = lists[1]
       if first then
         ahead = { first = page, err = err, false }
@@ -202,12 +173,7 @@ local function fetch_raw(self, page)
       -- neither a page nor an error: fetch this page alone
     end
   end
-  return self._fetch({
-    page = page,
-    per_page = self._per_page,
-    order = self._order,
-    order_type = self._order_type,
-  })
+  return self._fetch(params(self, page))
 end
 
 -- The walk's end on page `page`: a "decode" error naming it.
@@ -300,7 +266,7 @@ local function fetch_next(self)
   local meta = type(list.meta) == "table" and list.meta or nil
   self.meta = meta
   local n = #list
-  local per_page = meta and positive(meta.per_page) and meta.per_page or self._per_page
+  local per_page = meta and is_count(meta.per_page) and meta.per_page or self._per_page
   local total = meta and is_integer(meta.total) and meta.total or nil
   if self._follow then
     -- the pages say whether another follows (M.follow): no page size, no
@@ -364,6 +330,17 @@ local function next_page(self)
   return fetch_next(self)
 end
 
+-- An iterator over what get(self) gives, raising its error.
+local function raising(self, get)
+  return function()
+    local v, err = get(self)
+    if v == nil and err ~= nil then
+      error(err, 0)
+    end
+    return v
+  end
+end
+
 --- The next item.
 --
 -- syntax: `item, err = pager:next()`
@@ -372,26 +349,21 @@ end
 --   page could not be fetched (the same error again on every later call).
 --   Never raises on run-time failures.
 function Pager:next()
-  while true do
-    local buf = self._buf
-    if buf then
-      local pos = self._pos
-      local item = buf[pos]
-      if pos <= #buf then
-        self._pos = pos + 1
-        return item
-      end
-      self._buf, self._pos = nil, 1
-    end
-    local list, err = fetch_next(self)
-    if not list then
+  local buf, pos = self._buf, self._pos
+  while not buf or pos > #buf do -- the page handed out: the next one
+    local err
+    self._buf, self._pos = nil, 1
+    buf, err = fetch_next(self)
+    if not buf then
       if err == nil then
         return nil
       end
       return errors.fail(err)
     end
-    self._buf, self._pos = list, 1
+    pos = 1
   end
+  self._buf, self._pos = buf, pos + 1
+  return buf[pos]
 end
 
 --- Iterator over every item of every page.
@@ -402,13 +374,7 @@ end
 -- @raise the error table of a page that could not be fetched, like
 --   `io.lines` does (items of the pages before it have been yielded).
 function Pager:each()
-  return function()
-    local item, err = self:next()
-    if item == nil and err ~= nil then
-      error(err, 0)
-    end
-    return item
-  end
+  return raising(self, Pager.next)
 end
 
 --- Iterator over the pages, each a list in the shape `list_addresses`
@@ -419,24 +385,16 @@ end
 -- @return an iterator function.
 -- @raise the error table of a page that could not be fetched.
 function Pager:pages()
-  return function()
-    local list, err = next_page(self)
-    if list == nil and err ~= nil then
-      error(err, 0)
-    end
-    return list
-  end
+  return raising(self, next_page)
 end
 
 --- Every remaining item in one array.
 --
 -- syntax: `items, err = pager:all()`
 --
--- @treturn table|nil the items, in order, with the fields `announced`
---   (integer or nil: how many items the service announced, its last
---   `meta.total`), `received` (how many came in the whole walk, items that
---   `next()` handed out before included) and `total_changed` (see
---   `merchantapi.paginate`);
+-- @treturn table|nil the items, in order, with the pager's fields
+--   `announced`, `received` (the whole walk's, items that `next()` handed
+--   out before included) and `total_changed` (see the module's doc);
 -- @return nil, err, message -- on failure: the error table, with the items
 --   fetched before it (with the same fields) as `err.partial` (for a
 --   custom `fetch_page` whose error is not a table: `nil, err, partial`).

@@ -8,6 +8,7 @@
 local core = require "merchantapi.core"
 local json = require "merchantapi.json"
 local errors = require "merchantapi.errors"
+local is_count = require("merchantapi.options").is_count
 
 local type = type
 local pairs = pairs
@@ -46,10 +47,8 @@ local function query_value(v)
   return nil, "a value of type " .. t .. " has no query form"
 end
 
---- Builds a query string from a table: keys sorted bytewise, keys and
--- values percent-encoded (`core.escape`, the core's rule); a value is a string, an
--- integer, a boolean (`true`/`false`) or an array of those (the key is
--- repeated, in array order; an empty array sends nothing).
+--- Builds a query string from a table by the rules of `client:request`'s
+-- `query` (an array's key repeated in array order; an empty one sends nothing).
 --
 -- syntax: `text, err = request.query_string(query)`
 -- @tparam table query the parameters: name -> value or array of values.
@@ -70,7 +69,7 @@ function request.query_string(query)
     local list = v
     if type(v) == "table" then
       for key in pairs(v) do
-        if type(key) ~= "number" or key < 1 or key > #v or key % 1 ~= 0 then
+        if not is_count(key) or key > #v then
           return nil, "query." .. k .. ": a table value must be an array"
         end
       end

@@ -1,11 +1,5 @@
---- Internal: following a confirmed payout to its txid (interface, "Events": progress
--- of a confirmed payout is followed by reading the payout until `txid` is
--- set).  The public face is `client:wait_for_txid` in lua/merchantapi.lua.
---
--- Only reads (GET) are sent: nothing is ever confirmed here.  Each read is
--- made without the core's own retries, so every wait -- the interval
--- between reads, the backoff after a retryable error, a Retry-After --
--- goes through the pluggable `sleep` and counts against the deadline.
+--- Internal: following a confirmed payout to its txid by reading it; the
+-- rules and the public face are `client:wait_for_txid`'s (lua/merchantapi.lua).
 --
 -- @module merchantapi.wait
 local core = require "merchantapi.core"
@@ -13,8 +7,6 @@ local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
 local transport = require "merchantapi.transport"
 
-local type = type
-local error = error
 local tostring = tostring
 local format = string.format
 
@@ -23,7 +15,9 @@ local wait = {}
 -- The read (the core's endpoint table), made without the core's retries.
 local READ = core.endpoints.get_payout
 
-local DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
+--- The defaults of `wait_for_txid`'s options, in seconds: `timeout`, `interval`, `max_interval`.
+wait.DEFAULTS = { timeout = 60, interval = 2, max_interval = 30 }
+local DEFAULTS = wait.DEFAULTS
 
 local OPTIONS = {
   timeout = "number", interval = "number", max_interval = "number",
@@ -53,18 +47,15 @@ end
 --
 -- syntax: `payout, err, res = wait.for_txid(client, payout_id, opts)`
 --
--- See `client:wait_for_txid` for the arguments, results and errors.
+-- It is `client:wait_for_txid`, which documents the arguments, results and errors.
 --
 -- @tparam table client the `merchantapi` client (its `get_payout` reads).
 -- @tparam string payout_id the payout's id.
 -- @tparam[opt] table opts as for `client:wait_for_txid`.
 -- @return as `client:wait_for_txid`.
 function wait.for_txid(client, payout_id, opts)
-  if type(payout_id) ~= "string" then
-    error("bad argument #1 to 'wait_for_txid' (string expected, got " .. type(payout_id) .. ")", 3)
-  end
-  -- from for_txid, below client:wait_for_txid: raises at that one's caller
-  opts = options.check(opts, OPTIONS, "wait_for_txid", 2, 3)
+  options.arg(payout_id, "string", "wait_for_txid", 1)
+  opts = options.check(opts, OPTIONS, "wait_for_txid", 2)
   -- the core's one table of paths and its id rule (bad: "payout_id is empty")
   local path, bad = core.path("get_payout", payout_id)
   local timeout, msg = seconds(opts, "timeout", 0, false)

@@ -11,7 +11,8 @@ local payout = { summary = "Read a payout (" .. client.endpoint("get_payout") ..
 -- @param cmd the command's argparse parser.
 function payout.declare(cmd)
   cmd:argument("payout_id", "The payout's id."):argname("PAYOUT_ID")
-  cmd:option("--wait-txid", "Read it until its txid is set, at most SECONDS (default: the module's, 60); "
+  cmd:option("--wait-txid", "Read it until its txid is set, at most SECONDS (default: the module's, "
+    .. string.format("%g", require("merchantapi.wait").DEFAULTS.timeout) .. "); "
     .. "the value only with '=': --wait-txid=120."):args("?"):argname("=SECONDS")
 end
 

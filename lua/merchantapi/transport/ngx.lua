@@ -2,45 +2,9 @@
 -- call never blocks the nginx worker (it yields while it waits, and other
 -- requests are served meanwhile).
 --
---     local merchantapi = require "merchantapi"
---     local client = assert(merchantapi.new {
---       base_url = "https://api.example",
---       api_key = os.getenv("MERCHANTAPI_API_KEY"),
---       transport = require("merchantapi.transport.ngx").request,
---     })
---
--- Usable where cosockets are: `rewrite_by_lua*`, `access_by_lua*`,
--- `content_by_lua*`, `ngx.timer.at` callbacks (not in `init_by_lua*`,
--- `set_by_lua*`, header/body filters or `log_by_lua*`: there a call fails
--- with a transport error, outcome `"not_sent"`).
---
--- What it does: `ngx.socket.tcp`, connect with the timeouts of the request
--- (`connect_timeout`; `timeout` bounds the whole exchange), TLS with
--- `sslhandshake` and verification always on (peer and host name), one
--- request per connection at a time, `Content-Length` and `chunked`
--- responses (and bodies delimited by the connection's close) framed by the
--- core's rule (`merchantapi.core`'s `framing`: the one libcurl's path and any
--- transport's answers meet; a head it refuses is not read further and fails
--- as `decode`, and a body cut before its end as `transport`), interim 1xx
--- answers skipped, connections kept in nginx's keepalive pool per
--- scheme/host/port (`pool_size`, `keepalive_timeout`), except for the
--- confirm, which always opens a fresh connection and closes it (so a
--- failure to connect provably sent nothing).  Bodies are read up to
--- `max_body + 1` bytes, the core then fails them as `decode`.
---
--- The nginx configuration it needs (see examples/openresty/nginx.conf):
---
---     lua_package_path  "/path/to/merchantapi/lua/?.lua;;";
---     lua_package_cpath "/path/to/luajit/build/?.so;;";  # merchantapi/core.so built for LuaJIT
---     lua_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt;  # https: CAs to trust
---     lua_ssl_verify_depth 4;
---     resolver 127.0.0.53 ipv6=off;   # host names other than localhost (nginx does
---                                     # not read /etc/hosts); not needed for IPs
---     env MERCHANTAPI_API_KEY;        # to read the key with os.getenv in workers
---
--- `localhost` is connected to as 127.0.0.1 (TLS still checks the name
--- `localhost`).  The client options `cafile`/`capath` do not apply here:
--- trust comes from `lua_ssl_trusted_certificate`.
+-- Where it can be used, what it does (framing by the core's rule, the
+-- keepalive pool, the confirm's fresh connection, TLS) and the nginx
+-- configuration it needs: docs/guide/openresty.md, "Transports".
 --
 -- @module merchantapi.transport.ngx
 local type = type
@@ -69,12 +33,10 @@ local M = {}
 M.stats = { connections = 0, reused = 0, requests = 0 }
 
 local DEFAULTS = { pool_size = 16, keepalive_timeout = 60 }
-local MAX_HEADER_BYTES = core.defaults.max_header_bytes -- the core's cap, libcurl's path's too
+-- the core's cap of a head and its refusal, libcurl's path's too
+local MAX_HEADER_BYTES, HEADERS_OVER = core.defaults.max_header_bytes,
+  core.defaults.max_header_title
 local READ_BLOCK = 65536
-
-local function now()
-  return rawget(_G, "ngx").now()
-end
 
 -- The origins parse_url has seen: "scheme://authority" -> { scheme, host,
 -- port, authority } (a client calls one or two; bounded all the same).
@@ -153,7 +115,7 @@ end
 -- cached clock does, i.e. after a wait: settimeouts is called again only
 -- then, not for every line read.
 local function set_timeout(st)
-  local t = now()
+  local t = st.ngx.now()
   if t ~= st.at then
     st.at = t
     local left = max(1, (st.deadline - t) * 1000)
@@ -201,7 +163,7 @@ local function read_head(st)
       end
       bytes = bytes + #line + 2
       if bytes > MAX_HEADER_BYTES then
-        return nil, "response headers over " .. MAX_HEADER_BYTES .. " bytes"
+        return nil, HEADERS_OVER
       end
       if line == "" then
         break
@@ -236,14 +198,6 @@ local function read_head(st)
     end
     -- 1xx interim answer: the real one follows
   end
-end
-
-local function header_value(headers, name)
-  local v = headers[name]
-  if type(v) == "table" then
-    return v[#v]
-  end
-  return v
 end
 
 -- Reads a chunked body, at most limit bytes.  body, complete | nil, err.
@@ -334,15 +288,14 @@ function M.new(opts)
     if not scheme then
       return failure(host, false)
     end
-    local start = now()
-    local deadline = start + request.timeout
+    local deadline = ngx.now() + request.timeout
     local connect_ms = max(1, request.connect_timeout * 1000)
 
     local ok, sock = pcall(ngx.socket.tcp)
     if not ok or not sock then
       return failure("cosockets are not available here: " .. tostring(sock), false)
     end
-    local st = { sock = sock, deadline = deadline, connect_ms = connect_ms, at = nil }
+    local st = { ngx = ngx, sock = sock, deadline = deadline, connect_ms = connect_ms, at = nil }
     set_timeout(st)
 
     local fresh = request.fresh_connection
@@ -410,14 +363,13 @@ function M.new(opts)
     end
     local limit = (request.max_body or DEFAULT_MAX_BODY) + 1
     local keep = not fresh and minor == 1
-    local connection = header_value(headers, "connection")
+    local connection = headers.connection -- a repeated header: its last value
+    connection = type(connection) == "table" and connection[#connection] or connection
     if connection and find(lower(connection), "close", 1, true) then
       keep = false
     end
-    -- the framing rule of every transport, the core's (two different
-    -- Content-Lengths, Content-Length with Transfer-Encoding, a coding other
-    -- than chunked): a refused head is handed on without a body, and the
-    -- exchange fails it as libcurl's path does ("decode", the head kept)
+    -- the core's framing rule: a refused head is handed on without a body,
+    -- and the exchange fails it as libcurl's path does
     local framing, n = core_framing(headers["content-length"], headers["transfer-encoding"])
     if not framing then
       sock:close()
