@@ -158,7 +158,7 @@ int mapi_lua_new(lua_State *L);
    mapi_client of the client userdata at idx, held so that close() waits
    for the call's end; NULL (nothing held) when closed.  *busy (when busy is
    not NULL): the client's flag that is set while one of its hooks runs.
-   Each hold is ended by one release, which frees the client when a close()
+   The client's own hooks (over libcurl) then run on L's thread.  Each hold is ended by one release, which frees the client when a close()
    came meanwhile. */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);

@@ -111,7 +111,6 @@ static int l_client_close(lua_State *L)
     return 0;
 }
 
-/* lua_binding.h */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
 {
     client_box *cb = check_client(L, idx);
@@ -119,6 +118,7 @@ mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
     if (!cb->client || cb->close_pending)
         return NULL;
     cb->holds++;
+    cb->hooks.L = L; /* the client's hooks, over libcurl, run on this thread */
     if (busy)
         *busy = &cb->busy;
     return cb->client;
@@ -182,16 +182,6 @@ static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_err
     return mapi_call_endpoint(c, a->e, a->id, &a->p, &a->opts, k, err); /* calls.c's table */
 }
 
-/* Before the client at idx runs a call over libcurl itself: held (a hook's
-   close() waits for the end), its hooks run on this thread. */
-static void run_held(lua_State *L, int idx)
-{
-    client_box *cb = (client_box *)lua_touserdata(L, idx);
-
-    cb->holds++;
-    cb->hooks.L = L;
-}
-
 /* Builds the call once (calls.c) and hands it to its driver: prepare 0,
    libcurl now (the results: value, nil, res | nil, err, message); prepare 1,
    an exchange that a Lua transport drives (lua_transport.c: x:result gives
@@ -220,7 +210,7 @@ static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int pre
     cb = mapi_lua_push_call_box(L);
     failed = build_call(c, a, &k, &cb->err) < 0;
     if (!failed) {
-        run_held(L, 1);
+        mapi_lua_client_hold(L, 1, NULL); /* usable: checked above */
         failed = mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
         mapi_lua_client_release(L, 1);
     }
@@ -355,7 +345,7 @@ static int l_list_addresses_pages(lua_State *L)
     b->docs = (mapi_doc **)(void *)(b->errs + count);
     b->count = (size_t)count;
     mapic_setmetatable(L, PAGES_BOX_MT);
-    run_held(L, 1);
+    mapi_lua_client_hold(L, 1, NULL); /* usable: checked above */
     /* first_page (0: refused), the page options and the concurrency's cap: the core's */
     first = first < 1 ? 0 : first > LONG_MAX ? LONG_MAX : first;
     mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count, (size_t)conc, &opts,
