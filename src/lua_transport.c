@@ -27,8 +27,6 @@
 #include "internal.h"
 #include "lua_binding.h"
 
-typedef exchange_box xbox;
-
 /* ------------------------------------------------------------------------ */
 /* Attempt facts                                                            */
 /* ------------------------------------------------------------------------ */
@@ -136,7 +134,7 @@ void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_inf
 
 static int xbox_gc(lua_State *L)
 {
-    xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
+    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 1, EXCHANGE_MT);
 
     /* on a loop: only at lua_close (a running call's box is anchored in the
        registry), and the loop, finalized later, still uses the exchange */
@@ -148,7 +146,7 @@ static int xbox_gc(lua_State *L)
 }
 
 /* Lets go of the client the exchange holds (lua_client.c's close rule). */
-static void let_go(lua_State *L, xbox *xb)
+static void let_go(lua_State *L, exchange_box *xb)
 {
     if (xb->cref == LUA_NOREF)
         return;
@@ -174,7 +172,7 @@ void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb)
 exchange_box *mapi_lua_push_exchange_box(lua_State *L)
 {
     mapi_error init = MAPI_ERROR_INIT;
-    xbox *xb = (xbox *)mapic_newuserdata(L, sizeof *xb);
+    exchange_box *xb = (exchange_box *)mapic_newuserdata(L, sizeof *xb);
 
     memset(xb, 0, sizeof *xb);
     xb->err = init;
@@ -183,9 +181,9 @@ exchange_box *mapi_lua_push_exchange_box(lua_State *L)
     return xb;
 }
 
-static xbox *check_xbox(lua_State *L, int state)
+static exchange_box *check_xbox(lua_State *L, int state)
 {
-    xbox *xb = (xbox *)luaL_checkudata(L, 1, EXCHANGE_MT);
+    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 1, EXCHANGE_MT);
 
     if (!xb->x)
         luaL_error(L, "merchantapi: an empty exchange");
@@ -203,7 +201,7 @@ static xbox *check_xbox(lua_State *L, int state)
    built when skip is true (no hook). */
 static int l_request(lua_State *L)
 {
-    xbox *xb = check_xbox(L, X_IDLE);
+    exchange_box *xb = check_xbox(L, X_IDLE);
     int skip_info = lua_toboolean(L, 2); /* no hook to see it: not built */
     const mapi_attempt_info *info;
     const mapi_call *k;
@@ -246,7 +244,7 @@ static int l_request(lua_State *L)
    seconds first; 0 when a confirm whose outcome is unknown goes on with the
    read of its payout) or "done"; info the facts for on_response, false when
    skip_info (no hook). */
-static int end_attempt(lua_State *L, xbox *xb, mapi_response *res, int skip_info)
+static int end_attempt(lua_State *L, exchange_box *xb, mapi_response *res, int skip_info)
 {
     double wait = -1;
     mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
@@ -317,7 +315,7 @@ static int each_value(lua_State *L, int idx, const char *name, size_t nlen, fiel
  */
 static int l_response(lua_State *L)
 {
-    xbox *xb = check_xbox(L, X_SENDING);
+    exchange_box *xb = check_xbox(L, X_SENDING);
     int64_t status;
     const char *body = NULL;
     size_t len = 0;
@@ -384,7 +382,7 @@ oom:
  */
 static int l_failure(lua_State *L)
 {
-    xbox *xb = check_xbox(L, X_SENDING);
+    exchange_box *xb = check_xbox(L, X_SENDING);
     const char *msg = NULL;
     int not_sent = 0;
     int skip_info = lua_toboolean(L, 3);
@@ -456,7 +454,7 @@ int mapi_lua_backoff(lua_State *L)
    done.  Takes the exchange's document or error, which x anchors. */
 static int l_result(lua_State *L)
 {
-    xbox *xb = check_xbox(L, X_DONE);
+    exchange_box *xb = check_xbox(L, X_DONE);
 
     xb->state = X_TAKEN;
     let_go(L, xb);
