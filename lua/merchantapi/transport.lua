@@ -7,10 +7,10 @@
 -- chosen when the client is made (a custom transport; cosockets inside
 -- OpenResty, in the phases that can yield; libcurl) and, for libcurl, by
 -- where the call is made: libcurl now (blocking), or a transfer of a
--- `merchantapi.loop` task's loop.  A list's pages fetched together go
--- through the core's concurrent pages (libcurl) or the one Lua window
--- below (a loop task, OpenResty's light threads; one page at a time over
--- any other transport).  Closing a client while calls run is the core
+-- `merchantapi.loop` task's loop.  A list's pages fetched together follow
+-- the core's page batch (src/pages.c), run by the core over libcurl or
+-- driven below (a loop task, OpenResty's light threads; one page at a time
+-- over any other transport).  Closing a client while calls run is the core
 -- binding's rule (src/lua_client.c): every exchange holds its client.
 --
 -- A transport is a function that performs one HTTP request:
