@@ -1,32 +1,23 @@
 /*
  * pages.c -- several pages of a list at once (contract, "Lists and pages":
- * the pager's `concurrency`), in two parts.
+ * the pager's `concurrency`).
  *
- * The page batch: the one policy of every driver (the libcurl driver below,
- * and through the binding, src/lua_pages.c, a loop task's loop, OpenResty's
- * light threads, a custom transport).  The checks of the arguments, once for
- * all pages; each page's call built once (calls.c) and prepared as an
- * exchange; which page starts next (page order, at most `concurrency` in
- * flight, none after a page failed for good); each page's end recorded;
- * which pages in flight are dropped (those after a failed one); which pages
- * are kept (those before the first that did not come) and which error is
- * returned (that page's).  A page's end is its exchange's own decision, as
- * for one call, whatever moved its bytes: the answer is the same on every
- * driver.
+ * The page batch is the one policy of every driver (this file's libcurl
+ * driver; through src/lua_pages.c a loop task, light threads, a custom
+ * transport): the checks once for all pages, each page's call built once
+ * (calls.c) as an exchange, page order within the window, no page started
+ * after one failed for good, the pages in flight after it dropped, the
+ * pages before it kept, its error returned.  A page ends as its exchange
+ * decides, as one call would, so the answer is the same on every driver.
  *
- * The libcurl driver (mapi_list_addresses_pages, and the binding's blocking
- * call): each attempt of a page is a call of an event loop (loop.c,
- * mapi_loop_attempt) private to the batch, on the client's own multi
- * (mapi_http_pool: the connections of its blocking calls; over HTTP/2 the
- * transfers multiplex on one connection), stepped until the round's pages
- * are over.  Retries run in rounds: once the transfers of a round are done,
- * the client's sleep hook waits the longest wait any page asked for, then
- * the pages to retry run again; a page whose deadline that wait would
- * outlast fails at once instead (exchange.c's rule, mapi_exchange_fits).
- * The other drivers let each page's exchange wait for its own retries;
- * either way a page ends as its exchange decides, so the pages kept, the
- * error and the pages started are the same -- only when the waits happen
- * differs.
+ * The libcurl driver runs each attempt as a call of an event loop of its
+ * own (loop.c, mapi_loop_attempt) on the client's multi (mapi_http_pool: the
+ * connections of its blocking calls; HTTP/2 multiplexes them).  Its retries
+ * run in rounds: once a round's transfers are done, the client's sleep hook
+ * waits the longest wait a page asked for, then those pages run again; a
+ * page whose deadline that wait would outlast fails at once (exchange.c's
+ * rule, mapi_exchange_fits) -- as it would waiting on its own, which the
+ * other drivers do: only when the waits happen differs.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -38,10 +29,9 @@
 #define POLL_SECONDS 1.0
 
 typedef enum page_state {
-    PAGE_WAITING = 0, /* not started: the batch holds its exchange */
-    PAGE_FLIGHT,      /* started, its exchange handed to the driver */
+    PAGE_WAITING = 0, /* to start (again, when handed[i]: a retry round) */
+    PAGE_FLIGHT,
     PAGE_RESTING,     /* the libcurl driver: waits for the next round */
-    PAGE_AGAIN,       /* the libcurl driver: to start again in this round */
     PAGE_DONE,        /* docs[i] set */
     PAGE_FAILED,      /* failed for good: errs[i] set */
     PAGE_DROPPED      /* after a failed page: its end is not kept */
@@ -53,6 +43,7 @@ struct mapi_page_batch {
     size_t window;         /* pages in flight at most */
     size_t running;        /* pages PAGE_FLIGHT */
     size_t stop;           /* index of the first page failed for good, or count */
+    size_t from;           /* no page PAGE_WAITING before it */
     page_state *state;
     unsigned char *handed; /* 1: the driver owns x[i] */
     mapi_exchange **x;     /* page first_page + i's exchange */
@@ -157,14 +148,15 @@ long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
     size_t i;
 
     *x = NULL;
-    for (i = 0; b->running < b->window && i < b->stop; i++) {
-        if (b->state[i] != PAGE_WAITING && b->state[i] != PAGE_AGAIN)
+    for (i = b->from; b->running < b->window && i < b->stop; i++) {
+        if (b->state[i] != PAGE_WAITING)
             continue;
-        if (b->state[i] == PAGE_WAITING)
+        if (!b->handed[i])
             *x = b->x[i];
         b->handed[i] = 1;
         b->state[i] = PAGE_FLIGHT;
         b->running++;
+        b->from = i + 1;
         return (long)i;
     }
     return -1;
@@ -349,7 +341,8 @@ static int prepare_retries(driver *d)
             mapi_exchange_fail(d->jobs[i].x, &d->jobs[i].e);
             mapi_page_batch_ended(b, i, NULL, &d->jobs[i].e);
         } else {
-            b->state[i] = PAGE_AGAIN;
+            b->state[i] = PAGE_WAITING;
+            b->from = 0;
         }
     }
     return !n;
