@@ -11,10 +11,7 @@
  *       client:prepare gives one), or nil: none now (the window is full, a
  *       page failed before those left, or none is left).
  *   b:ended(x)           x, done (its result not taken), ended: the batch
- *       takes its result.  A page after a failed one is dropped.
- *   page = b:drop()      a page in flight after a failed one, now dropped
- *       (the driver stops it when it can, else calls b:ended(x) once it
- *       ended), or nil.
+ *       takes its result (dropped for a page after a failed one).
  *   lists, err = b:result()   once: the pages kept (those before the first
  *       that did not come), each in the list_addresses shape, in page
  *       order; err the error of the page after them when it failed, else
@@ -121,18 +118,6 @@ static int l_ended(lua_State *L)
     return 0;
 }
 
-/* b:drop() -> page | nil */
-static int l_drop(lua_State *L)
-{
-    batch_box *bb = check_batch(L);
-    long i = mapi_page_batch_drop(bb->b);
-
-    if (i < 0)
-        return 0;
-    mapic_pushint64(L, bb->first_page + i);
-    return 1;
-}
-
 int mapi_lua_page_batch_result(lua_State *L, int idx)
 {
     batch_box *bb = (batch_box *)luaL_checkudata(L, idx, PAGE_BATCH_MT);
@@ -177,8 +162,7 @@ static int l_result(lua_State *L)
 void mapi_lua_pages_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"next", l_next}, {"ended", l_ended}, {"drop", l_drop}, {"result", l_result},
-        {NULL, NULL}};
+        {"next", l_next}, {"ended", l_ended}, {"result", l_result}, {NULL, NULL}};
 
     mapi_lua_class_metatable(L, PAGE_BATCH_MT, methods, batch_gc);
 }

@@ -167,8 +167,7 @@ long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x)
     size_t i;
 
     for (i = 0; x && i < b->count; i++)
-        if (b->x[i] == x && b->handed[i] &&
-            (b->state[i] == PAGE_FLIGHT || b->state[i] == PAGE_DROPPED))
+        if (b->x[i] == x && b->state[i] == PAGE_FLIGHT)
             return (long)i;
     return -1;
 }
@@ -192,7 +191,10 @@ void mapi_page_batch_ended(mapi_page_batch *b, size_t i, mapi_doc *doc, mapi_err
     }
 }
 
-long mapi_page_batch_drop(mapi_page_batch *b)
+/* A page in flight whose end would not be kept (after a failed one), now
+   dropped: the driver stops it; -1 when none.  (Other drivers let such a
+   page end: mapi_page_batch_ended drops it then.) */
+static long page_drop(mapi_page_batch *b)
 {
     size_t i;
 
@@ -295,7 +297,7 @@ static void run_round(driver *d)
         /* begins the new attempts, moves every transfer on, reports the
            attempts that ended (attempt_done) */
         (void)mapi_loop_step(d->loop, POLL_SECONDS);
-        while ((i = mapi_page_batch_drop(d->b)) >= 0) { /* their end would not be kept */
+        while ((i = page_drop(d->b)) >= 0) { /* their end would not be kept */
             mapi_loop_cancel(d->loop, d->jobs[i].op);
             d->jobs[i].op = NULL;
         }

@@ -315,88 +315,75 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     return blocking(client, c, "list_addresses_pages", account_id, params, first_page, count,
       concurrency)
   end
+  local ngx = t and concurrency > 1 and ngx_yields()
   local b, err, msg = c:prepare("list_addresses_pages", account_id, params, first_page, count,
-    concurrency)
+    (task or ngx) and concurrency or 1) -- over another transport, one page at a time
   if type(b) ~= "userdata" then
     return b, err, msg -- the checks failed: nothing sent
   end
   local state = hook_state(client)
-  local ngx = t and ngx_yields()
   -- the driver: start(x) -> true | nil, err; next_ended() -> x | nil, err
-  -- (the pages in flight are lost); stop(x) -> true when x is stopped
-  local start, next_ended, stop
+  -- (the pages in flight are lost)
+  local start, next_ended
   if task then
     loop.before_start()
     start = function(x) return loop.start(task, c, x, state) end
     next_ended = loop.next_ended
-    stop = function() end -- a call on the loop runs to its end
-  else
-    local queue, thread_of = {}, {} -- light threads; or the exchanges to drive, in order
-    local threads = ngx and concurrency > 1 and {} or nil
-    local function forget(x)
-      for i = 1, #queue do
-        if queue[i] == x then
-          return table.remove(queue, i)
-        end
-      end
-    end
+  elseif ngx then -- light threads, waited for in the order they end
+    local threads, thread_of = {}, {}
     start = function(x)
-      queue[#queue + 1] = threads and ngx.thread.spawn(drive, x, t, state) or x
-      thread_of[x] = queue[#queue]
+      thread_of[x] = ngx.thread.spawn(drive, x, t, state)
+      threads[#threads + 1] = thread_of[x]
       return true
     end
-    stop = function(x)
-      if threads then
-        ngx.thread.kill(thread_of[x])
-      end
-      return forget(thread_of[x]) ~= nil
-    end
     next_ended = function()
-      if not threads then
-        return drive(table.remove(queue, 1), t, state) -- one at a time
-      end
-      local ok, x = ngx.thread.wait(unpack(queue)) -- in the order they end
+      local ok, x = ngx.thread.wait(unpack(threads))
       if not ok then -- the transport raised: the others are stopped
-        for i = 1, #queue do
-          ngx.thread.kill(queue[i])
+        for i = 1, #threads do
+          ngx.thread.kill(threads[i])
         end
         return nil, errors.new { kind = "usage", title = "a page fetch raised: " .. tostring(x) }
       end
-      forget(thread_of[x])
+      for i = 1, #threads do
+        if threads[i] == thread_of[x] then
+          table.remove(threads, i)
+          break
+        end
+      end
       return x
     end
+  else
+    local done = {}
+    start = function(x)
+      done[#done + 1] = drive(x, t, state)
+      return true
+    end
+    next_ended = function() return table.remove(done, 1) end
   end
-  local x_of, inflight, raised = {}, 0, nil
+  local inflight, raised = 0, nil
   while true do
     while not raised do
-      local x, page = b:next()
+      local x = b:next()
       if not x then
         break
       end
       local ok, serr = start(x)
       if ok then
-        x_of[page], inflight = x, inflight + 1
+        inflight = inflight + 1
       else
         raised = serr -- the walk ends before this page
       end
     end
-    local page = b:drop() -- after a failed page: stopped, or let run to its end
-    while page do
-      if stop(x_of[page]) then
-        inflight = inflight - 1
-      end
-      page = b:drop()
-    end
     if inflight == 0 then
       break
     end
-    local done, lost = next_ended()
-    if not done then
+    local x, lost = next_ended()
+    if not x then
       raised = lost
       break -- the pages in flight are lost: the walk ends at the first of them
     end
     inflight = inflight - 1
-    b:ended(done)
+    b:ended(x) -- after a failed page: not kept
   end
   loop.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
   local lists, perr = b:result()
