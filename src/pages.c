@@ -20,6 +20,7 @@
  * other drivers do: only when the waits happen differs.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,7 +76,8 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
     mapi_page_params p;
     mapi_page_batch *b;
     mapi_call k;
-    size_t i;
+    size_t i, per = sizeof *b->errs + sizeof *b->docs + sizeof *b->x + sizeof *b->state +
+                    sizeof *b->handed;
 
     if (!client) {
         mapi_error_set(err, MAPI_ERR_USAGE, "client is NULL");
@@ -97,8 +99,7 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
     mapi_call_release(&k);
 
     /* one block: the errors first (the widest alignment), then the pointers */
-    b = calloc(1, sizeof *b + count * (sizeof *b->errs + sizeof *b->docs + sizeof *b->x +
-                                       sizeof *b->state + sizeof *b->handed));
+    b = count > (SIZE_MAX - sizeof *b) / per ? NULL : calloc(1, sizeof *b + count * per);
     if (!b) {
         mapi_error_oom(err);
         return NULL;

@@ -315,7 +315,7 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     return blocking(client, c, "list_addresses_pages", account_id, params, first_page, count,
       concurrency)
   end
-  local ngx = t and concurrency > 1 and ngx_yields()
+  local ngx = t and (concurrency or 1) > 1 and ngx_yields()
   local b, err, msg = c:prepare("list_addresses_pages", account_id, params, first_page, count,
     (task or ngx) and concurrency or 1) -- over another transport, one page at a time
   if type(b) ~= "userdata" then
