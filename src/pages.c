@@ -14,10 +14,10 @@
  * own (loop.c, mapi_loop_attempt) on the client's multi (mapi_http_pool: the
  * connections of its blocking calls; HTTP/2 multiplexes them).  Its retries
  * run in rounds: once a round's transfers are done, the client's sleep hook
- * waits the longest wait a page asked for, then those pages run again; a
- * page whose deadline that wait would outlast fails at once (exchange.c's
- * rule, mapi_exchange_fits) -- as it would waiting on its own, which the
- * other drivers do: only when the waits happen differs.
+ * waits until the soonest retry a page asked for, then the pages whose wait
+ * is over run again.  Each page so waits its own wait (its backoff or
+ * Retry-After, within its deadline: exchange.c's rules), as on the other
+ * drivers, which wait for each page apart: only when the waits end differs.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -229,7 +229,8 @@ mapi_doc **mapi_page_batch_doc(mapi_page_batch *b, size_t k)
 
 typedef struct job {
     size_t i;            /* page first_page + i */
-    double wait;         /* PAGE_RESTING: seconds before the next attempt */
+    double ready;        /* PAGE_RESTING: when its next attempt may begin (monotonic s) */
+    double wait;         /* seconds until then, as the last round saw it */
     mapi_exchange *x;    /* the page's exchange, the driver's once started */
     mapi_loop_op *op;    /* PAGE_FLIGHT: its attempt on the driver's loop */
     mapi_error e;        /* the last attempt's error */
@@ -255,7 +256,7 @@ static void attempt_done(void *ctx, mapi_step step, mapi_doc *doc, double wait, 
     j->e = *e; /* moved */
     *e = (mapi_error)MAPI_ERROR_INIT;
     if (step == MAPI_STEP_RETRY) {
-        j->wait = wait; /* out of the window until the next round */
+        j->ready = mapi_monotonic_seconds() + wait; /* out of the window until then */
         b->running--;
         b->state[j->i] = j->i > b->stop ? PAGE_DROPPED : PAGE_RESTING;
         return;
@@ -305,50 +306,48 @@ static void run_round(driver *d)
     }
 }
 
-/* After a round: 1 when pages wait for a retry (sleeping first), else 0. */
+/* After a round: 1 when pages wait for a retry (sleeping first), else 0.
+   The sleep lasts until the soonest retry; the pages whose wait is then
+   over start again, the others wait on: each page waits its own wait, as
+   on every other driver.  A page whose retry no longer begins before its
+   deadline (the round's transfers took the time) fails. */
 static int prepare_retries(driver *d)
 {
     mapi_page_batch *b = d->b;
-    size_t i, n = 0;
-    double wait = 0;
+    double now = mapi_monotonic_seconds(), wait = -1;
+    size_t i;
+    int stop;
 
     for (i = 0; i < b->count; i++) {
+        job *j = &d->jobs[i];
         if (b->state[i] != PAGE_RESTING)
             continue;
+        j->wait = j->ready > now ? j->ready - now : 0;
         if (i > b->stop) {
             b->state[i] = PAGE_DROPPED;
-            continue;
+        } else if (!mapi_exchange_fits(j->x, j->wait)) {
+            mapi_exchange_expire(j->x, &j->e);
+            mapi_page_batch_ended(b, i, NULL, &j->e);
+        } else if (wait < 0 || j->wait < wait) {
+            wait = j->wait;
         }
-        if (d->jobs[i].wait > wait)
-            wait = d->jobs[i].wait;
-        n++;
     }
-    if (n == 0)
+    if (wait < 0)
         return 0;
-    /* A page whose deadline ends before the round's wait does is not retried;
-       then the round is looked at again (a shorter wait, pages after it dropped). */
-    for (i = 0, n = 0; i < b->count; i++) {
-        if (b->state[i] == PAGE_RESTING && !mapi_exchange_fits(d->jobs[i].x, wait)) {
-            mapi_exchange_expire(d->jobs[i].x, &d->jobs[i].e);
-            mapi_page_batch_ended(b, i, NULL, &d->jobs[i].e);
-            n++;
-        }
-    }
-    if (n > 0)
-        return prepare_retries(d);
-    n = d->parts.sleep(d->parts.sleep_ctx, wait) != 0; /* 1: the hook said stop */
+    stop = d->parts.sleep(d->parts.sleep_ctx, wait) != 0; /* 1: the hook said stop */
     for (i = 0; i < b->count; i++) {
+        job *j = &d->jobs[i];
         if (b->state[i] != PAGE_RESTING)
             continue;
-        if (n) { /* each page fails with its last attempt's error */
-            mapi_exchange_fail(d->jobs[i].x, &d->jobs[i].e);
-            mapi_page_batch_ended(b, i, NULL, &d->jobs[i].e);
-        } else {
+        if (stop) { /* each page fails with its last attempt's error */
+            mapi_exchange_fail(j->x, &j->e);
+            mapi_page_batch_ended(b, i, NULL, &j->e);
+        } else if (j->wait <= wait) {
             b->state[i] = PAGE_WAITING;
             b->from = 0;
         }
     }
-    return !n;
+    return !stop;
 }
 
 int mapi_page_batch_run(mapi_page_batch *b, mapi_error *err)
