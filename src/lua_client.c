@@ -25,8 +25,6 @@
 #include "lua_binding.h"
 #include "internal.h"
 
-#define PAGES_BOX_MT "merchantapi.pages_box"
-
 typedef struct client_box {
     mapi_client *client; /* NULL once closed */
     int holds;           /* calls under way (mapi_lua_client_hold) */
@@ -297,32 +295,6 @@ static int l_endpoint(lua_State *L)
     return endpoint_call(L, (const mapi_endpoint *)lua_touserdata(L, lua_upvalueindex(1)), 0);
 }
 
-/* The documents and errors of one list_addresses_pages call, anchored in a
-   userdata (PAGES_BOX_MT) whose __gc frees whatever is left. */
-typedef struct pages_box {
-    size_t count;
-    mapi_doc **docs;   /* count entries, inside the userdata */
-    mapi_error *errs;  /* count entries, inside the userdata */
-} pages_box;
-
-static void pages_box_clear(pages_box *b)
-{
-    size_t i;
-
-    for (i = 0; i < b->count; i++) {
-        mapi_doc_free(b->docs[i]);
-        b->docs[i] = NULL;
-        mapi_error_clear(&b->errs[i]);
-    }
-    b->count = 0;
-}
-
-static int pages_box_gc(lua_State *L)
-{
-    pages_box_clear((pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT));
-    return 0;
-}
-
 /* Pushes {}, err for a usage error held in eb (lists: none) and clears it.
    Returns 2. */
 static int push_pages_usage(lua_State *L, err_box *eb)
@@ -339,23 +311,23 @@ static int push_pages_usage(lua_State *L, err_box *eb)
  *                             traceparent=, tracestate=}, first_page, count,
  *                             concurrency) -> lists, err
  * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
- * up to `concurrency` requests in flight (mapi_list_addresses_pages).
+ * up to `concurrency` requests in flight (src/pages.c, over libcurl now).
  * lists: the pages before the first failed one, each in the list_addresses
  * shape, in page order; err: that page's error table, or nil when every page
  * came.  A usage error is lists = {} and err.  The pager calls this.
+ * prepare 1 (client:prepare("list_addresses_pages", ...)): the page batch
+ * instead, for a Lua driver (lua_pages.c).
  */
-static int l_list_addresses_pages(lua_State *L)
+static int pages_call(lua_State *L, int prepare)
 {
     const char *id;
-    int nret = 0, lists;
+    int nret = 0, rc;
     mapi_client *c;
     mapi_page_params p;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     int64_t first = 0, count = 0, conc = 0;
-    size_t i, k;
-    pages_box *b;
     err_box *eb;
-    mapi_error init = MAPI_ERROR_INIT;
+    struct mapi_page_batch *b;
 
     lua_settop(L, 6);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -379,53 +351,25 @@ static int l_list_addresses_pages(lua_State *L)
     if (mapi_pages_check(count > LONG_MAX ? LONG_MAX : (long)count,
                          conc > LONG_MAX ? LONG_MAX : (long)conc, &eb->err) < 0)
         return push_pages_usage(L, eb);
-    lua_pop(L, 1);
-
-    /* the anchor, with room for count documents and errors */
-    b = (pages_box *)mapic_newuserdata(
-        L, sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error)));
-    b->count = 0;
-    b->errs = (mapi_error *)(void *)(b + 1);
-    b->docs = (mapi_doc **)(void *)(b->errs + count);
-    for (i = 0; i < (size_t)count; i++) {
-        b->docs[i] = NULL;
-        b->errs[i] = init;
-    }
-    b->count = (size_t)count;
-    mapic_setmetatable(L, PAGES_BOX_MT);
-    run_held(L, 1);
     /* first_page (0: refused), the page options and the concurrency's cap: the core's */
     first = first < 1 ? 0 : first > LONG_MAX ? LONG_MAX : first;
-    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count, (size_t)conc, &opts,
-                                 b->docs, b->errs);
+    b = mapi_lua_push_page_batch(L, 1, c, id, &p, (long)first, (size_t)count, (size_t)conc,
+                                 &opts, &eb->err);
+    if (!b)
+        return push_pages_usage(L, eb);
+    if (prepare)
+        return 1;
+    run_held(L, 1);
+    rc = mapi_page_batch_run(b, &eb->err);
     mapi_lua_client_release(L, 1);
+    if (rc < 0)
+        return push_pages_usage(L, eb);
+    return mapi_lua_page_batch_result(L, lua_gettop(L));
+}
 
-    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
-    lua_createtable(L, (int)count, 0);
-    lists = lua_gettop(L);
-    for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
-        int body, meta;
-        mapi_lua_push_body(L, mapi_doc_response(b->docs[k]));
-        body = lua_gettop(L);
-        mapi_lua_push_doc_members(L, b->docs[k]);
-        meta = body + 1;
-        if (!mapi_lua_push_flattened(L, b->docs[k], meta, meta + 2, body))
-            lua_newtable(L); /* cannot happen: the core checked data is a list */
-        lua_rawseti(L, lists, (int)(k + 1));
-        lua_settop(L, lists);
-        mapi_doc_free(b->docs[k]); /* as we go: one page's document at a time */
-        b->docs[k] = NULL;
-    }
-    for (i = k; i < b->count; i++) {
-        if (b->errs[i].kind != MAPI_ERR_NONE) {
-            mapi_lua_push_error(L, &b->errs[i]);
-            break;
-        }
-    }
-    if (i >= b->count)
-        lua_pushnil(L);
-    pages_box_clear(b); /* the rest now rather than at the next collection */
-    return 2;
+static int l_list_addresses_pages(lua_State *L)
+{
+    return pages_call(L, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -502,7 +446,8 @@ static int l_request(lua_State *L)
  * Builds the call of client:name(...) -- the same argument and option
  * checks, the same core builder (calls.c) -- once, as an exchange that a
  * Lua transport drives (lua_transport.c: x:request, x:response, x:failure)
- * and whose x:result() gives the method's own results.  nil, err when the
+ * and whose x:result() gives the method's own results; for
+ * "list_addresses_pages" the page batch (lua_pages.c).  nil, err when the
  * call failed its checks (nothing to send).  Raises for a name that is not
  * a method carried by custom transports.
  */
@@ -513,6 +458,10 @@ static int l_prepare(lua_State *L)
     int request = strcmp(name, "request") == 0;
 
     check_client(L);
+    if (strcmp(name, "list_addresses_pages") == 0) {
+        lua_remove(L, 2);
+        return pages_call(L, 1); /* the page batch (lua_pages.c) */
+    }
     if (!e && !request)
         return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
                              "transport", name);
@@ -550,7 +499,7 @@ void mapi_lua_client_open(lua_State *L)
 
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
-    mapi_lua_box_metatable(L, PAGES_BOX_MT, pages_box_gc);
+    mapi_lua_pages_open(L); /* the page batch's metatable */
     mapi_lua_transport_open(L); /* the exchange's metatable */
 
     mapi_lua_new_metatable(L, CLIENT_MT);
