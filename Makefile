@@ -136,7 +136,7 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 
 # The binding's files, compiled once per Lua target.
 LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
-              src/lua_loop.c
+              src/lua_loop.c src/lua_pages.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 # the headers the binding was last compiled with: other headers of the same
 # version (LUA_INCDIR=another dir) compile it again

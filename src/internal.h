@@ -599,4 +599,31 @@ int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
    reported (from inside its own callback). */
 void mapi_loop_cancel(mapi_loop *l, mapi_loop_op *o);
 
+/* ---- a list's pages at once: the page batch (pages.c) ---- */
+
+/* The pages first_page .. first_page + count - 1 of a list, the policy every
+   driver follows (pages.c's header).  _new: the arguments checked once, every
+   page's exchange prepared; NULL with err (USAGE, MEMORY).  _next: the page
+   to start now (its index i), or -1 (the window is full, a page failed
+   before those left, or none is left); *x its exchange, handed over (the
+   driver frees it), NULL when it starts again (a retry round).  _find: the
+   index of a page in flight by its exchange, or -1.  _ended: page i ended
+   with doc (taken) or *e its final error (moved); dropped after a failed
+   page.  _kept: how many pages are kept (those before the first that did not
+   come), *err that page's error when it failed (borrowed), else NULL; _doc:
+   kept page k's document (the caller may take it: NULL it).  _run: the
+   libcurl driver (-1 with err when its loop cannot be made). */
+typedef struct mapi_page_batch mapi_page_batch;
+mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id,
+                                     const mapi_page_params *base, long first_page,
+                                     size_t count, size_t concurrency,
+                                     const mapi_call_opts *opts, mapi_error *err);
+void mapi_page_batch_free(mapi_page_batch *b);
+long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x);
+long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x);
+void mapi_page_batch_ended(mapi_page_batch *b, size_t i, mapi_doc *doc, mapi_error *e);
+size_t mapi_page_batch_kept(const mapi_page_batch *b, mapi_error **err);
+mapi_doc **mapi_page_batch_doc(mapi_page_batch *b, size_t k);
+int mapi_page_batch_run(mapi_page_batch *b, mapi_error *err);
+
 #endif /* MAPI_INTERNAL_H */

@@ -167,6 +167,21 @@ void mapi_lua_client_release(lua_State *L, int idx);
 /* Registers the client's metatable (its methods), and the exchange's. */
 void mapi_lua_client_open(lua_State *L);
 
+/* ---- a list's pages at once (lua_pages.c) ---- */
+
+/* Pushes the userdata of the page batch mapi_page_batch_new(c, ...) makes
+   (src/pages.c), which holds the client at index client; returns the batch,
+   or NULL with err (the userdata pushed empty). */
+struct mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, mapi_client *c,
+                                                 const char *account_id,
+                                                 const mapi_page_params *p, long first_page,
+                                                 size_t count, size_t concurrency,
+                                                 const mapi_call_opts *opts, mapi_error *err);
+/* b:result() of the batch userdata at idx: pushes lists, err.  Returns 2. */
+int mapi_lua_page_batch_result(lua_State *L, int idx);
+/* Registers the batch's metatable. */
+void mapi_lua_pages_open(lua_State *L);
+
 /* ---- custom transports and hooks (lua_transport.c) ---- */
 
 /* The exchange userdata: one call built once (lua_client.c), driven by a

@@ -20,8 +20,6 @@
 #include "lua_binding.h"
 #include "internal.h"
 
-#define PAGES_BOX_MT "merchantapi.pages_box"
-
 typedef struct client_box {
     mapi_client *client; /* NULL once closed */
     int holds;           /* calls under way (mapi_lua_client_hold) */
@@ -255,32 +253,6 @@ static int l_endpoint(lua_State *L)
     return endpoint_call(L, (const mapi_endpoint *)lua_touserdata(L, lua_upvalueindex(1)), 0);
 }
 
-/* The documents and errors of one list_addresses_pages call, anchored in a
-   userdata (PAGES_BOX_MT) whose __gc frees whatever is left. */
-typedef struct pages_box {
-    size_t count;
-    mapi_doc **docs;   /* count entries, inside the userdata */
-    mapi_error *errs;  /* count entries, inside the userdata */
-} pages_box;
-
-static void pages_box_clear(pages_box *b)
-{
-    size_t i;
-
-    for (i = 0; i < b->count; i++) {
-        mapi_doc_free(b->docs[i]);
-        b->docs[i] = NULL;
-        mapi_error_clear(&b->errs[i]);
-    }
-    b->count = 0;
-}
-
-static int pages_box_gc(lua_State *L)
-{
-    pages_box_clear((pages_box *)luaL_checkudata(L, 1, PAGES_BOX_MT));
-    return 0;
-}
-
 /* Pushes {}, err for a usage error held in eb (lists: none) and clears it.
    Returns 2. */
 static int push_pages_usage(lua_State *L, call_box *eb)
@@ -297,22 +269,23 @@ static int push_pages_usage(lua_State *L, call_box *eb)
  *                             traceparent=, tracestate=}, first_page, count,
  *                             concurrency) -> lists, err
  * Pages first_page .. first_page + count - 1 (count 1 .. 1000), fetched with
- * up to `concurrency` requests in flight (mapi_list_addresses_pages).
+ * up to `concurrency` requests in flight (src/pages.c, over libcurl now).
  * lists: the pages before the first failed one, each in the list_addresses
  * shape, in page order; err: that page's error table, or nil when every page
  * came.  A usage error is lists = {} and err.  The pager calls this.
+ * prepare 1 (client:prepare("list_addresses_pages", ...)): the page batch
+ * instead, for a Lua driver (lua_pages.c).
  */
-static int l_list_addresses_pages(lua_State *L)
+static int pages_call(lua_State *L, int prepare)
 {
     const char *id;
-    int nret, lists;
+    int nret, rc;
     mapi_client *c;
     mapi_page_params p;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     int64_t first = 0, count = 0, conc = 0;
-    size_t i, k, size;
-    pages_box *b;
     call_box *eb;
+    struct mapi_page_batch *b;
 
     lua_settop(L, 6);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -335,43 +308,25 @@ static int l_list_addresses_pages(lua_State *L)
     if (mapi_pages_check(count > LONG_MAX ? LONG_MAX : (long)count,
                          conc > LONG_MAX ? LONG_MAX : (long)conc, &eb->err) < 0)
         return push_pages_usage(L, eb);
-    lua_pop(L, 1);
-
-    /* the anchor, with room for count documents and errors (zeroed: none) */
-    size = sizeof *b + (size_t)count * (sizeof(mapi_doc *) + sizeof(mapi_error));
-    b = (pages_box *)mapic_newuserdata(L, size);
-    memset(b, 0, size);
-    b->errs = (mapi_error *)(void *)(b + 1);
-    b->docs = (mapi_doc **)(void *)(b->errs + count);
-    b->count = (size_t)count;
-    mapic_setmetatable(L, PAGES_BOX_MT);
-    mapi_lua_client_hold(L, 1, NULL); /* usable: checked above */
     /* first_page (0: refused), the page options and the concurrency's cap: the core's */
     first = first < 1 ? 0 : first > LONG_MAX ? LONG_MAX : first;
-    mapi_list_addresses_pages_ex(c, id, &p, (long)first, (size_t)count, (size_t)conc, &opts,
-                                 b->docs, b->errs);
+    b = mapi_lua_push_page_batch(L, 1, c, id, &p, (long)first, (size_t)count, (size_t)conc,
+                                 &opts, &eb->err);
+    if (!b)
+        return push_pages_usage(L, eb);
+    if (prepare)
+        return 1;
+    mapi_lua_client_hold(L, 1, NULL); /* usable: checked above */
+    rc = mapi_page_batch_run(b, &eb->err);
     mapi_lua_client_release(L, 1);
+    if (rc < 0)
+        return push_pages_usage(L, eb);
+    return mapi_lua_page_batch_result(L, lua_gettop(L));
+}
 
-    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
-    lua_createtable(L, (int)count, 0);
-    lists = lua_gettop(L);
-    for (k = 0; k < b->count && b->docs[k] != NULL; k++) {
-        if (!mapi_lua_push_data(L, b->docs[k]))
-            lua_newtable(L); /* cannot happen: the core checked data is a list */
-        lua_rawseti(L, lists, (int)(k + 1));
-        mapi_doc_free(b->docs[k]); /* as we go: one page's document at a time */
-        b->docs[k] = NULL;
-    }
-    for (i = k; i < b->count; i++) {
-        if (b->errs[i].kind != MAPI_ERR_NONE) {
-            mapi_lua_push_error(L, &b->errs[i]);
-            break;
-        }
-    }
-    if (i >= b->count)
-        lua_pushnil(L);
-    pages_box_clear(b); /* the rest now rather than at the next collection */
-    return 2;
+static int l_list_addresses_pages(lua_State *L)
+{
+    return pages_call(L, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -442,9 +397,10 @@ static int l_request(lua_State *L)
 /*
  * client:prepare(name, ...) -> exchange | nil, err
  * Builds the call of client:name(...), with the same checks, once, as an
- * exchange that a Lua transport or a loop drives (lua_transport.c); nil, err
- * when the call failed its checks.  Raises for a name that is not a method
- * carried by custom transports.
+ * exchange that a Lua transport or a loop drives (lua_transport.c), or for
+ * "list_addresses_pages" the page batch (lua_pages.c); nil, err when the
+ * call failed its checks.  Raises for a name that is not a method carried
+ * by custom transports.
  */
 static int l_prepare(lua_State *L)
 {
@@ -453,6 +409,10 @@ static int l_prepare(lua_State *L)
     int request = strcmp(name, "request") == 0;
 
     check_client(L, 1);
+    if (strcmp(name, "list_addresses_pages") == 0) {
+        lua_remove(L, 2);
+        return pages_call(L, 1); /* the page batch (lua_pages.c) */
+    }
     if (!e && !request)
         return luaL_error(L, "merchantapi: client method '%s' does not go through a custom "
                              "transport", name);
@@ -490,7 +450,7 @@ void mapi_lua_client_open(lua_State *L)
 
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
 
-    mapi_lua_class_metatable(L, PAGES_BOX_MT, NULL, pages_box_gc);
+    mapi_lua_pages_open(L); /* the page batch's metatable */
     mapi_lua_transport_open(L); /* the exchange's metatable */
 
     mapi_lua_new_metatable(L, CLIENT_MT);

@@ -755,8 +755,9 @@ MAPI_API int mapi_list_addresses_ex(mapi_client *client, const char *account_id,
  * over one connection when the server speaks HTTP/2.  Each page is retried
  * and its errors are mapped exactly like a single mapi_list_addresses call
  * (its own attempts, method, url, request_id, ...).  Retries run in rounds:
- * once every transfer in flight is done, the client waits the longest
- * backoff or Retry-After any page asked for, then retries those pages.
+ * once every transfer in flight is done, the client waits until the soonest
+ * retry any page asked for (its backoff or Retry-After), then retries the
+ * pages whose wait is over; the others wait on.
  *
  * docs and errs are caller-provided arrays of count entries; errs entries
  * start as MAPI_ERROR_INIT (or zeroed) and are cleared first.

@@ -1,216 +1,395 @@
 /*
  * pages.c -- several pages of a list at once (contract, "Lists and pages":
- * the pager's `concurrency`): which page starts when, the retry rounds, and
- * which pages are kept.  No libcurl here: each attempt of a page is a call
- * of an event loop (loop.c, mapi_loop_attempt) private to the batch, stepped
- * here until the round's pages are over -- the one machinery that runs
- * calls at once.  The batch's loop runs on the client's own multi
- * (mapi_http_pool): the connections of its blocking calls, kept from one
- * batch to the next; the loop itself lives as long as the batch.
+ * the pager's `concurrency`).
  *
- * Each page is one attempt at a time of the call mapi_list_addresses builds,
- * so it sends exactly what that sends; over HTTP/2 the transfers multiplex on
- * one connection.  Every answer is decided by the page's exchange like a
- * single call's (the loop hands back its decision), and retried by the same
- * rules (GET: transport errors, 429, 502-504, up to
- * max_retries, backoff or Retry-After, each page within its deadline).
- * Retries run in rounds: once the transfers of a round are done, the
- * client's sleep hook waits the longest wait any page asked for, then the
- * pages to retry run again; a page whose deadline that wait would outlast
- * fails at once instead (exchange.c's rule, mapi_exchange_fits).
+ * The page batch is the one policy of every driver (this file's libcurl
+ * driver; through src/lua_pages.c a loop task, light threads, a custom
+ * transport): the checks once for all pages, each page's call built once
+ * (calls.c) as an exchange, page order within the window, no page started
+ * after one failed for good, the pages in flight after it dropped, the
+ * pages before it kept, its error returned.  A page ends as its exchange
+ * decides, as one call would, so the answer is the same on every driver.
+ *
+ * The libcurl driver runs each attempt as a call of an event loop of its
+ * own (loop.c, mapi_loop_attempt) on the client's multi (mapi_http_pool: the
+ * connections of its blocking calls; HTTP/2 multiplexes them).  Its retries
+ * run in rounds: once a round's transfers are done, the client's sleep hook
+ * waits until the soonest retry a page asked for, then the pages whose wait
+ * is over run again.  Each page so waits its own wait (its backoff or
+ * Retry-After, within its deadline: exchange.c's rules), as on the other
+ * drivers, which wait for each page apart: only when the waits end differs.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
 /* The longest a step of the loop waits for activity (seconds). */
 #define POLL_SECONDS 1.0
 
-typedef enum job_state {
-    JOB_WAITING = 0, /* not started in this round */
-    JOB_RUNNING,
-    JOB_DONE,        /* docs[i] set */
-    JOB_RETRY,       /* failed, may be retried after wait */
-    JOB_FAILED,      /* failed for good: errs[i] set */
-    JOB_SKIPPED      /* after a failed page: never fetched, or dropped */
-} job_state;
+typedef enum page_state {
+    PAGE_WAITING = 0, /* to start (again, when handed[i]: a retry round) */
+    PAGE_FLIGHT,
+    PAGE_RESTING,     /* the libcurl driver: waits for the next round */
+    PAGE_DONE,        /* docs[i] set */
+    PAGE_FAILED,      /* failed for good: errs[i] set */
+    PAGE_DROPPED      /* after a failed page: its end is not kept */
+} page_state;
 
-typedef struct job {
-    size_t i;                 /* page first_page + i */
-    job_state state;
-    double wait;              /* JOB_RETRY: seconds before the next attempt */
-    mapi_exchange *x;         /* the call across its attempts (exchange.c) */
-    mapi_loop_op *op;         /* JOB_RUNNING: its attempt on the batch's loop */
-    mapi_error e;             /* the last attempt's error */
-    struct batch *b;
-} job;
-
-typedef struct batch {
+struct mapi_page_batch {
     mapi_client *client;
-    mapi_client_parts parts;
-    mapi_loop *loop;          /* the batch's own (loop.c) */
-    job *jobs;
     size_t count;
-    size_t running;           /* jobs JOB_RUNNING */
-    size_t stop;              /* index of the first page failed for good, or count */
-    size_t concurrency;
+    size_t window;         /* pages in flight at most */
+    size_t running;        /* pages PAGE_FLIGHT */
+    size_t stop;           /* index of the first page failed for good, or count */
+    size_t from;           /* no page PAGE_WAITING before it */
+    page_state *state;
+    unsigned char *handed; /* 1: the driver owns x[i] */
+    mapi_exchange **x;     /* page first_page + i's exchange */
     mapi_doc **docs;
     mapi_error *errs;
-} batch;
+};
 
-/* The page failed for good with j->e (already finished as the call's
-   error): it goes to errs[i], and no page after it is started. */
-static void fail_job(batch *b, job *j)
+/* ------------------------------------------------------------------------ */
+/* The page batch                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Page i failed for good with *e (moved): no page after it starts. */
+static void page_failed(mapi_page_batch *b, size_t i, mapi_error *e)
 {
-    mapi_error_clear(&b->errs[j->i]);
-    b->errs[j->i] = j->e;
-    j->e = (mapi_error)MAPI_ERROR_INIT;
-    j->state = JOB_FAILED;
-    if (j->i < b->stop)
-        b->stop = j->i;
+    mapi_error_clear(&b->errs[i]);
+    b->errs[i] = *e;
+    *e = (mapi_error)MAPI_ERROR_INIT;
+    b->state[i] = PAGE_FAILED;
+    if (i < b->stop)
+        b->stop = i;
 }
+
+mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id,
+                                     const mapi_page_params *base, long first_page,
+                                     size_t count, size_t concurrency,
+                                     const mapi_call_opts *opts, mapi_error *err)
+{
+    const mapi_endpoint *list = &mapi_endpoints[MAPI_EP_LIST_ADDRESSES];
+    mapi_page_params p;
+    mapi_page_batch *b;
+    mapi_call k;
+    size_t i, per = sizeof *b->errs + sizeof *b->docs + sizeof *b->x + sizeof *b->state +
+                    sizeof *b->handed;
+
+    if (!client) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "client is NULL");
+        return NULL;
+    }
+    if (count == 0 || first_page < 1 || count > (size_t)(LONG_MAX - first_page)) {
+        mapi_error_set(err, MAPI_ERR_USAGE,
+                       "first_page must be >= 1 and the pages must stay in range");
+        mapi_call_not_sent(list->method, err);
+        return NULL;
+    }
+    memset(&p, 0, sizeof p);
+    if (base)
+        p = *base;
+    p.page = first_page;
+    /* the argument checks of a single call, once for all pages */
+    if (mapi_call_endpoint(client, list, account_id, &p, opts, &k, err) < 0)
+        return NULL;
+    mapi_call_release(&k);
+
+    /* one block: the errors first (the widest alignment), then the pointers */
+    b = count > (SIZE_MAX - sizeof *b) / per ? NULL : calloc(1, sizeof *b + count * per);
+    if (!b) {
+        mapi_error_oom(err);
+        return NULL;
+    }
+    b->errs = (mapi_error *)(void *)(b + 1);
+    b->docs = (mapi_doc **)(void *)(b->errs + count);
+    b->x = (mapi_exchange **)(void *)(b->docs + count);
+    b->state = (page_state *)(void *)(b->x + count);
+    b->handed = (unsigned char *)(void *)(b->state + count);
+    b->client = client;
+    b->count = b->stop = count;
+    b->window = mapi_pages_concurrency(concurrency);
+    for (i = 0; i < count; i++)
+        b->errs[i] = (mapi_error)MAPI_ERROR_INIT;
+    for (i = 0; i < count; i++) {
+        mapi_error e = MAPI_ERROR_INIT;
+        p.page = first_page + (long)i;
+        if (mapi_call_endpoint(client, list, account_id, &p, opts, &k, &e) == 0) {
+            b->x[i] = mapi_client_prepare(client, &k, &e); /* copies the call */
+            mapi_call_release(&k);
+        }
+        if (!b->x[i]) {
+            page_failed(b, i, &e); /* out of memory: this page fails, later ones never start */
+            break;
+        }
+    }
+    return b;
+}
+
+void mapi_page_batch_free(mapi_page_batch *b)
+{
+    size_t i;
+
+    if (!b)
+        return;
+    for (i = 0; i < b->count; i++) {
+        if (!b->handed[i])
+            mapi_exchange_free(b->x[i]);
+        mapi_doc_free(b->docs[i]);
+        mapi_error_clear(&b->errs[i]);
+    }
+    free(b);
+}
+
+long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
+{
+    size_t i;
+
+    *x = NULL;
+    for (i = b->from; b->running < b->window && i < b->stop; i++) {
+        if (b->state[i] != PAGE_WAITING)
+            continue;
+        if (!b->handed[i])
+            *x = b->x[i];
+        b->handed[i] = 1;
+        b->state[i] = PAGE_FLIGHT;
+        b->running++;
+        b->from = i + 1;
+        return (long)i;
+    }
+    return -1;
+}
+
+long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x)
+{
+    size_t i;
+
+    for (i = 0; x && i < b->count; i++)
+        if (b->x[i] == x && b->state[i] == PAGE_FLIGHT)
+            return (long)i;
+    return -1;
+}
+
+void mapi_page_batch_ended(mapi_page_batch *b, size_t i, mapi_doc *doc, mapi_error *e)
+{
+    if (b->state[i] == PAGE_FLIGHT)
+        b->running--;
+    if (b->handed[i])
+        b->x[i] = NULL; /* the driver's, and over: never found again */
+    if (i > b->stop) { /* after a failed page: not kept */
+        mapi_doc_free(doc);
+        if (e)
+            mapi_error_clear(e);
+        b->state[i] = PAGE_DROPPED;
+    } else if (doc) {
+        b->docs[i] = doc;
+        b->state[i] = PAGE_DONE;
+    } else {
+        page_failed(b, i, e);
+    }
+}
+
+/* A page in flight whose end would not be kept (after a failed one), now
+   dropped: the driver stops it; -1 when none.  (Other drivers let such a
+   page end: mapi_page_batch_ended drops it then.) */
+static long page_drop(mapi_page_batch *b)
+{
+    size_t i;
+
+    for (i = b->stop + 1; i < b->count; i++)
+        if (b->state[i] == PAGE_FLIGHT) {
+            b->state[i] = PAGE_DROPPED;
+            b->running--;
+            return (long)i;
+        }
+    return -1;
+}
+
+size_t mapi_page_batch_kept(const mapi_page_batch *b, mapi_error **err)
+{
+    size_t k = 0;
+
+    while (k < b->count && b->state[k] == PAGE_DONE)
+        k++;
+    *err = k < b->count && b->state[k] == PAGE_FAILED ? &b->errs[k] : NULL;
+    return k;
+}
+
+mapi_doc **mapi_page_batch_doc(mapi_page_batch *b, size_t k)
+{
+    return &b->docs[k];
+}
+
+/* ------------------------------------------------------------------------ */
+/* The libcurl driver: attempts on an event loop of its own, retry rounds   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct job {
+    size_t i;            /* page first_page + i */
+    double ready;        /* PAGE_RESTING: when its next attempt may begin (monotonic s) */
+    double wait;         /* seconds until then, as the last round saw it */
+    mapi_exchange *x;    /* the page's exchange, the driver's once started */
+    mapi_loop_op *op;    /* PAGE_FLIGHT: its attempt on the driver's loop */
+    mapi_error e;        /* the last attempt's error */
+    struct driver *d;
+} job;
+
+typedef struct driver {
+    mapi_page_batch *b;
+    mapi_client_parts parts;
+    mapi_loop *loop;
+    job *jobs;
+} driver;
 
 /* The loop's report of j's attempt (mapi_loop_attempt_fn): the exchange
    has decided, as for one call. */
 static void attempt_done(void *ctx, mapi_step step, mapi_doc *doc, double wait, mapi_error *e)
 {
     job *j = ctx;
-    batch *b = j->b;
+    mapi_page_batch *b = j->d->b;
 
     j->op = NULL;
-    b->running--;
     mapi_error_clear(&j->e);
     j->e = *e; /* moved */
     *e = (mapi_error)MAPI_ERROR_INIT;
-    switch (step) {
-    case MAPI_STEP_DONE:
-        mapi_error_clear(&j->e);
-        b->docs[j->i] = doc;
-        j->state = JOB_DONE;
-        break;
-    case MAPI_STEP_RETRY:
-        j->wait = wait;
-        j->state = JOB_RETRY;
-        break;
-    case MAPI_STEP_FAILED:
-    default:
-        mapi_doc_free(doc); /* never given with a failure */
-        fail_job(b, j);
-        break;
+    if (step == MAPI_STEP_RETRY) {
+        j->ready = mapi_monotonic_seconds() + wait; /* out of the window until then */
+        b->running--;
+        b->state[j->i] = j->i > b->stop ? PAGE_DROPPED : PAGE_RESTING;
+        return;
     }
+    if (step == MAPI_STEP_DONE)
+        mapi_error_clear(&j->e);
+    else
+        mapi_doc_free(doc); /* never given with a failure */
+    mapi_page_batch_ended(b, j->i, step == MAPI_STEP_DONE ? doc : NULL, &j->e);
 }
 
-/* Starts j's next attempt on the batch's loop (it begins at the next step). */
-static void start_job(batch *b, job *j)
+/* Starts page i's next attempt on the loop (it begins at the next step). */
+static void start_job(driver *d, job *j)
 {
     int http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
 
     mapi_error_clear(&j->e);
-    if (mapi_loop_attempt(b->loop, b->client, j->x, http1, attempt_done, j, &j->op, &j->e) < 0) {
+    if (mapi_loop_attempt(d->loop, d->b->client, j->x, http1, attempt_done, j, &j->op,
+                          &j->e) < 0) {
         /* MEMORY: no attempt began */
         mapi_exchange_fail(j->x, &j->e);
-        fail_job(b, j);
-        return;
-    }
-    j->state = JOB_RUNNING;
-    b->running++;
-}
-
-/* Once a page has failed for good, the pages after it that are still in
-   flight will be dropped anyway: stop them now instead of waiting. */
-static void drop_after_stop(batch *b)
-{
-    size_t i;
-
-    for (i = b->stop + 1; i < b->count; i++) {
-        job *j = &b->jobs[i];
-        if (j->state != JOB_RUNNING)
-            continue;
-        mapi_loop_cancel(b->loop, j->op);
-        j->op = NULL;
-        j->state = JOB_SKIPPED;
-        b->running--;
+        mapi_page_batch_ended(d->b, j->i, NULL, &j->e);
     }
 }
 
-/* Runs every JOB_WAITING page (in page order, at most concurrency at once)
-   until each is DONE, RETRY, FAILED or SKIPPED. */
-static void run_round(batch *b)
+/* Runs the pages the batch starts until none is in flight. */
+static void run_round(driver *d)
 {
-    size_t next = 0;
+    mapi_exchange *x;
+    long i;
 
     for (;;) {
-        while (b->running < b->concurrency && next < b->count) {
-            job *j = &b->jobs[next++];
-            if (j->state != JOB_WAITING)
-                continue;
-            if (j->i > b->stop) {
-                j->state = JOB_SKIPPED;
-                continue;
-            }
-            start_job(b, j);
+        while ((i = mapi_page_batch_next(d->b, &x)) >= 0) {
+            if (x)
+                d->jobs[i].x = x;
+            start_job(d, &d->jobs[i]);
         }
-        if (b->running == 0 && next >= b->count)
+        if (d->b->running == 0)
             return;
-        if (b->running == 0)
-            continue;
         /* begins the new attempts, moves every transfer on, reports the
            attempts that ended (attempt_done) */
-        (void)mapi_loop_step(b->loop, POLL_SECONDS);
-        if (b->stop < b->count)
-            drop_after_stop(b);
+        (void)mapi_loop_step(d->loop, POLL_SECONDS);
+        while ((i = page_drop(d->b)) >= 0) { /* their end would not be kept */
+            mapi_loop_cancel(d->loop, d->jobs[i].op);
+            d->jobs[i].op = NULL;
+        }
     }
 }
 
-/* After a round: 1 when pages wait for a retry (sleeping first), else 0. */
-static int prepare_retries(batch *b)
+/* After a round: 1 when pages wait for a retry (sleeping first), else 0.
+   The sleep lasts until the soonest retry; the pages whose wait is then
+   over start again, the others wait on: each page waits its own wait, as
+   on every other driver.  A page whose retry no longer begins before its
+   deadline (the round's transfers took the time) fails. */
+static int prepare_retries(driver *d)
 {
-    size_t i, n = 0;
-    double wait = 0;
+    mapi_page_batch *b = d->b;
+    double now = mapi_monotonic_seconds(), wait = -1;
+    size_t i;
+    int stop;
 
     for (i = 0; i < b->count; i++) {
-        job *j = &b->jobs[i];
-        if (j->state != JOB_RETRY)
+        job *j = &d->jobs[i];
+        if (b->state[i] != PAGE_RESTING)
             continue;
-        if (j->i > b->stop) {
-            j->state = JOB_SKIPPED;
-            continue;
-        }
-        if (j->wait > wait)
-            wait = j->wait;
-        n++;
-    }
-    if (n == 0)
-        return 0;
-    /* A page whose deadline ends before the round's wait does is not retried;
-       then the round is looked at again (a shorter wait, pages after it dropped). */
-    for (i = 0, n = 0; i < b->count; i++) {
-        job *j = &b->jobs[i];
-        if (j->state == JOB_RETRY && !mapi_exchange_fits(j->x, wait)) {
+        j->wait = j->ready > now ? j->ready - now : 0;
+        if (i > b->stop) {
+            b->state[i] = PAGE_DROPPED;
+        } else if (!mapi_exchange_fits(j->x, j->wait)) {
             mapi_exchange_expire(j->x, &j->e);
-            fail_job(b, j);
-            n++;
+            mapi_page_batch_ended(b, i, NULL, &j->e);
+        } else if (wait < 0 || j->wait < wait) {
+            wait = j->wait;
         }
     }
-    if (n > 0)
-        return prepare_retries(b);
-    if (b->parts.sleep(b->parts.sleep_ctx, wait) != 0) {
-        /* the hook said stop: each page fails with its last attempt's error */
-        for (i = 0; i < b->count; i++)
-            if (b->jobs[i].state == JOB_RETRY) {
-                mapi_exchange_fail(b->jobs[i].x, &b->jobs[i].e);
-                fail_job(b, &b->jobs[i]);
-            }
+    if (wait < 0)
         return 0;
+    stop = d->parts.sleep(d->parts.sleep_ctx, wait) != 0; /* 1: the hook said stop */
+    for (i = 0; i < b->count; i++) {
+        job *j = &d->jobs[i];
+        if (b->state[i] != PAGE_RESTING)
+            continue;
+        if (stop) { /* each page fails with its last attempt's error */
+            mapi_exchange_fail(j->x, &j->e);
+            mapi_page_batch_ended(b, i, NULL, &j->e);
+        } else if (j->wait <= wait) {
+            b->state[i] = PAGE_WAITING;
+            b->from = 0;
+        }
     }
-    for (i = 0; i < b->count; i++)
-        if (b->jobs[i].state == JOB_RETRY)
-            b->jobs[i].state = JOB_WAITING;
-    return 1;
+    return !stop;
 }
+
+int mapi_page_batch_run(mapi_page_batch *b, mapi_error *err)
+{
+    driver d;
+    size_t i;
+
+    memset(&d, 0, sizeof d);
+    d.b = b;
+    mapi_client_parts_get(b->client, &d.parts);
+    {
+        /* on the client's own multi: the connections of its blocking calls */
+        mapi_http_loop *pool = mapi_http_pool(d.parts.http, err);
+        d.loop = pool ? mapi_loop_over(pool, err) : NULL;
+    }
+    if (!d.loop)
+        return -1;
+    d.jobs = calloc(b->count, sizeof *d.jobs);
+    if (!d.jobs) {
+        mapi_loop_free(d.loop);
+        return mapi_error_oom(err);
+    }
+    for (i = 0; i < b->count; i++) {
+        d.jobs[i].d = &d;
+        d.jobs[i].i = i;
+        d.jobs[i].e = (mapi_error)MAPI_ERROR_INIT;
+    }
+    do
+        run_round(&d);
+    while (prepare_retries(&d));
+    mapi_loop_free(d.loop); /* no call left on it */
+    for (i = 0; i < b->count; i++) {
+        mapi_error_clear(&d.jobs[i].e);
+        mapi_exchange_free(d.jobs[i].x);
+    }
+    free(d.jobs);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The C API                                                                */
+/* ------------------------------------------------------------------------ */
 
 int mapi_list_addresses_pages(mapi_client *client, const char *account_id,
                               const mapi_page_params *base, long first_page, size_t count,
@@ -225,11 +404,9 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
                                  size_t concurrency, const mapi_call_opts *opts,
                                  mapi_doc **docs, mapi_error *errs)
 {
-    batch b;
-    mapi_page_params p;
-    const mapi_endpoint *list = &mapi_endpoints[MAPI_EP_LIST_ADDRESSES];
-    size_t i;
-    int rc = 0;
+    mapi_page_batch *b;
+    mapi_error *e;
+    size_t i, k;
 
     if (!docs || !errs || count == 0)
         return count == 0 ? 0 : (errs ? mapi_error_set(errs, MAPI_ERR_USAGE,
@@ -238,84 +415,21 @@ int mapi_list_addresses_pages_ex(mapi_client *client, const char *account_id,
         docs[i] = NULL;
         mapi_error_clear(&errs[i]);
     }
-    if (!client)
-        return mapi_error_set(&errs[0], MAPI_ERR_USAGE, "client is NULL");
-    if (first_page < 1 || count > (size_t)(LONG_MAX - first_page)) { /* C and Lua alike */
-        mapi_error_set(&errs[0], MAPI_ERR_USAGE,
-                       "first_page must be >= 1 and the pages must stay in range");
-        return mapi_call_not_sent(list->method, &errs[0]);
-    }
-    memset(&p, 0, sizeof p);
-    if (base)
-        p = *base;
-    p.page = first_page;
-    /* the argument checks of a single call, once for all pages */
-    {
-        mapi_call k;
-        if (mapi_call_endpoint(client, list, account_id, &p, opts, &k, &errs[0]) < 0)
-            return -1;
-        mapi_call_release(&k);
-    }
-
-    memset(&b, 0, sizeof b);
-    b.client = client;
-    mapi_client_parts_get(client, &b.parts);
-    b.count = count;
-    b.stop = count;
-    b.concurrency = mapi_pages_concurrency(concurrency);
-    b.docs = docs;
-    b.errs = errs;
-    {
-        /* on the client's own multi: the connections of its blocking calls */
-        mapi_http_loop *pool = mapi_http_pool(b.parts.http, &errs[0]);
-        b.loop = pool ? mapi_loop_over(pool, &errs[0]) : NULL;
-    }
-    if (!b.loop)
+    b = mapi_page_batch_new(client, account_id, base, first_page, count, concurrency, opts,
+                            &errs[0]);
+    if (!b || mapi_page_batch_run(b, &errs[0]) < 0) {
+        mapi_page_batch_free(b);
         return -1;
-    b.jobs = calloc(count, sizeof *b.jobs);
-    if (!b.jobs) {
-        mapi_loop_free(b.loop);
-        return mapi_error_oom(&errs[0]);
     }
-    for (i = 0; i < count; i++) {
-        b.jobs[i].b = &b;
-        b.jobs[i].i = i;
-        b.jobs[i].e = (mapi_error)MAPI_ERROR_INIT;
-        b.jobs[i].state = JOB_SKIPPED; /* until its call is built */
+    k = mapi_page_batch_kept(b, &e);
+    for (i = 0; i < k; i++) {
+        docs[i] = *mapi_page_batch_doc(b, i);
+        *mapi_page_batch_doc(b, i) = NULL;
     }
-    for (i = 0; i < count; i++) {
-        job *j = &b.jobs[i];
-        mapi_call k;
-        p.page = first_page + (long)i;
-        if (mapi_call_endpoint(client, list, account_id, &p, opts, &k, &j->e) == 0) {
-            j->x = mapi_client_prepare(client, &k, &j->e); /* copies the call */
-            mapi_call_release(&k);
-        }
-        if (!j->x) {
-            fail_job(&b, j); /* out of memory: this page fails, later ones are not sent */
-            break;
-        }
-        j->state = JOB_WAITING;
+    if (e) {
+        errs[k] = *e; /* moved */
+        *e = (mapi_error)MAPI_ERROR_INIT;
     }
-
-    do
-        run_round(&b);
-    while (prepare_retries(&b));
-
-    /* Only the pages before the first failed one are kept. */
-    for (i = 0; i < count; i++) {
-        job *j = &b.jobs[i];
-        if (i > b.stop) {
-            mapi_doc_free(docs[i]);
-            docs[i] = NULL;
-            mapi_error_clear(&errs[i]);
-        }
-        mapi_error_clear(&j->e);
-        mapi_exchange_free(j->x);
-    }
-    if (b.stop < count)
-        rc = -1;
-    mapi_loop_free(b.loop); /* no call left on it */
-    free(b.jobs);
-    return rc;
+    mapi_page_batch_free(b);
+    return k == count ? 0 : -1;
 }

@@ -7,10 +7,10 @@
 -- chosen when the client is made (a custom transport; cosockets inside
 -- OpenResty, in the phases that can yield; libcurl) and, for libcurl, by
 -- where the call is made: libcurl now (blocking), or a transfer of a
--- `merchantapi.loop` task's loop.  A list's pages fetched together go
--- through the core's concurrent pages (libcurl) or the one Lua window
--- below (a loop task, OpenResty's light threads; one page at a time over
--- any other transport).  Closing a client while calls run is the core
+-- `merchantapi.loop` task's loop.  A list's pages fetched together follow
+-- the core's page batch (src/pages.c), run by the core over libcurl or
+-- driven below (a loop task, OpenResty's light threads; one page at a time
+-- over any other transport).  Closing a client while calls run is the core
 -- binding's rule (src/lua_client.c): every exchange holds its client.
 --
 -- A transport is a function that performs one HTTP request:
@@ -294,9 +294,11 @@ end
 --- The pages first_page .. first_page + count - 1 of an account's
 -- addresses, in the shape of the core's `list_addresses_pages`: the lists
 -- in page order up to the first failed page, and that page's error.  Over
--- libcurl (blocking) the core's concurrent pages; else `concurrency` pages
--- at a time on a loop task's loop or OpenResty's light threads (one at a
--- time over another transport), no page started after one failed.
+-- libcurl (blocking) the core runs them; else the core's page batch
+-- (`client:prepare("list_addresses_pages", ...)`: which page starts when,
+-- which are dropped and kept, the error) is driven here on a loop task's
+-- loop or OpenResty's light threads, or one page at a time over another
+-- transport.
 -- @local
 -- @tparam table client a `merchantapi.new` client.
 -- @tparam string account_id the account's id.
@@ -313,15 +315,21 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     return blocking(client, c, "list_addresses_pages", account_id, params, first_page, count,
       concurrency)
   end
+  local ngx = t and (concurrency or 1) > 1 and ngx_yields()
+  local b, err, msg = c:prepare("list_addresses_pages", account_id, params, first_page, count,
+    (task or ngx) and concurrency or 1) -- over another transport, one page at a time
+  if type(b) ~= "userdata" then
+    return b, err, msg -- the checks failed: nothing sent
+  end
   local state = hook_state(client)
-  params = params or {}
-  local window, start, next_ended = concurrency or 1
-  local ngx = t and ngx_yields()
+  -- the driver: start(x) -> true | nil, err; next_ended() -> x | nil, err
+  -- (the pages in flight are lost)
+  local start, next_ended
   if task then
     loop.before_start()
     start = function(x) return loop.start(task, c, x, state) end
     next_ended = loop.next_ended
-  elseif ngx and window > 1 then -- light threads, waited for in the order they end
+  elseif ngx then -- light threads, waited for in the order they end
     local threads, thread_of = {}, {}
     start = function(x)
       thread_of[x] = ngx.thread.spawn(drive, x, t, state)
@@ -346,62 +354,40 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     end
   else
     local done = {}
-    window = 1
     start = function(x)
       done[#done + 1] = drive(x, t, state)
       return true
     end
     next_ended = function() return table.remove(done, 1) end
   end
-  local last, got, page_of = first_page + count - 1, {}, {}
-  local nextp, inflight, failed, raised = first_page, 0, nil, nil
+  local inflight, raised = 0, nil
   while true do
-    while inflight < window and nextp <= last and not failed do
-      local p = nextp
-      nextp = nextp + 1
-      local x, err = c:prepare("list_addresses", account_id, {
-        page = p, per_page = params.per_page, order = params.order,
-        order_type = params.order_type, headers = params.headers,
-        traceparent = params.traceparent, tracestate = params.tracestate,
-      })
-      local ok = x ~= nil
-      if ok then
-        ok, err = start(x)
+    while not raised do
+      local x = b:next()
+      if not x then
+        break
       end
+      local ok, serr = start(x)
       if ok then
-        page_of[x], inflight = p, inflight + 1
+        inflight = inflight + 1
       else
-        got[p], failed = { nil, err }, p
+        raised = serr -- the walk ends before this page
       end
     end
     if inflight == 0 then
       break
     end
-    local x
-    x, raised = next_ended()
-    if raised then
+    local x, lost = next_ended()
+    if not x then
+      raised = lost
       break -- the pages in flight are lost: the walk ends at the first of them
     end
-    local p = page_of[x]
-    if p then
-      page_of[x], inflight = nil, inflight - 1
-      local r = { results(state, x:result()) }
-      got[p] = r
-      if r[1] == nil and (not failed or p < failed) then
-        failed = p
-      end
-    end
+    inflight = inflight - 1
+    b:ended(x) -- after a failed page: not kept
   end
   loop.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
-  local lists = {}
-  for p = first_page, last do
-    local r = got[p]
-    if not r or r[1] == nil then
-      return lists, (r and r[2]) or raised
-    end
-    lists[#lists + 1] = r[1]
-  end
-  return lists
+  local lists, perr = b:result()
+  return results(state, lists, perr or raised)
 end
 
 return M

@@ -15,7 +15,8 @@
 --   transport  a client over a custom Lua transport (LuaSocket,
 --              spec/support/socket_transport.lua)
 --   pages1, pages4, pages8   client:addresses(account, {concurrency = n}):all()
---              on the row's pages account (the fault on page 3 of 5)
+--              on the row's pages account (the fault on page 3 of 5); a row's
+--              `calls.pages` is walked by every driver (rows_pages.lua)
 --   cosocket   the OpenResty cosocket transport inside a real nginx (started
 --              here, free port, stopped by pid): 8 light threads of one
 --              worker sharing one client, the same call at once
@@ -26,7 +27,8 @@
 -- own server), base_url(ctx, driver) (optional; default the sandbox), reached(ctx, id)
 -- (optional; default the sandbox's count of that id),
 -- calls = { get = {id, headers, after}, put = {...}, list = {account, per_page,
---   headers, after, pages = {account, page}} },
+--   headers, after, pages = {account, page}}, pages = {account, per_page,
+--   concurrency, page} },
 -- opts (client options; client_opts(ctx, opts) may complete them at run
 -- time), expect = { get, put, list, pages } (pages derived
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
@@ -105,6 +107,12 @@ local function tagged(id, tag)
   return taggable(id) and (id .. "~" .. tag) or id
 end
 
+-- A row's walk of pages: `calls.pages` (walked by every driver, at its own
+-- `concurrency`), else `calls.list.pages` (by the pages drivers), or nil.
+local function walk_of(row)
+  return row.calls.pages or (row.calls.list and row.calls.list.pages)
+end
+
 -- The cell spec of `call` of `row` (cell.lua) for task tag `tag`.
 local function cell_spec(row, call, tag, driver)
   local c = row.calls[call]
@@ -123,14 +131,14 @@ local function cell_spec(row, call, tag, driver)
     return spec
   end
   if call == "pages" then
-    local p = row.calls.list and row.calls.list.pages
+    local p = walk_of(row)
     if not p then
       return nil
     end
     -- (not the list's headers: an X-Sandbox-Delay-Ms would slow every page)
-    local spec = build("pages", { account = p.account, per_page = p.per_page or row.calls.list.per_page,
-                                  headers = p.headers })
-    spec.concurrency = tonumber(driver:match("%d+$"))
+    local spec = build("pages", { account = p.account,
+                                  per_page = p.per_page or row.calls.list.per_page, headers = p.headers })
+    spec.concurrency = tonumber(driver:match("^pages(%d+)$")) or p.concurrency
     return spec
   end
   return c and build(call, c)
@@ -388,7 +396,7 @@ local function check(e, r, spec, row, problems, where)
       bad("deadline_exceeded: want %s, got %s", tostring(e.deadline_exceeded),
         tostring(r.deadline_exceeded))
     end
-    local page = row.calls.list and row.calls.list.pages and row.calls.list.pages.page
+    local page = walk_of(row) and walk_of(row).page
     if spec.call == "pages" and page then
       -- the items of the pages before the failing one, each once, in order
       local want = (page - 1) * (spec.per_page or 25)
@@ -485,7 +493,7 @@ local function markdown_table()
     local e = {}
     local calls = line.row.calls
     for i, call in ipairs({ "get", "put", "list", "pages" }) do
-      local has = calls[call] or (call == "pages" and calls.list and calls.list.pages)
+      local has = calls[call] or (call == "pages" and walk_of(line.row))
       e[i] = has and say(expectation(line.row, "blocking", call)) or "-"
     end
     local cols = { line.name, concat(e, " / ") }
@@ -598,13 +606,16 @@ local NONCE = format("%d%d", os.time() % 100000, math.random(1000, 9999))
 -- row's get/put/list for the others.
 local function calls_of(row, driver)
   if driver:match("^pages") then
-    return (row.calls.list and row.calls.list.pages) and { "pages" } or {}
+    return walk_of(row) and { "pages" } or {}
   end
   local out = {}
   for _, call in ipairs(CALLS) do
     if row.calls[call] then
       out[#out + 1] = call
     end
+  end
+  if row.calls.pages then -- a walk every driver makes
+    out[#out + 1] = "pages"
   end
   return out
 end
@@ -698,7 +709,7 @@ local function run_cell(rows, index, driver)
                 range[1], range[2], got)
             end
           end
-          local page = row.calls.list and row.calls.list.pages and row.calls.list.pages.page
+          local page = walk_of(row) and walk_of(row).page
           if job.call == "pages" and page and not (r.ok and not e.reached) then
             local counter = spec.id .. "/page" .. page
             local range = e.reached or (not r.ok and { r.attempts or -1, r.attempts or -1 }) or { 1, 1 }

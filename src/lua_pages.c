@@ -1,0 +1,161 @@
+/*
+ * lua_pages.c -- merchantapi.core's page batch (src/pages.c: the one policy
+ * of a list's pages fetched together) as a userdata.
+ * client:list_addresses_pages (lua_client.c) runs it over libcurl now;
+ * client:prepare("list_addresses_pages", ...) hands it to a Lua driver
+ * (lua/merchantapi/transport.lua: a loop task, light threads, a custom
+ * transport), which only starts the exchanges it gives and tells when each
+ * ended:
+ *
+ *   x, page = b:next()   the exchange of the page to start now (as
+ *       client:prepare gives one), or nil: none now (the window is full, a
+ *       page failed before those left, or none is left).
+ *   b:ended(x)           x, done (its result not taken), ended: the batch
+ *       takes its result (dropped for a page after a failed one).
+ *   lists, err = b:result()   once: the pages kept (those before the first
+ *       that did not come), each in the list_addresses shape, in page
+ *       order; err the error of the page after them when it failed, else
+ *       nil (a driver that lost a page in flight gives its own).
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "lua_binding.h"
+
+#define PAGE_BATCH_MT "merchantapi.page_batch"
+
+typedef struct batch_box {
+    mapi_page_batch *b; /* NULL once the result is taken */
+    long first_page;
+    int cref;           /* registry ref of the client it holds, or LUA_NOREF */
+} batch_box;
+
+/* Frees the batch and lets go of its client (lua_client.c's close rule). */
+static void batch_clear(lua_State *L, batch_box *bb)
+{
+    mapi_page_batch_free(bb->b);
+    bb->b = NULL;
+    if (bb->cref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, bb->cref);
+    mapi_lua_client_release(L, lua_gettop(L));
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, bb->cref);
+    bb->cref = LUA_NOREF;
+}
+
+static int batch_gc(lua_State *L)
+{
+    batch_clear(L, (batch_box *)luaL_checkudata(L, 1, PAGE_BATCH_MT));
+    return 0;
+}
+
+mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, mapi_client *c,
+                                          const char *account_id, const mapi_page_params *p,
+                                          long first_page, size_t count, size_t concurrency,
+                                          const mapi_call_opts *opts, mapi_error *err)
+{
+    batch_box *bb = (batch_box *)mapic_newuserdata(L, sizeof *bb);
+
+    bb->b = NULL;
+    bb->first_page = first_page;
+    bb->cref = LUA_NOREF;
+    mapic_setmetatable(L, PAGE_BATCH_MT);
+    bb->b = mapi_page_batch_new(c, account_id, p, first_page, count, concurrency, opts, err);
+    if (bb->b && mapi_lua_client_hold(L, client, NULL)) {
+        lua_pushvalue(L, client);
+        bb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    return bb->b;
+}
+
+static batch_box *check_batch(lua_State *L)
+{
+    batch_box *bb = (batch_box *)luaL_checkudata(L, 1, PAGE_BATCH_MT);
+
+    if (!bb->b)
+        luaL_error(L, "merchantapi: the pages' result was taken");
+    return bb;
+}
+
+/* b:next() -> x, page | nil */
+static int l_next(lua_State *L)
+{
+    batch_box *bb = check_batch(L);
+    exchange_box *xb = mapi_lua_push_exchange_box(L); /* before x is handed over */
+    mapi_exchange *x;
+    long i = mapi_page_batch_next(bb->b, &x);
+
+    if (i < 0)
+        return 0;
+    xb->x = x;
+    if (bb->cref != LUA_NOREF) { /* the exchange holds its client too */
+        lua_rawgeti(L, LUA_REGISTRYINDEX, bb->cref);
+        if (mapi_lua_client_hold(L, lua_gettop(L), NULL))
+            xb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
+        else
+            lua_pop(L, 1);
+    }
+    mapic_pushint64(L, bb->first_page + i);
+    return 2;
+}
+
+/* b:ended(x) */
+static int l_ended(lua_State *L)
+{
+    batch_box *bb = check_batch(L);
+    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 2, EXCHANGE_MT);
+    long i = mapi_page_batch_find(bb->b, xb->x);
+    mapi_doc *doc = xb->doc;
+
+    if (i < 0 || xb->state != X_DONE)
+        return luaL_error(L, "merchantapi: not a page of this batch that is done");
+    xb->doc = NULL;
+    mapi_page_batch_ended(bb->b, (size_t)i, doc, &xb->err);
+    xb->state = X_TAKEN;
+    mapi_lua_exchange_box_clear(L, xb); /* the exchange, and its hold of the client */
+    return 0;
+}
+
+int mapi_lua_page_batch_result(lua_State *L, int idx)
+{
+    batch_box *bb = (batch_box *)luaL_checkudata(L, idx, PAGE_BATCH_MT);
+    mapi_error *e;
+    size_t k, n;
+    int lists;
+
+    if (!bb->b)
+        return luaL_error(L, "merchantapi: the pages' result was taken");
+    n = mapi_page_batch_kept(bb->b, &e);
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
+    lua_createtable(L, (int)n, 0);
+    lists = lua_gettop(L);
+    for (k = 0; k < n; k++) {
+        mapi_doc **doc = mapi_page_batch_doc(bb->b, k);
+        if (!mapi_lua_push_data(L, *doc))
+            lua_newtable(L); /* cannot happen: the core checked data is a list */
+        lua_rawseti(L, lists, (int)(k + 1));
+        mapi_doc_free(*doc); /* as we go: one page's document at a time */
+        *doc = NULL;
+    }
+    if (e)
+        mapi_lua_push_error(L, e);
+    else
+        lua_pushnil(L);
+    batch_clear(L, bb); /* the rest now rather than at the next collection */
+    return 2;
+}
+
+/* b:result() -> lists, err */
+static int l_result(lua_State *L)
+{
+    return mapi_lua_page_batch_result(L, 1);
+}
+
+void mapi_lua_pages_open(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"next", l_next}, {"ended", l_ended}, {"result", l_result}, {NULL, NULL}};
+
+    mapi_lua_class_metatable(L, PAGE_BATCH_MT, methods, batch_gc);
+}
