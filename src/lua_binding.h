@@ -162,6 +162,9 @@ int mapi_lua_new(lua_State *L);
    came meanwhile. */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);
+/* The release of a hold kept with a registry ref of the client (*ref, made
+   LUA_NOREF; nothing for LUA_NOREF): an exchange's, a page batch's. */
+void mapi_lua_client_unref(lua_State *L, int *ref);
 /* The title of the usage error of a call on a client closed (or closing). */
 #define MAPI_LUA_CLIENT_CLOSED "the client is closed"
 /* Registers the client's metatable (its methods), and the exchange's. */

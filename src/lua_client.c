@@ -130,6 +130,17 @@ void mapi_lua_client_release(lua_State *L, int idx)
         free_client(L, cb);
 }
 
+void mapi_lua_client_unref(lua_State *L, int *ref)
+{
+    if (*ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref);
+    mapi_lua_client_release(L, lua_gettop(L));
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, *ref);
+    *ref = LUA_NOREF;
+}
+
 /* Why the client cannot take a call now, or NULL. */
 static const char *unusable(const client_box *cb)
 {

@@ -35,13 +35,7 @@ static void batch_clear(lua_State *L, batch_box *bb)
 {
     mapi_page_batch_free(bb->b);
     bb->b = NULL;
-    if (bb->cref == LUA_NOREF)
-        return;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, bb->cref);
-    mapi_lua_client_release(L, lua_gettop(L));
-    lua_pop(L, 1);
-    luaL_unref(L, LUA_REGISTRYINDEX, bb->cref);
-    bb->cref = LUA_NOREF;
+    mapi_lua_client_unref(L, &bb->cref);
 }
 
 static int batch_gc(lua_State *L)

@@ -145,21 +145,9 @@ static int xbox_gc(lua_State *L)
     return 0;
 }
 
-/* Lets go of the client the exchange holds (lua_client.c's close rule). */
-static void let_go(lua_State *L, exchange_box *xb)
-{
-    if (xb->cref == LUA_NOREF)
-        return;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, xb->cref);
-    mapi_lua_client_release(L, lua_gettop(L));
-    lua_pop(L, 1);
-    luaL_unref(L, LUA_REGISTRYINDEX, xb->cref);
-    xb->cref = LUA_NOREF;
-}
-
 void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb)
 {
-    let_go(L, xb);
+    mapi_lua_client_unref(L, &xb->cref);
     mapi_exchange_free(xb->x);
     xb->x = NULL;
     mapi_response_free(xb->pending);
@@ -457,7 +445,7 @@ static int l_result(lua_State *L)
     exchange_box *xb = check_xbox(L, X_DONE);
 
     xb->state = X_TAKEN;
-    let_go(L, xb);
+    mapi_lua_client_unref(L, &xb->cref);
     if (xb->doc)
         return mapi_lua_push_doc_results(L, &xb->doc, &xb->err, 0);
     return mapi_lua_push_err_results(L, &xb->err);
