@@ -251,8 +251,6 @@ void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *me
 
 void mapi_lua_convert_open(lua_State *L)
 {
-    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
-
     mapi_lua_class_metatable(L, CALL_BOX_MT, NULL, call_box_gc);
 
     mapi_lua_values_open(L);
