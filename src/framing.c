@@ -13,6 +13,9 @@
  *     coding: gzip, a coding twice or an unknown one cannot be read).
  * A body shorter than its Content-Length is a TRANSPORT error (the
  * connection ended before the body did), never DECODE; longer is DECODE.
+ * A head over MAPI_MAX_HEADER_BYTES is refused as DECODE too, however it
+ * was read: libcurl's callback and the cosocket transport stop reading past
+ * the cap, a Lua transport's headers are counted here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -174,6 +177,27 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
     return -1;
 }
 
+int mapi_refuse_head_over(mapi_response *res, mapi_error *err)
+{
+    char title[64];
+
+    snprintf(title, sizeof title, "response headers over %d bytes", MAPI_MAX_HEADER_BYTES);
+    return mapi_refuse_head(res, err, title, NULL);
+}
+
+/* The bytes of res's head when its reader did not count them: each header
+   field as the line "name: value\r\n" (the status line is not kept). */
+static size_t head_bytes(const mapi_response *res)
+{
+    size_t i, n = 0;
+
+    if (res->head_bytes)
+        return res->head_bytes;
+    for (i = 0; i < res->nheaders && n <= MAPI_MAX_HEADER_BYTES; i++)
+        n += strlen(res->headers[i].name) + strlen(res->headers[i].value) + 4;
+    return n;
+}
+
 int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err)
 {
     char title[64];
@@ -201,6 +225,8 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
 
     if (res->framed)
         return 0; /* read by http.c, which applied this rule as the head came */
+    if (head_bytes(res) > MAPI_MAX_HEADER_BYTES)
+        return mapi_refuse_head_over(res, err);
     if (mapi_framing_response(res, &f) < 0)
         return mapi_refuse_head(res, err, mapi_framing_title(&f), NULL);
     if (!f.has_length || !has_body(method, res->status) || res->len == f.length)

@@ -371,9 +371,8 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
         return mapi_error_oom(err);
     }
     if (t->over_headers) {
-        char title[64];
-        snprintf(title, sizeof title, MAPI_HEADERS_OVER, MAPI_MAX_HEADER_BYTES);
-        return refuse_response(t, status, err, title, NULL);
+        t->res->status = (int)status;
+        return mapi_refuse_head_over(t->res, err);
     }
     if (t->over_body || rc == CURLE_FILESIZE_EXCEEDED) {
         t->res->status = (int)status;

@@ -77,6 +77,8 @@ struct mapi_response {
     double elapsed;   /* seconds */
     int framed;       /* 1: its framing was checked while it was read (http.c), so
                          mapi_response_framed has nothing left to check */
+    size_t head_bytes; /* the head's bytes as its reader counted them, or 0: then
+                          mapi_response_framed counts its header fields */
 };
 
 /* Frees a response; NULL ignored. */
@@ -178,8 +180,14 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
    DECODE "body over max_body (N bytes)" with its status and request id, res
    attached, no outcome (the exchange's outcome rule gives it).  Always -1. */
 int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err);
+/* An answer whose head passed MAPI_MAX_HEADER_BYTES, whichever transport
+   read it: refused as mapi_refuse_head, "response headers over N bytes".
+   Always -1. */
+int mapi_refuse_head_over(mapi_response *res, mapi_error *err);
 /* The framing rule applied to a whole answer to method (any transport's):
-   0 when it holds; else -1 with err: a refused head as mapi_refuse_head, a
+   0 when it holds; else -1 with err: a head over the cap (head_bytes, else
+   the fields counted as "name: value" lines) as mapi_refuse_head_over, a
+   refused head as mapi_refuse_head, a
    body longer than its Content-Length as DECODE (res attached), a shorter
    one as TRANSPORT "body cut short" (retryable, outcome UNKNOWN, res
    freed).  HEAD answers and 1xx/204/304 have no body to measure. */
@@ -195,10 +203,9 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
 #define MAPI_DEFAULT_MAX_BODY ((size_t)16 * 1024 * 1024)
 #define MAPI_DEFAULT_MAX_DEPTH 64
 /* Not an option: the cap of a response's header lines together, interim
-   ones included (libcurl's path and the cosocket transport: core.defaults),
-   and the title of a head over it. */
+   ones included, whatever reads them (mapi_refuse_head_over; core.defaults
+   for the cosocket transport, which stops reading past it). */
 #define MAPI_MAX_HEADER_BYTES (256 * 1024)
-#define MAPI_HEADERS_OVER "response headers over %d bytes"
 
 /* Each returns NULL when the value is within its limits (mapi_config's and
    mapi_list_addresses's, merchantapi.h; page and per_page >= 1 and within a

@@ -155,19 +155,16 @@ static void push_endpoints(lua_State *L)
 /* Pushes core.defaults: the options' defaults, written once in the core
    (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
    (bytes), max_depth (nesting levels); and max_header_bytes, the fixed cap
-   of a response's header lines, with max_header_title, the title of a head
-   over it; integers are integers in 5.3+. */
+   of a response's header lines; integers are integers in 5.3+. */
 static void push_defaults(lua_State *L)
 {
-    lua_createtable(L, 0, 7);
+    lua_createtable(L, 0, 6);
     mapi_lua_set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT);
     mapi_lua_set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT);
     mapi_lua_set_int(L, "max_retries", MAPI_DEFAULT_MAX_RETRIES);
     mapi_lua_set_int(L, "max_body", (long)MAPI_DEFAULT_MAX_BODY);
     mapi_lua_set_int(L, "max_depth", MAPI_DEFAULT_MAX_DEPTH);
     mapi_lua_set_int(L, "max_header_bytes", MAPI_MAX_HEADER_BYTES);
-    lua_pushfstring(L, MAPI_HEADERS_OVER, MAPI_MAX_HEADER_BYTES);
-    lua_setfield(L, -2, "max_header_title");
 }
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of

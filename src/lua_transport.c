@@ -298,13 +298,14 @@ static int each_value(lua_State *L, int idx, const char *name, size_t nlen, fiel
 /*
  * x:response(res[, skip]) -> action, info[, wait] (end_attempt)
  * res: { status = integer, headers = { name = value | { values... } } | nil,
- *        body = string | nil }.  Raises when status is not an integer from
- * 100 to 999 or body is not a string (a mistake of the transport).
+ *        body = string | nil, head_bytes = integer | nil }.  Raises when
+ * status is not an integer from 100 to 999, body is not a string or
+ * head_bytes not an integer >= 0 (a mistake of the transport).
  */
 static int l_response(lua_State *L)
 {
     exchange_box *xb = check_xbox(L, X_SENDING);
-    int64_t status;
+    int64_t status, head_bytes = 0;
     const char *body = NULL;
     size_t len = 0;
     mapi_response *res;
@@ -315,6 +316,9 @@ static int l_response(lua_State *L)
     lua_getfield(L, 2, "status");  /* 3 */
     lua_getfield(L, 2, "headers"); /* 4 */
     lua_getfield(L, 2, "body");    /* 5 */
+    lua_getfield(L, 2, "head_bytes"); /* 6 */
+    if (!lua_isnil(L, 6) && (!mapic_tointeger(L, 6, &head_bytes) || head_bytes < 0))
+        return luaL_error(L, "merchantapi: the transport's head_bytes must be an integer >= 0");
     if (!mapic_tointeger(L, 3, &status) || status < 100 || status > 999)
         return luaL_error(L, "merchantapi: the transport's response needs an integer status");
     if (!lua_isnil(L, 4) && lua_type(L, 4) != LUA_TTABLE)
@@ -330,6 +334,7 @@ static int l_response(lua_State *L)
     if (!xb->pending)
         goto oom;
     xb->pending->status = (int)status;
+    xb->pending->head_bytes = (uint64_t)head_bytes > SIZE_MAX ? SIZE_MAX : (size_t)head_bytes;
     if (lua_type(L, 4) == LUA_TTABLE) {
         lua_pushnil(L);
         while (lua_next(L, 4)) { /* name at -2, value at -1 */

@@ -38,7 +38,11 @@
 -- `Transfer-Encoding`, a coding other than chunked fail as `decode`, a body
 -- shorter than its `Content-Length` as `transport`, a longer one as
 -- `decode`; `merchantapi.core.framing(content_length, transfer_encoding)`
--- tells a transport how to read a body by that rule), or `nil, err` when
+-- tells a transport how to read a body by that rule; a head over
+-- `merchantapi.core.defaults.max_header_bytes` fails as `decode` too,
+-- counted as `"name: value\r\n"` lines unless `res.head_bytes` says how
+-- many bytes of head the transport read -- one that stops reading past the
+-- cap hands on what it has with that count), or `nil, err` when
 -- no answer came, where `err` is a string or
 -- `{ message = string, sent = boolean }`: `sent = false` says the request
 -- provably never reached the server (connect or TLS failed), which makes a

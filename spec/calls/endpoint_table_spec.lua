@@ -45,6 +45,5 @@ describe("core.defaults", function()
     assert.are.equal(16 * 1024 * 1024, core.defaults.max_body)
     assert.are.equal(64, core.defaults.max_depth)
     assert.are.equal(256 * 1024, core.defaults.max_header_bytes) -- not an option: the head's cap
-    assert.are.equal("response headers over 262144 bytes", core.defaults.max_header_title)
   end)
 end)

@@ -25,6 +25,9 @@ on a kept-alive connection:
                        closes
     h1-short-body      Content-Length, half the body, then the connection
                        closes
+    h1-huge-head       320 header lines of 1,024 bytes each (a head of about
+                       330 KiB, over the clients' 256 KiB cap of a head), then
+                       Content-Length and the body; then the connection closes
 """
 import argparse
 import os
@@ -36,7 +39,8 @@ import threading
 from lifetime import watch
 from answers import Counts, REASONS, answer, read_request, fault_name, load_addresses, plays, write_port
 
-FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body")
+FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body",
+          "h1-huge-head")
 NAMES = sorted(FAULTS, key=len, reverse=True)
 
 counts = None
@@ -69,6 +73,10 @@ def respond(method, path):
     if f == "h1-length-chunked":
         head += "Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % len(body)
         return (head + "Connection: close\r\n\r\n").encode() + chunked(body), True
+    if f == "h1-huge-head":
+        pad = "".join("X-Pad-%03d: %s\r\n" % (i, "p" * 1010) for i in range(320))
+        head += pad + "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        return head.encode() + body, True
     if f == "h1-cut-chunk":
         head += "Transfer-Encoding: chunked\r\n\r\n"
         return head.encode() + b"%x\r\n" % len(body) + body[:len(body) // 2], True

@@ -33,9 +33,8 @@ local M = {}
 M.stats = { connections = 0, reused = 0, requests = 0 }
 
 local DEFAULTS = { pool_size = 16, keepalive_timeout = 60 }
--- the core's cap of a head and its refusal, libcurl's path's too
-local MAX_HEADER_BYTES, HEADERS_OVER = core.defaults.max_header_bytes,
-  core.defaults.max_header_title
+-- the core's cap of a head: reading stops past it (the core refuses the head)
+local MAX_HEADER_BYTES = core.defaults.max_header_bytes
 local READ_BLOCK = 65536
 
 -- The origins parse_url has seen: "scheme://authority" -> { scheme, host,
@@ -141,7 +140,8 @@ end
 
 -- Reads the status line and headers of one answer; skips 1xx answers.
 -- Returns status, headers (lower-case name -> value or { values }), the
--- HTTP minor version; or nil, err.
+-- HTTP minor version, and when the head passed the core's cap the bytes
+-- read so far (reading stops there); or nil, err.
 local function read_head(st)
   local bytes = 0
   while true do
@@ -163,7 +163,7 @@ local function read_head(st)
       end
       bytes = bytes + #line + 2
       if bytes > MAX_HEADER_BYTES then
-        return nil, HEADERS_OVER
+        return status, headers, tonumber(minor), bytes
       end
       if line == "" then
         break
@@ -356,10 +356,14 @@ function M.new(opts)
     end
 
     -- the answer
-    local status, headers, minor = read_head(st)
+    local status, headers, minor, head_bytes = read_head(st)
     if not status then
       sock:close()
       return failure(headers, true)
+    end
+    if head_bytes then -- over the cap: the exchange refuses it as libcurl's path does
+      sock:close()
+      return { status = status, headers = headers, body = "", head_bytes = head_bytes }
     end
     local limit = (request.max_body or DEFAULT_MAX_BODY) + 1
     local keep = not fresh and minor == 1
