@@ -185,8 +185,8 @@ size_t mapi_base_headers(const char *authorization, const char *user_agent,
 {
     size_t n = 0;
 
-    names[n] = "Content-Type", values[n++] = "application/vnd.api+json";
-    names[n] = "Accept", values[n++] = "application/vnd.api+json";
+    names[n] = "Content-Type", values[n++] = MAPI_MEDIA_TYPE;
+    names[n] = "Accept", values[n++] = MAPI_MEDIA_TYPE;
     if (authorization)
         names[n] = "Authorization", values[n++] = authorization;
     names[n] = "User-Agent", values[n++] = user_agent;

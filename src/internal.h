@@ -334,6 +334,9 @@ int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
                        size_t *nout);
 /* Frees a list made by mapi_headers_merge (its strings too).  NULL ignored. */
 void mapi_headers_free(mapi_header_field *h, size_t n);
+/* The JSON:API media type: sent as Content-Type and Accept, and an answer's
+   (with application/json) read as JSON (mapping.c). */
+#define MAPI_MEDIA_TYPE "application/vnd.api+json"
 /* The headers every request carries, in order, over any transport:
    Content-Type and Accept application/vnd.api+json, Authorization (when
    authorization, "Bearer <key>", is not NULL), User-Agent.  Fills names and

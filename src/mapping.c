@@ -12,7 +12,7 @@
 
 int mapi_media_type_is_json(const char *ct)
 {
-    static const char *const types[] = {"application/vnd.api+json", "application/json"};
+    static const char *const types[] = {MAPI_MEDIA_TYPE, "application/json"};
     size_t i, n;
 
     if (!ct)
