@@ -179,10 +179,10 @@ void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx)
     c->random_ctx = fn ? ctx : &c->rng;
 }
 
-/* A new exchange for call k with this client's settings. */
-static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_error *err)
+mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err)
 {
     mapi_exchange_settings s;
+    mapi_exchange *x;
 
     memset(&s, 0, sizeof s);
     s.api_key = c->api_key;
@@ -205,10 +205,14 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     }
     s.headers = c->headers;
     s.nheaders = c->nheaders;
-    return mapi_exchange_new(k, &s, err);
+    x = mapi_exchange_new(k, &s, err);
+    if (x)
+        mapi_exchange_set_random(x, c->random, c->random_ctx);
+    return x;
 }
 
-static void observe(const mapi_client *c, mapi_attempt_event ev, const mapi_attempt_info *info)
+void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
+                         const mapi_attempt_info *info)
 {
     if (c->observer)
         c->observer(c->observer_ctx, ev, info);
@@ -216,7 +220,7 @@ static void observe(const mapi_client *c, mapi_attempt_event ev, const mapi_atte
 
 /* The contract's "Retries" over libcurl: every decision is the exchange's
    (exchange.c); this loop sends, observes and sleeps. */
-static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
+int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
 {
     mapi_error e = MAPI_ERROR_INIT;
     mapi_exchange *x;
@@ -231,12 +235,12 @@ static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
             mapi_response *res = NULL;
             double wait;
 
-            observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
+            mapi_client_observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
             mapi_exchange_http_request(x, http1, &req);
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
             step = mapi_exchange_end(x, res, &e, out, &wait);
-            observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
+            mapi_client_observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
             if (step == MAPI_STEP_SETTLE)
                 continue; /* the read of the payout, at once */
             if (step != MAPI_STEP_RETRY)
@@ -262,11 +266,6 @@ static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
         mapi_error_clear(&e);
     }
     return -1;
-}
-
-int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
-{
-    return run(c, k, out, err);
 }
 
 const char *mapi_client_base_url(const mapi_client *c)
@@ -301,21 +300,6 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out)
     out->sleep_ctx = c->sleep_ctx;
 }
 
-mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err)
-{
-    mapi_exchange *x = client_exchange(c, k, err);
-
-    if (x)
-        mapi_exchange_set_random(x, c->random, c->random_ctx);
-    return x;
-}
-
-void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
-                         const mapi_attempt_info *info)
-{
-    observe(c, ev, info);
-}
-
 /* ---- endpoints and the generic call: build the call (calls.c), run it ---- */
 
 /* Builds the call of the endpoint table's row r (calls.c) and runs it. */
@@ -334,7 +318,7 @@ static int run_endpoint(mapi_client *c, mapi_endpoint_row r, const char *id,
     }
     if (mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
         return -1;
-    return run(c, &k, out, err);
+    return mapi_client_run(c, &k, out, err);
 }
 
 int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
@@ -399,7 +383,7 @@ int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_que
                               "mapi_request: client, method, path and out are required");
     if (mapi_call_request(c, method, path_and_query, body, body_len, opts, &k, err) < 0)
         return -1;
-    return run(c, &k, out, err);
+    return mapi_client_run(c, &k, out, err);
 }
 
 int mapi_request(mapi_client *c, const char *method, const char *path_and_query,

@@ -64,9 +64,7 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
     } else if (r >= 4) {
         w = load32(s) | load32(s + r - 4) << (8 * (r - 4));
     } else {
-        w = 0;
-        for (i = 0; i < r; i++)
-            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        w = mapi_load_short(s, r, 0);
     }
     return mapi_hash_mix(h, w);
 }

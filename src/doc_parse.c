@@ -9,7 +9,6 @@
 
 #include "doc.h"
 
-#define DEFAULT_DEPTH 64
 #define ARENA_CHUNK_MAX ((size_t)64 << 10)
 
 /* ---- messages ---- */
@@ -190,7 +189,7 @@ static int new_document(const char *body, char *inplace, size_t len, int max_dep
         return mapi_error_oom(err);
     }
     if (max_depth <= 0)
-        max_depth = DEFAULT_DEPTH;
+        max_depth = MAPI_DEFAULT_MAX_DEPTH;
     if (max_depth > MAPI_JSON_MAX_DEPTH)
         max_depth = MAPI_JSON_MAX_DEPTH;
     /* the texts have a block of the body's size; the values take about as
@@ -227,7 +226,7 @@ int mapi_doc_parse_ex(const char *body, size_t len, int max_depth, mapi_doc **ou
 
 int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err)
 {
-    return mapi_doc_parse_ex(body, len, DEFAULT_DEPTH, out, err);
+    return mapi_doc_parse_ex(body, len, MAPI_DEFAULT_MAX_DEPTH, out, err);
 }
 
 int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, mapi_error *err)

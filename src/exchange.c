@@ -113,16 +113,6 @@ static int trace_headers(mapi_exchange *x, const mapi_call *k)
     return 0;
 }
 
-/* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
-static char *redacted_copy(const char *s, const char *secret)
-{
-    char *copy = mapi_strdup(s);
-
-    if (copy)
-        mapi_redact(&copy, secret);
-    return copy;
-}
-
 mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_settings *s,
                                  mapi_error *err)
 {
@@ -146,20 +136,15 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
         x->api_key = mapi_strdup(s->api_key);
         x->authorization = mapi_bearer(s->api_key);
     }
-    if (x->url) {
-        x->redacted_url = redacted_copy(x->url, x->api_key);
+    x->redacted_url = mapi_strdup(x->url);
+    mapi_redact(&x->redacted_url, x->api_key);
+    if (x->url)
         x->server_address = mapi_attempt_server(x->url, &x->info.server_port);
-    }
     x->trace_rng = s->trace_seed;
     if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
                            &x->nheaders) < 0 ||
-        ((k->traceparent || s->trace) && trace_headers(x, k) < 0)) {
-        mapi_exchange_free(x);
-        return mapi_error_oom(err), NULL;
-    }
-    if (!x->method || !x->url || (k->type && !x->type) || (k->id && !x->id) ||
-        (k->body && !x->body) ||
-        !x->user_agent ||
+        ((k->traceparent || s->trace) && trace_headers(x, k) < 0) || !x->method || !x->url ||
+        (k->type && !x->type) || (k->id && !x->id) || (k->body && !x->body) || !x->user_agent ||
         (s->api_key && *s->api_key && (!x->api_key || !x->authorization)) ||
         !x->redacted_url || !x->server_address) {
         mapi_exchange_free(x);
@@ -255,7 +240,8 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
     req->body_len = k->body_len;
     req->fresh_connection = k->moves_money;
     req->http1 = http1;
-    mapi_exchange_own_headers(x, &req->headers, &req->nheaders);
+    req->headers = x->headers;
+    req->nheaders = x->nheaders;
     mapi_exchange_limits(x, &req->timeout, &connect_timeout, &max_body);
 }
 
@@ -284,12 +270,6 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
     *name = names[i];
     *value = values[i];
     return 1;
-}
-
-void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n)
-{
-    *h = x->headers;
-    *n = x->nheaders;
 }
 
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)

@@ -148,6 +148,15 @@ static CURLSH *new_share(void)
     return share;
 }
 
+/* Frees h's handles: the spare and the easy one, then the share they use
+   (libcurl takes NULL for each). */
+static void free_handles(mapi_http *h)
+{
+    curl_easy_cleanup(h->spare);
+    curl_easy_cleanup(h->easy);
+    curl_share_cleanup(h->share);
+}
+
 /* 0 when h's handles belong to this process (made here, or renewed after a
    fork()); else renews them (see the top of this file).  -1 with err
    (MEMORY, nothing sent) when a new handle could not be made: the next
@@ -174,12 +183,8 @@ int mapi_http_own_process(mapi_http *h, mapi_error *err)
        child); the share never held one */
     left = mapi_http_loop_free(h->pool) < 0;
     left |= mapi_http_release_inherited(&h->socks) < 0;
-    if (!left) {
-        if (h->spare)
-            curl_easy_cleanup(h->spare);
-        curl_easy_cleanup(h->easy);
-        curl_share_cleanup(h->share);
-    } /* else left unfreed: a child short of file descriptors leaks them */
+    if (!left)
+        free_handles(h); /* else left unfreed: a child short of file descriptors leaks them */
     h->pool = NULL;
     h->spare = NULL;
     h->easy = easy;
@@ -313,9 +318,10 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
         SET(CURLOPT_CAINFO, cfg->cafile);
     if (cfg->capath)
         SET(CURLOPT_CAPATH, cfg->capath);
-    h->timeout_ms = mapi_http_ms(cfg->timeout, 30000L);
+    h->timeout_ms = mapi_http_ms(cfg->timeout, (long)(MAPI_DEFAULT_TIMEOUT * 1000));
     SET(CURLOPT_TIMEOUT_MS, h->timeout_ms);
-    SET(CURLOPT_CONNECTTIMEOUT_MS, mapi_http_ms(cfg->connect_timeout, 10000L));
+    SET(CURLOPT_CONNECTTIMEOUT_MS,
+        mapi_http_ms(cfg->connect_timeout, (long)(MAPI_DEFAULT_CONNECT_TIMEOUT * 1000)));
     SET(CURLOPT_HTTPHEADER, h->headers);
     SET(CURLOPT_USERAGENT, ua_line);
     SET(CURLOPT_ERRORBUFFER, h->errbuf);
@@ -362,19 +368,12 @@ void mapi_http_free(mapi_http *h)
     inherited_left = mapi_http_loop_free(h->pool) < 0 ||
                      (h->pid != getpid() && mapi_http_release_inherited(&h->socks) < 0);
     h->pool = NULL;
-    if (!inherited_left) {
-        if (h->spare)
-            curl_easy_cleanup(h->spare);
-        if (h->easy)
-            curl_easy_cleanup(h->easy);
-        if (h->share)
-            curl_share_cleanup(h->share); /* last: every handle using it is gone */
-    }
     mapi_http_wipe_headers(h->headers); /* the Authorization line holds the key */
-    if (!inherited_left)
-        curl_slist_free_all(h->headers); /* (else the leaked easy handle still points at it) */
-    if (!inherited_left)
+    if (!inherited_left) { /* (else the leaked easy handle still points at the list) */
+        free_handles(h);
+        curl_slist_free_all(h->headers);
         free(h->socks.socks);
+    }
     free(h);
 }
 

@@ -28,6 +28,18 @@ struct mapi_http_transfer {
     char errbuf[CURL_ERROR_SIZE];
 };
 
+/* err for a multi call that failed with mc: MEMORY, or TRANSPORT "libcurl
+   multi: ..." with outcome.  Always -1. */
+static int multi_failed(CURLMcode mc, mapi_outcome outcome, mapi_error *err)
+{
+    if (mc == CURLM_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
+    if (err && err->kind == MAPI_ERR_TRANSPORT)
+        err->outcome = outcome;
+    return -1;
+}
+
 /* Frees x, once off its multi (or never added). */
 static void transfer_free(mapi_http_transfer *x)
 {
@@ -113,13 +125,7 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
         mapi_http_set_transfer(x->easy, NULL);
         mapi_response_free(x->t.res);
         x->t.res = NULL;
-        if ((CURLMcode)x->multi_failed == CURLM_OUT_OF_MEMORY)
-            return mapi_error_oom(err);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
-                       curl_multi_strerror((CURLMcode)x->multi_failed));
-        if (err && err->kind == MAPI_ERR_TRANSPORT)
-            err->outcome = MAPI_OUTCOME_UNKNOWN;
-        return -1;
+        return multi_failed((CURLMcode)x->multi_failed, MAPI_OUTCOME_UNKNOWN, err);
     }
     rc = mapi_http_finish(x->easy, &x->t, x->code, 1, x->errbuf, x->t.max_body, out, err);
     x->t.res = NULL; /* handed over to *out or err, or freed */
@@ -252,14 +258,9 @@ mapi_http_loop *mapi_http_loop_new(mapi_error *err)
     }
     for (i = 0; i < LANES && mc == CURLM_OK; i++)
         mc = lane_init(l, i);
-    if (mc == CURLM_OUT_OF_MEMORY) {
-        mapi_http_loop_free(l);
-        return mapi_error_oom(err), NULL;
-    }
     if (mc != CURLM_OK) {
         mapi_http_loop_free(l);
-        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
-                              curl_multi_strerror(mc)), NULL;
+        return multi_failed(mc, MAPI_OUTCOME_NONE, err), NULL;
     }
     return l;
 }
@@ -296,12 +297,18 @@ int mapi_http_loop_fd(const mapi_http_loop *l)
     return l->epfd;
 }
 
+/* 1 when a lane may hold finished transfers not collected yet. */
+static int loop_pending(const mapi_http_loop *l)
+{
+    return l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending;
+}
+
 double mapi_http_loop_timeout(const mapi_http_loop *l)
 {
     double at = -1.0, left;
     int i;
 
-    if (l->deferred || l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending)
+    if (l->deferred || loop_pending(l))
         return 0.0;
     for (i = 0; i < LANES; i++)
         if (l->lanes[i].timer_at >= 0 && (at < 0 || l->lanes[i].timer_at < at))
@@ -347,12 +354,7 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
     mc = curl_multi_add_handle(l->lanes[t->lane].multi, t->easy);
     if (mc != CURLM_OK) {
         transfer_free(t);
-        if (mc == CURLM_OUT_OF_MEMORY)
-            return mapi_error_oom(err);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
-        if (err)
-            err->outcome = MAPI_OUTCOME_NOT_SENT; /* never added: nothing left */
-        return -1;
+        return multi_failed(mc, MAPI_OUTCOME_NOT_SENT, err); /* never added: nothing left */
     }
     t->loop = l;
     t->next = l->running;
@@ -377,12 +379,6 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
             t->next->prev = t->prev;
     }
     transfer_free(t);
-}
-
-/* 1 when a lane may hold finished transfers not collected yet. */
-static int loop_pending(const mapi_http_loop *l)
-{
-    return l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending;
 }
 
 /* Hands the finished transfers of both lanes to done (which removes each),

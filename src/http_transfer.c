@@ -287,13 +287,7 @@ struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http
         char *s;
         int rc;
         mapi_buf_init(&line);
-        mapi_buf_puts(&line, f->name);
-        if (*f->value) {
-            mapi_buf_puts(&line, ": ");
-            mapi_buf_puts(&line, f->value);
-        } else {
-            mapi_buf_puts(&line, ";");
-        }
+        mapi_buf_printf(&line, *f->value ? "%s: %s" : "%s;", f->name, f->value);
         s = mapi_buf_take(&line);
         if (!s)
             goto fail;

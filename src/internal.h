@@ -500,9 +500,6 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
    the key: never log it. */
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
                             const char **value);
-/* The headers of one's own alone (the tail of mapi_exchange_header_at), for
-   a mapi_http_request.  Borrowed. */
-void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n);
 /* Begins the next attempt: counts it, stamps the time (the first attempt
    also starts the deadline) and sets its timeout.  Returns the attempt's
    facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */

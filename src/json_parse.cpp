@@ -305,21 +305,33 @@ mapi_json_status structure(builder &b, error_code e)
     }
 }
 
-/* n entries from src to dst: a loop for the few members or elements most
-   containers have (a call of memcpy costs more), memcpy beyond. */
-template <typename T> inline void copy_small(T *dst, const T *src, size_t n)
+/* The container just read, scratch[base..count), moved into the arena as a
+   node of type `type` at its place d (computed only now: the scratch arrays
+   may move while it is read; writing the node there, rather than handing it
+   back through memory, also spares a store-forwarding stall).  A loop copies
+   the few entries most containers have (a call of memcpy costs more). */
+template <typename T>
+inline mapi_json_status close_container(builder &b, T *scratch, size_t &count, size_t base,
+                                        const dest &d, unsigned type)
 {
-    if (n <= 8) {
-        for (size_t i = 0; i < n; i++)
-            dst[i] = src[i];
-    } else {
-        memcpy(dst, src, n * sizeof *dst);
+    size_t n = count - base;
+    T *arr = NULL;
+    if (n) {
+        arr = static_cast<T *>(mapi_arena_alloc(b.t.arena, n * sizeof *arr));
+        if (!arr)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        if (n <= 8) {
+            for (size_t i = 0; i < n; i++)
+                arr[i] = scratch[base + i];
+        } else {
+            memcpy(arr, scratch + base, n * sizeof *arr);
+        }
     }
+    count = base;
+    *place(b, d) = make(arr, n, type);
+    return MAPI_JSON_OK;
 }
 
-/* An object into its place d (computed once it is read: the scratch
-   arrays may move meanwhile; writing the node there, rather than handing it
-   back through memory, also spares a store-forwarding stall). */
 mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int depth,
                              size_t parent)
 {
@@ -355,17 +367,7 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
     }
     if (mapi_tree_unique(&b.t, base) != 0)
         return fail(b, MAPI_JSON_DUPLICATE, NULL);
-    size_t n = b.t.nmem - base;
-    mapi_member *arr = NULL;
-    if (n) {
-        arr = static_cast<mapi_member *>(mapi_arena_alloc(b.t.arena, n * sizeof *arr));
-        if (!arr)
-            return fail(b, MAPI_JSON_MEMORY, NULL);
-        copy_small(arr, b.t.mem + base, n);
-    }
-    b.t.nmem = base;
-    *place(b, d) = make(arr, n, MAPI_OBJECT);
-    return MAPI_JSON_OK;
+    return close_container(b, b.t.mem, b.t.nmem, base, d, MAPI_OBJECT);
 }
 
 mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int depth,
@@ -388,17 +390,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
         if (st != MAPI_JSON_OK)
             return st;
     }
-    size_t n = b.t.nval - base;
-    struct mapi_value *items = NULL;
-    if (n) {
-        items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.t.arena, n * sizeof *items));
-        if (!items)
-            return fail(b, MAPI_JSON_MEMORY, NULL);
-        copy_small(items, b.t.val + base, n);
-    }
-    b.t.nval = base;
-    *place(b, d) = make(items, n, MAPI_ARRAY);
-    return MAPI_JSON_OK;
+    return close_container(b, b.t.val, b.t.nval, base, d, MAPI_ARRAY);
 }
 
 /* One value at nesting `depth` (its container's), of the member name of id
@@ -469,17 +461,14 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
 
     if (e != SUCCESS)
         return from_stage1(b, e);
-    if (doc.type().get(t) != SUCCESS) {
-        std::string_view raw;
-        if (doc.raw_json_token().get(raw) != SUCCESS)
-            return fail(b, MAPI_JSON_SYNTAX, NULL);
-        return untyped(b, trimmed(raw));
-    }
-    if (t != ondemand::json_type::object && t != ondemand::json_type::array) {
+    bool typed = doc.type().get(t) == SUCCESS;
+    if (!typed || (t != ondemand::json_type::object && t != ondemand::json_type::array)) {
         /* a scalar document: simdjson reads those apart from containers */
         std::string_view raw;
         if (doc.raw_json_token().get(raw) != SUCCESS)
             return fail(b, MAPI_JSON_SYNTAX, NULL);
+        if (!typed)
+            return untyped(b, trimmed(raw));
         std::string_view tok = trimmed(raw);
         if (t == ondemand::json_type::string) {
             std::string_view text;

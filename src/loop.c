@@ -304,7 +304,6 @@ void mapi_loop_free(mapi_loop *l)
         if (o->state == OP_SENDING) {
             mapi_http_loop_remove(l->io, o->t);
             o->t = NULL;
-            mapi_error_clear(&o->e);
             mapi_error_set(&o->e, MAPI_ERR_TRANSPORT,
                            "the loop was freed while the request was under way");
             o->e.outcome = MAPI_OUTCOME_UNKNOWN;

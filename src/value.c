@@ -30,11 +30,9 @@ void mapi_arena_init(mapi_arena *a, size_t chunk)
     a->next = chunk < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : chunk;
 }
 
-/* A chunk of size bytes linked in; its memory, or NULL. */
-static char *new_chunk(mapi_arena *a, size_t size)
+void *mapi_arena_block(mapi_arena *a, size_t size)
 {
     mapi_arena_chunk *c;
-
     size_t got;
 
     if (size > ((size_t)-1) / 2 - CHUNK_HEADER)
@@ -47,11 +45,6 @@ static char *new_chunk(mapi_arena *a, size_t size)
     a->chunks = c;
     a->bytes += got;
     return (char *)c + CHUNK_HEADER;
-}
-
-void *mapi_arena_block(mapi_arena *a, size_t n)
-{
-    return new_chunk(a, n);
 }
 
 void mapi_arena_free(mapi_arena *a)
@@ -71,7 +64,7 @@ void *mapi_arena_grow(mapi_arena *a, size_t n)
 {
     /* chunks of one size: what is left unused is less than one of them */
     size_t size = n > a->next ? n : a->next;
-    char *p = new_chunk(a, size);
+    char *p = mapi_arena_block(a, size);
 
     if (!p)
         return NULL;
