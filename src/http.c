@@ -98,13 +98,9 @@ static int close_socket(void *clientp, curl_socket_t s)
     return close(s);
 }
 
-/* In a child after fork(): points every socket of the list inherited from
-   the parent at /dev/null (dup2 closes the child's copy of the connection,
-   which the parent keeps), so that libcurl can then free its handles
-   without writing to, or reading from, the parent's connections.  Returns
-   0, or -1 when /dev/null could not be opened: the sockets are then closed
-   outright and the handles must be left unfreed (their fd numbers may be
-   reused). */
+/* dup2 closes the child's copy of a connection (the parent keeps its own),
+   so that libcurl frees its handles without a byte on the parent's; without
+   /dev/null the sockets are closed outright (their fd numbers may be reused). */
 int mapi_http_release_inherited(struct sock_list *l)
 {
     int null = open("/dev/null", O_RDWR);
@@ -157,10 +153,8 @@ static void free_handles(mapi_http *h)
     curl_share_cleanup(h->share);
 }
 
-/* 0 when h's handles belong to this process (made here, or renewed after a
-   fork()); else renews them (see the top of this file).  -1 with err
-   (MEMORY, nothing sent) when a new handle could not be made: the next
-   request tries again, the inherited ones are never used. */
+/* A handle that could not be made: the next request tries again, the
+   inherited ones are never used. */
 int mapi_http_own_process(mapi_http *h, mapi_error *err)
 {
     CURL *easy;
@@ -214,8 +208,6 @@ long mapi_http_ms(double s, long dflt)
     return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
 }
 
-/* A curl_easy_setopt that failed: MEMORY, or TRANSPORT "libcurl refused an
-   option" with its curl_code.  Always -1. */
 int mapi_http_option_refused(CURLcode rc, mapi_error *err)
 {
     if (rc == CURLE_OUT_OF_MEMORY)
@@ -347,7 +339,6 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     return h;
 }
 
-/* Zeroes every header line before the list is freed: one holds the key. */
 void mapi_http_wipe_headers(struct curl_slist *l)
 {
     for (; l; l = l->next) {

@@ -145,7 +145,6 @@ CURLcode mapi_http_set_callbacks(CURL *easy)
     return rc;
 }
 
-/* Points the callbacks of easy at t (NULL: detaches them). */
 CURLcode mapi_http_set_transfer(CURL *easy, transfer *t)
 {
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)t);
@@ -266,9 +265,7 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
     return mapi_refuse_head(t->res, err, title, detail);
 }
 
-/* The handle's header lines followed by req's own headers ("Name: value";
-   "Name;" for an empty value, libcurl's way to send "Name:"), or NULL when
-   req has none.  *oom is set when an allocation failed.  Wipe and free. */
+/* An empty value as "Name;": libcurl's way to send "Name:". */
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
                                           int *oom)
 {
@@ -304,8 +301,7 @@ fail:
     return NULL;
 }
 
-/* The outcome of one finished transfer (rc from curl_easy_perform or the
-   multi's CURLMSG_DONE): 0 with *out, or -1 with err (see mapi_http_perform). */
+/* rc: curl_easy_perform's, or the multi's CURLMSG_DONE. */
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                   size_t max_body, mapi_response **out, mapi_error *err)
 {
