@@ -1,16 +1,12 @@
 /*
- * calls.c -- the service's rules, written once: the endpoint table (each
- * call's method, path, resource type, key rule, list, whether it may move
- * money, decimal fields; interface, "Endpoints"), the one builder that
- * reads it, the id and path checks, the list query, which methods are
- * safe to repeat, and the outcome rule of a call that failed before
- * anything was sent.
- *
- * Every call is built here into a mapi_call -- by the C API (client.c,
- * loop.c, pages.c) and by the Lua binding for any transport (libcurl or a
- * Lua one) -- and then run by a driver over an exchange (exchange.c).
- * Nothing else writes an endpoint path or a resource type; the Lua modules
- * ask the core (core.endpoints, core.path, core.not_sent).
+ * calls.c -- the service's rules, written once (calls.h): the endpoint
+ * table, the one builder that reads it, the id and path checks, the list
+ * query, which methods are safe to repeat, and the outcome of a call that
+ * failed before anything was sent.  Every call -- from the C API (client.c,
+ * loop.c, pages.c) and from the binding for any transport -- is built here
+ * and run by a driver over an exchange (exchange.c).  Nothing else writes
+ * an endpoint path or a resource type; the Lua modules ask the core
+ * (core.endpoints, core.path, core.not_sent).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +66,7 @@ int mapi_id_check(const char *what, const char *id, mapi_error *err)
 static const char *const payout_decimals[] = {"amount", NULL};
 static const char *const no_decimals[] = {NULL};
 
-/* Adding an endpoint is one row here and its index in internal.h (and its
+/* Adding an endpoint is one row here and its index in calls.h (and its
    tests and docs): the C entry points, the loop starters, the binding and
    the Lua wrappers read it. */
 const mapi_endpoint mapi_endpoints[MAPI_EP_COUNT] = {

@@ -1,19 +1,14 @@
 /*
- * exchange.c -- one call across its attempts, without I/O.
- *
- * An exchange holds what a call sends (method, URL, the request headers)
- * and takes every decision between attempts: what an answer (or a failed
- * attempt) means, whether to try again and after how long (the contract's
- * "Retries": backoff with full jitter, Retry-After, the confirm's caution),
- * the call's deadline (each attempt's timeout cut to what is left, no retry
- * whose wait outlasts it), the settling of a confirm whose outcome is
- * unknown (the read of its payout, then the verdict), the error the call
- * fails with (outcome, attempts, method, url, message, the api key
- * redacted), the record of each attempt for observers (attempt.c), and the
- * MERCHANTAPI_DEBUG line made from it.  Whoever moves the bytes -- libcurl in client.c and pages.c, or a
- * Lua transport through the binding -- only begins an attempt, sends what
- * mapi_exchange_attempt_call says, and hands the answer back, so every transport
- * behaves the same.
+ * exchange.c -- one call across its attempts, without I/O: what it sends
+ * (method, URL, the request headers) and every decision between attempts --
+ * what an answer or a failed attempt means, whether to try again and when
+ * (the contract's "Retries"), the deadline (each attempt's timeout cut to
+ * what is left), the settling of a confirm whose outcome is unknown, the
+ * error the call fails with (the api key redacted), the attempt records
+ * (attempt.c) and the MERCHANTAPI_DEBUG line.  Whoever moves the bytes
+ * (libcurl in client.c, loop.c and pages.c, or a Lua transport) begins an
+ * attempt, sends mapi_exchange_attempt_call, and hands the answer back, so
+ * every transport behaves the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,8 +240,6 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
     mapi_exchange_limits(x, &req->timeout, &connect_timeout, &max_body);
 }
 
-/* The deadline's rule, in one place: an attempt may begin only before the
-   deadline, so a retry is made only when its wait ends before it. */
 int mapi_exchange_fits(const mapi_exchange *x, double wait)
 {
     if (x->deadline_at <= 0)

@@ -1,25 +1,13 @@
 /*
- * http.c -- the libcurl layer (with http_transfer.c and http_loop.c, the
- * only files that call libcurl), the client's side of it: one easy
- * handle per client, reused so its connection stays alive; one request in,
- * one mapi_response out.  A blocking call runs on the client's easy handle
- * and its own connections (mapi_http_perform); every other request is a
- * transfer on an event loop's multis (http_loop.c), a duplicate of that
- * handle: the client's pages on the client's own loop (mapi_http_pool), a
- * host's calls on the host's loop.  Both end in the same code (mapi_http_finish), so
- * every driver answers alike.
- *
- * Fixed for every request: Content-Type and Accept application/vnd.api+json,
- * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
- * no redirects, http/https only, TLS peer and host verification, NOSIGNAL,
- * no proxy unless the client was given one (never one from the environment
- * by libcurl's own reading: see mapi_proxy_resolve).
- * A request with headers of the caller's own gets a header list of its own:
- * the fixed lines, then those.
- * The body is capped while it arrives (max_body), so memory stays bounded
- * whatever the server sends; a response head whose framing is refused by
- * the rule every transport applies (framing.c: Content-Length values that
- * disagree, Content-Length with Transfer-Encoding, ...) stops the transfer.
+ * http.c -- the client's side of the libcurl layer (http.h): one easy
+ * handle per client, reused so its connection stays alive, for the
+ * blocking calls (mapi_http_perform); a loop's transfers duplicate it
+ * (http_loop.c), and every transfer ends in mapi_http_finish
+ * (http_transfer.c), so every driver answers alike.  Fixed on the handle:
+ * the headers every request carries (mapi_base_headers), no Expect, no
+ * redirects, http/https only, TLS peer and host verification, NOSIGNAL, no
+ * proxy but the client's (never libcurl's reading of the environment:
+ * mapi_proxy_resolve).
  *
  * fork(): every socket libcurl opens for the client is opened and closed by
  * callbacks here, which keep the list of them.  At each request (and when

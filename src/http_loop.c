@@ -1,7 +1,14 @@
 /*
  * http_loop.c -- the libcurl layer's event loops: transfers of a client's
- * requests (duplicates of its easy handle) on a loop's multis, driven by a
- * host's event loop (loop.c) or waited for by the client's pages (pages.c).
+ * requests on a loop's multis, driven by a host's event loop (loop.c) or
+ * waited for by the client's pages (pages.c; a client keeps one loop for
+ * them, mapi_http_pool).  libcurl's multi socket interface:
+ * CURLMOPT_SOCKETFUNCTION says which sockets to watch for what,
+ * CURLMOPT_TIMERFUNCTION when to call back without I/O; an epoll set of our
+ * own holds the sockets, so the whole loop is one descriptor (readable when
+ * a socket is) and one deadline.  Each transfer duplicates its client's
+ * easy handle, on its share (DNS cache and TLS sessions); connections are
+ * the loop's own, in two multis (struct loop_lane).
  */
 #include <errno.h>
 #include <math.h>
@@ -132,19 +139,7 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
     return rc;
 }
 
-/* ------------------------------------------------------------------------ */
-/* ---- transfers driven by a host's event loop (loop.c) ----                */
-/*                                                                          */
-/* libcurl's multi socket interface: CURLMOPT_SOCKETFUNCTION says which     */
-/* sockets to watch for what, CURLMOPT_TIMERFUNCTION when to call back      */
-/* without I/O; an epoll set of our own holds the sockets, so the whole     */
-/* loop is one descriptor (readable when a socket is) and one deadline.     */
-/* Each transfer is a mapi_http_transfer of its client (a duplicate of its  */
-/* easy handle, on its share: DNS cache and TLS sessions); connections are  */
-/* the loop's own, in two multis (struct loop_lane, below).  A client keeps */
-/* one such loop for its concurrent pages (mapi_http_pool).                */
-/* ------------------------------------------------------------------------ */
-
+/* ---- the loop ---- */
 
 /* Events read from the epoll set per epoll_wait. */
 #define LOOP_EVENTS 64

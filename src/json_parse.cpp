@@ -1,11 +1,7 @@
 /*
- * json_parse.cpp -- the JSON reader: simdjson's On-Demand API walked once
- * into the compact tree of json_parse.h.  The only C++ of the project, behind
- * the C function mapi_json_parse: simdjson's error codes only (built with
- * -fno-exceptions), nothing C++ crosses the interface, memory comes from
- * malloc (the scratch stacks, the name table) and the caller's arena.  What
- * needs no simdjson type (names, number tokens, scratch arrays, the kept
- * blocks, the failure's place) is in json_tree.c.
+ * json_parse.cpp -- the JSON reader (json_parse.h): simdjson's On-Demand
+ * API walked once into the compact tree, with simdjson's error codes only
+ * (built with -fno-exceptions); memory from malloc and the caller's arena.
  *
  * What simdjson checks: UTF-8 (RFC 3629), control characters unescaped in
  * strings (stage 1, before any value is read), the structure (commas,

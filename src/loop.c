@@ -1,24 +1,16 @@
 /*
  * loop.c -- calls that never block: the driver of exchanges for a host's
- * event loop (merchantapi.h, mapi_loop).
- *
- * Every call on a loop is one exchange (exchange.c) -- built once by the
- * service's rules (calls.c), prepared with the client's settings -- and
- * this file only moves it on: an attempt is begun and handed to the loop's
- * HTTP side (the last section of http.c: libcurl's multi socket interface
- * behind one epoll descriptor), its end is handed back to the exchange,
- * and a wait the exchange asks for (backoff, Retry-After, none before the
- * read settling a confirm) becomes a timer of the loop.  So a call on a
- * loop decides exactly what the blocking driver (client.c) decides; only
- * the waiting differs.  No libcurl here.
+ * event loop (merchantapi.h, mapi_loop).  Every call on a loop is one
+ * exchange (exchange.c), built once (calls.c); this file only moves it on:
+ * an attempt is begun as a transfer of the loop's HTTP side (http_loop.c),
+ * its end is handed back to the exchange, and a wait the exchange asks for
+ * becomes a timer of the loop -- so a call decides exactly what the
+ * blocking driver (client.c) decides; only the waiting differs.  No
+ * libcurl here.
  *
  * Callbacks run from mapi_loop_step only, once the step has finished with
  * libcurl: a finished call is first taken off the list, then reported, so
  * a callback may start new calls.
- *
- * A driver that decides its own waits (pages.c: retry rounds) runs a call
- * one attempt at a time (mapi_loop_attempt): the exchange decides as ever,
- * but a retry is reported to it instead of becoming a timer.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -152,13 +152,8 @@ const char *mapi_value_decimal(const mapi_value *v, size_t *len)
     return text;
 }
 
-/*
- * The plain decimal form of the JSON number s[0..n) written with an
- * exponent: the digits moved by the exponent, never rounded ("1.5e2" ->
- * "150", "2.5E-3" -> "0.0025", "1.50e+1" -> "15.0", "0e5" -> "0").  An
- * exponent beyond +-MAPI_DECIMAL_MAX_EXPONENT, or text that is not such a
- * number, is its own decimal form.
- */
+/* mapi_decimal_form (json_parse.h): "1.50e+1" -> "15.0", "0e5" -> "0"; text
+   that is no number with an exponent within this is its own form. */
 #define MAPI_DECIMAL_MAX_EXPONENT 400
 
 /* Writes byte c at out[at] when out is not NULL; the next position. */
