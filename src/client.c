@@ -66,6 +66,7 @@ static int has_control(const char *s)
 mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
 {
     mapi_client *c;
+    char *proxy = NULL;
 
     if (!cfg)
         return mapi_error_set(err, MAPI_ERR_USAGE, "config is required"), NULL;
@@ -98,33 +99,19 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         free(c);
         return NULL;
     }
-    if (cfg->api_key && *cfg->api_key) {
-        c->api_key = mapi_strdup(cfg->api_key);
-        if (!c->api_key) {
-            mapi_client_free(c);
-            return mapi_error_oom(err), NULL;
-        }
-    }
-    if (mapi_headers_merge(cfg->headers, cfg->nheaders, NULL, 0, &c->headers,
-                           &c->nheaders) < 0) {
+    c->api_key = cfg->api_key && *cfg->api_key ? mapi_strdup(cfg->api_key) : NULL;
+    c->user_agent = mapi_user_agent(cfg->user_agent, mapi_http_version());
+    if ((cfg->api_key && *cfg->api_key && !c->api_key) || !c->user_agent ||
+        mapi_headers_merge(cfg->headers, cfg->nheaders, NULL, 0, &c->headers, &c->nheaders) < 0) {
         mapi_client_free(c);
         return mapi_error_oom(err), NULL;
     }
-    {
-        char *proxy = NULL;
-        if (mapi_proxy_resolve(cfg->proxy, c->base_url, &proxy, err) < 0) {
-            mapi_client_free(c);
-            return NULL;
-        }
-        c->user_agent = mapi_user_agent(cfg->user_agent, mapi_http_version());
-        if (!c->user_agent) {
-            free(proxy);
-            mapi_client_free(c);
-            return mapi_error_oom(err), NULL;
-        }
-        c->http = mapi_http_new(cfg, c->api_key, proxy, c->user_agent, err);
-        free(proxy); /* libcurl keeps its own copy */
+    if (mapi_proxy_resolve(cfg->proxy, c->base_url, &proxy, err) < 0) {
+        mapi_client_free(c);
+        return NULL;
     }
+    c->http = mapi_http_new(cfg, c->api_key, proxy, c->user_agent, err);
+    free(proxy); /* libcurl keeps its own copy */
     if (!c->http) {
         mapi_client_free(c);
         return NULL;

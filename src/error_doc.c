@@ -160,13 +160,10 @@ int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
 {
     char *found[3] = {NULL, NULL, NULL};
     static const char *const names[3] = {"amount", "minimum", "maximum"};
-    char **outs[3];
+    char **outs[3] = {amount, minimum, maximum};
     const char *p = detail;
     int i;
 
-    outs[0] = amount;
-    outs[1] = minimum;
-    outs[2] = maximum;
     for (i = 0; i < 3; i++)
         if (outs[i])
             *outs[i] = NULL;

@@ -373,21 +373,15 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
         rid = mapi_response_request_id(t->res);
         mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
         if (err && err->kind == MAPI_ERR_TRANSPORT) {
+            int detail = errbuf[0] && strcmp(errbuf, err->title) != 0;
             err->curl_code = (int)rc;
             err->retryable = 1;
             err->outcome = transport_outcome(rc, request_size, pretransfer);
-            if (errbuf[0] && strcmp(errbuf, err->title) != 0)
-                err->detail = mapi_strdup(errbuf);
+            err->detail = detail ? mapi_strdup(errbuf) : NULL;
             err->request_id = mapi_strdup(rid);
-            if ((errbuf[0] && !err->detail && strcmp(errbuf, err->title) != 0) ||
-                (rid && !err->request_id)) {
-                mapi_response_free(t->res);
-                return mapi_error_oom(err);
-            }
-            if (mapi_error_message(err) < 0) {
-                mapi_response_free(t->res);
-                return mapi_error_oom(err);
-            }
+            if ((detail && !err->detail) || (rid && !err->request_id) ||
+                mapi_error_message(err) < 0)
+                mapi_error_oom(err);
         }
         mapi_response_free(t->res);
         return -1;
