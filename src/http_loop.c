@@ -27,7 +27,6 @@ struct mapi_http_transfer {
     struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
     void *data;                 /* the driver's */
-    struct mapi_http_loop *loop; /* the loop it is added to, or NULL */
     int lane;                   /* which of its multis (LANE_MULTIPLEX, LANE_HTTP1) */
     mapi_http_transfer *prev, *next; /* in loop->running */
     int multi_failed;           /* the CURLMcode that ended it with its multi, or 0 */
@@ -144,14 +143,10 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
 /* Events read from the epoll set per epoll_wait. */
 #define LOOP_EVENTS 64
 
-/* A loop's two multis.  libcurl 7.88 puts a transfer that may multiplex on a
-   connection in use by another transfer whenever the host's connections are
-   known to multiplex (lib/url.c, ConnectionExists), even when that
-   connection speaks HTTP/1.1: a confirm's own connection, or a GET's retried
-   over HTTP/1.1, then carried a second request, and two transfers read each
-   other's answers (a page got another page's items).  So the transfers that
-   speak HTTP/1.1 only (mapi_http_http1_only) run on a multi of their own, where none
-   may multiplex, and never share a connection cache with those that may. */
+/* A loop's two multis: the transfers that speak HTTP/1.1 only
+   (mapi_http_http1_only) run on one of their own, where none may multiplex
+   (docs/decisions.md: libcurl 7.88 put a second transfer on an HTTP/1.1
+   connection in use, and two pages read each other's answers). */
 enum { LANE_MULTIPLEX = 0, LANE_HTTP1 = 1, LANES = 2 };
 
 struct loop_lane {
@@ -351,7 +346,6 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
         transfer_free(t);
         return multi_failed(mc, MAPI_OUTCOME_NOT_SENT, err); /* never added: nothing left */
     }
-    t->loop = l;
     t->next = l->running;
     if (l->running)
         l->running->prev = t;
@@ -365,14 +359,12 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
     if (!t)
         return;
     curl_multi_remove_handle(l->lanes[t->lane].multi, t->easy);
-    if (t->loop == l) {
-        if (t->prev)
-            t->prev->next = t->next;
-        else
-            l->running = t->next;
-        if (t->next)
-            t->next->prev = t->prev;
-    }
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        l->running = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
     transfer_free(t);
 }
 

@@ -192,22 +192,18 @@ static size_t begin_due(mapi_loop *l)
    when nothing is running. */
 static double next_timeout(const mapi_loop *l)
 {
-    double t = -1.0, now = 0, io;
+    double t = -1.0, now, io;
     const op *o;
-    int have_now = 0;
 
     if (l->count == 0)
         return -1.0;
+    now = mapi_monotonic_seconds();
     for (o = l->head; o; o = o->next) {
         double left;
         if (o->state == OP_DONE)
             return 0.0;
         if (o->state != OP_DUE)
             continue;
-        if (!have_now) {
-            now = mapi_monotonic_seconds();
-            have_now = 1;
-        }
         left = o->wake_at - now;
         if (left <= 0)
             return 0.0;
