@@ -1,7 +1,5 @@
 /*
- * doc_access.c -- navigation of a JSON:API document (doc.h): its top-level
- * members, its resources by position, (type, id) or (type, lid), and each
- * resource's identity and members.
+ * doc_access.c -- navigation of a JSON:API document and its resources (doc.h).
  */
 #include <string.h>
 

@@ -1,9 +1,6 @@
 /*
- * doc_index.c -- a JSON:API document built from its tree (doc.h): the
- * envelope, the (type, id) index of primary and included resources (and
- * (type, lid) for JSON:API 1.1's local ids), two copies of one resource
- * merged, the field rules; then every relationship resolved
- * (doc_resolve.c).
+ * doc_index.c -- a JSON:API document built from its tree: the envelope, the
+ * index, two copies of one resource merged, the field rules (doc.h).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -81,9 +81,8 @@ static long hex4(const char *s)
 
 /* 1 when the \u escape at s (avail bytes left) is a lone surrogate: a low
    half, or a high half without the \u escape of a low half after it.
-   simdjson refuses those (json-c made them U+FFFD without a word) but does
-   not say which escape was wrong: the message names it (README,
-   "Decisions"). */
+   simdjson refuses those but does not say which escape was wrong: the
+   message names it (docs/decisions.md). */
 static int lone_surrogate(const char *s, size_t avail)
 {
     long hi = avail >= 6 ? hex4(s + 2) : -1, lo;

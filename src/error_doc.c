@@ -1,10 +1,7 @@
 /*
- * error_doc.c -- a JSON:API error document into a mapi_error: every entry
- * of errors[] (status as a number or a numeric string; code, title, detail
- * and source.pointer as strings, or the JSON text of what else they hold),
- * the first entry's fields, and the amount/minimum/maximum that amount_below_minimum and
- * amount_above_maximum carry in their detail ("amount: 5.5, minimum: 10.0"),
- * kept as exact decimal text.
+ * error_doc.c -- a JSON:API error document into a mapi_error (internal.h,
+ * mapi_error_from_errors), the limits an amount error's detail carries, and
+ * the one rule of what is an error document.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -530,10 +530,8 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     mapi_error_redact(e, x->api_key); /* a transport's text, a request id, an attached response */
     record_failure(x, e);
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
-        /* a resend libcurl was stopped from making (a stream refused, above
-           a GOAWAY's last stream, or a kept-alive connection found dead) is
-           about that connection, not a server asking for time: sent again
-           at once, over HTTP/1.1 on another connection (http.c) */
+        /* a resend libcurl was stopped from making: at once, over HTTP/1.1
+           (docs/decisions.md, "No hidden resends") */
         double w = e->retry_after >= 0     ? e->retry_after
                    : mapi_http_resend_refused(e) ? 0.0
                                            : mapi_backoff_delay(x->attempts - 1,

@@ -117,16 +117,9 @@ static CURLSH *new_share(void)
 
     if (!share)
         return NULL;
-    /* DNS answers and TLS sessions are shared between the client's own multi
-       and the event loops its calls run on; connections are not.  libcurl's
-       shared connection cache (CURL_LOCK_DATA_CONNECT) hands one connection
-       between multis, and with libcurl 7.88 a connection that nginx ended
-       (keepalive_requests: HTTP/1.1 close, HTTP/2 GOAWAY) while several
-       transfers used the cache sent one page's request again with another
-       page's URL and gave a page another page's answer (RELIABILITY.md,
-       "nginx ending connections").  So each multi keeps its own connections:
-       the client's (mapi_http_pool) for its blocking calls and its pages, a
-       loop's for the calls a host loop runs. */
+    /* DNS answers and TLS sessions, never connections (docs/decisions.md,
+       "Each event loop keeps its own connections": libcurl 7.88's shared
+       connection cache gave a page another page's answer) */
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     return share;
@@ -356,10 +349,8 @@ void mapi_http_free(mapi_http *h)
     free(h);
 }
 
-/* One blocking request: the client's easy handle, with a connection cache
-   of its own (never shared: one request at a time on it cannot meet the
-   libcurl defect of the loop's lanes, http_loop.c), finished by the same
-   code as a loop's transfer. */
+/* On the client's easy handle, whose connections are its own (one request
+   at a time cannot meet the defect of the loop's lanes, http_loop.c). */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err)
 {

@@ -6,24 +6,12 @@
  * mapi_response or one mapi_error, made by one function (mapi_http_finish)
  * for every driver.
  *
- * No hidden resends: every request that leaves is one attempt of the call.
- * libcurl sends a request again by itself in a few cases (libcurl 7.88,
- * lib/transfer.c Curl_retry_request and lib/multi.c): a reused connection
- * found dead with nothing received, an HTTP/2 stream refused
- * (REFUSED_STREAM, up to 5 times), an HTTP/2 stream reset with
- * HTTP_1_1_REQUIRED (sent again over HTTP/1.1, even after a :status came).
- * Two rules stop them:
- *   - a method other than GET and HEAD (it may move money) goes over
- *     HTTP/1.1 on a fresh connection that is not kept: none of those cases
- *     can arise (the HTTP/2 ones need HTTP/2, the dead-connection one a
- *     reused connection; redirects, Expect and HTTP auth are off);
- *   - whatever the method, the pre-request callback (CURLOPT_PREREQFUNCTION,
- *     called by libcurl before each request it sends, its own resends
- *     included) lets one request through per transfer and aborts the next:
- *     the attempt then fails as TRANSPORT (curl_code 42, outcome UNKNOWN)
- *     and the call's own retry rules decide, counted, observed and logged
- *     like any attempt.  A GET retried after that goes over HTTP/1.1
- *     (mapi_http_resend_refused), which settles all three cases.
+ * No hidden resends (docs/decisions.md: the cases where libcurl sends a
+ * request again by itself): a method other than GET and HEAD goes over
+ * HTTP/1.1 on a fresh connection that is not kept, and for every method the
+ * pre-request callback lets one request through per transfer and aborts the
+ * next (TRANSPORT, curl_code 42, outcome UNKNOWN: the call's retry rules
+ * decide; a GET retried after that goes over HTTP/1.1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,10 +242,7 @@ int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout
     return (int)rc;
 }
 
-/* A response refused before its body: DECODE with title, the status and
-   request id, the response (its head) attached; for a confirm, outcome
-   UNKNOWN (the request was sent, and an answer whose head could not be
-   taken whole is not taken at its word).  Always -1. */
+/* mapi_refuse_head of the transfer's response, with its status. */
 static int refuse_response(transfer *t, long status, mapi_error *err, const char *title,
                            const char *detail)
 {

@@ -1,8 +1,6 @@
 /*
  * value.c -- mapi_value: read-only navigation of a document's compact tree
- * (json_parse.h: 16-byte nodes, strings and number texts with lengths,
- * objects as member arrays with interned names), the arena the tree lives
- * in, and the JSON text of a value.  JSON null is a node of type MAPI_NULL
+ * (json_parse.h), the arena the tree lives in, and the JSON text of a value.  JSON null is a node of type MAPI_NULL
  * inside the tree; the public functions hand it out as the NULL pointer.
  * Nothing here mutates a document, so values may be read from several
  * threads at once.
