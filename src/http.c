@@ -273,11 +273,7 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
         return mapi_error_oom(err), NULL;
     }
 
-#define SET(opt, val)                                      \
-    do {                                                   \
-        if (rc == CURLE_OK)                                \
-            rc = curl_easy_setopt(h->easy, opt, val);      \
-    } while (0)
+#define SET(opt, val) MAPI_SETOPT(rc, h->easy, opt, val)
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */

@@ -99,11 +99,7 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
         transfer_free(x);
         return mapi_error_oom(err), NULL;
     }
-#define SET(opt, val)                                  \
-    do {                                               \
-        if (rc == CURLE_OK)                            \
-            rc = curl_easy_setopt(x->easy, opt, val);  \
-    } while (0)
+#define SET(opt, val) MAPI_SETOPT(rc, x->easy, opt, val)
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */

@@ -124,11 +124,9 @@ CURLcode mapi_http_set_callbacks(CURL *easy)
 {
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
 
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    MAPI_SETOPT(rc, easy, CURLOPT_WRITEFUNCTION, on_body);
 #if HAVE_PREREQ
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_prerequest);
+    MAPI_SETOPT(rc, easy, CURLOPT_PREREQFUNCTION, on_prerequest);
 #endif
     return rc;
 }
@@ -137,11 +135,9 @@ CURLcode mapi_http_set_transfer(CURL *easy, transfer *t)
 {
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)t);
 
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)t);
+    MAPI_SETOPT(rc, easy, CURLOPT_HEADERDATA, (void *)t);
 #if HAVE_PREREQ
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_PREREQDATA, (void *)t);
+    MAPI_SETOPT(rc, easy, CURLOPT_PREREQDATA, (void *)t);
 #endif
     return rc;
 }
@@ -200,45 +196,34 @@ int mapi_http_http1_only(const mapi_http_request *req)
 
 int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
 {
-    CURLcode rc;
-    int once;
+    CURLcode rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
+    long once = own_connection(req);
 
-    rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
-    if (rc == CURLE_OK) /* the deadline may cut this request's timeout */
-        rc = curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                              req->timeout > 0 ? mapi_http_ms(req->timeout, timeout_ms)
-                                               : timeout_ms);
-    if (rc == CURLE_OK && strcmp(req->method, "GET") == 0) {
-        rc = curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
-    } else if (rc == CURLE_OK && strcmp(req->method, "HEAD") == 0) {
+    /* the deadline may cut this request's timeout */
+    MAPI_SETOPT(rc, easy, CURLOPT_TIMEOUT_MS,
+                req->timeout > 0 ? mapi_http_ms(req->timeout, timeout_ms) : timeout_ms);
+    if (strcmp(req->method, "GET") == 0) {
+        MAPI_SETOPT(rc, easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
+        MAPI_SETOPT(rc, easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else if (strcmp(req->method, "HEAD") == 0) {
         /* libcurl's own HEAD (mapi_request): it then reads no body after the headers */
-        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
-    } else if (rc == CURLE_OK) {
+        MAPI_SETOPT(rc, easy, CURLOPT_NOBODY, 1L);
+        MAPI_SETOPT(rc, easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else {
         /* A body (maybe empty: "Content-Length: 0") under the given method;
            NOBODY off first, in case the handle's last request was a HEAD. */
-        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 0L);
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                                  (curl_off_t)(req->body ? req->body_len : 0));
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
-                                  strcmp(req->method, "POST") == 0 ? NULL : req->method);
+        MAPI_SETOPT(rc, easy, CURLOPT_NOBODY, 0L);
+        MAPI_SETOPT(rc, easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                    (curl_off_t)(req->body ? req->body_len : 0));
+        MAPI_SETOPT(rc, easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        MAPI_SETOPT(rc, easy, CURLOPT_CUSTOMREQUEST,
+                    strcmp(req->method, "POST") == 0 ? NULL : req->method);
     }
-    once = own_connection(req);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
-                              mapi_http_http1_only(req) ? (long)CURL_HTTP_VERSION_1_1
-                                              : (long)CURL_HTTP_VERSION_NONE);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, once ? 1L : 0L);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, once ? 1L : 0L);
+    MAPI_SETOPT(rc, easy, CURLOPT_HTTP_VERSION,
+                mapi_http_http1_only(req) ? (long)CURL_HTTP_VERSION_1_1
+                                          : (long)CURL_HTTP_VERSION_NONE);
+    MAPI_SETOPT(rc, easy, CURLOPT_FRESH_CONNECT, once);
+    MAPI_SETOPT(rc, easy, CURLOPT_FORBID_REUSE, once);
     return (int)rc;
 }
 

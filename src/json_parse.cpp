@@ -415,17 +415,6 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
     }
 }
 
-/* Classifies a failure simdjson reported as structural by the document's
-   brackets (the error path only): unclosed at the end is the end of input,
-   a mismatch is syntax at that byte.  Strings are known well-formed. */
-mapi_json_status diagnose(builder &b)
-{
-    /* the body unchanged (string values were written into); offsets are the
-       same in both */
-    b.status = mapi_json_diagnose(b.orig ? b.orig : b.buf, b.len, &b.offset);
-    return b.status;
-}
-
 mapi_json_status from_stage1(builder &b, error_code e)
 {
     switch (e) {
@@ -484,8 +473,10 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
         return structure(b, e);
     dest d = {root, false, 0};
     if (read_value(b, v, d, 0, MAPI_N_KNOWN, false) != MAPI_JSON_OK) {
+        /* a structural failure told by the body's brackets (json_tree.c), in
+           the body unchanged (string values were written into) */
         if (b.status == MAPI_JSON_SYNTAX)
-            return diagnose(b);
+            b.status = mapi_json_diagnose(b.orig ? b.orig : b.buf, b.len, &b.offset);
         return b.status;
     }
     const char *rest;
