@@ -47,9 +47,7 @@ static const mapi_resource *find(const mapi_doc *d, const char *type, size_t tle
 
 const mapi_resource *mapi_doc_find(const mapi_doc *d, const char *type, const char *id)
 {
-    if (!type || !id)
-        return NULL;
-    return find(d, type, strlen(type), KEY_ID, id, strlen(id));
+    return type && id ? find(d, type, strlen(type), KEY_ID, id, strlen(id)) : NULL;
 }
 
 const mapi_resource *mapi_doc_find_n(const mapi_doc *d, const char *type, size_t type_len,

@@ -370,11 +370,7 @@ static void finish_error(mapi_exchange *x, mapi_error *e)
         free(e->url);
         e->method = mapi_strdup(k->method);
         e->url = mapi_strdup(k->url);
-        if (!e->method || !e->url)
-            mapi_error_oom(e);
-    }
-    if (e->kind != MAPI_ERR_MEMORY) {
-        if (mapi_error_message(e) < 0)    /* now with method and URL */
+        if (!e->method || !e->url || mapi_error_message(e) < 0) /* now with method and URL */
             mapi_error_oom(e);
         else
             mapi_error_redact(e, x->api_key); /* whatever the server echoed */

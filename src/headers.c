@@ -102,22 +102,6 @@ void mapi_headers_free(mapi_header_field *h, size_t n)
     free(h);
 }
 
-/* Appends a copy of f to out[*n]; 0 or -1 (out of memory). */
-static int add_copy(mapi_header_field *out, size_t *n, const mapi_header_field *f)
-{
-    char *name = mapi_strdup(f->name), *value = mapi_strdup(f->value);
-
-    if (!name || !value) {
-        free(name);
-        free(value);
-        return -1;
-    }
-    out[*n].name = name;
-    out[*n].value = value;
-    (*n)++;
-    return 0;
-}
-
 int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
                        const mapi_header_field *own, size_t nown, mapi_header_field **out,
                        size_t *nout)
@@ -132,22 +116,20 @@ int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
     m = calloc(nbase + nown, sizeof *m);
     if (!m)
         return -1;
-    for (i = 0; i < nbase; i++) {
-        for (j = 0; j < nown; j++)
-            if (mapi_header_name_equal(base[i].name, own[j].name))
+    for (i = 0; i < nbase + nown; i++) {
+        const mapi_header_field *f = i < nbase ? &base[i] : &own[i - nbase];
+        for (j = 0; i < nbase && j < nown; j++)
+            if (mapi_header_name_equal(f->name, own[j].name))
                 break;
-        if (j < nown)
+        if (i < nbase && j < nown)
             continue; /* replaced by the call's own */
-        if (add_copy(m, &n, &base[i]) < 0) {
-            mapi_headers_free(m, n);
+        m[n].name = mapi_strdup(f->name);
+        m[n].value = mapi_strdup(f->value);
+        if (!m[n].name || !m[n].value) {
+            mapi_headers_free(m, n + 1);
             return -1;
         }
-    }
-    for (j = 0; j < nown; j++) {
-        if (add_copy(m, &n, &own[j]) < 0) {
-            mapi_headers_free(m, n);
-            return -1;
-        }
+        n++;
     }
     *out = m;
     *nout = n;

@@ -427,12 +427,8 @@ mapi_json_status from_stage1(builder &b, error_code e)
         return fail(b, MAPI_JSON_CONTROL, NULL);
     case CAPACITY:
         return fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    case MEMALLOC:
-        return fail(b, MAPI_JSON_MEMORY, NULL);
-    case DEPTH_ERROR:
-        return fail(b, MAPI_JSON_DEPTH, NULL);
-    default:
-        return fail(b, MAPI_JSON_SYNTAX, NULL);
+    default: /* MEMALLOC, DEPTH_ERROR, syntax (no string is read yet) */
+        return structure(b, e);
     }
 }
 

@@ -128,12 +128,7 @@ static void attempt_end(op *o, mapi_response *res)
         o->wake_at = 0;
         o->state = OP_DUE;
         break;
-    case MAPI_STEP_DONE:
-        mapi_error_clear(&o->e);
-        o->state = OP_DONE;
-        break;
-    case MAPI_STEP_FAILED:
-    default:
+    default: /* DONE (e is empty then), FAILED */
         o->state = OP_DONE;
         break;
     }

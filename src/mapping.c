@@ -170,13 +170,9 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
         rc = map_success(k, res, max_depth, out, e);
     else
         rc = map_failure(res, max_depth, e);
-    if (rc == 0) {
+    if (rc == 0 || e->kind == MAPI_ERR_MEMORY) {
         free(request_id);
-        return 0;
-    }
-    if (e->kind == MAPI_ERR_MEMORY) {
-        free(request_id);
-        return -1;
+        return rc;
     }
     e->status = status;
     free(e->request_id);

@@ -637,10 +637,6 @@ const char *mapi_value_count_check(const mapi_value *v, int64_t *out)
 
 int mapi_value_count(const mapi_value *v, int64_t *out)
 {
-    int64_t n;
-
-    if (!out || mapi_value_count_check(v, &n) != NULL)
-        return -1;
-    *out = n;
-    return 0;
+    /* the check writes *out only for a count */
+    return out && mapi_value_count_check(v, out) == NULL ? 0 : -1;
 }
