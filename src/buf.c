@@ -138,6 +138,12 @@ int mapi_ascii_lower(int ch)
     return ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch;
 }
 
+int mapi_alnum_or(int ch, const char *set)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           (ch != '\0' && strchr(set, ch) != NULL);
+}
+
 int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen)
 {
     size_t i;

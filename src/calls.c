@@ -146,14 +146,6 @@ int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size
     return mapi_buf_puts(b, e->tail);
 }
 
-/* RFC 3986 pchar without '%': unreserved, sub-delims, ':' and '@'. */
-static int is_pchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-        return 1;
-    return ch != '\0' && strchr("-._~!$&'()*+,;=:@", ch) != NULL;
-}
-
 /* 1 when the segment s[0..n) is "." or "..", written plainly or with %2E. */
 static int is_dot_segment(const char *s, size_t n)
 {
@@ -204,7 +196,9 @@ int mapi_path_check(const char *p, mapi_error *err)
             i += 2;
             continue;
         }
-        if (ch == '/' || ch == '?' || is_pchar(ch) || (in_query && (ch == '[' || ch == ']')))
+        /* RFC 3986 pchar without '%': unreserved, sub-delims, ':' and '@' */
+        if (ch == '/' || ch == '?' || mapi_alnum_or(ch, "-._~!$&'()*+,;=:@") ||
+            (in_query && (ch == '[' || ch == ']')))
             continue;
         if (ch == '\r' || ch == '\n')
             return mapi_error_set(err, MAPI_ERR_USAGE, "path contains CR or LF");
@@ -243,13 +237,6 @@ static void call_init(mapi_call *k, const char *method, const mapi_call_opts *op
         k->traceparent = opts->traceparent;
         k->tracestate = opts->tracestate;
     }
-}
-
-/* url started with the client's base URL, for the call's path to follow. */
-static void url_init(mapi_client *c, mapi_buf *url)
-{
-    mapi_buf_init(url);
-    mapi_buf_puts(url, mapi_client_base_url(c));
 }
 
 /* k->url = the URL built in url (taken; a buffer that ran out of memory
@@ -317,7 +304,8 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
     if (e->moves_money)
         k->settle = opts && opts->settle != MAPI_SETTLE_DEFAULT ? opts->settle == MAPI_SETTLE_ON
                                                                 : mapi_client_settles(c);
-    url_init(c, &b);
+    mapi_buf_init(&b);
+    mapi_buf_puts(&b, mapi_client_base_url(c));
     mapi_endpoint_path(&b, e, id, strlen(id));
     if (e->lists && p) {
         query_string(&b, &sep, "order", p->order);
@@ -385,7 +373,8 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
         k->has_max_retries = 1;
         k->max_retries = opts->max_retries;
     }
-    url_init(c, &b);
+    mapi_buf_init(&b);
+    mapi_buf_puts(&b, mapi_client_base_url(c));
     mapi_buf_puts(&b, path_and_query);
     return call_url(c, k, &b, err);
 }

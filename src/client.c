@@ -205,8 +205,7 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
         c->observer(c->observer_ctx, ev, info);
 }
 
-/* The contract's "Retries" over libcurl: every decision is the exchange's
-   (exchange.c); this loop sends, observes and sleeps. */
+/* Every decision is the exchange's: this loop sends, observes and sleeps. */
 int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
 {
     mapi_error e = MAPI_ERROR_INIT;
@@ -354,9 +353,6 @@ int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_
     return run_endpoint(c, MAPI_EP_GET_PAYOUT, payout_id, NULL, NULL, out, err);
 }
 
-/* The generic call (interface: any method and path under the base URL):
-   the path is checked by calls.c, not rewritten -- it goes out byte for
-   byte, so what the caller wrote is what the server sees. */
 int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_query,
                     const char *body, size_t body_len, const mapi_request_opts *opts,
                     mapi_doc **out, mapi_error *err)

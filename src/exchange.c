@@ -171,12 +171,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->read.endpoint = "get_payout"; /* calls.c's row of that read */
     x->rng = mapi_rng_seed((uintptr_t)x);
     mapi_exchange_set_random(x, NULL, NULL);
-    x->info.method = x->method;
-    x->info.url = x->redacted_url;
-    x->info.server_address = x->server_address;
-    x->info.max_attempts = x->max_retries + 1;
-    x->info.retry_in = -1.0;
-    return x;
+    return x; /* x->info: filled by each attempt's mapi_exchange_begin */
 }
 
 void mapi_exchange_free(mapi_exchange *x)
@@ -267,6 +262,8 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
 
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
 {
+    const mapi_call *k = mapi_exchange_attempt_call(x);
+    int port = x->info.server_port;
     double left;
 
     x->attempts++;
@@ -282,10 +279,17 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
         x->attempt_timeout = left > 0.001 ? left : 0.001; /* libcurl's unit: 1 ms */
         x->capped = 1;
     }
-    x->info.method = mapi_exchange_attempt_call(x)->method;
-    x->info.endpoint = mapi_exchange_attempt_call(x)->endpoint;
+    memset(&x->info, 0, sizeof x->info); /* a new record: the URL's facts stay */
+    x->info.method = k->method;
+    x->info.url = x->redacted_url;
+    x->info.server_address = x->server_address;
+    x->info.server_port = port;
+    x->info.endpoint = k->endpoint;
     x->info.attempt = x->attempts;
+    x->info.max_attempts = x->max_retries + 1;
     x->info.resend_count = x->attempts - 1;
+    x->info.start_time = mapi_wall_seconds();
+    x->info.retry_in = -1.0;
     if (x->traceparent) { /* each attempt a span of its own, under the call's trace */
         mapi_trace_id(&x->trace_rng, x->span_id, 8);
         memcpy(x->traceparent + 36, x->span_id, 16);
@@ -293,15 +297,6 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
         x->info.span_id = x->span_id;
         x->info.parent_span_id = x->parent_id[0] ? x->parent_id : NULL;
     }
-    x->info.start_time = mapi_wall_seconds();
-    x->info.status = 0;
-    x->info.elapsed = 0.0;
-    x->info.request_id = NULL;
-    x->info.error = MAPI_ERR_NONE;
-    x->info.error_type = NULL;
-    x->info.code = x->info.title = NULL;
-    x->info.outcome = x->info.settled_by = NULL;
-    x->info.retry_in = -1.0;
     return &x->info;
 }
 
@@ -460,8 +455,7 @@ void mapi_exchange_expire(mapi_exchange *x, mapi_error *e)
     mapi_exchange_fail(x, e);
 }
 
-/* MERCHANTAPI_DEBUG: the record's line (mapi_attempt_format), never the
-   key nor a header. */
+/* MERCHANTAPI_DEBUG: the record's line, never the key nor a header. */
 static void debug_line(const mapi_exchange *x)
 {
     char *line = mapi_attempt_line(&x->info);

@@ -24,14 +24,6 @@ int mapi_header_name_equal(const char *a, const char *b)
     return mapi_ascii_ieq(a, n, b, n);
 }
 
-/* RFC 9110 tchar. */
-static int is_tchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-        return 1;
-    return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
-}
-
 int mapi_header_check(const char *name, size_t name_len, const char *value, size_t value_len,
                       mapi_error *err)
 {
@@ -43,7 +35,7 @@ int mapi_header_check(const char *name, size_t name_len, const char *value, size
         unsigned char ch = (unsigned char)name[i];
         if (ch == '\r' || ch == '\n' || ch == '\0')
             return mapi_error_set(err, MAPI_ERR_USAGE, "a header name contains CR, LF or NUL");
-        if (!is_tchar(ch))
+        if (!mapi_alnum_or(ch, "!#$%&'*+-.^_`|~")) /* RFC 9110 tchar */
             return mapi_error_set(err, MAPI_ERR_USAGE,
                                   "a header name is not an HTTP token (byte %zu is 0x%02x)", i,
                                   ch);

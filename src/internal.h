@@ -58,6 +58,9 @@ int mapi_ascii_lower(int ch);
    first difference: a NUL-terminated a is never read past its NUL (a
    prefix test: alen = blen). */
 int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen);
+/* 1 when ch is an ASCII letter or digit, or one of the bytes of set (never
+   NUL): the character classes of URLs and header names. */
+int mapi_alnum_or(int ch, const char *set);
 
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 

@@ -12,12 +12,6 @@
 
 #include "internal.h"
 
-static int is_unreserved(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 int mapi_hex_digit(int c)
 {
     if (c >= '0' && c <= '9')
@@ -39,7 +33,7 @@ size_t mapi_url_encode_to(char *out, const char *s, size_t n)
 
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (is_unreserved(c)) {
+        if (mapi_alnum_or(c, "-._~")) { /* RFC 3986 unreserved */
             out[o++] = (char)c;
         } else {
             out[o++] = '%';
@@ -91,14 +85,6 @@ static int has_space_or_control(const char *s)
     return 0;
 }
 
-/* Host characters outside brackets: letters, digits, '-', '.', '_', and
-   bytes >= 0x80 (an internationalised name; libcurl decides). */
-static int is_host_char(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c >= 0x80;
-}
-
 /* The port written p..end: digits, 1 .. 65535; or -1. */
 static int port_digits(const char *p, const char *end)
 {
@@ -128,8 +114,8 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
                 return *bad = "has an invalid IPv6 host", -1;
         }
         p = close + 1;
-    } else {
-        while (p < end && is_host_char((unsigned char)*p))
+    } else { /* bytes >= 0x80: an internationalised name (libcurl decides) */
+        while (p < end && (mapi_alnum_or((unsigned char)*p, "-._") || (unsigned char)*p >= 0x80))
             p++;
     }
     *host = h;
