@@ -22,8 +22,7 @@ struct mapi_client {
     mapi_sleep_fn sleep;  /* hooks: see mapi_client_set_sleep / _random */
     void *sleep_ctx;
     mapi_random_fn random;
-    void *random_ctx;
-    uint64_t rng;         /* state of the default random hook */
+    void *random_ctx;     /* random NULL: each exchange's own generator */
     char *user_agent;     /* the whole User-Agent value, for transports other than libcurl */
     mapi_header_field *headers; /* mapi_config.headers: copies */
     size_t nheaders;
@@ -128,9 +127,7 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     c->settle = cfg->settle != MAPI_SETTLE_OFF;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
-    c->rng = mapi_rng_seed((uintptr_t)c);
     mapi_client_set_sleep(c, NULL, NULL);
-    mapi_client_set_random(c, NULL, NULL);
     return c;
 }
 
@@ -162,8 +159,8 @@ void mapi_client_set_sleep(mapi_client *c, mapi_sleep_fn fn, void *ctx)
 
 void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx)
 {
-    c->random = fn ? fn : mapi_random_default;
-    c->random_ctx = fn ? ctx : &c->rng;
+    c->random = fn;
+    c->random_ctx = ctx;
 }
 
 mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err)

@@ -67,9 +67,8 @@ const mapi_resource *mapi_doc_resolve(const mapi_doc *d, const mapi_value *linka
     const mapi_value *type, *id, *lid;
     if (mapi_doc_read_identity(linkage, &type, &id, &lid) != 0)
         return NULL;
-    if (id)
-        return find(d, str_of(type), mapi_tl_len(type), KEY_ID, str_of(id), mapi_tl_len(id));
-    return find(d, str_of(type), mapi_tl_len(type), KEY_LID, str_of(lid), mapi_tl_len(lid));
+    return find(d, str_of(type), mapi_tl_len(type), id ? KEY_ID : KEY_LID,
+                str_of(id ? id : lid), mapi_tl_len(id ? id : lid));
 }
 
 const char *mapi_resource_type(const mapi_resource *r) { return str_of(r->type); }

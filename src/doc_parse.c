@@ -46,9 +46,7 @@ void mapi_doc_label(doc_label *l, const mapi_value *type, const mapi_value *id,
     /* a type is a name: quoted only when it needs it */
     size_t n = mapi_tl_len(type), i;
     for (i = 0; i < n && i < 40; i++) {
-        char c = str_of(type)[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
+        if (!mapi_alnum_or((unsigned char)str_of(type)[i], "_-"))
             break;
     }
     if (i == n && n > 0) {

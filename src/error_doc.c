@@ -46,17 +46,9 @@ static int member_status(const mapi_value *obj)
         return 0;
     }
     if (mapi_value_type(v) == MAPI_STRING) {
-        size_t len, i;
+        size_t len;
         const char *s = mapi_value_string(v, &len);
-        int r = 0;
-        if (!s || len == 0 || len > 3)
-            return 0;
-        for (i = 0; i < len; i++) {
-            if (s[i] < '0' || s[i] > '9')
-                return 0;
-            r = r * 10 + (s[i] - '0');
-        }
-        return r;
+        return len > 0 && len <= 3 && strspn(s, "0123456789") == len ? atoi(s) : 0;
     }
     return 0;
 }

@@ -263,11 +263,7 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     }
     h->pid = getpid();
     h->share = new_share();
-    if (!h->share) {
-        mapi_http_free(h);
-        return mapi_error_oom(err), NULL;
-    }
-    if (base_headers(&h->headers, api_key, user_agent, &ua_line) < 0 ||
+    if (!h->share || base_headers(&h->headers, api_key, user_agent, &ua_line) < 0 ||
         mapi_http_append_header(&h->headers, "Expect:") < 0) {
         mapi_http_free(h);
         return mapi_error_oom(err), NULL;

@@ -53,9 +53,7 @@ void mapi_arena_free(mapi_arena *a)
         mapi_block_give(c, CHUNK_HEADER + c->size);
         c = prev;
     }
-    a->pos = a->end = NULL;
-    a->chunks = NULL;
-    a->bytes = 0;
+    mapi_arena_init(a, a->next);
 }
 
 void *mapi_arena_grow(mapi_arena *a, size_t n)
@@ -127,12 +125,6 @@ const char *mapi_value_number_text(const mapi_value *v)
     return mapi_value_number(v, NULL);
 }
 
-/* Whether the number text s[0..n) has an exponent. */
-static int has_exponent(const char *s, size_t n)
-{
-    return memchr(s, 'e', n) != NULL || memchr(s, 'E', n) != NULL;
-}
-
 const char *mapi_value_decimal(const mapi_value *v, size_t *len)
 {
     const char *text;
@@ -141,7 +133,7 @@ const char *mapi_value_decimal(const mapi_value *v, size_t *len)
     if (v && mapi_tl_type(v) == MAPI_STRING)
         return mapi_value_string(v, len);
     text = mapi_value_number(v, &n);
-    if (text && has_exponent(text, n)) {
+    if (text && (memchr(text, 'e', n) || memchr(text, 'E', n))) { /* an exponent */
         text += n + 1; /* the decimal form the reader stored after the text's NUL */
         n = strlen(text);
     }
