@@ -133,6 +133,14 @@ void mapi_blank_controls(char *s, size_t n)
             s[i] = ' ';
 }
 
+int mapi_has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 int mapi_ascii_lower(int ch)
 {
     return ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch;

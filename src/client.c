@@ -54,14 +54,6 @@ void mapi_config_init(mapi_config *cfg)
 
 /* ---- the client ---- */
 
-static int has_control(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return 1;
-    return 0;
-}
-
 mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
 {
     mapi_client *c;
@@ -71,10 +63,10 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         return mapi_error_set(err, MAPI_ERR_USAGE, "config is required"), NULL;
     if (mapi_global_init(err) < 0)
         return NULL;
-    if (cfg->api_key && has_control(cfg->api_key))
+    if (cfg->api_key && mapi_has_control(cfg->api_key))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "api_key contains a control character (CR, LF, TAB, ...)"), NULL;
-    if (cfg->user_agent && has_control(cfg->user_agent))
+    if (cfg->user_agent && mapi_has_control(cfg->user_agent))
         return mapi_error_set(err, MAPI_ERR_USAGE, "user_agent contains a control byte"), NULL;
     {
         /* the option limits (limits.c), as for Lua; 0 stands for the default */

@@ -51,6 +51,8 @@ char *mapi_buf_take(mapi_buf *b);
 void mapi_wipe_free(char *s);
 /* Control bytes (< 0x20, 0x7f) of s[0..n) as spaces: text for one line. */
 void mapi_blank_controls(char *s, size_t n);
+/* 1 when the string s holds a control byte. */
+int mapi_has_control(const char *s);
 /* ch with ASCII letters in lower case (other bytes as they are). */
 int mapi_ascii_lower(int ch);
 /* 1 when a[0..alen) and b[0..blen) are equal, ASCII letters compared

@@ -10,10 +10,6 @@
  * every number token against RFC 8259's grammar (json_tree.c: simdjson reads
  * no number here, they keep their exact text), duplicate member names, the
  * depth cap, content after the value.
- *
- * One simdjson parser per thread is kept for bodies up to KEEP_CAPACITY
- * (its buffers are about five times the body); a larger body gets its
- * buffers for that parse only.
  */
 /* simdjson's own invariants (SIMDJSON_ASSUME: the state of its iterator,
    never the input) are assert() calls unless NDEBUG is defined, and cost
@@ -45,7 +41,7 @@ using namespace simdjson;
 
 namespace {
 
-const size_t KEEP_CAPACITY = (size_t)1 << 20;
+const size_t KEEP_CAPACITY = (size_t)1 << 20; /* a parser kept per thread: docs/decisions.md */
 const size_t MAX_LEN = ((size_t)-1) >> MAPI_TL_SHIFT;
 const size_t PREDICT = 1024; /* member positions remembered: 64 groups of 16 */
 

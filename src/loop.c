@@ -246,24 +246,6 @@ static void report_done(mapi_loop *l, mapi_budget *b)
 
 /* ---- the loop ---- */
 
-mapi_loop *mapi_loop_new(mapi_error *err)
-{
-    mapi_loop *l;
-
-    if (mapi_global_init(err) < 0)
-        return NULL;
-    l = calloc(1, sizeof *l);
-    if (!l)
-        return mapi_error_oom(err), NULL;
-    l->io = mapi_http_loop_new(err);
-    if (!l->io) {
-        free(l);
-        return NULL;
-    }
-    l->owns_io = 1;
-    return l;
-}
-
 mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err)
 {
     mapi_loop *l = calloc(1, sizeof *l);
@@ -271,6 +253,18 @@ mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err)
     if (!l)
         return mapi_error_oom(err), NULL;
     l->io = io;
+    return l;
+}
+
+mapi_loop *mapi_loop_new(mapi_error *err)
+{
+    mapi_http_loop *io = mapi_global_init(err) < 0 ? NULL : mapi_http_loop_new(err);
+    mapi_loop *l = io ? mapi_loop_over(io, err) : NULL;
+
+    if (l)
+        l->owns_io = 1;
+    else
+        mapi_http_loop_free(io);
     return l;
 }
 

@@ -76,15 +76,6 @@ int mapi_host_is_loopback(const char *host, size_t len)
     }
 }
 
-/* 1 when s holds a control byte or a space. */
-static int has_space_or_control(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s <= 0x20 || *s == 0x7f)
-            return 1;
-    return 0;
-}
-
 /* The port written p..end: digits, 1 .. 65535; or -1. */
 static int port_digits(const char *p, const char *end)
 {
@@ -139,7 +130,7 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
     *out = NULL;
     if (!url || !*url)
         return mapi_error_set(err, MAPI_ERR_USAGE, "base_url is required");
-    if (has_space_or_control(url))
+    if (strchr(url, ' ') || mapi_has_control(url))
         return mapi_error_set(err, MAPI_ERR_USAGE, "base_url contains a control byte or a space");
     n = strlen(url);
     if (mapi_ascii_ieq(url, 8, "https://", 8)) {
@@ -315,7 +306,7 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
         if (!value || (no && no_proxy_matches(no, base_host, base_host_len)))
             return 0;
     }
-    if (has_space_or_control(value))
+    if (strchr(value, ' ') || mapi_has_control(value))
         return mapi_error_set(err, MAPI_ERR_USAGE, "%s contains a control byte or a space", what);
     mapi_buf_init(&b);
     if (value != option && !strstr(value, "://"))

@@ -1,9 +1,9 @@
 /*
  * value.c -- mapi_value: read-only navigation of a document's compact tree
- * (json_parse.h), the arena the tree lives in, and the JSON text of a value.  JSON null is a node of type MAPI_NULL
- * inside the tree; the public functions hand it out as the NULL pointer.
- * Nothing here mutates a document, so values may be read from several
- * threads at once.
+ * (json_parse.h), the arena the tree lives in, and the JSON text of a value.
+ * JSON null is a node of type MAPI_NULL inside the tree; the public
+ * functions hand it out as the NULL pointer.  Nothing here mutates a
+ * document, so values may be read from several threads at once.
  */
 #include <stdlib.h>
 #include <string.h>
