@@ -387,15 +387,13 @@ static int start(mapi_loop *l, mapi_client *c, mapi_call *k, mapi_loop_done_fn d
 static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
                        const char *method, mapi_error *err)
 {
-    if (!l || !c || !done) {
+    if (!l || !c || !done)
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: loop, client and done are required");
-        return mapi_call_not_sent(method, err);
-    }
-    if (l->freeing) {
+    else if (l->freeing)
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: the loop is being freed");
-        return mapi_call_not_sent(method, err);
-    }
-    return 0;
+    else
+        return 0;
+    return mapi_call_not_sent(method, err);
 }
 
 /* Starts the call of the endpoint table's row r (calls.c). */
