@@ -58,6 +58,7 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
 {
     mapi_client *c;
     char *proxy = NULL;
+    const char *bad = NULL, *dbg = getenv("MERCHANTAPI_DEBUG");
 
     if (!cfg)
         return mapi_error_set(err, MAPI_ERR_USAGE, "config is required"), NULL;
@@ -68,18 +69,14 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
                               "api_key contains a control character (CR, LF, TAB, ...)"), NULL;
     if (cfg->user_agent && mapi_has_control(cfg->user_agent))
         return mapi_error_set(err, MAPI_ERR_USAGE, "user_agent contains a control byte"), NULL;
-    {
-        /* the option limits (limits.c), as for Lua; 0 stands for the default */
-        const char *bad = NULL;
-        if ((cfg->timeout != 0 && (bad = mapi_limit_timeout(cfg->timeout))) ||
-            (cfg->connect_timeout != 0 &&
-             (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
-            (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
-            (bad = mapi_limit_max_retries(cfg->max_retries)) ||
-            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))) ||
-            (bad = mapi_limit_max_depth(cfg->max_depth)))
-            return mapi_limit_refuse(bad, err), NULL;
-    }
+    /* the option limits (limits.c), as for Lua; 0 stands for the default */
+    if ((cfg->timeout != 0 && (bad = mapi_limit_timeout(cfg->timeout))) ||
+        (cfg->connect_timeout != 0 && (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
+        (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
+        (bad = mapi_limit_max_retries(cfg->max_retries)) ||
+        (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))) ||
+        (bad = mapi_limit_max_depth(cfg->max_depth)))
+        return mapi_limit_refuse(bad, err), NULL;
     if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)
         return NULL;
 
@@ -107,10 +104,7 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         mapi_client_free(c);
         return NULL;
     }
-    {
-        const char *dbg = getenv("MERCHANTAPI_DEBUG");
-        c->debug = cfg->debug || (dbg && *dbg && strcmp(dbg, "0") != 0);
-    }
+    c->debug = cfg->debug || (dbg && *dbg && strcmp(dbg, "0") != 0);
     c->max_body = cfg->max_body;
     c->trace = cfg->trace != 0;
     c->timeout = cfg->timeout;
