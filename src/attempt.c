@@ -1,10 +1,7 @@
 /*
- * attempt.c -- the record of one attempt (mapi_attempt_info, by
- * OpenTelemetry's HTTP client conventions): the facts the exchange cannot
- * take from elsewhere (the URL's server, the error type, the wall clock),
- * and the one formatter of the MERCHANTAPI_DEBUG line made from a record.
- * The exchange (exchange.c) fills the record for every driver; the Lua
- * binding converts it once (lua_transport.c).
+ * attempt.c -- what an attempt's record (mapi_attempt_info, filled by the
+ * exchange) takes from here (attempt.h), and the one formatter of the
+ * MERCHANTAPI_DEBUG line made from a record.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,6 @@
 /*
- * buf.c -- a growable NUL-terminated byte string (mapi_buf).
- *
- * Used to build URLs, error messages and response bodies.  Out of memory is
- * sticky: after the first failed allocation every append is a no-op, the
- * buffer reports b->oom and mapi_buf_take() returns NULL, so callers check
- * once at the end instead of after every append.
+ * buf.c -- a growable NUL-terminated byte string (mapi_buf, internal.h: out
+ * of memory is sticky), and the small byte-string helpers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +22,6 @@ void mapi_buf_free(mapi_buf *b)
     mapi_buf_init(b);
 }
 
-/* Makes room for `extra` more bytes plus the NUL.  0 or -1 (oom set). */
 int mapi_buf_reserve(mapi_buf *b, size_t extra)
 {
     size_t need, cap;
@@ -138,9 +133,23 @@ void mapi_blank_controls(char *s, size_t n)
             s[i] = ' ';
 }
 
+int mapi_has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 int mapi_ascii_lower(int ch)
 {
     return ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch;
+}
+
+int mapi_alnum_or(int ch, const char *set)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           (ch != '\0' && strchr(set, ch) != NULL);
 }
 
 int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen)

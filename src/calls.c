@@ -1,16 +1,12 @@
 /*
- * calls.c -- the service's rules, written once: the endpoint table (each
- * call's method, path, resource type, key rule, list, whether it may move
- * money, decimal fields; interface, "Endpoints"), the one builder that
- * reads it, the id and path checks, the list query, which methods are
- * safe to repeat, and the outcome rule of a call that failed before
- * anything was sent.
- *
- * Every call is built here into a mapi_call -- by the C API (client.c,
- * loop.c, pages.c) and by the Lua binding for any transport (libcurl or a
- * Lua one) -- and then run by a driver over an exchange (exchange.c).
- * Nothing else writes an endpoint path or a resource type; the Lua modules
- * ask the core (core.endpoints, core.path, core.not_sent).
+ * calls.c -- the service's rules, written once (calls.h): the endpoint
+ * table, the one builder that reads it, the id and path checks, the list
+ * query, which methods are safe to repeat, and the outcome of a call that
+ * failed before anything was sent.  Every call -- from the C API (client.c,
+ * loop.c, pages.c) and from the binding for any transport -- is built here
+ * and run by a driver over an exchange (exchange.c).  Nothing else writes
+ * an endpoint path or a resource type; the Lua modules ask the core
+ * (core.endpoints, core.path, core.not_sent).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +66,7 @@ int mapi_id_check(const char *what, const char *id, mapi_error *err)
 static const char *const payout_decimals[] = {"amount", NULL};
 static const char *const no_decimals[] = {NULL};
 
-/* Adding an endpoint is one row here and its index in internal.h (and its
+/* Adding an endpoint is one row here and its index in calls.h (and its
    tests and docs): the C entry points, the loop starters, the binding and
    the Lua wrappers read it. */
 const mapi_endpoint mapi_endpoints[MAPI_EP_COUNT] = {
@@ -150,14 +146,6 @@ int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size
     return mapi_buf_puts(b, e->tail);
 }
 
-/* RFC 3986 pchar without '%': unreserved, sub-delims, ':' and '@'. */
-static int is_pchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-        return 1;
-    return ch != '\0' && strchr("-._~!$&'()*+,;=:@", ch) != NULL;
-}
-
 /* 1 when the segment s[0..n) is "." or "..", written plainly or with %2E. */
 static int is_dot_segment(const char *s, size_t n)
 {
@@ -208,7 +196,9 @@ int mapi_path_check(const char *p, mapi_error *err)
             i += 2;
             continue;
         }
-        if (ch == '/' || ch == '?' || is_pchar(ch) || (in_query && (ch == '[' || ch == ']')))
+        /* RFC 3986 pchar without '%': unreserved, sub-delims, ':' and '@' */
+        if (ch == '/' || ch == '?' || mapi_alnum_or(ch, "-._~!$&'()*+,;=:@") ||
+            (in_query && (ch == '[' || ch == ']')))
             continue;
         if (ch == '\r' || ch == '\n')
             return mapi_error_set(err, MAPI_ERR_USAGE, "path contains CR or LF");
@@ -247,13 +237,6 @@ static void call_init(mapi_call *k, const char *method, const mapi_call_opts *op
         k->traceparent = opts->traceparent;
         k->tracestate = opts->tracestate;
     }
-}
-
-/* url started with the client's base URL, for the call's path to follow. */
-static void url_init(mapi_client *c, mapi_buf *url)
-{
-    mapi_buf_init(url);
-    mapi_buf_puts(url, mapi_client_base_url(c));
 }
 
 /* k->url = the URL built in url (taken; a buffer that ran out of memory
@@ -321,7 +304,8 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
     if (e->moves_money)
         k->settle = opts && opts->settle != MAPI_SETTLE_DEFAULT ? opts->settle == MAPI_SETTLE_ON
                                                                 : mapi_client_settles(c);
-    url_init(c, &b);
+    mapi_buf_init(&b);
+    mapi_buf_puts(&b, mapi_client_base_url(c));
     mapi_endpoint_path(&b, e, id, strlen(id));
     if (e->lists && p) {
         query_string(&b, &sep, "order", p->order);
@@ -389,7 +373,8 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
         k->has_max_retries = 1;
         k->max_retries = opts->max_retries;
     }
-    url_init(c, &b);
+    mapi_buf_init(&b);
+    mapi_buf_puts(&b, mapi_client_base_url(c));
     mapi_buf_puts(&b, path_and_query);
     return call_url(c, k, &b, err);
 }

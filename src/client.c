@@ -22,8 +22,7 @@ struct mapi_client {
     mapi_sleep_fn sleep;  /* hooks: see mapi_client_set_sleep / _random */
     void *sleep_ctx;
     mapi_random_fn random;
-    void *random_ctx;
-    uint64_t rng;         /* state of the default random hook */
+    void *random_ctx;     /* random NULL: each exchange's own generator */
     char *user_agent;     /* the whole User-Agent value, for transports other than libcurl */
     mapi_header_field *headers; /* mapi_config.headers: copies */
     size_t nheaders;
@@ -55,39 +54,29 @@ void mapi_config_init(mapi_config *cfg)
 
 /* ---- the client ---- */
 
-static int has_control(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return 1;
-    return 0;
-}
-
 mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
 {
     mapi_client *c;
+    char *proxy = NULL;
+    const char *bad = NULL, *dbg = getenv("MERCHANTAPI_DEBUG");
 
     if (!cfg)
         return mapi_error_set(err, MAPI_ERR_USAGE, "config is required"), NULL;
     if (mapi_global_init(err) < 0)
         return NULL;
-    if (cfg->api_key && has_control(cfg->api_key))
+    if (cfg->api_key && mapi_has_control(cfg->api_key))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "api_key contains a control character (CR, LF, TAB, ...)"), NULL;
-    if (cfg->user_agent && has_control(cfg->user_agent))
+    if (cfg->user_agent && mapi_has_control(cfg->user_agent))
         return mapi_error_set(err, MAPI_ERR_USAGE, "user_agent contains a control byte"), NULL;
-    {
-        /* the option limits (limits.c), as for Lua; 0 stands for the default */
-        const char *bad = NULL;
-        if ((cfg->timeout != 0 && (bad = mapi_limit_timeout(cfg->timeout))) ||
-            (cfg->connect_timeout != 0 &&
-             (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
-            (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
-            (bad = mapi_limit_max_retries(cfg->max_retries)) ||
-            (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))) ||
-            (bad = mapi_limit_max_depth(cfg->max_depth)))
-            return mapi_limit_refuse(bad, err), NULL;
-    }
+    /* the option limits (limits.c), as for Lua; 0 stands for the default */
+    if ((cfg->timeout != 0 && (bad = mapi_limit_timeout(cfg->timeout))) ||
+        (cfg->connect_timeout != 0 && (bad = mapi_limit_connect_timeout(cfg->connect_timeout))) ||
+        (cfg->deadline != 0 && (bad = mapi_limit_deadline(cfg->deadline))) ||
+        (bad = mapi_limit_max_retries(cfg->max_retries)) ||
+        (cfg->max_body != 0 && (bad = mapi_limit_max_body(cfg->max_body))) ||
+        (bad = mapi_limit_max_depth(cfg->max_depth)))
+        return mapi_limit_refuse(bad, err), NULL;
     if (mapi_headers_check(cfg->headers, cfg->nheaders, err) < 0)
         return NULL;
 
@@ -98,41 +87,24 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
         free(c);
         return NULL;
     }
-    if (cfg->api_key && *cfg->api_key) {
-        c->api_key = mapi_strdup(cfg->api_key);
-        if (!c->api_key) {
-            mapi_client_free(c);
-            return mapi_error_oom(err), NULL;
-        }
-    }
-    if (mapi_headers_merge(cfg->headers, cfg->nheaders, NULL, 0, &c->headers,
-                           &c->nheaders) < 0) {
+    c->api_key = cfg->api_key && *cfg->api_key ? mapi_strdup(cfg->api_key) : NULL;
+    c->user_agent = mapi_user_agent(cfg->user_agent, mapi_http_version());
+    if ((cfg->api_key && *cfg->api_key && !c->api_key) || !c->user_agent ||
+        mapi_headers_merge(cfg->headers, cfg->nheaders, NULL, 0, &c->headers, &c->nheaders) < 0) {
         mapi_client_free(c);
         return mapi_error_oom(err), NULL;
     }
-    {
-        char *proxy = NULL;
-        if (mapi_proxy_resolve(cfg->proxy, c->base_url, &proxy, err) < 0) {
-            mapi_client_free(c);
-            return NULL;
-        }
-        c->user_agent = mapi_user_agent(cfg->user_agent, mapi_http_version());
-        if (!c->user_agent) {
-            free(proxy);
-            mapi_client_free(c);
-            return mapi_error_oom(err), NULL;
-        }
-        c->http = mapi_http_new(cfg, c->api_key, proxy, c->user_agent, err);
-        free(proxy); /* libcurl keeps its own copy */
+    if (mapi_proxy_resolve(cfg->proxy, c->base_url, &proxy, err) < 0) {
+        mapi_client_free(c);
+        return NULL;
     }
+    c->http = mapi_http_new(cfg, c->api_key, proxy, c->user_agent, err);
+    free(proxy); /* libcurl keeps its own copy */
     if (!c->http) {
         mapi_client_free(c);
         return NULL;
     }
-    {
-        const char *dbg = getenv("MERCHANTAPI_DEBUG");
-        c->debug = cfg->debug || (dbg && *dbg && strcmp(dbg, "0") != 0);
-    }
+    c->debug = cfg->debug || (dbg && *dbg && strcmp(dbg, "0") != 0);
     c->max_body = cfg->max_body;
     c->trace = cfg->trace != 0;
     c->timeout = cfg->timeout;
@@ -141,9 +113,7 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     c->settle = cfg->settle != MAPI_SETTLE_OFF;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
-    c->rng = mapi_rng_seed((uintptr_t)c);
     mapi_client_set_sleep(c, NULL, NULL);
-    mapi_client_set_random(c, NULL, NULL);
     return c;
 }
 
@@ -175,14 +145,14 @@ void mapi_client_set_sleep(mapi_client *c, mapi_sleep_fn fn, void *ctx)
 
 void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx)
 {
-    c->random = fn ? fn : mapi_random_default;
-    c->random_ctx = fn ? ctx : &c->rng;
+    c->random = fn;
+    c->random_ctx = ctx;
 }
 
-/* A new exchange for call k with this client's settings. */
-static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_error *err)
+mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err)
 {
     mapi_exchange_settings s;
+    mapi_exchange *x;
 
     memset(&s, 0, sizeof s);
     s.api_key = c->api_key;
@@ -205,18 +175,21 @@ static mapi_exchange *client_exchange(mapi_client *c, const mapi_call *k, mapi_e
     }
     s.headers = c->headers;
     s.nheaders = c->nheaders;
-    return mapi_exchange_new(k, &s, err);
+    x = mapi_exchange_new(k, &s, err);
+    if (x)
+        mapi_exchange_set_random(x, c->random, c->random_ctx);
+    return x;
 }
 
-static void observe(const mapi_client *c, mapi_attempt_event ev, const mapi_attempt_info *info)
+void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
+                         const mapi_attempt_info *info)
 {
     if (c->observer)
         c->observer(c->observer_ctx, ev, info);
 }
 
-/* The contract's "Retries" over libcurl: every decision is the exchange's
-   (exchange.c); this loop sends, observes and sleeps. */
-static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
+/* Every decision is the exchange's: this loop sends, observes and sleeps. */
+int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
 {
     mapi_error e = MAPI_ERROR_INIT;
     mapi_exchange *x;
@@ -231,12 +204,12 @@ static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
             mapi_response *res = NULL;
             double wait;
 
-            observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
+            mapi_client_observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
             mapi_exchange_http_request(x, http1, &req);
             if (mapi_http_perform(c->http, &req, &res, &e) < 0)
                 res = NULL;
             step = mapi_exchange_end(x, res, &e, out, &wait);
-            observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
+            mapi_client_observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
             if (step == MAPI_STEP_SETTLE)
                 continue; /* the read of the payout, at once */
             if (step != MAPI_STEP_RETRY)
@@ -262,11 +235,6 @@ static int run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
         mapi_error_clear(&e);
     }
     return -1;
-}
-
-int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
-{
-    return run(c, k, out, err);
 }
 
 const char *mapi_client_base_url(const mapi_client *c)
@@ -301,21 +269,6 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out)
     out->sleep_ctx = c->sleep_ctx;
 }
 
-mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err)
-{
-    mapi_exchange *x = client_exchange(c, k, err);
-
-    if (x)
-        mapi_exchange_set_random(x, c->random, c->random_ctx);
-    return x;
-}
-
-void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
-                         const mapi_attempt_info *info)
-{
-    observe(c, ev, info);
-}
-
 /* ---- endpoints and the generic call: build the call (calls.c), run it ---- */
 
 /* Builds the call of the endpoint table's row r (calls.c) and runs it. */
@@ -334,7 +287,7 @@ static int run_endpoint(mapi_client *c, mapi_endpoint_row r, const char *id,
     }
     if (mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
         return -1;
-    return run(c, &k, out, err);
+    return mapi_client_run(c, &k, out, err);
 }
 
 int mapi_confirm_payout_ex(mapi_client *c, const char *payout_id, const mapi_call_opts *opts,
@@ -383,9 +336,6 @@ int mapi_get_payout(mapi_client *c, const char *payout_id, mapi_doc **out, mapi_
     return run_endpoint(c, MAPI_EP_GET_PAYOUT, payout_id, NULL, NULL, out, err);
 }
 
-/* The generic call (interface: any method and path under the base URL):
-   the path is checked by calls.c, not rewritten -- it goes out byte for
-   byte, so what the caller wrote is what the server sees. */
 int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_query,
                     const char *body, size_t body_len, const mapi_request_opts *opts,
                     mapi_doc **out, mapi_error *err)
@@ -399,7 +349,7 @@ int mapi_request_ex(mapi_client *c, const char *method, const char *path_and_que
                               "mapi_request: client, method, path and out are required");
     if (mapi_call_request(c, method, path_and_query, body, body_len, opts, &k, err) < 0)
         return -1;
-    return run(c, &k, out, err);
+    return mapi_client_run(c, &k, out, err);
 }
 
 int mapi_request(mapi_client *c, const char *method, const char *path_and_query,

@@ -1,7 +1,5 @@
 /*
- * doc_access.c -- navigation of a JSON:API document (doc.h): its top-level
- * members, its resources by position, (type, id) or (type, lid), and each
- * resource's identity and members.
+ * doc_access.c -- navigation of a JSON:API document and its resources (doc.h).
  */
 #include <string.h>
 
@@ -49,9 +47,7 @@ static const mapi_resource *find(const mapi_doc *d, const char *type, size_t tle
 
 const mapi_resource *mapi_doc_find(const mapi_doc *d, const char *type, const char *id)
 {
-    if (!type || !id)
-        return NULL;
-    return find(d, type, strlen(type), KEY_ID, id, strlen(id));
+    return type && id ? find(d, type, strlen(type), KEY_ID, id, strlen(id)) : NULL;
 }
 
 const mapi_resource *mapi_doc_find_n(const mapi_doc *d, const char *type, size_t type_len,
@@ -71,9 +67,8 @@ const mapi_resource *mapi_doc_resolve(const mapi_doc *d, const mapi_value *linka
     const mapi_value *type, *id, *lid;
     if (mapi_doc_read_identity(linkage, &type, &id, &lid) != 0)
         return NULL;
-    if (id)
-        return find(d, str_of(type), mapi_tl_len(type), KEY_ID, str_of(id), mapi_tl_len(id));
-    return find(d, str_of(type), mapi_tl_len(type), KEY_LID, str_of(lid), mapi_tl_len(lid));
+    return find(d, str_of(type), mapi_tl_len(type), id ? KEY_ID : KEY_LID,
+                str_of(id ? id : lid), mapi_tl_len(id ? id : lid));
 }
 
 const char *mapi_resource_type(const mapi_resource *r) { return str_of(r->type); }

@@ -1,9 +1,6 @@
 /*
- * doc_index.c -- a JSON:API document built from its tree (doc.h): the
- * envelope, the (type, id) index of primary and included resources (and
- * (type, lid) for JSON:API 1.1's local ids), two copies of one resource
- * merged, the field rules; then every relationship resolved
- * (doc_resolve.c).
+ * doc_index.c -- a JSON:API document built from its tree: the envelope, the
+ * index, two copies of one resource merged, the field rules (doc.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +61,7 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
     } else if (r >= 4) {
         w = load32(s) | load32(s + r - 4) << (8 * (r - 4));
     } else {
-        w = 0;
-        for (i = 0; i < r; i++)
-            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        w = mapi_load_short(s, r, 0);
     }
     return mapi_hash_mix(h, w);
 }
@@ -179,6 +174,10 @@ int mapi_doc_read_identity(const mapi_value *obj, const mapi_value **type,
     return 0;
 }
 
+/* A resource's four objects of fields, in the order check_fields and
+   merge_resource read them. */
+static const char *const field_sets[4] = {"attributes", "relationships", "links", "meta"};
+
 /* Where a resource object is, for messages: data, data[3], included[2]. */
 typedef struct place {
     const char *member;
@@ -203,7 +202,6 @@ static int check_fields(const mapi_resource *r, uint32_t *stamps, uint32_t *seri
                         mapi_error *err)
 {
     const mapi_value *sets[4];
-    static const char *const set_names[4] = {"attributes", "relationships", "links", "meta"};
     doc_label l;
     size_t k, i;
 
@@ -211,9 +209,8 @@ static int check_fields(const mapi_resource *r, uint32_t *stamps, uint32_t *seri
     sets[1] = r->relationships;
     sets[2] = r->links;
     sets[3] = r->meta;
-    if (++*serial == 0) {
+    if (++*serial == 0)
         *serial = 1;
-    }
     for (k = 0; k < 4; k++) {
         const mapi_member *m;
         size_t n;
@@ -223,7 +220,7 @@ static int check_fields(const mapi_resource *r, uint32_t *stamps, uint32_t *seri
             mapi_doc_label(&l, r->type, r->id, r->lid);
             return mapi_error_set(err, MAPI_ERR_DECODE,
                                   "not JSON:API: the %s member of " LABEL_FMT " is not an object",
-                                  set_names[k], LABEL_ARGS(l));
+                                  field_sets[k], LABEL_ARGS(l));
         }
         if (k >= 2)
             continue; /* links and meta: any member names */
@@ -237,7 +234,7 @@ static int check_fields(const mapi_resource *r, uint32_t *stamps, uint32_t *seri
                 return mapi_error_set(err, MAPI_ERR_DECODE,
                                       "not JSON:API: " LABEL_FMT " has a field named %s in %s "
                                       "(fields share one namespace with type and id)",
-                                      LABEL_ARGS(l), m[i].name->s, set_names[k]);
+                                      LABEL_ARGS(l), m[i].name->s, field_sets[k]);
             }
             if (k == 0) {
                 stamps[id] = *serial;
@@ -358,7 +355,6 @@ static int merge_values(mapi_arena *arena, const mapi_value *a, const mapi_value
 /* Merges copy b into resource a (same identity).  0, or -1 with err. */
 static int merge_resource(mapi_doc *d, mapi_resource *a, const mapi_resource *b, mapi_error *err)
 {
-    static const char *const fields[4] = {"attributes", "relationships", "links", "meta"};
     const mapi_value **mine[4], *theirs[4];
     conflict c = {NULL, NULL, NULL};
     doc_label l;
@@ -370,7 +366,7 @@ static int merge_resource(mapi_doc *d, mapi_resource *a, const mapi_resource *b,
     mine[3] = &a->meta, theirs[3] = b->meta;
     for (k = 0; k < 4 && rc == 0; k++)
         if ((rc = merge_values(&d->arena, *mine[k], theirs[k], k == 1, mine[k], &c)) != 0)
-            c.field = fields[k];
+            c.field = field_sets[k];
     if (rc == 0 && a->lid && b->lid && !mapi_value_equal(a->lid, b->lid)) {
         rc = -1;
         c.field = "lid";

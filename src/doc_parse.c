@@ -46,9 +46,7 @@ void mapi_doc_label(doc_label *l, const mapi_value *type, const mapi_value *id,
     /* a type is a name: quoted only when it needs it */
     size_t n = mapi_tl_len(type), i;
     for (i = 0; i < n && i < 40; i++) {
-        char c = str_of(type)[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
+        if (!mapi_alnum_or((unsigned char)str_of(type)[i], "_-"))
             break;
     }
     if (i == n && n > 0) {
@@ -81,9 +79,8 @@ static long hex4(const char *s)
 
 /* 1 when the \u escape at s (avail bytes left) is a lone surrogate: a low
    half, or a high half without the \u escape of a low half after it.
-   simdjson refuses those (json-c made them U+FFFD without a word) but does
-   not say which escape was wrong: the message names it (README,
-   "Decisions"). */
+   simdjson refuses those but does not say which escape was wrong: the
+   message names it (docs/decisions.md). */
 static int lone_surrogate(const char *s, size_t avail)
 {
     long hi = avail >= 6 ? hex4(s + 2) : -1, lo;

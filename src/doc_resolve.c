@@ -1,8 +1,6 @@
 /*
  * doc_resolve.c -- the relationships of a JSON:API document (doc.h): each
- * resolved once while the document is built, every linkage mapped to its
- * resource (primary, included, or a stub made for one the document does
- * not hold); then read by name or position without a lookup of a linkage.
+ * resolved once while the document is built, then read without a lookup.
  */
 #include <string.h>
 

@@ -1,10 +1,7 @@
 /*
- * error_doc.c -- a JSON:API error document into a mapi_error: every entry
- * of errors[] (status as a number or a numeric string; code, title, detail
- * and source.pointer as strings, or the JSON text of what else they hold),
- * the first entry's fields, and the amount/minimum/maximum that amount_below_minimum and
- * amount_above_maximum carry in their detail ("amount: 5.5, minimum: 10.0"),
- * kept as exact decimal text.
+ * error_doc.c -- a JSON:API error document into a mapi_error (internal.h,
+ * mapi_error_from_errors), the limits an amount error's detail carries, and
+ * the one rule of what is an error document.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,17 +46,9 @@ static int member_status(const mapi_value *obj)
         return 0;
     }
     if (mapi_value_type(v) == MAPI_STRING) {
-        size_t len, i;
+        size_t len;
         const char *s = mapi_value_string(v, &len);
-        int r = 0;
-        if (!s || len == 0 || len > 3)
-            return 0;
-        for (i = 0; i < len; i++) {
-            if (s[i] < '0' || s[i] > '9')
-                return 0;
-            r = r * 10 + (s[i] - '0');
-        }
-        return r;
+        return len > 0 && len <= 3 && strspn(s, "0123456789") == len ? atoi(s) : 0;
     }
     return 0;
 }
@@ -160,13 +149,10 @@ int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
 {
     char *found[3] = {NULL, NULL, NULL};
     static const char *const names[3] = {"amount", "minimum", "maximum"};
-    char **outs[3];
+    char **outs[3] = {amount, minimum, maximum};
     const char *p = detail;
     int i;
 
-    outs[0] = amount;
-    outs[1] = minimum;
-    outs[2] = maximum;
     for (i = 0; i < 3; i++)
         if (outs[i])
             *outs[i] = NULL;

@@ -1,19 +1,14 @@
 /*
- * exchange.c -- one call across its attempts, without I/O.
- *
- * An exchange holds what a call sends (method, URL, the request headers)
- * and takes every decision between attempts: what an answer (or a failed
- * attempt) means, whether to try again and after how long (the contract's
- * "Retries": backoff with full jitter, Retry-After, the confirm's caution),
- * the call's deadline (each attempt's timeout cut to what is left, no retry
- * whose wait outlasts it), the settling of a confirm whose outcome is
- * unknown (the read of its payout, then the verdict), the error the call
- * fails with (outcome, attempts, method, url, message, the api key
- * redacted), the record of each attempt for observers (attempt.c), and the
- * MERCHANTAPI_DEBUG line made from it.  Whoever moves the bytes -- libcurl in client.c and pages.c, or a
- * Lua transport through the binding -- only begins an attempt, sends what
- * mapi_exchange_attempt_call says, and hands the answer back, so every transport
- * behaves the same.
+ * exchange.c -- one call across its attempts, without I/O: what it sends
+ * (method, URL, the request headers) and every decision between attempts --
+ * what an answer or a failed attempt means, whether to try again and when
+ * (the contract's "Retries"), the deadline (each attempt's timeout cut to
+ * what is left), the settling of a confirm whose outcome is unknown, the
+ * error the call fails with (the api key redacted), the attempt records
+ * (attempt.c) and the MERCHANTAPI_DEBUG line.  Whoever moves the bytes
+ * (libcurl in client.c, loop.c and pages.c, or a Lua transport) begins an
+ * attempt, sends mapi_exchange_attempt_call, and hands the answer back, so
+ * every transport behaves the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,16 +108,6 @@ static int trace_headers(mapi_exchange *x, const mapi_call *k)
     return 0;
 }
 
-/* A copy of s with the secret redacted (mapi_redact); NULL when out of memory. */
-static char *redacted_copy(const char *s, const char *secret)
-{
-    char *copy = mapi_strdup(s);
-
-    if (copy)
-        mapi_redact(&copy, secret);
-    return copy;
-}
-
 mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_settings *s,
                                  mapi_error *err)
 {
@@ -146,20 +131,15 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
         x->api_key = mapi_strdup(s->api_key);
         x->authorization = mapi_bearer(s->api_key);
     }
-    if (x->url) {
-        x->redacted_url = redacted_copy(x->url, x->api_key);
+    x->redacted_url = mapi_strdup(x->url);
+    mapi_redact(&x->redacted_url, x->api_key);
+    if (x->url)
         x->server_address = mapi_attempt_server(x->url, &x->info.server_port);
-    }
     x->trace_rng = s->trace_seed;
     if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
                            &x->nheaders) < 0 ||
-        ((k->traceparent || s->trace) && trace_headers(x, k) < 0)) {
-        mapi_exchange_free(x);
-        return mapi_error_oom(err), NULL;
-    }
-    if (!x->method || !x->url || (k->type && !x->type) || (k->id && !x->id) ||
-        (k->body && !x->body) ||
-        !x->user_agent ||
+        ((k->traceparent || s->trace) && trace_headers(x, k) < 0) || !x->method || !x->url ||
+        (k->type && !x->type) || (k->id && !x->id) || (k->body && !x->body) || !x->user_agent ||
         (s->api_key && *s->api_key && (!x->api_key || !x->authorization)) ||
         !x->redacted_url || !x->server_address) {
         mapi_exchange_free(x);
@@ -191,12 +171,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->read.endpoint = "get_payout"; /* calls.c's row of that read */
     x->rng = mapi_rng_seed((uintptr_t)x);
     mapi_exchange_set_random(x, NULL, NULL);
-    x->info.method = x->method;
-    x->info.url = x->redacted_url;
-    x->info.server_address = x->server_address;
-    x->info.max_attempts = x->max_retries + 1;
-    x->info.retry_in = -1.0;
-    return x;
+    return x; /* x->info: filled by each attempt's mapi_exchange_begin */
 }
 
 void mapi_exchange_free(mapi_exchange *x)
@@ -255,12 +230,11 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
     req->body_len = k->body_len;
     req->fresh_connection = k->moves_money;
     req->http1 = http1;
-    mapi_exchange_own_headers(x, &req->headers, &req->nheaders);
+    req->headers = x->headers;
+    req->nheaders = x->nheaders;
     mapi_exchange_limits(x, &req->timeout, &connect_timeout, &max_body);
 }
 
-/* The deadline's rule, in one place: an attempt may begin only before the
-   deadline, so a retry is made only when its wait ends before it. */
 int mapi_exchange_fits(const mapi_exchange *x, double wait)
 {
     if (x->deadline_at <= 0)
@@ -286,14 +260,10 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
     return 1;
 }
 
-void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n)
-{
-    *h = x->headers;
-    *n = x->nheaders;
-}
-
 const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
 {
+    const mapi_call *k = mapi_exchange_attempt_call(x);
+    int port = x->info.server_port;
     double left;
 
     x->attempts++;
@@ -309,10 +279,17 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
         x->attempt_timeout = left > 0.001 ? left : 0.001; /* libcurl's unit: 1 ms */
         x->capped = 1;
     }
-    x->info.method = mapi_exchange_attempt_call(x)->method;
-    x->info.endpoint = mapi_exchange_attempt_call(x)->endpoint;
+    memset(&x->info, 0, sizeof x->info); /* a new record: the URL's facts stay */
+    x->info.method = k->method;
+    x->info.url = x->redacted_url;
+    x->info.server_address = x->server_address;
+    x->info.server_port = port;
+    x->info.endpoint = k->endpoint;
     x->info.attempt = x->attempts;
+    x->info.max_attempts = x->max_retries + 1;
     x->info.resend_count = x->attempts - 1;
+    x->info.start_time = mapi_wall_seconds();
+    x->info.retry_in = -1.0;
     if (x->traceparent) { /* each attempt a span of its own, under the call's trace */
         mapi_trace_id(&x->trace_rng, x->span_id, 8);
         memcpy(x->traceparent + 36, x->span_id, 16);
@@ -320,15 +297,6 @@ const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
         x->info.span_id = x->span_id;
         x->info.parent_span_id = x->parent_id[0] ? x->parent_id : NULL;
     }
-    x->info.start_time = mapi_wall_seconds();
-    x->info.status = 0;
-    x->info.elapsed = 0.0;
-    x->info.request_id = NULL;
-    x->info.error = MAPI_ERR_NONE;
-    x->info.error_type = NULL;
-    x->info.code = x->info.title = NULL;
-    x->info.outcome = x->info.settled_by = NULL;
-    x->info.retry_in = -1.0;
     return &x->info;
 }
 
@@ -397,11 +365,7 @@ static void finish_error(mapi_exchange *x, mapi_error *e)
         free(e->url);
         e->method = mapi_strdup(k->method);
         e->url = mapi_strdup(k->url);
-        if (!e->method || !e->url)
-            mapi_error_oom(e);
-    }
-    if (e->kind != MAPI_ERR_MEMORY) {
-        if (mapi_error_message(e) < 0)    /* now with method and URL */
+        if (!e->method || !e->url || mapi_error_message(e) < 0) /* now with method and URL */
             mapi_error_oom(e);
         else
             mapi_error_redact(e, x->api_key); /* whatever the server echoed */
@@ -491,8 +455,7 @@ void mapi_exchange_expire(mapi_exchange *x, mapi_error *e)
     mapi_exchange_fail(x, e);
 }
 
-/* MERCHANTAPI_DEBUG: the record's line (mapi_attempt_format), never the
-   key nor a header. */
+/* MERCHANTAPI_DEBUG: the record's line, never the key nor a header. */
 static void debug_line(const mapi_exchange *x)
 {
     char *line = mapi_attempt_line(&x->info);
@@ -557,10 +520,8 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     mapi_error_redact(e, x->api_key); /* a transport's text, a request id, an attached response */
     record_failure(x, e);
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
-        /* a resend libcurl was stopped from making (a stream refused, above
-           a GOAWAY's last stream, or a kept-alive connection found dead) is
-           about that connection, not a server asking for time: sent again
-           at once, over HTTP/1.1 on another connection (http.c) */
+        /* a resend libcurl was stopped from making: at once, over HTTP/1.1
+           (docs/decisions.md, "No hidden resends") */
         double w = e->retry_after >= 0     ? e->retry_after
                    : mapi_http_resend_refused(e) ? 0.0
                                            : mapi_backoff_delay(x->attempts - 1,

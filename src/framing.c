@@ -40,23 +40,35 @@ static int is_ows(char c)
     return c == ' ' || c == '\t';
 }
 
+/* The element of a comma-separated field value v[0..len) at *i: returns
+   its end, *start its start (spaces around it left out), *i past its comma
+   (past len after the last one). */
+static size_t list_item(const char *v, size_t len, size_t *i, size_t *start)
+{
+    size_t end;
+
+    while (*i < len && is_ows(v[*i]))
+        (*i)++;
+    *start = *i;
+    while (*i < len && v[*i] != ',')
+        (*i)++;
+    end = (*i)++;
+    while (end > *start && is_ows(v[end - 1]))
+        end--;
+    return end;
+}
+
 /* One Content-Length value: a comma-separated list of numbers, each equal
    to every one seen before in this head. */
 static int content_length(mapi_framing *f, const char *v, size_t len)
 {
-    size_t i = 0;
+    size_t i = 0, start, end, k;
 
-    for (;;) {
-        size_t start, end, k;
-        while (i < len && is_ows(v[i]))
-            i++;
-        start = i;
-        while (i < len && v[i] >= '0' && v[i] <= '9')
-            i++;
-        end = i;
-        while (i < len && is_ows(v[i]))
-            i++;
-        if (end == start || (i < len && v[i] != ','))
+    while (i <= len) {
+        end = list_item(v, len, &i, &start);
+        for (k = start; k < end && v[k] >= '0' && v[k] <= '9'; k++)
+            ;
+        if (end == start || k < end)
             return refuse(f, MAPI_FRAMING_BAD_LENGTH);
         while (end - start > 1 && v[start] == '0')
             start++;
@@ -74,36 +86,25 @@ static int content_length(mapi_framing *f, const char *v, size_t len)
         } else if (f->ndigits != end - start || memcmp(f->digits, v + start, end - start) != 0) {
             return refuse(f, MAPI_FRAMING_CONFLICT);
         }
-        if (i >= len)
-            return 0;
-        i++; /* the comma */
     }
+    return 0;
 }
 
 /* One Transfer-Encoding value: its codings, which with those seen before
    must be exactly one "chunked". */
 static int transfer_encoding(mapi_framing *f, const char *v, size_t len)
 {
-    size_t i = 0;
+    size_t i = 0, start, end;
     int any = 0;
 
     while (i <= len) {
-        size_t start, end;
-        while (i < len && is_ows(v[i]))
-            i++;
-        start = i;
-        while (i < len && v[i] != ',')
-            i++;
-        end = i;
-        while (end > start && is_ows(v[end - 1]))
-            end--;
-        if (end > start) {
-            any = 1;
-            if (end - start != 7 || strncasecmp(v + start, "chunked", 7) != 0 || f->chunked)
-                return refuse(f, MAPI_FRAMING_CODING);
-            f->chunked = 1;
-        }
-        i++; /* the comma, or past the end */
+        end = list_item(v, len, &i, &start);
+        if (end == start)
+            continue;
+        any = 1;
+        if (end - start != 7 || strncasecmp(v + start, "chunked", 7) != 0 || f->chunked)
+            return refuse(f, MAPI_FRAMING_CODING);
+        f->chunked = 1;
     }
     if (!any)
         return refuse(f, MAPI_FRAMING_CODING);
@@ -245,10 +246,8 @@ int mapi_response_framed(mapi_response *res, const char *method, mapi_error *err
         err->outcome = MAPI_OUTCOME_UNKNOWN;
         err->detail = mapi_strdup(detail);
         err->request_id = mapi_strdup(rid);
-        if (!err->detail || (rid && !err->request_id)) {
-            mapi_response_free(res);
-            return mapi_error_oom(err);
-        }
+        if (!err->detail || (rid && !err->request_id))
+            mapi_error_oom(err);
     }
     mapi_response_free(res);
     return -1;

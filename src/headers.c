@@ -24,14 +24,6 @@ int mapi_header_name_equal(const char *a, const char *b)
     return mapi_ascii_ieq(a, n, b, n);
 }
 
-/* RFC 9110 tchar. */
-static int is_tchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-        return 1;
-    return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
-}
-
 int mapi_header_check(const char *name, size_t name_len, const char *value, size_t value_len,
                       mapi_error *err)
 {
@@ -43,7 +35,7 @@ int mapi_header_check(const char *name, size_t name_len, const char *value, size
         unsigned char ch = (unsigned char)name[i];
         if (ch == '\r' || ch == '\n' || ch == '\0')
             return mapi_error_set(err, MAPI_ERR_USAGE, "a header name contains CR, LF or NUL");
-        if (!is_tchar(ch))
+        if (!mapi_alnum_or(ch, "!#$%&'*+-.^_`|~")) /* RFC 9110 tchar */
             return mapi_error_set(err, MAPI_ERR_USAGE,
                                   "a header name is not an HTTP token (byte %zu is 0x%02x)", i,
                                   ch);
@@ -102,22 +94,6 @@ void mapi_headers_free(mapi_header_field *h, size_t n)
     free(h);
 }
 
-/* Appends a copy of f to out[*n]; 0 or -1 (out of memory). */
-static int add_copy(mapi_header_field *out, size_t *n, const mapi_header_field *f)
-{
-    char *name = mapi_strdup(f->name), *value = mapi_strdup(f->value);
-
-    if (!name || !value) {
-        free(name);
-        free(value);
-        return -1;
-    }
-    out[*n].name = name;
-    out[*n].value = value;
-    (*n)++;
-    return 0;
-}
-
 int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
                        const mapi_header_field *own, size_t nown, mapi_header_field **out,
                        size_t *nout)
@@ -132,22 +108,20 @@ int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
     m = calloc(nbase + nown, sizeof *m);
     if (!m)
         return -1;
-    for (i = 0; i < nbase; i++) {
-        for (j = 0; j < nown; j++)
-            if (mapi_header_name_equal(base[i].name, own[j].name))
+    for (i = 0; i < nbase + nown; i++) {
+        const mapi_header_field *f = i < nbase ? &base[i] : &own[i - nbase];
+        for (j = 0; i < nbase && j < nown; j++)
+            if (mapi_header_name_equal(f->name, own[j].name))
                 break;
-        if (j < nown)
+        if (i < nbase && j < nown)
             continue; /* replaced by the call's own */
-        if (add_copy(m, &n, &base[i]) < 0) {
-            mapi_headers_free(m, n);
+        m[n].name = mapi_strdup(f->name);
+        m[n].value = mapi_strdup(f->value);
+        if (!m[n].name || !m[n].value) {
+            mapi_headers_free(m, n + 1);
             return -1;
         }
-    }
-    for (j = 0; j < nown; j++) {
-        if (add_copy(m, &n, &own[j]) < 0) {
-            mapi_headers_free(m, n);
-            return -1;
-        }
+        n++;
     }
     *out = m;
     *nout = n;
@@ -185,8 +159,8 @@ size_t mapi_base_headers(const char *authorization, const char *user_agent,
 {
     size_t n = 0;
 
-    names[n] = "Content-Type", values[n++] = "application/vnd.api+json";
-    names[n] = "Accept", values[n++] = "application/vnd.api+json";
+    names[n] = "Content-Type", values[n++] = MAPI_MEDIA_TYPE;
+    names[n] = "Accept", values[n++] = MAPI_MEDIA_TYPE;
     if (authorization)
         names[n] = "Authorization", values[n++] = authorization;
     names[n] = "User-Agent", values[n++] = user_agent;

@@ -1,25 +1,13 @@
 /*
- * http.c -- the libcurl layer (with http_transfer.c and http_loop.c, the
- * only files that call libcurl), the client's side of it: one easy
- * handle per client, reused so its connection stays alive; one request in,
- * one mapi_response out.  A blocking call runs on the client's easy handle
- * and its own connections (mapi_http_perform); every other request is a
- * transfer on an event loop's multis (http_loop.c), a duplicate of that
- * handle: the client's pages on the client's own loop (mapi_http_pool), a
- * host's calls on the host's loop.  Both end in the same code (mapi_http_finish), so
- * every driver answers alike.
- *
- * Fixed for every request: Content-Type and Accept application/vnd.api+json,
- * Authorization: Bearer <key> when a key is set, the User-Agent, no Expect,
- * no redirects, http/https only, TLS peer and host verification, NOSIGNAL,
- * no proxy unless the client was given one (never one from the environment
- * by libcurl's own reading: see mapi_proxy_resolve).
- * A request with headers of the caller's own gets a header list of its own:
- * the fixed lines, then those.
- * The body is capped while it arrives (max_body), so memory stays bounded
- * whatever the server sends; a response head whose framing is refused by
- * the rule every transport applies (framing.c: Content-Length values that
- * disagree, Content-Length with Transfer-Encoding, ...) stops the transfer.
+ * http.c -- the client's side of the libcurl layer (http.h): one easy
+ * handle per client, reused so its connection stays alive, for the
+ * blocking calls (mapi_http_perform); a loop's transfers duplicate it
+ * (http_loop.c), and every transfer ends in mapi_http_finish
+ * (http_transfer.c), so every driver answers alike.  Fixed on the handle:
+ * the headers every request carries (mapi_base_headers), no Expect, no
+ * redirects, http/https only, TLS peer and host verification, NOSIGNAL, no
+ * proxy but the client's (never libcurl's reading of the environment:
+ * mapi_proxy_resolve).
  *
  * fork(): every socket libcurl opens for the client is opened and closed by
  * callbacks here, which keep the list of them.  At each request (and when
@@ -98,13 +86,9 @@ static int close_socket(void *clientp, curl_socket_t s)
     return close(s);
 }
 
-/* In a child after fork(): points every socket of the list inherited from
-   the parent at /dev/null (dup2 closes the child's copy of the connection,
-   which the parent keeps), so that libcurl can then free its handles
-   without writing to, or reading from, the parent's connections.  Returns
-   0, or -1 when /dev/null could not be opened: the sockets are then closed
-   outright and the handles must be left unfreed (their fd numbers may be
-   reused). */
+/* dup2 closes the child's copy of a connection (the parent keeps its own),
+   so that libcurl frees its handles without a byte on the parent's; without
+   /dev/null the sockets are closed outright (their fd numbers may be reused). */
 int mapi_http_release_inherited(struct sock_list *l)
 {
     int null = open("/dev/null", O_RDWR);
@@ -133,25 +117,25 @@ static CURLSH *new_share(void)
 
     if (!share)
         return NULL;
-    /* DNS answers and TLS sessions are shared between the client's own multi
-       and the event loops its calls run on; connections are not.  libcurl's
-       shared connection cache (CURL_LOCK_DATA_CONNECT) hands one connection
-       between multis, and with libcurl 7.88 a connection that nginx ended
-       (keepalive_requests: HTTP/1.1 close, HTTP/2 GOAWAY) while several
-       transfers used the cache sent one page's request again with another
-       page's URL and gave a page another page's answer (RELIABILITY.md,
-       "nginx ending connections").  So each multi keeps its own connections:
-       the client's (mapi_http_pool) for its blocking calls and its pages, a
-       loop's for the calls a host loop runs. */
+    /* DNS answers and TLS sessions, never connections (docs/decisions.md,
+       "Each event loop keeps its own connections": libcurl 7.88's shared
+       connection cache gave a page another page's answer) */
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     return share;
 }
 
-/* 0 when h's handles belong to this process (made here, or renewed after a
-   fork()); else renews them (see the top of this file).  -1 with err
-   (MEMORY, nothing sent) when a new handle could not be made: the next
-   request tries again, the inherited ones are never used. */
+/* Frees h's handles: the spare and the easy one, then the share they use
+   (libcurl takes NULL for each). */
+static void free_handles(mapi_http *h)
+{
+    curl_easy_cleanup(h->spare);
+    curl_easy_cleanup(h->easy);
+    curl_share_cleanup(h->share);
+}
+
+/* A handle that could not be made: the next request tries again, the
+   inherited ones are never used. */
 int mapi_http_own_process(mapi_http *h, mapi_error *err)
 {
     CURL *easy;
@@ -174,12 +158,8 @@ int mapi_http_own_process(mapi_http *h, mapi_error *err)
        child); the share never held one */
     left = mapi_http_loop_free(h->pool) < 0;
     left |= mapi_http_release_inherited(&h->socks) < 0;
-    if (!left) {
-        if (h->spare)
-            curl_easy_cleanup(h->spare);
-        curl_easy_cleanup(h->easy);
-        curl_share_cleanup(h->share);
-    } /* else left unfreed: a child short of file descriptors leaks them */
+    if (!left)
+        free_handles(h); /* else left unfreed: a child short of file descriptors leaks them */
     h->pool = NULL;
     h->spare = NULL;
     h->easy = easy;
@@ -209,8 +189,6 @@ long mapi_http_ms(double s, long dflt)
     return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
 }
 
-/* A curl_easy_setopt that failed: MEMORY, or TRANSPORT "libcurl refused an
-   option" with its curl_code.  Always -1. */
 int mapi_http_option_refused(CURLcode rc, mapi_error *err)
 {
     if (rc == CURLE_OUT_OF_MEMORY)
@@ -285,21 +263,13 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     }
     h->pid = getpid();
     h->share = new_share();
-    if (!h->share) {
-        mapi_http_free(h);
-        return mapi_error_oom(err), NULL;
-    }
-    if (base_headers(&h->headers, api_key, user_agent, &ua_line) < 0 ||
+    if (!h->share || base_headers(&h->headers, api_key, user_agent, &ua_line) < 0 ||
         mapi_http_append_header(&h->headers, "Expect:") < 0) {
         mapi_http_free(h);
         return mapi_error_oom(err), NULL;
     }
 
-#define SET(opt, val)                                      \
-    do {                                                   \
-        if (rc == CURLE_OK)                                \
-            rc = curl_easy_setopt(h->easy, opt, val);      \
-    } while (0)
+#define SET(opt, val) MAPI_SETOPT(rc, h->easy, opt, val)
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0 */
@@ -313,9 +283,10 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
         SET(CURLOPT_CAINFO, cfg->cafile);
     if (cfg->capath)
         SET(CURLOPT_CAPATH, cfg->capath);
-    h->timeout_ms = mapi_http_ms(cfg->timeout, 30000L);
+    h->timeout_ms = mapi_http_ms(cfg->timeout, (long)(MAPI_DEFAULT_TIMEOUT * 1000));
     SET(CURLOPT_TIMEOUT_MS, h->timeout_ms);
-    SET(CURLOPT_CONNECTTIMEOUT_MS, mapi_http_ms(cfg->connect_timeout, 10000L));
+    SET(CURLOPT_CONNECTTIMEOUT_MS,
+        mapi_http_ms(cfg->connect_timeout, (long)(MAPI_DEFAULT_CONNECT_TIMEOUT * 1000)));
     SET(CURLOPT_HTTPHEADER, h->headers);
     SET(CURLOPT_USERAGENT, ua_line);
     SET(CURLOPT_ERRORBUFFER, h->errbuf);
@@ -341,7 +312,6 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     return h;
 }
 
-/* Zeroes every header line before the list is freed: one holds the key. */
 void mapi_http_wipe_headers(struct curl_slist *l)
 {
     for (; l; l = l->next) {
@@ -362,26 +332,17 @@ void mapi_http_free(mapi_http *h)
     inherited_left = mapi_http_loop_free(h->pool) < 0 ||
                      (h->pid != getpid() && mapi_http_release_inherited(&h->socks) < 0);
     h->pool = NULL;
-    if (!inherited_left) {
-        if (h->spare)
-            curl_easy_cleanup(h->spare);
-        if (h->easy)
-            curl_easy_cleanup(h->easy);
-        if (h->share)
-            curl_share_cleanup(h->share); /* last: every handle using it is gone */
-    }
     mapi_http_wipe_headers(h->headers); /* the Authorization line holds the key */
-    if (!inherited_left)
-        curl_slist_free_all(h->headers); /* (else the leaked easy handle still points at it) */
-    if (!inherited_left)
+    if (!inherited_left) { /* (else the leaked easy handle still points at the list) */
+        free_handles(h);
+        curl_slist_free_all(h->headers);
         free(h->socks.socks);
+    }
     free(h);
 }
 
-/* One blocking request: the client's easy handle, with a connection cache
-   of its own (never shared: one request at a time on it cannot meet the
-   libcurl defect of the loop's lanes, http_loop.c), finished by the same
-   code as a loop's transfer. */
+/* On the client's easy handle, whose connections are its own (one request
+   at a time cannot meet the defect of the loop's lanes, http_loop.c). */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err)
 {

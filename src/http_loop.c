@@ -1,7 +1,14 @@
 /*
  * http_loop.c -- the libcurl layer's event loops: transfers of a client's
- * requests (duplicates of its easy handle) on a loop's multis, driven by a
- * host's event loop (loop.c) or waited for by the client's pages (pages.c).
+ * requests on a loop's multis, driven by a host's event loop (loop.c) or
+ * waited for by the client's pages (pages.c; a client keeps one loop for
+ * them, mapi_http_pool).  libcurl's multi socket interface:
+ * CURLMOPT_SOCKETFUNCTION says which sockets to watch for what,
+ * CURLMOPT_TIMERFUNCTION when to call back without I/O; an epoll set of our
+ * own holds the sockets, so the whole loop is one descriptor (readable when
+ * a socket is) and one deadline.  Each transfer duplicates its client's
+ * easy handle, on its share (DNS cache and TLS sessions); connections are
+ * the loop's own, in two multis (struct loop_lane).
  */
 #include <errno.h>
 #include <math.h>
@@ -20,13 +27,24 @@ struct mapi_http_transfer {
     struct curl_slist *headers; /* the request's own header list, or NULL */
     transfer t;
     void *data;                 /* the driver's */
-    struct mapi_http_loop *loop; /* the loop it is added to, or NULL */
     int lane;                   /* which of its multis (LANE_MULTIPLEX, LANE_HTTP1) */
     mapi_http_transfer *prev, *next; /* in loop->running */
     int multi_failed;           /* the CURLMcode that ended it with its multi, or 0 */
     CURLcode code;              /* once done: libcurl's result */
     char errbuf[CURL_ERROR_SIZE];
 };
+
+/* err for a multi call that failed with mc: MEMORY, or TRANSPORT "libcurl
+   multi: ..." with outcome.  Always -1. */
+static int multi_failed(CURLMcode mc, mapi_outcome outcome, mapi_error *err)
+{
+    if (mc == CURLM_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
+    if (err && err->kind == MAPI_ERR_TRANSPORT)
+        err->outcome = outcome;
+    return -1;
+}
 
 /* Frees x, once off its multi (or never added). */
 static void transfer_free(mapi_http_transfer *x)
@@ -81,11 +99,7 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *r
         transfer_free(x);
         return mapi_error_oom(err), NULL;
     }
-#define SET(opt, val)                                  \
-    do {                                               \
-        if (rc == CURLE_OK)                            \
-            rc = curl_easy_setopt(x->easy, opt, val);  \
-    } while (0)
+#define SET(opt, val) MAPI_SETOPT(rc, x->easy, opt, val)
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
@@ -113,44 +127,22 @@ int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_e
         mapi_http_set_transfer(x->easy, NULL);
         mapi_response_free(x->t.res);
         x->t.res = NULL;
-        if ((CURLMcode)x->multi_failed == CURLM_OUT_OF_MEMORY)
-            return mapi_error_oom(err);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
-                       curl_multi_strerror((CURLMcode)x->multi_failed));
-        if (err && err->kind == MAPI_ERR_TRANSPORT)
-            err->outcome = MAPI_OUTCOME_UNKNOWN;
-        return -1;
+        return multi_failed((CURLMcode)x->multi_failed, MAPI_OUTCOME_UNKNOWN, err);
     }
     rc = mapi_http_finish(x->easy, &x->t, x->code, 1, x->errbuf, x->t.max_body, out, err);
     x->t.res = NULL; /* handed over to *out or err, or freed */
     return rc;
 }
 
-/* ------------------------------------------------------------------------ */
-/* ---- transfers driven by a host's event loop (loop.c) ----                */
-/*                                                                          */
-/* libcurl's multi socket interface: CURLMOPT_SOCKETFUNCTION says which     */
-/* sockets to watch for what, CURLMOPT_TIMERFUNCTION when to call back      */
-/* without I/O; an epoll set of our own holds the sockets, so the whole     */
-/* loop is one descriptor (readable when a socket is) and one deadline.     */
-/* Each transfer is a mapi_http_transfer of its client (a duplicate of its  */
-/* easy handle, on its share: DNS cache and TLS sessions); connections are  */
-/* the loop's own, in two multis (struct loop_lane, below).  A client keeps */
-/* one such loop for its concurrent pages (mapi_http_pool).                */
-/* ------------------------------------------------------------------------ */
-
+/* ---- the loop ---- */
 
 /* Events read from the epoll set per epoll_wait. */
 #define LOOP_EVENTS 64
 
-/* A loop's two multis.  libcurl 7.88 puts a transfer that may multiplex on a
-   connection in use by another transfer whenever the host's connections are
-   known to multiplex (lib/url.c, ConnectionExists), even when that
-   connection speaks HTTP/1.1: a confirm's own connection, or a GET's retried
-   over HTTP/1.1, then carried a second request, and two transfers read each
-   other's answers (a page got another page's items).  So the transfers that
-   speak HTTP/1.1 only (mapi_http_http1_only) run on a multi of their own, where none
-   may multiplex, and never share a connection cache with those that may. */
+/* A loop's two multis: the transfers that speak HTTP/1.1 only
+   (mapi_http_http1_only) run on one of their own, where none may multiplex
+   (docs/decisions.md: libcurl 7.88 put a second transfer on an HTTP/1.1
+   connection in use, and two pages read each other's answers). */
 enum { LANE_MULTIPLEX = 0, LANE_HTTP1 = 1, LANES = 2 };
 
 struct loop_lane {
@@ -252,14 +244,9 @@ mapi_http_loop *mapi_http_loop_new(mapi_error *err)
     }
     for (i = 0; i < LANES && mc == CURLM_OK; i++)
         mc = lane_init(l, i);
-    if (mc == CURLM_OUT_OF_MEMORY) {
-        mapi_http_loop_free(l);
-        return mapi_error_oom(err), NULL;
-    }
     if (mc != CURLM_OK) {
         mapi_http_loop_free(l);
-        return mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s",
-                              curl_multi_strerror(mc)), NULL;
+        return multi_failed(mc, MAPI_OUTCOME_NONE, err), NULL;
     }
     return l;
 }
@@ -296,12 +283,18 @@ int mapi_http_loop_fd(const mapi_http_loop *l)
     return l->epfd;
 }
 
+/* 1 when a lane may hold finished transfers not collected yet. */
+static int loop_pending(const mapi_http_loop *l)
+{
+    return l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending;
+}
+
 double mapi_http_loop_timeout(const mapi_http_loop *l)
 {
     double at = -1.0, left;
     int i;
 
-    if (l->deferred || l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending)
+    if (l->deferred || loop_pending(l))
         return 0.0;
     for (i = 0; i < LANES; i++)
         if (l->lanes[i].timer_at >= 0 && (at < 0 || l->lanes[i].timer_at < at))
@@ -347,14 +340,8 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
     mc = curl_multi_add_handle(l->lanes[t->lane].multi, t->easy);
     if (mc != CURLM_OK) {
         transfer_free(t);
-        if (mc == CURLM_OUT_OF_MEMORY)
-            return mapi_error_oom(err);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl multi: %s", curl_multi_strerror(mc));
-        if (err)
-            err->outcome = MAPI_OUTCOME_NOT_SENT; /* never added: nothing left */
-        return -1;
+        return multi_failed(mc, MAPI_OUTCOME_NOT_SENT, err); /* never added: nothing left */
     }
-    t->loop = l;
     t->next = l->running;
     if (l->running)
         l->running->prev = t;
@@ -368,21 +355,13 @@ void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t)
     if (!t)
         return;
     curl_multi_remove_handle(l->lanes[t->lane].multi, t->easy);
-    if (t->loop == l) {
-        if (t->prev)
-            t->prev->next = t->next;
-        else
-            l->running = t->next;
-        if (t->next)
-            t->next->prev = t->prev;
-    }
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        l->running = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
     transfer_free(t);
-}
-
-/* 1 when a lane may hold finished transfers not collected yet. */
-static int loop_pending(const mapi_http_loop *l)
-{
-    return l->lanes[LANE_MULTIPLEX].pending || l->lanes[LANE_HTTP1].pending;
 }
 
 /* Hands the finished transfers of both lanes to done (which removes each),

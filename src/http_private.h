@@ -16,6 +16,14 @@
 /* CURLOPT_PREREQFUNCTION: libcurl 7.80.0 */
 #define HAVE_PREREQ (LIBCURL_VERSION_NUM >= 0x075000)
 
+/* rc = curl_easy_setopt(easy, opt, val) while rc is CURLE_OK: a run of
+   options ends with the first libcurl refused. */
+#define MAPI_SETOPT(rc, easy, opt, val)              \
+    do {                                             \
+        if ((rc) == CURLE_OK)                        \
+            (rc) = curl_easy_setopt(easy, opt, val); \
+    } while (0)
+
 /* A socket libcurl opened, and the identity of what the fd number named
    then (a socket's inode is unique while it lives). */
 struct open_sock {

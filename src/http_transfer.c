@@ -6,24 +6,12 @@
  * mapi_response or one mapi_error, made by one function (mapi_http_finish)
  * for every driver.
  *
- * No hidden resends: every request that leaves is one attempt of the call.
- * libcurl sends a request again by itself in a few cases (libcurl 7.88,
- * lib/transfer.c Curl_retry_request and lib/multi.c): a reused connection
- * found dead with nothing received, an HTTP/2 stream refused
- * (REFUSED_STREAM, up to 5 times), an HTTP/2 stream reset with
- * HTTP_1_1_REQUIRED (sent again over HTTP/1.1, even after a :status came).
- * Two rules stop them:
- *   - a method other than GET and HEAD (it may move money) goes over
- *     HTTP/1.1 on a fresh connection that is not kept: none of those cases
- *     can arise (the HTTP/2 ones need HTTP/2, the dead-connection one a
- *     reused connection; redirects, Expect and HTTP auth are off);
- *   - whatever the method, the pre-request callback (CURLOPT_PREREQFUNCTION,
- *     called by libcurl before each request it sends, its own resends
- *     included) lets one request through per transfer and aborts the next:
- *     the attempt then fails as TRANSPORT (curl_code 42, outcome UNKNOWN)
- *     and the call's own retry rules decide, counted, observed and logged
- *     like any attempt.  A GET retried after that goes over HTTP/1.1
- *     (mapi_http_resend_refused), which settles all three cases.
+ * No hidden resends (docs/decisions.md: the cases where libcurl sends a
+ * request again by itself): a method other than GET and HEAD goes over
+ * HTTP/1.1 on a fresh connection that is not kept, and for every method the
+ * pre-request callback lets one request through per transfer and aborts the
+ * next (TRANSPORT, curl_code 42, outcome UNKNOWN: the call's retry rules
+ * decide; a GET retried after that goes over HTTP/1.1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,25 +124,20 @@ CURLcode mapi_http_set_callbacks(CURL *easy)
 {
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
 
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    MAPI_SETOPT(rc, easy, CURLOPT_WRITEFUNCTION, on_body);
 #if HAVE_PREREQ
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_prerequest);
+    MAPI_SETOPT(rc, easy, CURLOPT_PREREQFUNCTION, on_prerequest);
 #endif
     return rc;
 }
 
-/* Points the callbacks of easy at t (NULL: detaches them). */
 CURLcode mapi_http_set_transfer(CURL *easy, transfer *t)
 {
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void *)t);
 
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)t);
+    MAPI_SETOPT(rc, easy, CURLOPT_HEADERDATA, (void *)t);
 #if HAVE_PREREQ
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_PREREQDATA, (void *)t);
+    MAPI_SETOPT(rc, easy, CURLOPT_PREREQDATA, (void *)t);
 #endif
     return rc;
 }
@@ -213,52 +196,38 @@ int mapi_http_http1_only(const mapi_http_request *req)
 
 int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
 {
-    CURLcode rc;
-    int once;
+    CURLcode rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
+    long once = own_connection(req);
 
-    rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
-    if (rc == CURLE_OK) /* the deadline may cut this request's timeout */
-        rc = curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                              req->timeout > 0 ? mapi_http_ms(req->timeout, timeout_ms)
-                                               : timeout_ms);
-    if (rc == CURLE_OK && strcmp(req->method, "GET") == 0) {
-        rc = curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
-    } else if (rc == CURLE_OK && strcmp(req->method, "HEAD") == 0) {
+    /* the deadline may cut this request's timeout */
+    MAPI_SETOPT(rc, easy, CURLOPT_TIMEOUT_MS,
+                req->timeout > 0 ? mapi_http_ms(req->timeout, timeout_ms) : timeout_ms);
+    if (strcmp(req->method, "GET") == 0) {
+        MAPI_SETOPT(rc, easy, CURLOPT_HTTPGET, 1L); /* also clears NOBODY */
+        MAPI_SETOPT(rc, easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else if (strcmp(req->method, "HEAD") == 0) {
         /* libcurl's own HEAD (mapi_request): it then reads no body after the headers */
-        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
-    } else if (rc == CURLE_OK) {
+        MAPI_SETOPT(rc, easy, CURLOPT_NOBODY, 1L);
+        MAPI_SETOPT(rc, easy, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else {
         /* A body (maybe empty: "Content-Length: 0") under the given method;
            NOBODY off first, in case the handle's last request was a HEAD. */
-        rc = curl_easy_setopt(easy, CURLOPT_NOBODY, 0L);
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                                  (curl_off_t)(req->body ? req->body_len : 0));
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-        if (rc == CURLE_OK)
-            rc = curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
-                                  strcmp(req->method, "POST") == 0 ? NULL : req->method);
+        MAPI_SETOPT(rc, easy, CURLOPT_NOBODY, 0L);
+        MAPI_SETOPT(rc, easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                    (curl_off_t)(req->body ? req->body_len : 0));
+        MAPI_SETOPT(rc, easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        MAPI_SETOPT(rc, easy, CURLOPT_CUSTOMREQUEST,
+                    strcmp(req->method, "POST") == 0 ? NULL : req->method);
     }
-    once = own_connection(req);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
-                              mapi_http_http1_only(req) ? (long)CURL_HTTP_VERSION_1_1
-                                              : (long)CURL_HTTP_VERSION_NONE);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, once ? 1L : 0L);
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, once ? 1L : 0L);
+    MAPI_SETOPT(rc, easy, CURLOPT_HTTP_VERSION,
+                mapi_http_http1_only(req) ? (long)CURL_HTTP_VERSION_1_1
+                                          : (long)CURL_HTTP_VERSION_NONE);
+    MAPI_SETOPT(rc, easy, CURLOPT_FRESH_CONNECT, once);
+    MAPI_SETOPT(rc, easy, CURLOPT_FORBID_REUSE, once);
     return (int)rc;
 }
 
-/* A response refused before its body: DECODE with title, the status and
-   request id, the response (its head) attached; for a confirm, outcome
-   UNKNOWN (the request was sent, and an answer whose head could not be
-   taken whole is not taken at its word).  Always -1. */
+/* mapi_refuse_head of the transfer's response, with its status. */
 static int refuse_response(transfer *t, long status, mapi_error *err, const char *title,
                            const char *detail)
 {
@@ -266,9 +235,7 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
     return mapi_refuse_head(t->res, err, title, detail);
 }
 
-/* The handle's header lines followed by req's own headers ("Name: value";
-   "Name;" for an empty value, libcurl's way to send "Name:"), or NULL when
-   req has none.  *oom is set when an allocation failed.  Wipe and free. */
+/* An empty value as "Name;": libcurl's way to send "Name:". */
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
                                           int *oom)
 {
@@ -287,13 +254,7 @@ struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http
         char *s;
         int rc;
         mapi_buf_init(&line);
-        mapi_buf_puts(&line, f->name);
-        if (*f->value) {
-            mapi_buf_puts(&line, ": ");
-            mapi_buf_puts(&line, f->value);
-        } else {
-            mapi_buf_puts(&line, ";");
-        }
+        mapi_buf_printf(&line, *f->value ? "%s: %s" : "%s;", f->name, f->value);
         s = mapi_buf_take(&line);
         if (!s)
             goto fail;
@@ -310,8 +271,7 @@ fail:
     return NULL;
 }
 
-/* The outcome of one finished transfer (rc from curl_easy_perform or the
-   multi's CURLMSG_DONE): 0 with *out, or -1 with err (see mapi_http_perform). */
+/* rc: curl_easy_perform's, or the multi's CURLMSG_DONE. */
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                   size_t max_body, mapi_response **out, mapi_error *err)
 {
@@ -382,21 +342,15 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
         rid = mapi_response_request_id(t->res);
         mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
         if (err && err->kind == MAPI_ERR_TRANSPORT) {
+            int detail = errbuf[0] && strcmp(errbuf, err->title) != 0;
             err->curl_code = (int)rc;
             err->retryable = 1;
             err->outcome = transport_outcome(rc, request_size, pretransfer);
-            if (errbuf[0] && strcmp(errbuf, err->title) != 0)
-                err->detail = mapi_strdup(errbuf);
+            err->detail = detail ? mapi_strdup(errbuf) : NULL;
             err->request_id = mapi_strdup(rid);
-            if ((errbuf[0] && !err->detail && strcmp(errbuf, err->title) != 0) ||
-                (rid && !err->request_id)) {
-                mapi_response_free(t->res);
-                return mapi_error_oom(err);
-            }
-            if (mapi_error_message(err) < 0) {
-                mapi_response_free(t->res);
-                return mapi_error_oom(err);
-            }
+            if ((detail && !err->detail) || (rid && !err->request_id) ||
+                mapi_error_message(err) < 0)
+                mapi_error_oom(err);
         }
         mapi_response_free(t->res);
         return -1;

@@ -51,6 +51,8 @@ char *mapi_buf_take(mapi_buf *b);
 void mapi_wipe_free(char *s);
 /* Control bytes (< 0x20, 0x7f) of s[0..n) as spaces: text for one line. */
 void mapi_blank_controls(char *s, size_t n);
+/* 1 when the string s holds a control byte. */
+int mapi_has_control(const char *s);
 /* ch with ASCII letters in lower case (other bytes as they are). */
 int mapi_ascii_lower(int ch);
 /* 1 when a[0..alen) and b[0..blen) are equal, ASCII letters compared
@@ -58,6 +60,9 @@ int mapi_ascii_lower(int ch);
    first difference: a NUL-terminated a is never read past its NUL (a
    prefix test: alen = blen). */
 int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen);
+/* 1 when ch is an ASCII letter or digit, or one of the bytes of set (never
+   NUL): the character classes of URLs and header names. */
+int mapi_alnum_or(int ch, const char *set);
 
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
@@ -331,6 +336,9 @@ int mapi_headers_merge(const mapi_header_field *base, size_t nbase,
                        size_t *nout);
 /* Frees a list made by mapi_headers_merge (its strings too).  NULL ignored. */
 void mapi_headers_free(mapi_header_field *h, size_t n);
+/* The JSON:API media type: sent as Content-Type and Accept, and an answer's
+   (with application/json) read as JSON (mapping.c). */
+#define MAPI_MEDIA_TYPE "application/vnd.api+json"
 /* The headers every request carries, in order, over any transport:
    Content-Type and Accept application/vnd.api+json, Authorization (when
    authorization, "Bearer <key>", is not NULL), User-Agent.  Fills names and
@@ -482,9 +490,6 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
    the key: never log it. */
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
                             const char **value);
-/* The headers of one's own alone (the tail of mapi_exchange_header_at), for
-   a mapi_http_request.  Borrowed. */
-void mapi_exchange_own_headers(const mapi_exchange *x, const mapi_header_field **h, size_t *n);
 /* Begins the next attempt: counts it, stamps the time (the first attempt
    also starts the deadline) and sets its timeout.  Returns the attempt's
    facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */

@@ -1,11 +1,7 @@
 /*
- * json_parse.cpp -- the JSON reader: simdjson's On-Demand API walked once
- * into the compact tree of json_parse.h.  The only C++ of the project, behind
- * the C function mapi_json_parse: simdjson's error codes only (built with
- * -fno-exceptions), nothing C++ crosses the interface, memory comes from
- * malloc (the scratch stacks, the name table) and the caller's arena.  What
- * needs no simdjson type (names, number tokens, scratch arrays, the kept
- * blocks, the failure's place) is in json_tree.c.
+ * json_parse.cpp -- the JSON reader (json_parse.h): simdjson's On-Demand
+ * API walked once into the compact tree, with simdjson's error codes only
+ * (built with -fno-exceptions); memory from malloc and the caller's arena.
  *
  * What simdjson checks: UTF-8 (RFC 3629), control characters unescaped in
  * strings (stage 1, before any value is read), the structure (commas,
@@ -14,10 +10,6 @@
  * every number token against RFC 8259's grammar (json_tree.c: simdjson reads
  * no number here, they keep their exact text), duplicate member names, the
  * depth cap, content after the value.
- *
- * One simdjson parser per thread is kept for bodies up to KEEP_CAPACITY
- * (its buffers are about five times the body); a larger body gets its
- * buffers for that parse only.
  */
 /* simdjson's own invariants (SIMDJSON_ASSUME: the state of its iterator,
    never the input) are assert() calls unless NDEBUG is defined, and cost
@@ -49,7 +41,7 @@ using namespace simdjson;
 
 namespace {
 
-const size_t KEEP_CAPACITY = (size_t)1 << 20;
+const size_t KEEP_CAPACITY = (size_t)1 << 20; /* a parser kept per thread: docs/decisions.md */
 const size_t MAX_LEN = ((size_t)-1) >> MAPI_TL_SHIFT;
 const size_t PREDICT = 1024; /* member positions remembered: 64 groups of 16 */
 
@@ -305,21 +297,33 @@ mapi_json_status structure(builder &b, error_code e)
     }
 }
 
-/* n entries from src to dst: a loop for the few members or elements most
-   containers have (a call of memcpy costs more), memcpy beyond. */
-template <typename T> inline void copy_small(T *dst, const T *src, size_t n)
+/* The container just read, scratch[base..count), moved into the arena as a
+   node of type `type` at its place d (computed only now: the scratch arrays
+   may move while it is read; writing the node there, rather than handing it
+   back through memory, also spares a store-forwarding stall).  A loop copies
+   the few entries most containers have (a call of memcpy costs more). */
+template <typename T>
+inline mapi_json_status close_container(builder &b, T *scratch, size_t &count, size_t base,
+                                        const dest &d, unsigned type)
 {
-    if (n <= 8) {
-        for (size_t i = 0; i < n; i++)
-            dst[i] = src[i];
-    } else {
-        memcpy(dst, src, n * sizeof *dst);
+    size_t n = count - base;
+    T *arr = NULL;
+    if (n) {
+        arr = static_cast<T *>(mapi_arena_alloc(b.t.arena, n * sizeof *arr));
+        if (!arr)
+            return fail(b, MAPI_JSON_MEMORY, NULL);
+        if (n <= 8) {
+            for (size_t i = 0; i < n; i++)
+                arr[i] = scratch[base + i];
+        } else {
+            memcpy(arr, scratch + base, n * sizeof *arr);
+        }
     }
+    count = base;
+    *place(b, d) = make(arr, n, type);
+    return MAPI_JSON_OK;
 }
 
-/* An object into its place d (computed once it is read: the scratch
-   arrays may move meanwhile; writing the node there, rather than handing it
-   back through memory, also spares a store-forwarding stall). */
 mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int depth,
                              size_t parent)
 {
@@ -355,17 +359,7 @@ mapi_json_status read_object(builder &b, ondemand::value &v, const dest &d, int 
     }
     if (mapi_tree_unique(&b.t, base) != 0)
         return fail(b, MAPI_JSON_DUPLICATE, NULL);
-    size_t n = b.t.nmem - base;
-    mapi_member *arr = NULL;
-    if (n) {
-        arr = static_cast<mapi_member *>(mapi_arena_alloc(b.t.arena, n * sizeof *arr));
-        if (!arr)
-            return fail(b, MAPI_JSON_MEMORY, NULL);
-        copy_small(arr, b.t.mem + base, n);
-    }
-    b.t.nmem = base;
-    *place(b, d) = make(arr, n, MAPI_OBJECT);
-    return MAPI_JSON_OK;
+    return close_container(b, b.t.mem, b.t.nmem, base, d, MAPI_OBJECT);
 }
 
 mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int depth,
@@ -388,17 +382,7 @@ mapi_json_status read_array(builder &b, ondemand::value &v, const dest &d, int d
         if (st != MAPI_JSON_OK)
             return st;
     }
-    size_t n = b.t.nval - base;
-    struct mapi_value *items = NULL;
-    if (n) {
-        items = static_cast<struct mapi_value *>(mapi_arena_alloc(b.t.arena, n * sizeof *items));
-        if (!items)
-            return fail(b, MAPI_JSON_MEMORY, NULL);
-        copy_small(items, b.t.val + base, n);
-    }
-    b.t.nval = base;
-    *place(b, d) = make(items, n, MAPI_ARRAY);
-    return MAPI_JSON_OK;
+    return close_container(b, b.t.val, b.t.nval, base, d, MAPI_ARRAY);
 }
 
 /* One value at nesting `depth` (its container's), of the member name of id
@@ -427,17 +411,6 @@ mapi_json_status read_value(builder &b, ondemand::value &v, const dest &d, int d
     }
 }
 
-/* Classifies a failure simdjson reported as structural by the document's
-   brackets (the error path only): unclosed at the end is the end of input,
-   a mismatch is syntax at that byte.  Strings are known well-formed. */
-mapi_json_status diagnose(builder &b)
-{
-    /* the body unchanged (string values were written into); offsets are the
-       same in both */
-    b.status = mapi_json_diagnose(b.orig ? b.orig : b.buf, b.len, &b.offset);
-    return b.status;
-}
-
 mapi_json_status from_stage1(builder &b, error_code e)
 {
     switch (e) {
@@ -450,12 +423,8 @@ mapi_json_status from_stage1(builder &b, error_code e)
         return fail(b, MAPI_JSON_CONTROL, NULL);
     case CAPACITY:
         return fail(b, MAPI_JSON_TOO_LARGE, NULL);
-    case MEMALLOC:
-        return fail(b, MAPI_JSON_MEMORY, NULL);
-    case DEPTH_ERROR:
-        return fail(b, MAPI_JSON_DEPTH, NULL);
-    default:
-        return fail(b, MAPI_JSON_SYNTAX, NULL);
+    default: /* MEMALLOC, DEPTH_ERROR, syntax (no string is read yet) */
+        return structure(b, e);
     }
 }
 
@@ -469,17 +438,14 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
 
     if (e != SUCCESS)
         return from_stage1(b, e);
-    if (doc.type().get(t) != SUCCESS) {
-        std::string_view raw;
-        if (doc.raw_json_token().get(raw) != SUCCESS)
-            return fail(b, MAPI_JSON_SYNTAX, NULL);
-        return untyped(b, trimmed(raw));
-    }
-    if (t != ondemand::json_type::object && t != ondemand::json_type::array) {
+    bool typed = doc.type().get(t) == SUCCESS;
+    if (!typed || (t != ondemand::json_type::object && t != ondemand::json_type::array)) {
         /* a scalar document: simdjson reads those apart from containers */
         std::string_view raw;
         if (doc.raw_json_token().get(raw) != SUCCESS)
             return fail(b, MAPI_JSON_SYNTAX, NULL);
+        if (!typed)
+            return untyped(b, trimmed(raw));
         std::string_view tok = trimmed(raw);
         if (t == ondemand::json_type::string) {
             std::string_view text;
@@ -499,8 +465,10 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
         return structure(b, e);
     dest d = {root, false, 0};
     if (read_value(b, v, d, 0, MAPI_N_KNOWN, false) != MAPI_JSON_OK) {
+        /* a structural failure told by the body's brackets (json_tree.c), in
+           the body unchanged (string values were written into) */
         if (b.status == MAPI_JSON_SYNTAX)
-            return diagnose(b);
+            b.status = mapi_json_diagnose(b.orig ? b.orig : b.buf, b.len, &b.offset);
         return b.status;
     }
     const char *rest;

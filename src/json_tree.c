@@ -1,9 +1,6 @@
 /*
- * json_tree.c -- the parts of the JSON reader (json_parse.h) that need no
- * simdjson type, in C beside the one C++ file: the interned names, number
- * tokens checked and copied, the duplicate-name rule, the scratch arrays a
- * thread keeps between documents, the blocks it keeps (mapi_block_take),
- * and where a body simdjson called structurally wrong is wrong.
+ * json_tree.c -- the parts of the JSON reader that need no simdjson type
+ * (json_parse.h), and where a body simdjson called wrong is wrong.
  */
 #include <stdlib.h>
 #include <string.h>

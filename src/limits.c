@@ -4,24 +4,15 @@
  * mapi_client_new (the client's): the same value is refused with the same
  * USAGE title from C and from Lua, before anything is sent.  Lua checks
  * only what Lua alone can (a value's Lua type: lua/merchantapi/options.lua;
- * the binding, lua_options.c, only converts); every limit is here.
- *
- * Seconds (timeout, connect_timeout, deadline) are > 0 and at most 1e9 (NaN
- * and infinities refused); max_retries 0 .. MAPI_MAX_RETRIES; max_body at
- * least one byte; max_depth >= 0 (the reader caps it); page and per_page
- * >= 1 (the service's largest page size is not shown by the interface: the
- * server refuses a larger one); order and order_type the values the
- * interface allows ("Endpoints": order created_at, order_type asc or desc);
- * the pages of one list_addresses_pages call: at most MAPI_PAGES_MAX, and
- * MAPI_PAGES_MAX_CONCURRENCY in flight.  In the C structs 0 (NULL for the
- * strings) stands for "not given": the default, or nothing sent.
+ * the binding, lua_options.c, only converts); every limit is here (each
+ * is listed in internal.h).  The service's largest page size is not shown
+ * by the interface: the server refuses a larger one.
  */
 #include <limits.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* NULL when seconds is > 0 and at most 1e9 (NaN refused), else title. */
 static const char *seconds_in_range(double seconds, const char *title)
 {
     return seconds > 0 && seconds <= 1e9 ? NULL : title;

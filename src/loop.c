@@ -1,24 +1,16 @@
 /*
  * loop.c -- calls that never block: the driver of exchanges for a host's
- * event loop (merchantapi.h, mapi_loop).
- *
- * Every call on a loop is one exchange (exchange.c) -- built once by the
- * service's rules (calls.c), prepared with the client's settings -- and
- * this file only moves it on: an attempt is begun and handed to the loop's
- * HTTP side (the last section of http.c: libcurl's multi socket interface
- * behind one epoll descriptor), its end is handed back to the exchange,
- * and a wait the exchange asks for (backoff, Retry-After, none before the
- * read settling a confirm) becomes a timer of the loop.  So a call on a
- * loop decides exactly what the blocking driver (client.c) decides; only
- * the waiting differs.  No libcurl here.
+ * event loop (merchantapi.h, mapi_loop).  Every call on a loop is one
+ * exchange (exchange.c), built once (calls.c); this file only moves it on:
+ * an attempt is begun as a transfer of the loop's HTTP side (http_loop.c),
+ * its end is handed back to the exchange, and a wait the exchange asks for
+ * becomes a timer of the loop -- so a call decides exactly what the
+ * blocking driver (client.c) decides; only the waiting differs.  No
+ * libcurl here.
  *
  * Callbacks run from mapi_loop_step only, once the step has finished with
  * libcurl: a finished call is first taken off the list, then reported, so
  * a callback may start new calls.
- *
- * A driver that decides its own waits (pages.c: retry rounds) runs a call
- * one attempt at a time (mapi_loop_attempt): the exchange decides as ever,
- * but a retry is reported to it instead of becoming a timer.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -136,12 +128,7 @@ static void attempt_end(op *o, mapi_response *res)
         o->wake_at = 0;
         o->state = OP_DUE;
         break;
-    case MAPI_STEP_DONE:
-        mapi_error_clear(&o->e);
-        o->state = OP_DONE;
-        break;
-    case MAPI_STEP_FAILED:
-    default:
+    default: /* DONE (e is empty then), FAILED */
         o->state = OP_DONE;
         break;
     }
@@ -200,22 +187,18 @@ static size_t begin_due(mapi_loop *l)
    when nothing is running. */
 static double next_timeout(const mapi_loop *l)
 {
-    double t = -1.0, now = 0, io;
+    double t = -1.0, now, io;
     const op *o;
-    int have_now = 0;
 
     if (l->count == 0)
         return -1.0;
+    now = mapi_monotonic_seconds();
     for (o = l->head; o; o = o->next) {
         double left;
         if (o->state == OP_DONE)
             return 0.0;
         if (o->state != OP_DUE)
             continue;
-        if (!have_now) {
-            now = mapi_monotonic_seconds();
-            have_now = 1;
-        }
         left = o->wake_at - now;
         if (left <= 0)
             return 0.0;
@@ -263,24 +246,6 @@ static void report_done(mapi_loop *l, mapi_budget *b)
 
 /* ---- the loop ---- */
 
-mapi_loop *mapi_loop_new(mapi_error *err)
-{
-    mapi_loop *l;
-
-    if (mapi_global_init(err) < 0)
-        return NULL;
-    l = calloc(1, sizeof *l);
-    if (!l)
-        return mapi_error_oom(err), NULL;
-    l->io = mapi_http_loop_new(err);
-    if (!l->io) {
-        free(l);
-        return NULL;
-    }
-    l->owns_io = 1;
-    return l;
-}
-
 mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err)
 {
     mapi_loop *l = calloc(1, sizeof *l);
@@ -288,6 +253,18 @@ mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err)
     if (!l)
         return mapi_error_oom(err), NULL;
     l->io = io;
+    return l;
+}
+
+mapi_loop *mapi_loop_new(mapi_error *err)
+{
+    mapi_http_loop *io = mapi_global_init(err) < 0 ? NULL : mapi_http_loop_new(err);
+    mapi_loop *l = io ? mapi_loop_over(io, err) : NULL;
+
+    if (l)
+        l->owns_io = 1;
+    else
+        mapi_http_loop_free(io);
     return l;
 }
 
@@ -304,7 +281,6 @@ void mapi_loop_free(mapi_loop *l)
         if (o->state == OP_SENDING) {
             mapi_http_loop_remove(l->io, o->t);
             o->t = NULL;
-            mapi_error_clear(&o->e);
             mapi_error_set(&o->e, MAPI_ERR_TRANSPORT,
                            "the loop was freed while the request was under way");
             o->e.outcome = MAPI_OUTCOME_UNKNOWN;
@@ -411,15 +387,13 @@ static int start(mapi_loop *l, mapi_client *c, mapi_call *k, mapi_loop_done_fn d
 static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
                        const char *method, mapi_error *err)
 {
-    if (!l || !c || !done) {
+    if (!l || !c || !done)
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: loop, client and done are required");
-        return mapi_call_not_sent(method, err);
-    }
-    if (l->freeing) {
+    else if (l->freeing)
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: the loop is being freed");
-        return mapi_call_not_sent(method, err);
-    }
-    return 0;
+    else
+        return 0;
+    return mapi_call_not_sent(method, err);
 }
 
 /* Starts the call of the endpoint table's row r (calls.c). */

@@ -12,7 +12,7 @@
 
 int mapi_media_type_is_json(const char *ct)
 {
-    static const char *const types[] = {"application/vnd.api+json", "application/json"};
+    static const char *const types[] = {MAPI_MEDIA_TYPE, "application/json"};
     size_t i, n;
 
     if (!ct)
@@ -116,7 +116,7 @@ static int map_success(const mapi_call *k, mapi_response *res, int max_depth, ma
 /* A non-2xx response: API when the body is an error document, else HTTP. */
 static int map_failure(mapi_response *res, int max_depth, mapi_error *e)
 {
-    const char *p = res->body;
+    const char *p = res->body, *location = mapi_response_header(res, "location");
     mapi_doc *doc = NULL;
     mapi_error perr = MAPI_ERROR_INIT;
     int rc = 0;
@@ -128,34 +128,21 @@ static int map_failure(mapi_response *res, int max_depth, mapi_error *e)
         mapi_doc_parse_ex(res->body, res->len, max_depth, &doc, &perr) == 0) {
         rc = mapi_doc_error_rule(doc, res->status, e); /* 1: API (a non-2xx status) */
         mapi_doc_free(doc);
-        doc = NULL;
-        if (rc < 0) {
-            mapi_response_free(res);
-            return -1; /* e is MEMORY */
-        }
+    } else if (perr.kind == MAPI_ERR_MEMORY) {
+        rc = mapi_error_oom(e);
     }
+    mapi_error_clear(&perr);
     if (rc == 0) {
-        const char *location = mapi_response_header(res, "location");
-        mapi_doc_free(doc);
-        if (perr.kind == MAPI_ERR_MEMORY) {
-            mapi_error_clear(&perr);
-            mapi_response_free(res);
-            return mapi_error_oom(e);
-        }
-        mapi_error_clear(&perr);
         mapi_error_set(e, MAPI_ERR_HTTP, "HTTP %d", res->status);
         if (e->kind == MAPI_ERR_HTTP && res->status >= 300 && res->status < 400 && location) {
             mapi_buf b;
             mapi_buf_init(&b);
             mapi_buf_printf(&b, "redirect to %s not followed", location);
-            e->detail = mapi_buf_take(&b);
-            if (!e->detail) {
-                mapi_response_free(res);
-                return mapi_error_oom(e);
-            }
+            if (!(e->detail = mapi_buf_take(&b)))
+                mapi_error_oom(e);
         }
     }
-    if (e->kind == MAPI_ERR_MEMORY) {
+    if (e->kind == MAPI_ERR_MEMORY) { /* rc < 0: e is MEMORY */
         mapi_response_free(res);
         return -1;
     }
@@ -183,13 +170,9 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
         rc = map_success(k, res, max_depth, out, e);
     else
         rc = map_failure(res, max_depth, e);
-    if (rc == 0) {
+    if (rc == 0 || e->kind == MAPI_ERR_MEMORY) {
         free(request_id);
-        return 0;
-    }
-    if (e->kind == MAPI_ERR_MEMORY) {
-        free(request_id);
-        return -1;
+        return rc;
     }
     e->status = status;
     free(e->request_id);

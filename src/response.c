@@ -95,7 +95,6 @@ int mapi_response_fold_header(mapi_response *res, const char *value, size_t valu
     return 0;
 }
 
-/* A deep copy (headers and body), or NULL when out of memory. */
 mapi_response *mapi_response_copy(const mapi_response *r)
 {
     mapi_response *c = mapi_response_new();

@@ -1,7 +1,7 @@
 /*
  * retry.c -- when to retry and how long to wait: Retry-After, exponential
- * backoff with full jitter, and the default sleep and random hooks.
- * (The retry loop itself is in client.c.)
+ * backoff with full jitter, and the default sleep and random hooks (the
+ * decision to retry is the exchange's).
  */
 #include <curl/curl.h>
 #include <errno.h>

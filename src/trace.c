@@ -1,11 +1,8 @@
 /*
  * trace.c -- W3C Trace Context (https://www.w3.org/TR/trace-context/): the
  * check of a caller's traceparent and tracestate, and the random ids of
- * traces and spans.  The randomness comes from the system (/dev/urandom)
- * once per client; each call's exchange draws its ids from a generator
- * seeded from the client's (never libc's rand()).  The exchange
- * (exchange.c) sends the header on every attempt and puts the ids in the
- * attempt's record.
+ * traces and spans: /dev/urandom once per client, then each call's
+ * generator seeded from the client's (never libc's rand()).
  *
  * fork(): a child inherits its parent's generators, and would draw the
  * same ids.  A handler registered with pthread_atfork counts the forks in

@@ -12,12 +12,6 @@
 
 #include "internal.h"
 
-static int is_unreserved(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 int mapi_hex_digit(int c)
 {
     if (c >= '0' && c <= '9')
@@ -39,7 +33,7 @@ size_t mapi_url_encode_to(char *out, const char *s, size_t n)
 
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (is_unreserved(c)) {
+        if (mapi_alnum_or(c, "-._~")) { /* RFC 3986 unreserved */
             out[o++] = (char)c;
         } else {
             out[o++] = '%';
@@ -82,14 +76,6 @@ int mapi_host_is_loopback(const char *host, size_t len)
     }
 }
 
-/* Host characters outside brackets: letters, digits, '-', '.', '_', and
-   bytes >= 0x80 (an internationalised name; libcurl decides). */
-static int is_host_char(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c >= 0x80;
-}
-
 /* The port written p..end: digits, 1 .. 65535; or -1. */
 static int port_digits(const char *p, const char *end)
 {
@@ -119,8 +105,8 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
                 return *bad = "has an invalid IPv6 host", -1;
         }
         p = close + 1;
-    } else {
-        while (p < end && is_host_char((unsigned char)*p))
+    } else { /* bytes >= 0x80: an internationalised name (libcurl decides) */
+        while (p < end && (mapi_alnum_or((unsigned char)*p, "-._") || (unsigned char)*p >= 0x80))
             p++;
     }
     *host = h;
@@ -137,20 +123,16 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
 int mapi_base_url_check(const char *url, char **out, mapi_error *err)
 {
     const char *p, *host, *auth_end, *bad;
-    size_t i, n, host_len;
+    size_t n, host_len;
     int https;
     char *copy;
 
     *out = NULL;
     if (!url || !*url)
         return mapi_error_set(err, MAPI_ERR_USAGE, "base_url is required");
+    if (strchr(url, ' ') || mapi_has_control(url))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "base_url contains a control byte or a space");
     n = strlen(url);
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)url[i];
-        if (c <= 0x20 || c == 0x7f)
-            return mapi_error_set(err, MAPI_ERR_USAGE,
-                                  "base_url contains a control byte or a space");
-    }
     if (mapi_ascii_ieq(url, 8, "https://", 8)) {
         https = 1;
         p = url + 8;
@@ -303,7 +285,7 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
     static const char *const no_vars[] = {"no_proxy", "NO_PROXY", NULL};
     const char *what = "proxy", *value = option, *base_auth, *base_host, *host, *auth_end, *p;
     const char *bad, *at;
-    size_t base_host_len, host_len, i, n;
+    size_t base_host_len, host_len;
     int https = mapi_ascii_ieq(base_url, 8, "https://", 8);
     mapi_buf b;
 
@@ -324,13 +306,8 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
         if (!value || (no && no_proxy_matches(no, base_host, base_host_len)))
             return 0;
     }
-    n = strlen(value);
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)value[i];
-        if (c <= 0x20 || c == 0x7f)
-            return mapi_error_set(err, MAPI_ERR_USAGE, "%s contains a control byte or a space",
-                                  what);
-    }
+    if (strchr(value, ' ') || mapi_has_control(value))
+        return mapi_error_set(err, MAPI_ERR_USAGE, "%s contains a control byte or a space", what);
     mapi_buf_init(&b);
     if (value != option && !strstr(value, "://"))
         mapi_buf_puts(&b, "http://"); /* libcurl's reading of a bare host:port */
@@ -339,32 +316,24 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
         mapi_buf_free(&b);
         return mapi_error_oom(err);
     }
-    p = b.data;
-    if (!mapi_ascii_ieq(p, 7, "http://", 7)) {
-        mapi_buf_free(&b);
-        return mapi_error_set(err, MAPI_ERR_USAGE,
-                              "%s must be an http:// proxy URL (an https:// base URL is "
-                              "tunnelled through it)", what);
+    bad = NULL; /* what is wrong with the proxy URL, after its name */
+    if (!mapi_ascii_ieq(b.data, 7, "http://", 7)) {
+        bad = "must be an http:// proxy URL (an https:// base URL is tunnelled through it)";
+    } else {
+        p = b.data + 7;
+        auth_end = p + strcspn(p, "/?#");
+        for (at = auth_end; at > p && at[-1] != '@'; at--)
+            ;
+        if (*auth_end && strcmp(auth_end, "/") != 0)
+            bad = "must be http://[user:password@]host[:port], without a path";
+        else if (host_port(at, auth_end, &host, &host_len, &bad) == 0 && !https &&
+                 !mapi_host_is_loopback(host, host_len))
+            bad = "is not a loopback host: over an http:// base_url the api key would cross it "
+                  "in clear";
     }
-    p += 7;
-    auth_end = p + strcspn(p, "/?#");
-    if (*auth_end && strcmp(auth_end, "/") != 0) {
-        mapi_buf_free(&b);
-        return mapi_error_set(err, MAPI_ERR_USAGE,
-                              "%s must be http://[user:password@]host[:port], without a path",
-                              what);
-    }
-    for (at = auth_end; at > p && at[-1] != '@'; at--)
-        ;
-    if (host_port(at, auth_end, &host, &host_len, &bad) < 0) {
+    if (bad) {
         mapi_buf_free(&b);
         return mapi_error_set(err, MAPI_ERR_USAGE, "%s %s", what, bad);
-    }
-    if (!https && !mapi_host_is_loopback(host, host_len)) {
-        mapi_buf_free(&b);
-        return mapi_error_set(err, MAPI_ERR_USAGE,
-                              "%s is not a loopback host: over an http:// base_url the api key "
-                              "would cross it in clear", what);
     }
     *out = mapi_buf_take(&b);
     return *out ? 0 : mapi_error_oom(err);

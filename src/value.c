@@ -1,11 +1,9 @@
 /*
  * value.c -- mapi_value: read-only navigation of a document's compact tree
- * (json_parse.h: 16-byte nodes, strings and number texts with lengths,
- * objects as member arrays with interned names), the arena the tree lives
- * in, and the JSON text of a value.  JSON null is a node of type MAPI_NULL
- * inside the tree; the public functions hand it out as the NULL pointer.
- * Nothing here mutates a document, so values may be read from several
- * threads at once.
+ * (json_parse.h), the arena the tree lives in, and the JSON text of a value.
+ * JSON null is a node of type MAPI_NULL inside the tree; the public
+ * functions hand it out as the NULL pointer.  Nothing here mutates a
+ * document, so values may be read from several threads at once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +28,9 @@ void mapi_arena_init(mapi_arena *a, size_t chunk)
     a->next = chunk < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : chunk;
 }
 
-/* A chunk of size bytes linked in; its memory, or NULL. */
-static char *new_chunk(mapi_arena *a, size_t size)
+void *mapi_arena_block(mapi_arena *a, size_t size)
 {
     mapi_arena_chunk *c;
-
     size_t got;
 
     if (size > ((size_t)-1) / 2 - CHUNK_HEADER)
@@ -49,11 +45,6 @@ static char *new_chunk(mapi_arena *a, size_t size)
     return (char *)c + CHUNK_HEADER;
 }
 
-void *mapi_arena_block(mapi_arena *a, size_t n)
-{
-    return new_chunk(a, n);
-}
-
 void mapi_arena_free(mapi_arena *a)
 {
     mapi_arena_chunk *c = a->chunks;
@@ -62,16 +53,14 @@ void mapi_arena_free(mapi_arena *a)
         mapi_block_give(c, CHUNK_HEADER + c->size);
         c = prev;
     }
-    a->pos = a->end = NULL;
-    a->chunks = NULL;
-    a->bytes = 0;
+    mapi_arena_init(a, a->next);
 }
 
 void *mapi_arena_grow(mapi_arena *a, size_t n)
 {
     /* chunks of one size: what is left unused is less than one of them */
     size_t size = n > a->next ? n : a->next;
-    char *p = new_chunk(a, size);
+    char *p = mapi_arena_block(a, size);
 
     if (!p)
         return NULL;
@@ -136,12 +125,6 @@ const char *mapi_value_number_text(const mapi_value *v)
     return mapi_value_number(v, NULL);
 }
 
-/* Whether the number text s[0..n) has an exponent. */
-static int has_exponent(const char *s, size_t n)
-{
-    return memchr(s, 'e', n) != NULL || memchr(s, 'E', n) != NULL;
-}
-
 const char *mapi_value_decimal(const mapi_value *v, size_t *len)
 {
     const char *text;
@@ -150,7 +133,7 @@ const char *mapi_value_decimal(const mapi_value *v, size_t *len)
     if (v && mapi_tl_type(v) == MAPI_STRING)
         return mapi_value_string(v, len);
     text = mapi_value_number(v, &n);
-    if (text && has_exponent(text, n)) {
+    if (text && (memchr(text, 'e', n) || memchr(text, 'E', n))) { /* an exponent */
         text += n + 1; /* the decimal form the reader stored after the text's NUL */
         n = strlen(text);
     }
@@ -159,13 +142,8 @@ const char *mapi_value_decimal(const mapi_value *v, size_t *len)
     return text;
 }
 
-/*
- * The plain decimal form of the JSON number s[0..n) written with an
- * exponent: the digits moved by the exponent, never rounded ("1.5e2" ->
- * "150", "2.5E-3" -> "0.0025", "1.50e+1" -> "15.0", "0e5" -> "0").  An
- * exponent beyond +-MAPI_DECIMAL_MAX_EXPONENT, or text that is not such a
- * number, is its own decimal form.
- */
+/* mapi_decimal_form (json_parse.h): "1.50e+1" -> "15.0", "0e5" -> "0"; text
+   that is no number with an exponent within this is its own form. */
 #define MAPI_DECIMAL_MAX_EXPONENT 400
 
 /* Writes byte c at out[at] when out is not NULL; the next position. */
@@ -651,10 +629,6 @@ const char *mapi_value_count_check(const mapi_value *v, int64_t *out)
 
 int mapi_value_count(const mapi_value *v, int64_t *out)
 {
-    int64_t n;
-
-    if (!out || mapi_value_count_check(v, &n) != NULL)
-        return -1;
-    *out = n;
-    return 0;
+    /* the check writes *out only for a count */
+    return out && mapi_value_count_check(v, out) == NULL ? 0 : -1;
 }
