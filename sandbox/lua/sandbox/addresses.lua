@@ -8,7 +8,8 @@ local respond = require "sandbox.respond"
 local state = require "sandbox.state"
 
 local concat = table.concat
-local format, gsub, match, sub = string.format, string.gsub, string.match, string.sub
+local format, gmatch, gsub, match, sub = string.format, string.gmatch, string.gsub, string.match,
+  string.sub
 local floor, min, tonumber, type = math.floor, math.min, tonumber, type
 local quote = jsontext.quote
 
@@ -391,6 +392,42 @@ local function page_fault_id(id, k, fault)
   return list_fault(fault, body, counter)
 end
 
+-- `fault-pages-retry-<k>.<s>[-<k>.<s>...]` (e.g. fault-pages-retry-2.1-3.3):
+-- acct-22's list, except that each `<k>.<s>` is one 503 for page k with
+-- Retry-After: s; page k's n-th request answers the n-th item naming k, later
+-- ones behave. Returns page -> { s, ... }, or nil for another id.
+local function retry_pages_spec(id)
+  local list = match(id, "^fault%-pages%-retry%-(.+)$")
+  local waits = {}
+  for item in gmatch(list and list .. "-" or "", "([^-]*)-") do
+    local k, s = match(item, "^(%d+)%.(%d+)$")
+    k, s = tonumber(k), tonumber(s)
+    if not k or k < 1 or s > faults.MAX_RETRY_AFTER then
+      return nil
+    end
+    waits[k] = waits[k] or {}
+    waits[k][#waits[k] + 1] = s
+  end
+  return list and waits or nil
+end
+
+-- Each page's requests are counted under `<id>/page<k>`.
+local function retry_pages(id, waits)
+  local args = ngx.req.get_uri_args(100)
+  local order_type, page, per_page = list_args(args, "page", "per_page")
+  if not order_type then
+    return page -- the 400 sent
+  end
+  local seen = state.hit(id .. "/page" .. page)
+  local s = waits[page] and waits[page][seen]
+  if s then
+    ngx.header["Retry-After"] = tostring(s)
+    return respond.send(503, respond.error_doc(503, "service_unavailable",
+      "Service Unavailable", format("page %d: retry after %d s", page, s)))
+  end
+  return respond.send(200, render(books["acct-22"], page, per_page, order_type == "desc"))
+end
+
 -- A `links-…` list: page[number] and page[size] (JSON:API's page family),
 -- order and order_type as for any account.
 local function links_list(account_id, variant)
@@ -423,6 +460,10 @@ function _M.handle(method, account_id)
   local fault_k, page_fault_name = page_fault_id_spec(account_id)
   if fault_k then
     return page_fault_id(account_id, fault_k, page_fault_name)
+  end
+  local retry_waits = retry_pages_spec(account_id)
+  if retry_waits then
+    return retry_pages(account_id, retry_waits)
   end
   local meta_account, meta = meta_spec(account_id)
   if not ACCOUNTS[account_id] and not is_fault and not meta_account and not LYING[account_id] then

@@ -42,6 +42,7 @@ local DEFAULT_FIRST_BYTE_DELAY_MS = 3000
 -- The id fault-other-id answers with instead of its own.
 local OTHER_ID = "00000000-0000-4000-8000-000000000000"
 local MAX_RETRY_AFTER = 86400
+_M.MAX_RETRY_AFTER = MAX_RETRY_AFTER
 
 --- Send the error document for HTTP status `status`.
 local function fail(status, detail)
