@@ -46,6 +46,7 @@ from answers import Counts, REASONS, answer, read_request, fault_name, load_addr
 FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body",
           "h1-huge-head", "h1-long-line")
 NAMES = sorted(FAULTS, key=len, reverse=True)
+LONG_LINE = b"X-Long: " + b"l" * (2 << 20) + b"\r\n"  # h1-long-line's, made once
 
 counts = None
 
@@ -82,9 +83,8 @@ def respond(method, path):
         head += pad + "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
         return head.encode() + body, True
     if f == "h1-long-line":
-        head += "X-Long: %s\r\n" % ("l" * (2 << 20))
-        head += "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
-        return head.encode() + body, True
+        tail = "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        return head.encode() + LONG_LINE + tail.encode() + body, True
     if f == "h1-cut-chunk":
         head += "Transfer-Encoding: chunked\r\n\r\n"
         return head.encode() + b"%x\r\n" % len(body) + body[:len(body) // 2], True
