@@ -9,7 +9,9 @@
 --
 -- Lines are split on "\n" (a "\r" before it dropped), as a cosocket's
 -- `receive("*l")` does; `receive(n)` gives n bytes; `receive("*a")` and a
--- read past the end give what is left with "closed".
+-- read past the end give what is left with "closed"; `receiveuntil(p)`'s
+-- iterator, called with a size, the bytes before p, at most that many at a
+-- time, then nil, nil once p is passed (as lua-nginx-module's).
 local concat, find, sub = table.concat, string.find, string.sub
 local setmetatable, type = setmetatable, type
 
@@ -68,6 +70,27 @@ function Sock:receive(pattern)
   return sub(data, pos, pos + want - 1)
 end
 
+function Sock:receiveuntil(p)
+  local passed = false
+  return function(size)
+    if passed then
+      passed = false
+      return nil, nil
+    end
+    local data, pos = self.fake.answer, self.pos
+    local at = find(data, p, pos, true)
+    if size and size > 0 and (at or #data + 1) - pos >= size then
+      self.pos = pos + size
+      return sub(data, pos, pos + size - 1)
+    elseif not at then
+      self.pos = #data + 1
+      return nil, "closed", sub(data, pos)
+    end
+    self.pos, passed = at + #p, size and size > 0
+    return sub(data, pos, at - 1)
+  end
+end
+
 function Sock:setkeepalive()
   self.fake.kept = self.fake.kept + 1
   return 1
@@ -79,14 +102,18 @@ function Sock:close()
 end
 
 --- An `ngx` table whose `socket.tcp()` answers `answer` (a string: the
--- server's bytes) to every request; `now()` is a fixed clock.
+-- server's bytes) to every request; `now()` is a fixed clock; `sock` is
+-- the last socket made.
 function M.ngx(answer)
   local fake
   fake = {
     answer = answer, sent = {}, connects = {}, timeouts = {}, reused = 0, kept = 0, closed = 0,
     now = function() return 1000 end,
     sleep = function() end,
-    socket = { tcp = function() return setmetatable({ fake = fake, pos = 1 }, Sock) end },
+    socket = { tcp = function()
+      fake.sock = setmetatable({ fake = fake, pos = 1 }, Sock) -- .pos: the next byte read
+      return fake.sock
+    end },
   }
   return fake
 end

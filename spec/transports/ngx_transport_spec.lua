@@ -63,6 +63,19 @@ describe("merchantapi.transport.ngx", function()
     assert.equal(0, fake.kept)
   end)
 
+  it("reads a head no further than its cap, however long a line (one of 2 MiB)", function()
+    local res
+    local fake = with_ngx("HTTP/1.1 200 OK\r\nX-Long: " .. string.rep("l", 2 * 1048576)
+      .. "\r\nContent-Length: 2\r\n\r\n{}", function()
+        res = assert(transport(request()))
+      end)
+    local cap = require("merchantapi.core").defaults.max_header_bytes
+    assert.equal(200, res.status)
+    assert.is_true(res.head_bytes > cap)
+    assert.is_true(fake.sock.pos <= cap + 2, "read " .. fake.sock.pos - 1 .. " bytes")
+    assert.equal(0, fake.kept)
+  end)
+
   it("reads header lines: names lower-cased, spaces and tabs around values dropped", function()
     local res
     with_ngx("HTTP/1.1 200 OK\r\n"

@@ -28,6 +28,10 @@ on a kept-alive connection:
     h1-huge-head       320 header lines of 1,024 bytes each (a head of about
                        330 KiB, over the clients' 256 KiB cap of a head), then
                        Content-Length and the body; then the connection closes
+    h1-long-line       one header line of 2 MiB (over the clients' 256 KiB cap
+                       of a head, and over libcurl's 100 KiB cap of a line),
+                       then Content-Length and the body; then the connection
+                       closes
 """
 import argparse
 import os
@@ -40,8 +44,9 @@ from lifetime import watch
 from answers import Counts, REASONS, answer, read_request, fault_name, load_addresses, plays, write_port
 
 FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body",
-          "h1-huge-head")
+          "h1-huge-head", "h1-long-line")
 NAMES = sorted(FAULTS, key=len, reverse=True)
+LONG_LINE = b"X-Long: " + b"l" * (2 << 20) + b"\r\n"  # h1-long-line's, made once
 
 counts = None
 
@@ -77,6 +82,9 @@ def respond(method, path):
         pad = "".join("X-Pad-%03d: %s\r\n" % (i, "p" * 1010) for i in range(320))
         head += pad + "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
         return head.encode() + body, True
+    if f == "h1-long-line":
+        tail = "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        return head.encode() + LONG_LINE + tail.encode() + body, True
     if f == "h1-cut-chunk":
         head += "Transfer-Encoding: chunked\r\n\r\n"
         return head.encode() + b"%x\r\n" % len(body) + body[:len(body) // 2], True

@@ -138,34 +138,53 @@ local function failure(message, sent)
   return nil, { message = message, sent = sent }
 end
 
+-- Reads a line of a head within the deadline, at most room + 1 bytes of it
+-- (receive("*l") has no bound): the line without its CR LF, cut if longer,
+-- and the bytes it took; or nil, "<what>: <socket error>".  receiveuntil's
+-- iterator, called with a size, returns at most that many bytes before its
+-- pattern, then nil, nil once past it (lua-nginx-module's README).
+local function read_line(st, room, what)
+  set_timeout(st)
+  local line, err = st.line(room + 1)
+  if not line then
+    return nil, what .. ": " .. tostring(err)
+  end
+  local n = #line
+  if n <= room then
+    st.line() -- the line ended: its nil, nil (nothing is read)
+  end
+  if byte(line, n) == 13 then
+    line = sub(line, 1, n - 1)
+  end
+  return line, n + 1
+end
+
 -- Reads the status line and headers of one answer; skips 1xx answers.
 -- Returns status, headers (lower-case name -> value or { values }), the
 -- HTTP minor version, and when the head passed the core's cap the bytes
--- read so far (reading stops there); or nil, err.
+-- read so far (reading stops at most one byte past it); or nil, err.
 local function read_head(st)
   local bytes = 0
+  st.line = st.sock:receiveuntil("\n")
   while true do
-    local line, err = receive(st, "*l", "reading the status line")
+    local line, n = read_line(st, MAX_HEADER_BYTES - bytes, "reading the status line")
     if not line then
-      return nil, err
+      return nil, n
     end
-    bytes = bytes + #line
+    bytes = bytes + n
     local minor, status = match(line, "^HTTP/1%.([01]) (%d%d%d)")
     if not status then
       return nil, "not an HTTP/1.x status line"
     end
     status = tonumber(status)
     local headers, last = {}, nil
-    while true do
-      line, err = receive(st, "*l", "reading the headers")
+    while bytes <= MAX_HEADER_BYTES do
+      line, n = read_line(st, MAX_HEADER_BYTES - bytes, "reading the headers")
       if not line then
-        return nil, err
+        return nil, n
       end
-      bytes = bytes + #line + 2
-      if bytes > MAX_HEADER_BYTES then
-        return status, headers, tonumber(minor), bytes
-      end
-      if line == "" then
+      bytes = bytes + n
+      if line == "" or bytes > MAX_HEADER_BYTES then
         break
       end
       local first = byte(line, 1)
@@ -192,6 +211,9 @@ local function read_head(st)
           last = name
         end
       end
+    end
+    if bytes > MAX_HEADER_BYTES then
+      return status, headers, tonumber(minor), bytes
     end
     if status >= 200 or status == 101 then
       return status, headers, tonumber(minor)

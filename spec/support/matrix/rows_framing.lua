@@ -8,7 +8,8 @@
 --   Transfer-Encoding: chunked: refused as `decode`, not retried; a confirm's
 --   outcome `unknown` (it was sent), the status as the head said;
 -- - a head over the 256 KiB cap of a response's header lines
---   (`core.defaults.max_header_bytes`), however the driver reads it:
+--   (`core.defaults.max_header_bytes`), in many lines or in one of 2 MiB
+--   (libcurl's own cap of a line is 100 KiB), however the driver reads it:
 --   refused as `decode`, not retried, the status kept; a confirm `unknown`;
 -- - a chunked body cut inside a chunk, or a body shorter than its
 --   Content-Length, and then the connection closed: `transport` (never
@@ -44,6 +45,7 @@ local CUT = { get = E("transport", nil, nil, 2), put = E("transport", "unknown",
 row("framing: two different Content-Lengths", "h1-two-lengths", REFUSED)
 row("framing: Content-Length with chunked", "h1-length-chunked", REFUSED)
 row("framing: a head over 256 KiB", "h1-huge-head", REFUSED)
+row("framing: a header line of 2 MiB", "h1-long-line", REFUSED)
 row("framing: chunk cut, then close", "h1-cut-chunk", CUT)
 row("framing: body shorter than Content-Length, then close", "h1-short-body", CUT)
 
