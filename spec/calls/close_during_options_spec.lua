@@ -144,3 +144,24 @@ describe("a client dropped and collected while a call reads its options", functi
     assert.equal(sent, count(helpers.CHANNEL_ID)) -- one request per call that did not fail
   end)
 end)
+
+describe("an exchange whose response table's __index ends its attempt", function()
+  it("is refused after the read (the attempt ended), no freed client used", function()
+    local client = helpers.client { transport = false }
+    local x = assert(client._c:prepare("get_channel", helpers.CHANNEL_ID))
+    x:request(true)
+    local nested = x
+    local res = setmetatable({ status = 200, body = "{}" }, { __index = function()
+      local y = nested
+      nested = nil
+      if y then
+        y:failure("gone", true) -- the attempt ends, and so the call (max_retries 0)
+        client:close() -- waits for the exchange
+        y:result() -- lets go of the client: closed now
+      end
+    end })
+    assert.has_error(function()
+      x:response(res, true)
+    end, "merchantapi: exchange used out of order (no attempt begun)")
+  end)
+end)
