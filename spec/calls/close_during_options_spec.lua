@@ -118,7 +118,7 @@ describe("a client dropped and collected while a call reads its options", functi
   it("a finalizer that closes the client, run by the call's own allocations", function()
     local sent, closed = 0, 0
     helpers.with_eager_gc(function()
-      for i = 1, 300 do
+      for i = 1, 1000 do
         local client = helpers.client { transport = false }
         local opts = setmetatable({}, { __index = function()
           -- garbage at once: its finalizer runs at a later allocation, in the core's reading
@@ -140,7 +140,7 @@ describe("a client dropped and collected while a call reads its options", functi
         end
       end
     end)
-    assert.equal(300, sent + closed)
+    assert.equal(1000, sent + closed)
     assert.equal(sent, count(helpers.CHANNEL_ID)) -- one request per call that did not fail
   end)
 end)
