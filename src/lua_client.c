@@ -227,15 +227,16 @@ static int finish_call(lua_State *L, const call_args *a, int prepare)
         c = mapi_lua_client_ref(L, 1, 0, &xb->cref); /* held until the exchange lets go */
         if (!c)
             return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED, a->method);
-        if (build_call(c, a, &k, &xb->err) < 0)
-            return mapi_lua_push_err_results(L, &xb->err);
-        xb->x = mapi_client_prepare(c, &k, &xb->err);
-        mapi_call_release(&k);
-        if (!xb->x) {
-            mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
-            return mapi_lua_push_err_results(L, &xb->err);
+        if (build_call(c, a, &k, &xb->err) == 0) {
+            xb->x = mapi_client_prepare(c, &k, &xb->err);
+            mapi_call_release(&k);
+            if (!xb->x)
+                mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
         }
-        return 1;
+        if (xb->x)
+            return 1;
+        mapi_lua_client_unref(L, &xb->cref); /* no call to hold the client for */
+        return mapi_lua_push_err_results(L, &xb->err);
     }
     cb = mapi_lua_push_call_box(L);
     c = mapi_lua_client_hold(L, 1, NULL); /* no Lua code runs until the release */

@@ -62,6 +62,8 @@ mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, const char *
         return NULL;
     }
     bb->b = mapi_page_batch_new(c, account_id, p, first_page, count, concurrency, opts, err);
+    if (!bb->b)
+        mapi_lua_client_unref(L, &bb->cref);
     return bb->b;
 }
 
