@@ -356,6 +356,18 @@ function helpers.ca_file()
   if prefix == nil or prefix == "" then
     local base = os_getenv("MERCHANTAPI_BASE_URL") -- "" (make matrix): the specs' own
     prefix = (base and base ~= "") and "build/sandbox" or "build/sandbox-lua"
+    -- SANDBOX_PREFIX not exported (CONTRIBUTING.md's one-spec recipe): the
+    -- prefix under build/ whose ports.env (sandbox/run) names the base URL's port
+    local line = format("SANDBOX_PORT=%s\n", (base or ""):match(":(%d+)/*$") or "")
+    local p = io_popen("ls -d " .. shell_quote(helpers.ROOT) .. "/build/*/ 2>/dev/null")
+    for dir in (p and p:read("*a") or ""):gmatch("[^\n]+") do
+      local f = io_open(dir .. "ports.env", "rb")
+      if f and f:read("*a"):find(line, 1, true) == 1 then
+        prefix = dir:gsub("/$", "")
+      end
+      if f then f:close() end
+    end
+    if p then p:close() end
   end
   if prefix:sub(1, 1) ~= "/" then
     prefix = helpers.ROOT .. "/" .. prefix

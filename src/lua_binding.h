@@ -142,7 +142,8 @@ int mapi_lua_read_headers(lua_State *L, int idx, const mapi_header_field **out, 
 const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg);
 /* A call's options from the table at index opts (or nil) into *o: deadline,
    and settle (a boolean) when with_settle; headers are read apart.  Their
-   limits are the builder's (calls.c). */
+   limits are the builder's (calls.c).  Pushes traceparent and tracestate
+   (a table given; they stay, anchoring the strings). */
 void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int with_settle);
 /* A list's options from the table at index opts (nil: made an empty table
    there) into *p: order, order_type, per_page, and page when with_page.
@@ -162,6 +163,11 @@ int mapi_lua_new(lua_State *L);
    came meanwhile. */
 mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
 void mapi_lua_client_release(lua_State *L, int idx);
+/* A hold kept with a registry ref of the client at idx (*ref; LUA_NOREF
+   and NULL when closed); again: a further hold for a call holding it
+   already, which a close() meanwhile does not refuse.  The ref is taken
+   before the check (its allocation may run a __gc that closes). */
+mapi_client *mapi_lua_client_ref(lua_State *L, int idx, int again, int *ref);
 /* The release of a hold kept with a registry ref of the client (*ref, made
    LUA_NOREF; nothing for LUA_NOREF): an exchange's, a page batch's. */
 void mapi_lua_client_unref(lua_State *L, int *ref);
@@ -172,10 +178,11 @@ void mapi_lua_client_open(lua_State *L);
 
 /* ---- a list's pages at once (lua_pages.c) ---- */
 
-/* Pushes the userdata of the page batch mapi_page_batch_new(c, ...) makes
-   (src/pages.c), which holds the client at index client; returns the batch,
-   or NULL with err (the userdata pushed empty). */
-struct mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, mapi_client *c,
+/* Pushes the userdata of the page batch mapi_page_batch_new makes
+   (src/pages.c) for the client at index client, which it holds; returns the
+   batch, or NULL with err (the userdata pushed empty; a closed client:
+   MAPI_LUA_CLIENT_CLOSED). */
+struct mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client,
                                                  const char *account_id,
                                                  const mapi_page_params *p, long first_page,
                                                  size_t count, size_t concurrency,

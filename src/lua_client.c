@@ -9,6 +9,10 @@
  * collected, a call with hooks while it runs); close() then only marks the
  * client closed for new calls, and the last release frees it.  While one of
  * its hooks runs (over libcurl) the client is busy: a call of it fails.
+ * A call takes the mapi_client pointer only from its hold, after the last
+ * Lua code it may run first (an option's __index, a __gc that an
+ * allocation runs): a client closed before is "the client is closed",
+ * nothing sent.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -130,6 +134,23 @@ void mapi_lua_client_release(lua_State *L, int idx)
         free_client(L, cb);
 }
 
+mapi_client *mapi_lua_client_ref(lua_State *L, int idx, int again, int *ref)
+{
+    client_box *cb = check_client(L, idx);
+
+    lua_pushvalue(L, idx);
+    *ref = luaL_ref(L, LUA_REGISTRYINDEX); /* before the check: it may run a __gc */
+    if (again && cb->client) {
+        cb->holds++;
+        return cb->client;
+    }
+    if (!mapi_lua_client_hold(L, idx, NULL)) {
+        luaL_unref(L, LUA_REGISTRYINDEX, *ref);
+        *ref = LUA_NOREF;
+    }
+    return *ref != LUA_NOREF ? cb->client : NULL;
+}
+
 void mapi_lua_client_unref(lua_State *L, int *ref)
 {
     if (*ref == LUA_NOREF)
@@ -149,9 +170,9 @@ static const char *unusable(const client_box *cb)
     return cb->busy ? "the client was called from one of its own hooks" : NULL;
 }
 
-/* Checks self and the id argument into *c and *id: 0, or the number of the
+/* Checks self and the id argument into *id: 0, or the number of the
    failure results it pushed. */
-static int call_prelude(lua_State *L, const char *method, const char **id, mapi_client **c)
+static int call_prelude(lua_State *L, const char *method, const char **id)
 {
     client_box *cb = check_client(L, 1);
     size_t len;
@@ -163,7 +184,6 @@ static int call_prelude(lua_State *L, const char *method, const char **id, mapi_
         return mapi_lua_fail(L, "usage", unusable(cb), method);
     if (mapi_lua_has_nul(*id, len))
         return mapi_lua_fail(L, "usage", "the id contains a NUL byte", method);
-    *c = cb->client;
     return 0;
 }
 
@@ -195,34 +215,36 @@ static int build_call(mapi_client *c, const call_args *a, mapi_call *k, mapi_err
    libcurl now (the results: value, nil, res | nil, err, message); prepare 1,
    an exchange that a Lua transport drives (lua_transport.c: x:result gives
    the same results); or nil, err when the call failed its checks. */
-static int finish_call(lua_State *L, mapi_client *c, const call_args *a, int prepare)
+static int finish_call(lua_State *L, const call_args *a, int prepare)
 {
+    mapi_client *c;
     mapi_call k;
     call_box *cb;
     int failed;
 
     if (prepare) {
         exchange_box *xb = mapi_lua_push_exchange_box(L); /* anchors the error too */
-        if (build_call(c, a, &k, &xb->err) < 0)
-            return mapi_lua_push_err_results(L, &xb->err);
-        xb->x = mapi_client_prepare(c, &k, &xb->err);
-        mapi_call_release(&k);
-        if (!xb->x) {
-            mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
-            return mapi_lua_push_err_results(L, &xb->err);
+        c = mapi_lua_client_ref(L, 1, 0, &xb->cref); /* held until the exchange lets go */
+        if (!c)
+            return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED, a->method);
+        if (build_call(c, a, &k, &xb->err) == 0) {
+            xb->x = mapi_client_prepare(c, &k, &xb->err);
+            mapi_call_release(&k);
+            if (!xb->x)
+                mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
         }
-        lua_pushvalue(L, 1); /* the exchange holds its client until it lets go */
-        xb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
-        mapi_lua_client_hold(L, 1, NULL);
-        return 1;
+        if (xb->x)
+            return 1;
+        mapi_lua_client_unref(L, &xb->cref); /* no call to hold the client for */
+        return mapi_lua_push_err_results(L, &xb->err);
     }
     cb = mapi_lua_push_call_box(L);
-    failed = build_call(c, a, &k, &cb->err) < 0;
-    if (!failed) {
-        mapi_lua_client_hold(L, 1, NULL); /* usable: checked above */
-        failed = mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
-        mapi_lua_client_release(L, 1);
-    }
+    c = mapi_lua_client_hold(L, 1, NULL); /* no Lua code runs until the release */
+    if (!c)
+        return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED, a->method);
+    failed = build_call(c, a, &k, &cb->err) < 0 ||
+             mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
+    mapi_lua_client_release(L, 1);
     if (failed)
         return mapi_lua_push_err_results(L, &cb->err);
     return mapi_lua_push_doc_results(L, &cb->doc, &cb->err, 0);
@@ -235,13 +257,12 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
 {
     const char *id;
     int nret;
-    mapi_client *c;
     call_args a;
 
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
         return mapic_typeerror(L, 3, "table or nil");
-    if ((nret = call_prelude(L, e->method, &id, &c)) != 0)
+    if ((nret = call_prelude(L, e->method, &id)) != 0)
         return nret;
     memset(&a, 0, sizeof a);
     if (e->lists) /* the values are checked by the builder (calls.c), once */
@@ -255,7 +276,7 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
     a.e = e;
     a.method = e->method;
     a.id = id;
-    return finish_call(L, c, &a, prepare);
+    return finish_call(L, &a, prepare);
 }
 
 /* The method of one row (its upvalue). */
@@ -291,7 +312,6 @@ static int pages_call(lua_State *L, int prepare)
 {
     const char *id;
     int nret, rc;
-    mapi_client *c;
     mapi_page_params p;
     mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
     int64_t first = 0, count = 0, conc = 0;
@@ -307,8 +327,12 @@ static int pages_call(lua_State *L, int prepare)
         return mapic_typeerror(L, 5, "integer");
     if (!mapic_tointeger(L, 6, &conc))
         return mapic_typeerror(L, 6, "integer");
-    if ((nret = call_prelude(L, "GET", &id, &c)) != 0)
-        return nret;
+    if ((nret = call_prelude(L, "GET", &id)) != 0) { /* nil, err, message */
+        lua_newtable(L); /* a usage error is {}, err */
+        lua_replace(L, -4);
+        lua_pop(L, 1);
+        return 2;
+    }
     memset(&p, 0, sizeof p);
     mapi_lua_read_page_options(L, 3, &p, 0); /* checked by the builder (calls.c) */
     mapi_lua_read_call_options(L, 3, &opts, 0); /* traceparent, tracestate of every page */
@@ -321,15 +345,13 @@ static int pages_call(lua_State *L, int prepare)
         return push_pages_usage(L, eb);
     /* first_page (0: refused), the page options and the concurrency's cap: the core's */
     first = first < 1 ? 0 : first > LONG_MAX ? LONG_MAX : first;
-    b = mapi_lua_push_page_batch(L, 1, c, id, &p, (long)first, (size_t)count, (size_t)conc,
-                                 &opts, &eb->err);
+    b = mapi_lua_push_page_batch(L, 1, id, &p, (long)first, (size_t)count, (size_t)conc,
+                                 &opts, &eb->err); /* it holds the client */
     if (!b)
         return push_pages_usage(L, eb);
     if (prepare)
         return 1;
-    mapi_lua_client_hold(L, 1, NULL); /* usable: checked above */
     rc = mapi_page_batch_run(b, &eb->err);
-    mapi_lua_client_release(L, 1);
     if (rc < 0)
         return push_pages_usage(L, eb);
     return mapi_lua_page_batch_result(L, lua_gettop(L));
@@ -393,7 +415,7 @@ static int request_call(lua_State *L, int prepare)
     a.body = s[2];
     a.body_len = len[2];
     a.ropts = opts;
-    return finish_call(L, cb->client, &a, prepare);
+    return finish_call(L, &a, prepare);
 }
 
 static int l_request(lua_State *L)

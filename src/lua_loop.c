@@ -141,6 +141,10 @@ static int l_start(lua_State *L)
         luaL_checktype(L, 4, LUA_TTABLE);
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, xb->cref); /* the client it holds: c lives */
+    if (!lua_rawequal(L, -1, 2))
+        return luaL_error(L, "merchantapi: the exchange is not a call of this client");
+    lua_pop(L, 1);
     if (!b->loop)
         return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
     o = (lua_op *)calloc(1, sizeof *o);

@@ -201,8 +201,8 @@ void mapi_lua_read_call_options(lua_State *L, int opts, mapi_call_opts *o, int w
     mapi_lua_opt_seconds(L, lua_gettop(L), "deadline", &o->deadline);
     lua_pop(L, 1);
     o->traceparent = option_text(L, opts, "traceparent");
-    o->tracestate = option_text(L, opts, "tracestate");
-    lua_pop(L, 2); /* the strings stay anchored by the options table */
+    o->tracestate = option_text(L, opts, "tracestate"); /* both left pushed: an
+       __index may have made them, which no table anchors */
     if (with_settle) {
         lua_getfield(L, opts, "settle");
         opt_settle(L, lua_gettop(L), &o->settle);

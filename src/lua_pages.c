@@ -44,22 +44,26 @@ static int batch_gc(lua_State *L)
     return 0;
 }
 
-mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, mapi_client *c,
-                                          const char *account_id, const mapi_page_params *p,
-                                          long first_page, size_t count, size_t concurrency,
+mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, const char *account_id,
+                                          const mapi_page_params *p, long first_page,
+                                          size_t count, size_t concurrency,
                                           const mapi_call_opts *opts, mapi_error *err)
 {
     batch_box *bb = (batch_box *)mapic_newuserdata(L, sizeof *bb);
+    mapi_client *c;
 
     bb->b = NULL;
     bb->first_page = first_page;
     bb->cref = LUA_NOREF;
     mapic_setmetatable(L, PAGE_BATCH_MT);
-    bb->b = mapi_page_batch_new(c, account_id, p, first_page, count, concurrency, opts, err);
-    if (bb->b && mapi_lua_client_hold(L, client, NULL)) {
-        lua_pushvalue(L, client);
-        bb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
+    c = mapi_lua_client_ref(L, client, 0, &bb->cref);
+    if (!c) {
+        mapi_error_set(err, MAPI_ERR_USAGE, "%s", MAPI_LUA_CLIENT_CLOSED);
+        return NULL;
     }
+    bb->b = mapi_page_batch_new(c, account_id, p, first_page, count, concurrency, opts, err);
+    if (!bb->b)
+        mapi_lua_client_unref(L, &bb->cref);
     return bb->b;
 }
 
@@ -83,13 +87,9 @@ static int l_next(lua_State *L)
     if (i < 0)
         return 0;
     xb->x = x;
-    if (bb->cref != LUA_NOREF) { /* the exchange holds its client too */
-        lua_rawgeti(L, LUA_REGISTRYINDEX, bb->cref);
-        if (mapi_lua_client_hold(L, lua_gettop(L), NULL))
-            xb->cref = luaL_ref(L, LUA_REGISTRYINDEX);
-        else
-            lua_pop(L, 1);
-    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, bb->cref); /* the exchange holds its client too, */
+    mapi_lua_client_ref(L, lua_gettop(L), 1, &xb->cref); /* a close meanwhile or not */
+    lua_pop(L, 1);
     mapic_pushint64(L, bb->first_page + i);
     return 2;
 }

@@ -317,6 +317,7 @@ static int l_response(lua_State *L)
     lua_getfield(L, 2, "headers"); /* 4 */
     lua_getfield(L, 2, "body");    /* 5 */
     lua_getfield(L, 2, "head_bytes"); /* 6 */
+    check_xbox(L, X_SENDING); /* again: an __index above may have ended the attempt */
     if (!lua_isnil(L, 6) && (!mapic_tointeger(L, 6, &head_bytes) || head_bytes < 0))
         return luaL_error(L, "merchantapi: the transport's head_bytes must be an integer >= 0");
     if (!mapic_tointeger(L, 3, &status) || status < 100 || status > 999)
@@ -386,6 +387,7 @@ static int l_failure(lua_State *L)
     } else if (lua_type(L, 2) == LUA_TTABLE) {
         lua_getfield(L, 2, "message"); /* 3 */
         lua_getfield(L, 2, "sent");    /* 4 */
+        check_xbox(L, X_SENDING); /* again, after any __index */
         if (lua_type(L, 3) == LUA_TSTRING)
             msg = lua_tostring(L, 3);
         not_sent = lua_type(L, 4) == LUA_TBOOLEAN && !lua_toboolean(L, 4);

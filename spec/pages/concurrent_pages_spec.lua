@@ -135,8 +135,11 @@ describe("concurrent pages against the sandbox", function()
 end)
 
 describe("concurrent pages over HTTPS (HTTP/2 when the sandbox offers it)", function()
-  -- the sandbox's HTTPS port with its test CA
-  local ca = helpers.ca_file()
+  -- the sandbox's HTTPS port with its test CA (found in setup, as the TLS specs do)
+  local ca
+  setup(function()
+    ca = helpers.ca_file()
+  end)
 
   it("yields the same items as over plain HTTP", function()
     helpers.reset()
