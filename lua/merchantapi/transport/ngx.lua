@@ -222,12 +222,25 @@ local function read_head(st)
   end
 end
 
+-- The longest chunk-size line read (hex digits and extensions), and the
+-- bytes of trailer lines together (the head's cap): a line past its room
+-- fails the attempt; nothing past the room is read.
+local CHUNK_LINE_ROOM = 4096
+
+-- One line of a chunked body within room bytes, or nil, err.
+local function chunk_line(st, room, what)
+  local line, n = read_line(st, room, what)
+  if line and n > room + 1 then
+    return nil, what .. ": over " .. room .. " bytes"
+  end
+  return line, n
+end
+
 -- Reads a chunked body, at most limit bytes.  body, complete | nil, err.
 local function read_chunked(st, limit)
-  local sock = st.sock
   local parts, total = {}, 0
   while true do
-    local line, err = receive(st, "*l", "reading a chunk size")
+    local line, err = chunk_line(st, CHUNK_LINE_ROOM, "reading a chunk size")
     if not line then
       return nil, err
     end
@@ -236,10 +249,16 @@ local function read_chunked(st, limit)
       return nil, "bad chunk size line"
     end
     if size == 0 then
+      local room = MAX_HEADER_BYTES
       repeat -- trailers, up to the blank line
-        line, err = receive(st, "*l", "reading the trailers")
+        local n
+        line, n = chunk_line(st, room, "reading the trailers")
         if not line then
-          return nil, err
+          return nil, n
+        end
+        room = room - n
+        if line ~= "" and room < 2 then
+          return nil, "reading the trailers: over " .. MAX_HEADER_BYTES .. " bytes"
         end
       until line == ""
       return concat(parts), true
@@ -257,9 +276,8 @@ local function read_chunked(st, limit)
     if want < size then
       return concat(parts), false -- over the limit: the rest is not read
     end
-    set_timeout(st)
     local crlf
-    crlf, err = sock:receive("*l")
+    crlf, err = chunk_line(st, 2, "reading a chunk end")
     if crlf ~= "" then
       return nil, "bad chunk end: " .. tostring(err or crlf)
     end
