@@ -1,7 +1,8 @@
 --- merchantapi inside nginx (tests/suites/50-openresty starts it with
 -- examples/openresty/nginx.conf and spec/openresty/locations.conf): the
 -- example handler's answer, the LuaJIT build of merchantapi.core, retries,
--- the confirm, TLS, chunked bodies and keepalive over cosockets, an error's
+-- the confirm, TLS, chunked bodies, a header line over the cap of a head read
+-- no further than the cap, and keepalive over cosockets, an error's
 -- one-line message in the error log (ngx.log, merchantapi.assert) -- and that
 -- 50 requests waiting on a slow service at once do not wait for each other.
 --
@@ -171,6 +172,16 @@ describe("merchantapi in OpenResty", function()
     assert.equal(CHANNEL_ID, v.id)
     assert.equal("6194.43", v.balance)
     assert.equal("chunked", v.transfer_encoding)
+  end)
+
+  it("stops reading a header line of 8 MiB at the cap of a head", function()
+    local v = get_json("/probe/long-line")
+    assert.equal(cjson.null, v.err)
+    assert.equal(200, v.status)
+    assert.is_true(v.head_bytes > 262144)
+    -- all it allocated: about 830 KiB (receive("*l") held the whole line:
+    -- over 34,000 KiB); the cap is 256 KiB, the line 8,192 KiB
+    assert.is_true(v.kib < 2048, "the transport took " .. v.kib .. " KiB")
   end)
 
   it("keeps connections alive between calls", function()

@@ -138,6 +138,34 @@ function M.fake_channel(path)
   ngx.print(doc:sub(2 * third + 1))
 end
 
+-- The value of /fake-long-line's header line (8 MiB), made once before any
+-- memory is counted.
+local LONG_LINE
+
+--- One GET by the cosocket transport of /fake-long-line (below: a header
+-- line of 8 MiB): what it handed on, and the Lua memory (KiB) taken
+-- meanwhile with the collector stopped, so every string read is counted.
+function M.long_line()
+  LONG_LINE = LONG_LINE or string.rep("l", 8 * 1048576)
+  collectgarbage()
+  collectgarbage("stop")
+  local before = collectgarbage("count")
+  local res, err = ngx_transport.request {
+    method = "GET", url = "http://127.0.0.1:" .. ngx.var.server_port .. "/fake-long-line",
+    headers = {}, timeout = 5, connect_timeout = 5 }
+  local kib = collectgarbage("count") - before
+  collectgarbage("restart")
+  reply { kib = kib, status = res and res.status or cjson.null,
+          head_bytes = res and res.head_bytes or cjson.null,
+          err = err and err.message or cjson.null }
+end
+
+--- An answer whose head has a header line of 8 MiB (for long_line).
+function M.fake_long_line()
+  ngx.header["X-Long"] = LONG_LINE or "unset"
+  ngx.say("{}")
+end
+
 --- Every address of ?account= with `concurrency` 3 (light threads) and 1.
 function M.pages()
   local c = client()

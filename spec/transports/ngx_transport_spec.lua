@@ -63,6 +63,38 @@ describe("merchantapi.transport.ngx", function()
     assert.equal(0, fake.kept)
   end)
 
+  it("reads a head no further than its cap, however long a line (one of 2 MiB)", function()
+    local res
+    local fake = with_ngx("HTTP/1.1 200 OK\r\nX-Long: " .. string.rep("l", 2 * 1048576)
+      .. "\r\nContent-Length: 2\r\n\r\n{}", function()
+        res = assert(transport(request()))
+      end)
+    local cap = require("merchantapi.core").defaults.max_header_bytes
+    assert.equal(200, res.status)
+    assert.is_true(res.head_bytes > cap)
+    assert.is_true(fake.sock.pos <= cap + 2, "read " .. fake.sock.pos - 1 .. " bytes")
+    assert.equal(0, fake.kept)
+  end)
+
+  it("reads a chunked body's lines no further than their room (a size line of 2 MiB)", function()
+    local long = string.rep("0", 2 * 1048576) .. "2"
+    for _, body in ipairs {
+      long .. "\r\n{}\r\n0\r\n\r\n",                                 -- the size line
+      "2\r\n{}" .. long .. "\r\n0\r\n\r\n",                           -- the chunk's end
+      "2\r\n{}\r\n0\r\nX-T: " .. long .. "\r\n\r\n",                 -- a trailer
+    } do
+      local res, err
+      local fake = with_ngx("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" .. body,
+        function()
+          res, err = transport(request())
+        end)
+      assert.is_nil(res)
+      assert.is_true(err.sent)
+      assert.matches("over %d+ bytes", err.message)
+      assert.is_true(fake.sock.pos <= 300 * 1024, "read " .. fake.sock.pos - 1 .. " bytes")
+    end
+  end)
+
   it("reads header lines: names lower-cased, spaces and tabs around values dropped", function()
     local res
     with_ngx("HTTP/1.1 200 OK\r\n"

@@ -138,34 +138,53 @@ local function failure(message, sent)
   return nil, { message = message, sent = sent }
 end
 
+-- Reads a line of a head within the deadline, at most room + 1 bytes of it
+-- (receive("*l") has no bound): the line without its CR LF, cut if longer,
+-- and the bytes it took; or nil, "<what>: <socket error>".  receiveuntil's
+-- iterator, called with a size, returns at most that many bytes before its
+-- pattern, then nil, nil once past it (lua-nginx-module's README).
+local function read_line(st, room, what)
+  set_timeout(st)
+  local line, err = st.line(room + 1)
+  if not line then
+    return nil, what .. ": " .. tostring(err)
+  end
+  local n = #line
+  if n <= room then
+    st.line() -- the line ended: its nil, nil (nothing is read)
+  end
+  if byte(line, n) == 13 then
+    line = sub(line, 1, n - 1)
+  end
+  return line, n + 1
+end
+
 -- Reads the status line and headers of one answer; skips 1xx answers.
 -- Returns status, headers (lower-case name -> value or { values }), the
 -- HTTP minor version, and when the head passed the core's cap the bytes
--- read so far (reading stops there); or nil, err.
+-- read so far (reading stops at most one byte past it); or nil, err.
 local function read_head(st)
   local bytes = 0
+  st.line = st.sock:receiveuntil("\n")
   while true do
-    local line, err = receive(st, "*l", "reading the status line")
+    local line, n = read_line(st, MAX_HEADER_BYTES - bytes, "reading the status line")
     if not line then
-      return nil, err
+      return nil, n
     end
-    bytes = bytes + #line
+    bytes = bytes + n
     local minor, status = match(line, "^HTTP/1%.([01]) (%d%d%d)")
     if not status then
       return nil, "not an HTTP/1.x status line"
     end
     status = tonumber(status)
     local headers, last = {}, nil
-    while true do
-      line, err = receive(st, "*l", "reading the headers")
+    while bytes <= MAX_HEADER_BYTES do
+      line, n = read_line(st, MAX_HEADER_BYTES - bytes, "reading the headers")
       if not line then
-        return nil, err
+        return nil, n
       end
-      bytes = bytes + #line + 2
-      if bytes > MAX_HEADER_BYTES then
-        return status, headers, tonumber(minor), bytes
-      end
-      if line == "" then
+      bytes = bytes + n
+      if line == "" or bytes > MAX_HEADER_BYTES then
         break
       end
       local first = byte(line, 1)
@@ -193,6 +212,9 @@ local function read_head(st)
         end
       end
     end
+    if bytes > MAX_HEADER_BYTES then
+      return status, headers, tonumber(minor), bytes
+    end
     if status >= 200 or status == 101 then
       return status, headers, tonumber(minor)
     end
@@ -200,12 +222,25 @@ local function read_head(st)
   end
 end
 
+-- The longest chunk-size line read (hex digits and extensions), and the
+-- bytes of trailer lines together (the head's cap): a line past its room
+-- fails the attempt; nothing past the room is read.
+local CHUNK_LINE_ROOM = 4096
+
+-- One line of a chunked body within room bytes, or nil, err.
+local function chunk_line(st, room, what)
+  local line, n = read_line(st, room, what)
+  if line and n > room + 1 then
+    return nil, what .. ": over " .. room .. " bytes"
+  end
+  return line, n
+end
+
 -- Reads a chunked body, at most limit bytes.  body, complete | nil, err.
 local function read_chunked(st, limit)
-  local sock = st.sock
   local parts, total = {}, 0
   while true do
-    local line, err = receive(st, "*l", "reading a chunk size")
+    local line, err = chunk_line(st, CHUNK_LINE_ROOM, "reading a chunk size")
     if not line then
       return nil, err
     end
@@ -214,10 +249,16 @@ local function read_chunked(st, limit)
       return nil, "bad chunk size line"
     end
     if size == 0 then
+      local room = MAX_HEADER_BYTES
       repeat -- trailers, up to the blank line
-        line, err = receive(st, "*l", "reading the trailers")
+        local n
+        line, n = chunk_line(st, room, "reading the trailers")
         if not line then
-          return nil, err
+          return nil, n
+        end
+        room = room - n
+        if line ~= "" and room < 2 then
+          return nil, "reading the trailers: over " .. MAX_HEADER_BYTES .. " bytes"
         end
       until line == ""
       return concat(parts), true
@@ -235,9 +276,8 @@ local function read_chunked(st, limit)
     if want < size then
       return concat(parts), false -- over the limit: the rest is not read
     end
-    set_timeout(st)
     local crlf
-    crlf, err = sock:receive("*l")
+    crlf, err = chunk_line(st, 2, "reading a chunk end")
     if crlf ~= "" then
       return nil, "bad chunk end: " .. tostring(err or crlf)
     end
