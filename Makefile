@@ -83,7 +83,7 @@ LIB_REAL   := $(LIB_DIR)/libmerchantapi.so.$(VERSION)
 LIB_SO     := $(LIB_DIR)/libmerchantapi.so
 LIB_A      := $(LIB_DIR)/libmerchantapi.a
 
-.PHONY: all lib lua deps test check demo sandbox install uninstall clean help check-c check-lua lint \
+.PHONY: all lib lua deps deps-demo deps-bench test check demo sandbox install uninstall clean help check-c check-lua lint \
         examples fuzz version rockspec
 
 all: lib lua
@@ -91,8 +91,11 @@ all: lib lua
 help:
 	@echo "merchantapi $(VERSION) -- make TARGET [LUA=lua5.1|lua5.2|lua5.3|lua5.4|lua5.5|luajit] [PREFIX=/usr/local]"
 	@echo "  (LUA_INCDIR=DIR: the module for the Lua whose lua.h is in DIR, into $(BUILD)/lua<its version>/)"
-	@echo "  deps        install the Debian 12 packages that are missing (apt-get; silent when all are there)"
-	@echo "              and build Lua 5.5 from Debian's source package into $(BUILD)/lua5.5 (scripts/lua55)"
+	@echo "  deps        the test bench (make test, make check): install the missing Debian 12 packages of"
+	@echo "              scripts/deps's sets build, run, test (apt-get; silent when all are there), then"
+	@echo "              download Lua 5.5 and four sources from Debian's archive, built into $(BUILD)/lua5.5"
+	@echo "  deps-demo   what builds and runs the demo and the sandbox (sets build, run; no source download)"
+	@echo "  deps-bench  what make bench needs (sets build, run, bench)"
 	@echo "  all         libmerchantapi.so/.a and merchantapi.core for LUA (default target)"
 	@echo "  lib | lua   only the C library | only the Lua module"
 	@echo "  demo        start a sandbox, confirm, read a channel, list, follow a txid, stop it"
@@ -119,9 +122,16 @@ help:
 version:
 	@echo $(VERSION)
 
+# scripts/deps holds the package sets: make deps installs the test bench
+# (make test, make check), deps-demo what builds and runs the demo and the
+# sandbox (no source fetched), deps-bench what make bench needs
 deps:
-	@./scripts/deps
+	@./scripts/deps build run test
 	@BUILD=$(BUILD) ./scripts/lua55
+deps-demo:
+	@./scripts/deps build run
+deps-bench:
+	@./scripts/deps build run bench
 
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)

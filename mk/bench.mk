@@ -30,7 +30,7 @@ $(BENCH_DIR)/limit: bench/limit.cpp
 	  $(DEP_LIBS) $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
 .PHONY: bench
-bench: deps
+bench: deps-bench
 	@$(MAKE) --no-print-directory lib lua $(BENCH_BIN)
 	@# the LuaJIT build is optional: the table says when there is none
 	@$(MAKE) --no-print-directory LUA=luajit lua >/dev/null 2>&1 || \

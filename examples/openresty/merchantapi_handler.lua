@@ -29,6 +29,11 @@ local function worker_client()
       base_url = getenv("MERCHANTAPI_BASE_URL"),   -- nginx.conf: env MERCHANTAPI_BASE_URL;
       api_key = getenv("MERCHANTAPI_API_KEY"),     -- nginx.conf: env MERCHANTAPI_API_KEY;
       transport = ngx_transport.request,
+      -- the defaults of merchantapi.new (timeout 30 s, deadline 91.5 s) are far
+      -- longer than a request should wait: in your handler, give timeout,
+      -- connect_timeout and deadline within the request's budget, and each call
+      -- a deadline of what is left (docs/guide/openresty.md, "Timeouts in a
+      -- request handler")
       -- counts in nginx.conf's lua_shared_dict: every worker adds to them
       metrics = "merchantapi_metrics",
     }

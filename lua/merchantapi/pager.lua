@@ -66,6 +66,26 @@ local function callable(f)
   return type(f) == "function" or (mt and mt.__call ~= nil)
 end
 
+--- Whether a page is the last of its list, by the rule the pager stops by:
+-- the page is empty, or short (fewer items than `per_page`), or `page *
+-- size >= total`.  A page it cannot place (no `per_page` and no `total`,
+-- items on it) may have others after it: false.
+--
+-- syntax: `last = pager.is_last(page, n, per_page, total, size)`
+--
+-- @tparam integer page the page's number (the first is 1).
+-- @tparam integer n the page's items.
+-- @tparam[opt] integer per_page the page size: the server's `meta.per_page`,
+--   else the one asked for; nil when neither is known.
+-- @tparam[opt] integer total the list's `meta.total`; nil when the page has none.
+-- @tparam[opt] integer size the page size the total is divided by (default
+--   `per_page`, else `n`; the pager passes its first page's size).
+-- @treturn boolean true when no page follows this one.
+function M.is_last(page, n, per_page, total, size)
+  size = size or per_page or n
+  return n == 0 or (per_page ~= nil and n < per_page) or (total ~= nil and page * size >= total)
+end
+
 --- Builds a pager over any list call: what `merchantapi.paginate` and
 -- `client:addresses` call.
 --
@@ -303,7 +323,7 @@ local function fetch_next(self)
     self._ahead = nil
     return nil
   end
-  if (per_page and n < per_page) or (total and page * size >= total) then
+  if M.is_last(page, n, per_page, total, size) then
     self._done = true
     self._ahead = nil
   end

@@ -5,8 +5,11 @@ local term = require "merchantapi.cli.term"
 local status = require "merchantapi.cli.status"
 local output = require "merchantapi.cli.output"
 local client = require "merchantapi.cli.client"
+local pages = require "merchantapi.pager"
+local options = require "merchantapi.options"
 
 local format, number = string.format, output.number
+local is_integer, is_count = options.is_integer, options.is_count
 
 local addresses = { summary = "List an account's receiving addresses ("
   .. client.endpoint("list_addresses") .. "): one page, or --all." }
@@ -30,6 +33,15 @@ function addresses.declare(cmd)
   cmd:option("--order-type", "asc (default: oldest first) or desc.")
   cmd:option("--concurrency", "With --all: pages fetched N at a time once the total is known.")
     :argname("N"):convert(client.integer)
+end
+
+-- a count for people: 25000 -> "25,000"
+local function grouped(n)
+  local text, k = number(n), 1
+  while k > 0 do
+    text, k = text:gsub("^(%d+)(%d%d%d)", "%1,%2")
+  end
+  return text
 end
 
 local function plural(n, word, s)
@@ -93,6 +105,15 @@ function addresses.run(o)
   w.finish(meta, format("page %s: %s%s%s", meta.page and number(meta.page) or "?", plural(#list, "address", "es"),
     meta.total and (" of " .. number(meta.total)) or "",
     meta.per_page and format(" (%s per page)", number(meta.per_page)) or ""))
+  -- one page that is not the last says so on stderr, whatever the format (stdout
+  -- as it is): by the pager's stop rule, the page asked for and the sizes the
+  -- service gave (else the one asked for)
+  local page, total = o.page or 1, is_integer(meta.total) and meta.total or nil
+  if not pages.is_last(page, #list, is_count(meta.per_page) and meta.per_page or o.per_page, total) then
+    term.note(format("%s (page %s); %s: --all for every page", total and format("%s of %s addresses",
+      grouped(#list), grouped(total)) or format("%s address%s", grouped(#list), #list == 1 and "" or "es"),
+      grouped(page), total and "more pages follow" or "more pages may follow"))
+  end
 end
 
 return addresses

@@ -31,14 +31,17 @@ client.integer = numeric("^%d+$", "an integer")
 --- An argparse converter: seconds (a number, not negative).
 client.seconds = numeric("^%d+%.?%d*$", "seconds (a number >= 0)")
 
--- the client's options: { kind, names, help, argname, convert, count }
+-- the client's options: { kind, names, help, argname, convert, count, hidden alias }
 local OPTIONS = {
   { "flag", "--json", "Write JSON: the flattened resource, or {\"data\":[...],\"meta\":{...}} "
     .. "for a list; exact numbers (decimal strings stay strings)." },
   { "flag", "--csv", "Write CSV (RFC 4180 quoting): a header, then one line per item." },
   { "option", "--base-url", "The service's base URL (default: $MERCHANTAPI_BASE_URL).", "URL" },
   { "option", "--api-key-file", "Read the api key from FILE, one line (default: $MERCHANTAPI_API_KEY).", "FILE" },
-  { "option", "-H --header", "Send 'Name: value' with every request (repeatable).", "HEADER", nil, "*" },
+  -- -H: a hidden alias, so that the help shows one label on one line (argparse
+  -- writes each name of an option with an argument on a line of its own)
+  { "option", "--header", "Add 'Name: value' to each request (repeatable; or -H).",
+    "HEADER", nil, "*", "-H" },
   { "option", "--timeout", "Seconds for one request (default "
     .. string.format("%g", core.defaults.timeout) .. ").", "SECONDS", client.seconds },
   { "option", "--deadline", "Seconds for one whole call, retries included.", "SECONDS", client.seconds },
@@ -57,6 +60,7 @@ function client.declare(p)
     if d[4] then e:argname(d[4]) end
     if d[5] then e:convert(d[5]) end
     if d[6] then e:count(d[6]) end
+    if d[7] then e:hidden_name(d[7]) end
     names[i] = d[2]:match("%S+$")
   end
   return table.concat(names, ", ")

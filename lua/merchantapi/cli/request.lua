@@ -12,10 +12,11 @@ local request = { summary = "Call any endpoint: METHOD PATH under the base URL."
 function request.declare(cmd)
   cmd:argument("method", "GET, HEAD, POST, PUT, PATCH or DELETE."):argname("METHOD")
   cmd:argument("path", "The path, percent-encoded: /api/public/v1/..."):argname("PATH")
-  cmd:option("-q --query", "A query parameter (repeatable; a key given twice repeats).")
-    :argname("KEY=VALUE"):count("*")
-  cmd:option("-d --body", "The body, sent byte for byte: JSON text, or @FILE (@- for stdin).")
-    :argname("JSON|@FILE")
+  -- the short names hidden: argparse would write each name on a line of its own
+  cmd:option("--query", "A query parameter (repeatable; a key given twice repeats; or -q).")
+    :argname("KEY=VALUE"):count("*"):hidden_name("-q")
+  cmd:option("--body", "The body, sent byte for byte: JSON text, or @FILE (@- for stdin; or -d).")
+    :argname("JSON|@FILE"):hidden_name("-d")
 end
 
 -- the --query words as the module's query table (a key given twice: a list)
