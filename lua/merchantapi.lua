@@ -352,6 +352,10 @@ end
 --   without a body such as HEAD or 204) -- so the first value is truthy on
 --   every success and `if not value` always means failure -- then nil and
 --   res (`res.status`, `res.headers`, `res.meta`, `res.body`, ...).
+--   A list's `meta` is data (JSON:API leaves it free-form): `page`,
+--   `per_page` and `total` read as integers when they are counts, anything
+--   else as it came (`meta.page = { offset = 0, limit = 10, total = 40 }`);
+--   only `list_addresses` and `client:addresses` refuse them.
 --   On failure `nil, err, message` with `err.kind` `"api"` (an error
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
 --   `"usage"` (bad method, path, query, body or header: nothing was sent; a

@@ -27,7 +27,10 @@
 -- its array too.
 -- A page without `meta`, or whose meta lacks `per_page` or `total`
 -- (`meta: {}`), is no error: the rules that need the missing member do not
--- apply, and no value is guessed for it.
+-- apply, and no value is guessed for it.  A `meta.per_page` that is not a
+-- count, or a `meta.total` that is no integer (another server's meta, through
+-- `merchantapi.paginate`; the list calls refuse them before), counts as
+-- absent too.
 --
 -- @module merchantapi.pager
 local errors = require "merchantapi.errors"
