@@ -631,7 +631,10 @@ M.monotonic = core.monotonic
 --   `max_pages` (integer, no limit when absent),
 --   `concurrency` (integer >= 1, default 1: one page after the other.
 --   More: once a page has told `meta.total`, the following pages are
---   fetched `concurrency` at a time through `fetch_pages`; without
+--   fetched `concurrency` at a time through `fetch_pages` -- at most 1000
+--   a call (the core's cap of one `list_addresses_pages` call; a larger
+--   value fetches 1000 at a time, of which the core keeps at most 64 in
+--   flight: no usage error); without
 --   `fetch_pages`, or while no page has told `meta.total`, pages are
 --   fetched one after the other, whatever the value).
 -- @tparam[opt] function fetch_pages (with a client: the options of
