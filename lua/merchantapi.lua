@@ -352,6 +352,10 @@ end
 --   without a body such as HEAD or 204) -- so the first value is truthy on
 --   every success and `if not value` always means failure -- then nil and
 --   res (`res.status`, `res.headers`, `res.meta`, `res.body`, ...).
+--   A list's `meta` is data (JSON:API leaves it free-form): `page`,
+--   `per_page` and `total` read as integers when they are counts, anything
+--   else as it came (`meta.page = { offset = 0, limit = 10, total = 40 }`);
+--   only `list_addresses` and `client:addresses` refuse them.
 --   On failure `nil, err, message` with `err.kind` `"api"` (an error
 --   document, with its status), `"http"`, `"transport"`, `"decode"`,
 --   `"usage"` (bad method, path, query, body or header: nothing was sent; a
@@ -627,7 +631,10 @@ M.monotonic = core.monotonic
 --   `max_pages` (integer, no limit when absent),
 --   `concurrency` (integer >= 1, default 1: one page after the other.
 --   More: once a page has told `meta.total`, the following pages are
---   fetched `concurrency` at a time through `fetch_pages`; without
+--   fetched `concurrency` at a time through `fetch_pages` -- at most 1000
+--   a call (the core's cap of one `list_addresses_pages` call; a larger
+--   value fetches 1000 at a time, of which the core keeps at most 64 in
+--   flight: no usage error); without
 --   `fetch_pages`, or while no page has told `meta.total`, pages are
 --   fetched one after the other, whatever the value).
 -- @tparam[opt] function fetch_pages (with a client: the options of

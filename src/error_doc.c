@@ -209,39 +209,16 @@ static int has_primary_data(const mapi_doc *doc)
     return mapi_doc_is_list(doc) || mapi_doc_data_count(doc) > 0;
 }
 
-/* The pagination counts of a list (interface, "Endpoints 3"): meta.page,
-   per_page and total, each absent, null or a count (mapi_value_count; the
-   real service writes them as strings of digits and may send "meta": {}).
-   0, or 1 with err DECODE naming the member; -1 when out of memory. */
-static int check_counts(const mapi_doc *doc, mapi_error *err)
-{
-    static const char *const names[] = {"page", "per_page", "total"};
-    const char *what;
-    int64_t count;
-    size_t i;
-
-    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const mapi_value *v = mapi_value_get(mapi_doc_meta(doc), names[i]);
-        if (v && (what = mapi_value_count_check(v, &count)) != NULL) {
-            mapi_error_set(err, MAPI_ERR_DECODE,
-                           "expected meta.%s to be a non-negative integer, got %s", names[i],
-                           what);
-            return err->kind == MAPI_ERR_MEMORY ? -1 : 1;
-        }
-    }
-    return 0;
-}
-
 int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err)
 {
     const mapi_value *errors = doc ? mapi_doc_errors(doc) : NULL;
     int failure_status = status != 0 && (status < 200 || status > 299);
 
     mapi_error_clear(err);
-    /* errors absent, null or []: not an error document, whatever the status;
-       a list under a 2xx (or no status) whose counts are not counts is refused */
+    /* errors absent, null or []: not an error document, whatever the status
+       (a list's meta is data here: its counts are the list calls' rule, mapping.c) */
     if (mapi_value_type(errors) != MAPI_ARRAY || mapi_value_len(errors) == 0)
-        return doc && mapi_doc_is_list(doc) && !failure_status ? check_counts(doc, err) : 0;
+        return 0;
     if (mapi_error_from_errors(err, errors) != 0)
         return mapi_error_oom(err);
     if (err->nerrors > 0)

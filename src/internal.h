@@ -399,12 +399,13 @@ int mapi_resource_id_is(const mapi_resource *r, const char *id);
    from the first amount_below_minimum / amount_above_maximum entry whose
    detail parses.  Sets kind API.  0, or -1 when out of memory. */
 int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
-/* mapi_doc_error's rule (merchantapi.h: "is this an error document", a
-   list's counts), for the client's mapping of every response (mapping.c)
-   too: status is the HTTP status the document came with (0: none, as
-   mapi_doc_error).  Under a non-2xx status the counts are not checked, and
-   errors with primary data is API (status and errors agree on a failure);
-   the DECODE of both keeps errors[] only (no code, title, detail, pointer). */
+/* mapi_doc_error's rule (merchantapi.h: "is this an error document"), for
+   the client's mapping of every response (mapping.c) too: status is the
+   HTTP status the document came with (0: none, as mapi_doc_error).  A
+   list's meta is not read (its counts: the list calls', mapping.c).  Under
+   a non-2xx status errors with primary data is API (status and errors
+   agree on a failure); the DECODE of both keeps errors[] only (no code,
+   title, detail, pointer). */
 int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
 /* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
    each out pointer (may be NULL) gets a new string with the exact decimal

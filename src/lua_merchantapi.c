@@ -154,17 +154,20 @@ static void push_endpoints(lua_State *L)
 
 /* Pushes core.defaults: the options' defaults, written once in the core
    (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
-   (bytes), max_depth (nesting levels); and max_header_bytes, the fixed cap
-   of a response's header lines; integers are integers in 5.3+. */
+   (bytes), max_depth (nesting levels); max_header_bytes, the fixed cap of a
+   response's header lines; pages_max, the most pages of one
+   list_addresses_pages call (the pager's batch); integers are integers in
+   5.3+. */
 static void push_defaults(lua_State *L)
 {
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 7);
     mapi_lua_set_number(L, "timeout", MAPI_DEFAULT_TIMEOUT);
     mapi_lua_set_number(L, "connect_timeout", MAPI_DEFAULT_CONNECT_TIMEOUT);
     mapi_lua_set_int(L, "max_retries", MAPI_DEFAULT_MAX_RETRIES);
     mapi_lua_set_int(L, "max_body", (long)MAPI_DEFAULT_MAX_BODY);
     mapi_lua_set_int(L, "max_depth", MAPI_DEFAULT_MAX_DEPTH);
     mapi_lua_set_int(L, "max_header_bytes", MAPI_MAX_HEADER_BYTES);
+    mapi_lua_set_int(L, "pages_max", MAPI_PAGES_MAX);
 }
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of

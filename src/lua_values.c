@@ -201,10 +201,11 @@ static void push_amount(lua_State *L, const mapi_value *v)
 }
 
 /* Pushes the document's meta (null -> nil; nil when absent).  In a list,
-   page/per_page/total are counts (mapi_value_count: 2, 2.0, 1e3, "50"),
-   pushed as integers by the usual rule (their decimal text beyond 2^53):
-   the core refused every list whose counts are not (mapi_doc_error, on
-   every path); what a refused list's res.meta holds comes as it came. */
+   page/per_page/total that are counts (mapi_value_count: 2, 2.0, 1e3, "50")
+   are pushed as integers by the usual rule (their decimal text beyond
+   2^53); any other value comes as it came: the list calls refused such a
+   list (mapping.c), the other paths keep meta as data (an object
+   "page": {"offset": 0, "limit": 10} from another JSON:API server). */
 static void push_meta(lua_State *L, const mapi_doc *doc)
 {
     static const char *const ints[] = {"page", "per_page", "total"};

@@ -2,8 +2,9 @@
  * mapping.c -- what an HTTP response means for a call (contract, "Errors"):
  * a 2xx JSON:API document of the expected type, or an error of kind API
  * (an error document, under any status), HTTP (non-2xx without one) or
- * DECODE (unreadable, wrong media type, wrong primary type), with status,
- * request id, Retry-After and retryable (the outcome is the exchange's).
+ * DECODE (unreadable, wrong media type, wrong primary type, a list call's
+ * counts that are not counts), with status, request id, Retry-After and
+ * retryable (the outcome is the exchange's).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,32 @@ static int type_is(const mapi_resource *r, const char *type)
     return t && len == strlen(type) && memcmp(t, type, len) == 0;
 }
 
+/* The counts a list call relies on (interface, "Endpoints 3"; contract,
+   "Numbers are exact"): meta.page, per_page and total of a list the call
+   asked for (k->list: mapi_list_addresses, its pages, the Lua list calls
+   and pagers), each absent, null or a count (mapi_value_count; the real
+   service writes them as strings of digits and may send "meta": {}).
+   Only here: a generic call (mapi_request, client:request, client:paginate)
+   and a document parsed or decoded alone keep any meta as data, as JSON:API
+   leaves it free-form ("meta": {"page": {"offset": 0, "limit": 10}}).
+   0, or -1 with e DECODE naming the member (MEMORY when out of memory). */
+static int check_list_counts(const mapi_doc *doc, mapi_error *e)
+{
+    static const char *const names[] = {"page", "per_page", "total"};
+    const char *what;
+    int64_t count;
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const mapi_value *v = mapi_value_get(mapi_doc_meta(doc), names[i]);
+        if (v && (what = mapi_value_count_check(v, &count)) != NULL)
+            return mapi_error_set(e, MAPI_ERR_DECODE,
+                                  "expected meta.%s to be a non-negative integer, got %s",
+                                  names[i], what);
+    }
+    return 0;
+}
+
 /* Checks the primary data of a 2xx document against the call. */
 static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
 {
@@ -50,13 +77,15 @@ static int check_primary(const mapi_call *k, const mapi_doc *doc, mapi_error *e)
     if (k->list) {
         if (!mapi_doc_is_list(doc))
             return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s", k->type);
+        if (check_list_counts(doc, e) < 0)
+            return -1;
         for (i = 0; i < n; i++) {
             const char *t = mapi_resource_type(mapi_doc_data(doc, i));
             if (!type_is(mapi_doc_data(doc, i), k->type))
                 return mapi_error_set(e, MAPI_ERR_DECODE, "expected a list of %s, got %s",
                                       k->type, t ? t : "an untyped resource");
         }
-        return 0; /* the counts: mapi_doc_error_rule, before */
+        return 0;
     }
     if (mapi_doc_is_list(doc) || n != 1)
         return mapi_error_set(e, MAPI_ERR_DECODE, "expected a %s resource, got %s", k->type,

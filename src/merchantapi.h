@@ -279,7 +279,8 @@ typedef struct mapi_resource mapi_resource;
  * resource and the member), a relationship that is not an object or whose
  * data is not a linkage, an array of linkages or null; MAPI_ERR_USAGE
  * (body NULL with len > 0, out NULL); MAPI_ERR_MEMORY.  A document holding
- * errors[] parses fine: see mapi_doc_errors().
+ * errors[] parses fine: see mapi_doc_errors().  A list's meta is data: its
+ * page, per_page or total is not judged here (mapi_value_count reads one).
  */
 MAPI_API int mapi_doc_parse(const char *body, size_t len, mapi_doc **out, mapi_error *err);
 
@@ -341,9 +342,9 @@ MAPI_API const mapi_resource *mapi_doc_resolve(const mapi_doc *doc, const mapi_v
        document holds both data and errors", the entries in errors[]).  A
        client call gets this DECODE under a 2xx status; under any other
        status the status and the errors agree, and the call fails as API.
-     - errors absent, null or [] and a list (data an array) whose meta.page,
-       per_page or total is present and not a count: returns 1 with the
-       DECODE of the list calls (mapi_list_addresses).
+   A list's meta is data here, whatever it holds (JSON:API leaves meta
+   free-form): only the list calls (mapi_list_addresses and its pages)
+   refuse a meta.page, per_page or total that is not a count.
    -1 when out of memory (err is then a MEMORY error).  Caller clears err. */
 MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 
@@ -852,7 +853,10 @@ typedef struct mapi_request_opts {
  * err->outcome is NOT_SENT (a USAGE error too), UNKNOWN or REJECTED (4xx).
  *
  * On success (any 2xx) *out is the document; caller frees with mapi_doc_free.
- * Any primary type is accepted (unless opts->type says one).  A 2xx without
+ * Any primary type is accepted (unless opts->type says one), and a list's
+ * meta is data, whatever it holds (JSON:API leaves it free-form: another
+ * server's "page": {"offset": 0, "limit": 10} is no error; only the list
+ * calls refuse a page, per_page or total that is not a count).  A 2xx without
  * a body (HEAD, 204 No Content) gives a document with no root
  * (mapi_doc_root() NULL, mapi_doc_data_count() 0) holding the response.
  * Errors: API (an error document, any status), HTTP (non-2xx without one),

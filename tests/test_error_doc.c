@@ -107,12 +107,10 @@ static void mapi_doc_error_follows_the_rule(void **state)
     mapi_error_clear(&err);
     mapi_doc_free(doc);
 
-    /* a list's counts, as the list calls judge them */
+    /* a list's meta is data to this rule: its counts are the list calls' */
     doc = parse("{\"data\":[],\"meta\":{\"page\":\"1\",\"total\":1.5}}");
-    assert_int_equal(mapi_doc_error(doc, &err), 1);
-    assert_int_equal(err.kind, MAPI_ERR_DECODE);
-    assert_string_equal(err.title, "expected meta.total to be a non-negative integer, got a fraction");
-    mapi_error_clear(&err);
+    assert_int_equal(mapi_doc_error(doc, &err), 0);
+    assert_int_equal(err.kind, MAPI_ERR_NONE);
     mapi_doc_free(doc);
     doc = parse("{\"data\":{\"type\":\"t\",\"id\":\"1\"},\"meta\":{\"total\":1.5}}");
     assert_int_equal(mapi_doc_error(doc, &err), 0); /* not a list: no counts */

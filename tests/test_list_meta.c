@@ -4,7 +4,9 @@
  * mapi_value_count's rule on crafted documents (no HTTP), then
  * mapi_list_addresses and mapi_list_addresses_pages against the sandbox's
  * meta-<mode>-<account> and meta-<member>=<text> accounts: string counts read
- * as integers, absent ones absent, anything else DECODE naming the member.
+ * as integers, absent ones absent, anything else DECODE naming the member --
+ * in the list calls only: mapi_request, mapi_doc_parse and mapi_doc_error
+ * keep a list's meta as data.
  */
 #include <inttypes.h>
 
@@ -252,6 +254,112 @@ static void pages_refuse_like_one_page(void **state)
     mapi_client_free(c);
 }
 
+/* Another JSON:API server's meta.page ({offset, limit, total}) and a total
+   that is no count, as the sandbox's meta-<member>=<text> accounts serve
+   them: the list calls rely on the counts and refuse them naming the
+   member; mapi_request, mapi_doc_parse and mapi_doc_error keep meta as
+   data (src/mapping.c, check_list_counts: the rule's one home). */
+#define OFFSET_PAGE "{\"offset\":0,\"limit\":10,\"total\":40}"
+static const struct {
+    const char *id, *member, *title;
+} not_counts[] = {
+    {"meta-page=" OFFSET_PAGE, "page",
+     "expected meta.page to be a non-negative integer, got an object"},
+    {"meta-total=\"x\"", "total",
+     "expected meta.total to be a non-negative integer, got a string that is not plain digits"},
+};
+
+/* meta.page as jsonapi-server writes it, or meta.total "x": which one. */
+static void assert_kept(const mapi_doc *doc, const char *member)
+{
+    const mapi_value *v = mapi_value_get(mapi_doc_meta(doc), member);
+    size_t len;
+
+    if (strcmp(member, "page") == 0) {
+        assert_int_equal(mapi_value_type(v), MAPI_OBJECT);
+        assert_int_equal(tu_int(v, "offset"), 0);
+        assert_int_equal(tu_int(v, "limit"), 10);
+        assert_int_equal(tu_int(v, "total"), 40);
+    } else {
+        assert_int_equal(mapi_value_type(v), MAPI_STRING);
+        assert_string_equal(mapi_value_string(v, &len), "x");
+    }
+}
+
+static void list_calls_refuse_what_is_not_a_count(void **state)
+{
+    mapi_client *c;
+    size_t i;
+    (void)state;
+    TU_NEED_SANDBOX();
+    c = tu_client();
+    for (i = 0; i < sizeof not_counts / sizeof not_counts[0]; i++) {
+        mapi_doc *doc = (mapi_doc *)1, *docs[3];
+        mapi_error err = MAPI_ERROR_INIT, errs[3];
+        mapi_page_params p = {NULL, NULL, 0, 5};
+        memset(errs, 0, sizeof errs);
+        assert_int_equal(mapi_list_addresses(c, not_counts[i].id, &p, &doc, &err), -1);
+        assert_null(doc);
+        assert_int_equal(err.kind, MAPI_ERR_DECODE);
+        assert_string_equal(err.title, not_counts[i].title);
+        mapi_error_clear(&err);
+        assert_int_equal(mapi_list_addresses_pages(c, not_counts[i].id, &p, 1, 3, 3, docs, errs),
+                         -1);
+        assert_null(docs[0]);
+        assert_int_equal(errs[0].kind, MAPI_ERR_DECODE);
+        assert_string_equal(errs[0].title, not_counts[i].title);
+        mapi_error_clear(&errs[0]);
+        mapi_error_clear(&errs[1]);
+        mapi_error_clear(&errs[2]);
+    }
+    mapi_client_free(c);
+}
+
+static void request_keeps_meta_as_data(void **state)
+{
+    mapi_client *c;
+    size_t i;
+    (void)state;
+    TU_NEED_SANDBOX();
+    c = tu_client();
+    for (i = 0; i < sizeof not_counts / sizeof not_counts[0]; i++) {
+        mapi_doc *doc = NULL;
+        mapi_error err = MAPI_ERROR_INIT;
+        char path[256], *enc = tu_percent_encode(not_counts[i].id);
+        assert_non_null(enc);
+        assert_true((size_t)snprintf(path, sizeof path,
+                                     "/api/public/v1/accounts/%s/addresses?per_page=5",
+                                     enc) < sizeof path);
+        free(enc);
+        if (mapi_request(c, "GET", path, NULL, 0, &doc, &err) != 0)
+            fail_msg("%s: %s", not_counts[i].id, err.message);
+        assert_true(mapi_doc_is_list(doc));
+        assert_int_equal(mapi_doc_data_count(doc), 5);
+        assert_kept(doc, not_counts[i].member);
+        assert_int_equal(meta_count(doc, "per_page"), 5);
+        mapi_doc_free(doc);
+        assert_int_equal(tu_sandbox_count(not_counts[i].id), 1);
+    }
+    mapi_client_free(c);
+}
+
+static void parsed_documents_keep_meta_as_data(void **state)
+{
+    static const char body[] = "{\"data\":[{\"type\":\"addresses\",\"id\":\"a1\"}],"
+                               "\"meta\":{\"page\":" OFFSET_PAGE ",\"total\":\"x\"}}";
+    mapi_doc *doc = NULL;
+    mapi_error err = MAPI_ERROR_INIT;
+    (void)state;
+
+    if (mapi_doc_parse(body, strlen(body), &doc, &err) != 0)
+        fail_msg("%s", err.message);
+    assert_kept(doc, "page");
+    assert_kept(doc, "total");
+    assert_int_equal(mapi_doc_error(doc, &err), 0); /* no error document, whatever meta holds */
+    assert_int_equal(err.kind, MAPI_ERR_NONE);
+    mapi_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +370,9 @@ int main(void)
         cmocka_unit_test_setup(pages_with_string_meta, setup_reset),
         cmocka_unit_test_setup(pages_with_empty_meta, setup_reset),
         cmocka_unit_test_setup(pages_refuse_like_one_page, setup_reset),
+        cmocka_unit_test_setup(list_calls_refuse_what_is_not_a_count, setup_reset),
+        cmocka_unit_test_setup(request_keeps_meta_as_data, setup_reset),
+        cmocka_unit_test(parsed_documents_keep_meta_as_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

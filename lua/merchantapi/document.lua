@@ -29,11 +29,13 @@ local M = {}
 --   `nil, err, message` (the res above at `err.res`): `kind = "decode"` (invalid JSON, nested deeper than
 --   64, not JSON:API -- such as a top-level `meta`, `links` or `jsonapi`,
 --   or a resource's or relationship's `links` or `meta`, that is not an
---   object -- or a list whose `meta.page`, `per_page` or `total` is not a
---   count: the rules of every call, on every path), or `kind = "api"` for an error document (`status` from
+--   object: the rules of every call, on every path), or `kind = "api"` for an error document (`status` from
 --   `errors[1].status`, `amount`/`minimum`/`maximum` as for the client; a
 --   member that is not a string, such as a validation array in `detail`, as
---   its JSON text) with res.
+--   its JSON text) with res.  A list's `meta` is data, as for
+--   `client:request`: `page`, `per_page` and `total` read as integers when
+--   they are counts, anything else as it came (`meta.page = { offset = 0,
+--   limit = 10 }`); only the list calls refuse them (`list_addresses`).
 -- @raise when body is not a string.
 -- @function decode
 M.decode = core.decode

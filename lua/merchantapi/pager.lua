@@ -27,9 +27,17 @@
 -- its array too.
 -- A page without `meta`, or whose meta lacks `per_page` or `total`
 -- (`meta: {}`), is no error: the rules that need the missing member do not
--- apply, and no value is guessed for it.
+-- apply, and no value is guessed for it.  A `meta.per_page` that is not a
+-- count, or a `meta.total` that is no integer (another server's meta, through
+-- `merchantapi.paginate`; the list calls refuse them before), counts as
+-- absent too.
+-- With `concurrency = n` (and a `fetch_pages`), once the last page is known
+-- the pages after it are fetched `n` at a time, at most 1000 in one batch
+-- (`merchantapi.core.defaults.pages_max`, the core's cap of one
+-- `list_addresses_pages` call): a larger `n` is cut to it, never an error.
 --
 -- @module merchantapi.pager
+local core = require "merchantapi.core"
 local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
 local loop = require "merchantapi.loop"
@@ -59,6 +67,11 @@ local OPTIONS = {
 }
 
 local is_integer, is_count = options.is_integer, options.is_count
+
+-- The most pages one call of fetch_pages is asked for: the core's cap of
+-- one list_addresses_pages call (a larger `concurrency` fetches this many
+-- at a time; the core keeps at most 64 of them in flight).
+local BATCH_MAX = core.defaults.pages_max
 
 -- Whether f can be called: a function, or a table whose metatable has __call.
 local function callable(f)
@@ -153,8 +166,8 @@ local function params(self, page)
 end
 
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
--- fetched ahead, else `concurrency` pages at once through fetch_pages when
--- the last page is known, else fetch_page alone.
+-- fetched ahead, else `concurrency` pages at once (BATCH_MAX at most)
+-- through fetch_pages when the last page is known, else fetch_page alone.
 local function fetch_raw(self, page)
   local ahead = self._ahead
   if ahead then
@@ -170,7 +183,7 @@ local function fetch_raw(self, page)
       return nil, ahead.err
     end
   end
-  local count = self.concurrency
+  local count = min(self.concurrency, BATCH_MAX)
   if self._fetch_pages and count > 1 and self._last_page then
     count = min(count, self._last_page - page + 1)
     if self._max_pages then

@@ -132,6 +132,26 @@ describe("concurrent pages against the sandbox", function()
     assert.equal("usage", err.kind)
     assert.equal(0, count("acct-22"))
   end)
+
+  -- A concurrency above the core's cap of one batch (core.defaults.pages_max,
+  -- 1000 pages) fetches that many at a time: page 1, pages 2..1001 in one
+  -- batch, then page 1002 -- never a usage error after page 1.
+  helpers.both("walks acct-25000 by 20 with concurrency = 2000, above the cap of a batch",
+    function()
+      local p = client:addresses("acct-25000", { per_page = 20, concurrency = 2000,
+        max_pages = 1002 })
+      local items, err = p:all()
+      assert.is_nil(err)
+      assert.equal(1002 * 20, #items)
+      for i = 1, #items do
+        if items[i].id ~= acct25000_id(i) then
+          assert.equal(acct25000_id(i), items[i].id, "item " .. i)
+        end
+      end
+      assert.equal(25000, items.announced)
+      assert.equal(1002, p.pages_fetched)
+      assert.equal(1002, count("acct-25000")) -- each page once
+    end)
 end)
 
 describe("concurrent pages over HTTPS (HTTP/2 when the sandbox offers it)", function()
@@ -256,6 +276,15 @@ describe("paginate with fetch_pages (no server)", function()
     assert.equal(4, err.page)
     assert.equal(30, #partial)
     assert.equal("30", partial[30].id)
+  end)
+
+  it("cuts a batch at the core's cap (1000 pages) whatever the concurrency", function()
+    local s = server(25000)
+    local p = pager.paginate(s.fetch, { per_page = 20, max_pages = 1003, concurrency = 2000 },
+      s.fetch_pages)
+    assert.equal(1003 * 20, #ids(p))
+    assert.same({ 1 }, s.calls)
+    assert.same({ { 2, 1000, 2000 }, { 1002, 2, 2000 } }, s.batches)
   end)
 
   it("respects max_pages in the batch size", function()
