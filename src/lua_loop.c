@@ -39,6 +39,8 @@ struct loop_box {
     mapi_loop *loop;   /* NULL once closed */
     lua_State *L;      /* the thread stepping the loop (for hooks) */
     lua_op *ended;     /* calls ended, not yet handed over */
+    int stepping;      /* 1 inside mapi_loop_step_in (a hook may run) */
+    int close_due;     /* 1: closed from a hook; freed once the step returns */
 };
 
 /* The C loop's report: the exchange gets the call's result. */
@@ -83,9 +85,17 @@ static loop_box *check_loop(lua_State *L)
     return (loop_box *)luaL_checkudata(L, 1, LOOP_MT);
 }
 
-/* Frees the C loop (every running call ends) and lets go of every call. */
+/* Frees the C loop (every running call ends) and lets go of every call.
+   From a hook, inside the step: the C loop cannot be freed under its own
+   step, so the step is stopped (mapi_loop_stop) and l_step closes the loop
+   once it has returned. */
 static void close_loop(lua_State *L, loop_box *b)
 {
+    if (b->stepping) {
+        b->close_due = 1;
+        mapi_loop_stop(b->loop);
+        return;
+    }
     if (b->loop) {
         mapi_loop *loop = b->loop;
         b->loop = NULL;
@@ -101,7 +111,9 @@ static void close_loop(lua_State *L, loop_box *b)
 }
 
 /* loop:close() -- ends the running calls (each exchange gets the error "the
-   loop was freed"), frees the loop; safe twice; __gc. */
+   loop was freed"), frees the loop; safe twice; __gc.  From a hook of a
+   call on the loop: the loop counts as closed at once, and is freed when
+   the step returns (close_loop). */
 static int l_close(lua_State *L)
 {
     close_loop(L, check_loop(L));
@@ -145,7 +157,7 @@ static int l_start(lua_State *L)
     if (!lua_rawequal(L, -1, 2))
         return luaL_error(L, "merchantapi: the exchange is not a call of this client");
     lua_pop(L, 1);
-    if (!b->loop)
+    if (!b->loop || b->close_due)
         return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
@@ -205,8 +217,14 @@ static int l_step(lua_State *L)
         if (b->L)
             return luaL_error(L, "merchantapi: loop:step called from a hook");
         b->L = L;
+        b->stepping = 1;
         running = mapi_loop_step_in(b->loop, timeout, &budget);
+        b->stepping = 0;
         b->L = NULL;
+        if (b->close_due) { /* closed from a hook: now that the step is over */
+            close_loop(L, b);
+            running = 0;
+        }
     }
     lua_pushinteger(L, running < 0 ? 0 : running);
     if (!b->ended) {
@@ -230,7 +248,7 @@ static int l_fd(lua_State *L)
 {
     loop_box *b = check_loop(L);
 
-    if (!b->loop)
+    if (!b->loop || b->close_due)
         return 0;
     lua_pushinteger(L, mapi_loop_fd(b->loop));
     return 1;
@@ -240,7 +258,7 @@ static int l_fd(lua_State *L)
 static int l_timeout(lua_State *L)
 {
     loop_box *b = check_loop(L);
-    double t = b->loop ? mapi_loop_timeout(b->loop) : -1.0;
+    double t = b->loop && !b->close_due ? mapi_loop_timeout(b->loop) : -1.0;
 
     if (b->ended)
         t = 0; /* ended calls wait to be handed over */
