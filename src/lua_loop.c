@@ -31,7 +31,7 @@ struct lua_op {
     lua_op *next;      /* in the box's list of ended calls */
     loop_box *box;
     exchange_box *xb;  /* anchored by xref */
-    int xref;          /* registry ref: the exchange */
+    int xref;          /* registry ref: the exchange (taken before the op exists) */
     mapi_lua_hooks hooks; /* hooks.ref: LUA_NOREF without hooks */
 };
 
@@ -136,6 +136,22 @@ int mapi_lua_loop_new(lua_State *L)
     return 1;
 }
 
+/* Runs protected (l_start): luaL_ref of the value at 1, pushed as an integer. */
+static int ref_value(lua_State *L)
+{
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    lua_pushinteger(L, ref);
+    return 1;
+}
+
+/* Drops the refs l_start took (LUA_NOREF: nothing). */
+static void unref_both(lua_State *L, int xref, int href)
+{
+    luaL_unref(L, LUA_REGISTRYINDEX, xref);
+    luaL_unref(L, LUA_REGISTRYINDEX, href);
+}
+
 /* loop:start(client, x[, hooks]) -> true | nil, err: runs the exchange x of
    client.  hooks: a table with on_request / on_response, called for each
    attempt (under a protected call, as over libcurl: lua_transport.c). */
@@ -147,9 +163,11 @@ static int l_start(lua_State *L)
     call_box *eb;
     mapi_client *c;
     lua_op *o;
+    int xref, href = LUA_NOREF, hooks;
 
     lua_settop(L, 4);
-    if (!lua_isnil(L, 4))
+    hooks = !lua_isnil(L, 4);
+    if (hooks)
         luaL_checktype(L, 4, LUA_TTABLE);
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
@@ -159,14 +177,33 @@ static int l_start(lua_State *L)
     lua_pop(L, 1);
     if (!b->loop || b->close_due)
         return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
+    /* The refs first, while nothing is taken that a raise would lose: the
+       op, once registered, is reachable from the C loop and must hold them
+       (luaL_ref raises, out of memory only).  The hooks' ref under a
+       protected call, so that its failure gives the exchange's back. */
+    if (hooks)
+        lua_pushcfunction(L, ref_value); /* 5 (may raise on 5.1: nothing taken yet) */
+    lua_pushvalue(L, 3);
+    xref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (hooks) {
+        lua_pushvalue(L, 4);
+        if (lua_pcall(L, 1, 1, 0) != 0) {
+            luaL_unref(L, LUA_REGISTRYINDEX, xref);
+            return lua_error(L);
+        }
+        href = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
+        unref_both(L, xref, href);
         eb = mapi_lua_push_call_box(L);
         mapi_error_oom(&eb->err);
         return mapi_lua_push_err_results(L, &eb->err);
     }
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
+        unref_both(L, xref, href);
         free(o);
         return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED,
                              mapi_exchange_call(xb->x)->method);
@@ -174,24 +211,18 @@ static int l_start(lua_State *L)
     mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;
     o->xb = xb;
-    o->hooks.ref = LUA_NOREF;
-    if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, lua_isnil(L, 4) ? NULL : op_observe, o,
+    o->xref = xref;
+    o->hooks.ref = href;
+    if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, hooks ? op_observe : NULL, o,
                                op_done, o, &e) < 0) {
+        unref_both(L, xref, href);
         free(o);
         eb = mapi_lua_push_call_box(L); /* MEMORY: nothing in e to lose if this raises */
         eb->err = e;
         return mapi_lua_push_err_results(L, &eb->err);
     }
-    /* luaL_ref cannot fail but for memory: the call is registered already,
-       and o is reachable from the C loop, so its refs are taken last */
     xb->state = X_SENDING;
     xb->on_loop = 1;
-    lua_pushvalue(L, 3);
-    o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
-    if (!lua_isnil(L, 4)) {
-        lua_pushvalue(L, 4);
-        o->hooks.ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    }
     lua_pushboolean(L, 1);
     return 1;
 }
