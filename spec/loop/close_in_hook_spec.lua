@@ -46,7 +46,7 @@ local function close_from(which, call)
     tasks[i] = loop:spawn(call, c)
   end
   local steps = 0
-  while not loop._closed and steps < 1000 do
+  while closed == 0 and steps < 1000 do
     loop:step(0.05)
     steps = steps + 1
   end
