@@ -40,7 +40,7 @@ describe("core.format_attempt", function()
       for _, v in ipairs(bad) do
         local ok, err = pcall(core.format_attempt, record({ [field] = v }))
         assert.is_false(ok, field .. " = " .. tostring(v) .. " gave a line: " .. tostring(err))
-        assert.matches("format_attempt' (" .. field .. ": an integer from", err, 1, true)
+        assert.matches("(" .. field .. ": an integer from", err, 1, true)
         n = n + 1
       end
     end
