@@ -51,7 +51,8 @@ ifeq ($(DEV),1)
 WARN       += -pedantic -Wconversion -Wno-sign-conversion
 endif
 ifeq ($(SANITIZE),1)
-SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN        := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+              -fno-sanitize-recover=undefined,float-cast-overflow
 OBJDIR     := $(BUILD)/obj-san
 else
 SAN        :=

@@ -8,6 +8,17 @@ $(BUILD)/tests$(if $(filter 1,$(SANITIZE)),-san)/%: tests/%.c tests/testutil.h $
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(CORE_OBJ) $(DEP_LIBS) -lcmocka $(SAN)
 
+# tests/test_lua_*.c run the binding in a Lua 5.4 state of their own (an
+# allocator of the test's): the binding's sources compiled in, against the
+# system's Lua 5.4 whatever LUA is.
+TEST_LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+TEST_LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+$(BUILD)/tests$(if $(filter 1,$(SANITIZE)),-san)/test_lua_%: tests/test_lua_%.c tests/testutil.h \
+    $(CORE_OBJ) $(LUA_SRC) src/lua_compat.h src/lua_binding.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(TEST_LUA_CFLAGS) -Isrc -o $@ $< $(LUA_SRC) $(CORE_OBJ) $(TEST_LUA_LIBS) \
+	  $(DEP_LIBS) -lcmocka $(SAN) -lm
+
 # The README's "C quick start" as written: the first ```c block under that
 # heading, extracted from README.md, built as its users build it (only
 # <merchantapi.h>, strict C99) and run against the sandbox by

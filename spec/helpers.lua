@@ -488,10 +488,17 @@ function helpers.open_fds()
   local f = assert(io_open("/proc/self/stat", "r"))
   local pid = f:read("*l"):match("^%d+") -- this Lua's, not the ls's
   f:close()
-  local p = assert(io_popen("ls /proc/" .. pid .. "/fd"))
+  -- the command's own pipe shows among this process's descriptors once or
+  -- twice (whether the parent side has closed its copy of the write end
+  -- yet is a race): it is never counted
+  local p = assert(io_popen("readlink /proc/self/fd/1; ls -l /proc/" .. pid .. "/fd"))
+  local own = p:read("*l")
   local n = 0
-  for _ in p:lines() do
-    n = n + 1
+  for line in p:lines() do
+    local target = line:match(" %d+ %-> (.*)$")
+    if target and target ~= own then
+      n = n + 1
+    end
   end
   p:close()
   return n

@@ -111,6 +111,16 @@ int mapi_http_release_inherited(struct sock_list *l)
     return 0;
 }
 
+int mapi_http_has_socket(const mapi_http *h, int fd)
+{
+    size_t i;
+
+    for (i = 0; h && i < h->socks.n; i++)
+        if (h->socks.socks[i].fd == fd)
+            return 1;
+    return 0;
+}
+
 static CURLSH *new_share(void)
 {
     CURLSH *share = curl_share_init();
@@ -300,10 +310,12 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     SET(CURLOPT_PATH_AS_IS, 1L); /* send the percent-encoded path exactly as built */
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_SHARE, h->share);
+    /* the blocking calls' connections in h's list (the fork guard's); a
+       transfer of a loop, a duplicate of this handle, sets its loop's */
     SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
-    SET(CURLOPT_OPENSOCKETDATA, (void *)NULL); /* each transfer: its loop's list */
+    SET(CURLOPT_OPENSOCKETDATA, (void *)&h->socks);
     SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
-    SET(CURLOPT_CLOSESOCKETDATA, (void *)NULL);
+    SET(CURLOPT_CLOSESOCKETDATA, (void *)&h->socks);
 #undef SET
     if (rc != CURLE_OK) {
         mapi_http_free(h);

@@ -42,6 +42,10 @@ void mapi_http_free(mapi_http *h);
    mapi_refuse_head: response attached). */
 int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
                       mapi_error *err);
+/* 1 when fd is a socket libcurl opened for h's blocking calls and has not
+   closed: one that the fork guard gives up, without a byte on it, in a
+   child (http.c); else 0. */
+int mapi_http_has_socket(const mapi_http *h, int fd);
 /* 1 when e is an attempt libcurl was stopped from sending again by itself
    (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
    reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1

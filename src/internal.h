@@ -572,6 +572,14 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
    spent (mapi_budget_spent: lua_loop.c, whose tasks share the budget). */
 int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b);
 
+/* From inside a step of l (a callback or an observer it calls), for a
+   caller that frees l once the step has returned (lua_loop.c: loop:close()
+   from a hook): the step begins nothing more -- no attempt (an attempt
+   whose REQUEST observer made this call is not sent), no wait -- and
+   returns once what it has read is reported; new calls are refused (USAGE,
+   "the loop is being freed").  Outside a step: nothing. */
+void mapi_loop_stop(mapi_loop *l);
+
 /* Runs exchange x (prepared by mapi_client_prepare) of client c on loop l:
    each attempt a transfer of the loop, the waits between attempts timers of
    the loop, every decision x's.  owns: 1 when the loop frees x once done.

@@ -51,6 +51,7 @@ struct mapi_loop {
     op *head, *tail;          /* every call not yet reported, in start order */
     size_t count;
     int stepping;             /* 1 inside mapi_loop_step (callbacks included) */
+    int stopping;             /* 1: mapi_loop_stop was called, the loop is to be freed */
     int freeing;
 };
 
@@ -141,6 +142,8 @@ static void attempt_begin(mapi_loop *l, op *o)
 
     mapi_error_clear(&o->e);
     observe(o, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(o->x));
+    if (l->stopping)
+        return; /* stopped by the hook: nothing sent, the call ends when the loop is freed */
     mapi_exchange_http_request(o->x, o->http1, &req);
     if (mapi_http_loop_add(l->io, o->http, &req, o, &o->t, &o->e) < 0) {
         o->t = NULL;
@@ -174,7 +177,7 @@ static size_t begin_due(mapi_loop *l)
     size_t n = 0;
     op *o;
 
-    for (o = l->head; o; o = o->next)
+    for (o = l->head; o && !l->stopping; o = o->next)
         if (o->state == OP_DUE && o->wake_at <= now) {
             attempt_begin(l, o);
             n++;
@@ -308,7 +311,7 @@ static op *add_op(mapi_loop *l, mapi_client *c, mapi_exchange *x, void *ctx, map
     mapi_client_parts parts;
     op *o;
 
-    if (l->freeing)
+    if (l->freeing || l->stopping)
         return mapi_error_set(err, MAPI_ERR_USAGE, "the loop is being freed"), NULL;
     o = calloc(1, sizeof *o);
     if (!o)
@@ -389,7 +392,7 @@ static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
 {
     if (!l || !c || !done)
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: loop, client and done are required");
-    else if (l->freeing)
+    else if (l->freeing || l->stopping)
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: the loop is being freed");
     else
         return 0;
@@ -454,6 +457,12 @@ int mapi_loop_request(mapi_loop *l, mapi_client *c, const char *method,
     return start(l, c, &k, done, ctx, err);
 }
 
+void mapi_loop_stop(mapi_loop *l)
+{
+    if (l && l->stepping)
+        l->stopping = 1;
+}
+
 int mapi_loop_step(mapi_loop *l, double timeout)
 {
     return mapi_loop_step_budget(l, timeout, 0, 0);
@@ -469,15 +478,15 @@ int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
     /* a step that may wait sends what began at once, so that the answers
        can come within it; a step that may not (a host's tick) leaves that
        to libcurl's timer, at the next step, spreading the work */
-    if (begin_due(l) > 0 && timeout != 0)
+    if (begin_due(l) > 0 && timeout != 0 && !l->stopping)
         mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
-    if (l->count > 0) {
+    if (l->count > 0 && !l->stopping) {
         double wait = next_timeout(l);
         /* the caller's bound; negative: whatever the next event needs */
         if (timeout >= 0 && (wait < 0 || timeout < wait))
             wait = timeout;
         mapi_http_loop_wait(l->io, wait, b, transfer_done, l);
-        if (begin_due(l) > 0) /* a wait ended: its attempt on its way now */
+        if (begin_due(l) > 0 && !l->stopping) /* a wait ended: its attempt on its way now */
             mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
     }
     report_done(l, b);

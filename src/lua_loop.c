@@ -31,7 +31,7 @@ struct lua_op {
     lua_op *next;      /* in the box's list of ended calls */
     loop_box *box;
     exchange_box *xb;  /* anchored by xref */
-    int xref;          /* registry ref: the exchange */
+    int xref;          /* registry ref: the exchange (taken before the op exists) */
     mapi_lua_hooks hooks; /* hooks.ref: LUA_NOREF without hooks */
 };
 
@@ -39,6 +39,8 @@ struct loop_box {
     mapi_loop *loop;   /* NULL once closed */
     lua_State *L;      /* the thread stepping the loop (for hooks) */
     lua_op *ended;     /* calls ended, not yet handed over */
+    int stepping;      /* 1 inside mapi_loop_step_in (a hook may run) */
+    int close_due;     /* 1: closed from a hook; freed once the step returns */
 };
 
 /* The C loop's report: the exchange gets the call's result. */
@@ -83,9 +85,17 @@ static loop_box *check_loop(lua_State *L)
     return (loop_box *)luaL_checkudata(L, 1, LOOP_MT);
 }
 
-/* Frees the C loop (every running call ends) and lets go of every call. */
+/* Frees the C loop (every running call ends) and lets go of every call.
+   From a hook, inside the step: the C loop cannot be freed under its own
+   step, so the step is stopped (mapi_loop_stop) and l_step closes the loop
+   once it has returned. */
 static void close_loop(lua_State *L, loop_box *b)
 {
+    if (b->stepping) {
+        b->close_due = 1;
+        mapi_loop_stop(b->loop);
+        return;
+    }
     if (b->loop) {
         mapi_loop *loop = b->loop;
         b->loop = NULL;
@@ -101,7 +111,9 @@ static void close_loop(lua_State *L, loop_box *b)
 }
 
 /* loop:close() -- ends the running calls (each exchange gets the error "the
-   loop was freed"), frees the loop; safe twice; __gc. */
+   loop was freed"), frees the loop; safe twice; __gc.  From a hook of a
+   call on the loop: the loop counts as closed at once, and is freed when
+   the step returns (close_loop). */
 static int l_close(lua_State *L)
 {
     close_loop(L, check_loop(L));
@@ -124,6 +136,22 @@ int mapi_lua_loop_new(lua_State *L)
     return 1;
 }
 
+/* Runs protected (l_start): luaL_ref of the value at 1, pushed as an integer. */
+static int ref_value(lua_State *L)
+{
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    lua_pushinteger(L, ref);
+    return 1;
+}
+
+/* Drops the refs l_start took (LUA_NOREF: nothing). */
+static void unref_both(lua_State *L, int xref, int href)
+{
+    luaL_unref(L, LUA_REGISTRYINDEX, xref);
+    luaL_unref(L, LUA_REGISTRYINDEX, href);
+}
+
 /* loop:start(client, x[, hooks]) -> true | nil, err: runs the exchange x of
    client.  hooks: a table with on_request / on_response, called for each
    attempt (under a protected call, as over libcurl: lua_transport.c). */
@@ -135,9 +163,11 @@ static int l_start(lua_State *L)
     call_box *eb;
     mapi_client *c;
     lua_op *o;
+    int xref, href = LUA_NOREF, hooks;
 
     lua_settop(L, 4);
-    if (!lua_isnil(L, 4))
+    hooks = !lua_isnil(L, 4);
+    if (hooks)
         luaL_checktype(L, 4, LUA_TTABLE);
     if (!xb->x || xb->state != X_IDLE)
         return luaL_error(L, "merchantapi: the exchange is not a call to start");
@@ -145,16 +175,35 @@ static int l_start(lua_State *L)
     if (!lua_rawequal(L, -1, 2))
         return luaL_error(L, "merchantapi: the exchange is not a call of this client");
     lua_pop(L, 1);
-    if (!b->loop)
+    if (!b->loop || b->close_due)
         return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
+    /* The refs first, while nothing is taken that a raise would lose: the
+       op, once registered, is reachable from the C loop and must hold them
+       (luaL_ref raises, out of memory only).  The hooks' ref under a
+       protected call, so that its failure gives the exchange's back. */
+    if (hooks)
+        lua_pushcfunction(L, ref_value); /* 5 (may raise on 5.1: nothing taken yet) */
+    lua_pushvalue(L, 3);
+    xref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (hooks) {
+        lua_pushvalue(L, 4);
+        if (lua_pcall(L, 1, 1, 0) != 0) {
+            luaL_unref(L, LUA_REGISTRYINDEX, xref);
+            return lua_error(L);
+        }
+        href = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
     o = (lua_op *)calloc(1, sizeof *o);
     if (!o) {
+        unref_both(L, xref, href);
         eb = mapi_lua_push_call_box(L);
         mapi_error_oom(&eb->err);
         return mapi_lua_push_err_results(L, &eb->err);
     }
     c = mapi_lua_client_hold(L, 2, &o->hooks.busy);
     if (!c) {
+        unref_both(L, xref, href);
         free(o);
         return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED,
                              mapi_exchange_call(xb->x)->method);
@@ -162,24 +211,18 @@ static int l_start(lua_State *L)
     mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;
     o->xb = xb;
-    o->hooks.ref = LUA_NOREF;
-    if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, lua_isnil(L, 4) ? NULL : op_observe, o,
+    o->xref = xref;
+    o->hooks.ref = href;
+    if (mapi_loop_run_exchange(b->loop, c, xb->x, 0, hooks ? op_observe : NULL, o,
                                op_done, o, &e) < 0) {
+        unref_both(L, xref, href);
         free(o);
         eb = mapi_lua_push_call_box(L); /* MEMORY: nothing in e to lose if this raises */
         eb->err = e;
         return mapi_lua_push_err_results(L, &eb->err);
     }
-    /* luaL_ref cannot fail but for memory: the call is registered already,
-       and o is reachable from the C loop, so its refs are taken last */
     xb->state = X_SENDING;
     xb->on_loop = 1;
-    lua_pushvalue(L, 3);
-    o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
-    if (!lua_isnil(L, 4)) {
-        lua_pushvalue(L, 4);
-        o->hooks.ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    }
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -205,8 +248,14 @@ static int l_step(lua_State *L)
         if (b->L)
             return luaL_error(L, "merchantapi: loop:step called from a hook");
         b->L = L;
+        b->stepping = 1;
         running = mapi_loop_step_in(b->loop, timeout, &budget);
+        b->stepping = 0;
         b->L = NULL;
+        if (b->close_due) { /* closed from a hook: now that the step is over */
+            close_loop(L, b);
+            running = 0;
+        }
     }
     lua_pushinteger(L, running < 0 ? 0 : running);
     if (!b->ended) {
@@ -230,7 +279,7 @@ static int l_fd(lua_State *L)
 {
     loop_box *b = check_loop(L);
 
-    if (!b->loop)
+    if (!b->loop || b->close_due)
         return 0;
     lua_pushinteger(L, mapi_loop_fd(b->loop));
     return 1;
@@ -240,7 +289,7 @@ static int l_fd(lua_State *L)
 static int l_timeout(lua_State *L)
 {
     loop_box *b = check_loop(L);
-    double t = b->loop ? mapi_loop_timeout(b->loop) : -1.0;
+    double t = b->loop && !b->close_due ? mapi_loop_timeout(b->loop) : -1.0;
 
     if (b->ended)
         t = 0; /* ended calls wait to be handed over */

@@ -5,6 +5,7 @@
  * binding's files and what they share: lua_binding.h.  lua/merchantapi.lua
  * is the public face.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,8 +200,34 @@ static double field_number(lua_State *L, const char *name, double dflt)
     return v;
 }
 
+/* t[name] of the table at 1 as an int (absent or not a number: 0); a number
+   that is not an integer an int holds (NaN, inf, 1e300, 1.5) raises an
+   argument error naming the field, before any C memory is taken. */
+static int field_int(lua_State *L, const char *name)
+{
+    lua_Number v;
+    int i;
+
+    lua_getfield(L, 1, name);
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    /* the range first (NaN fails it): only then is the cast defined */
+    if (!(v >= (lua_Number)INT_MIN && v <= (lua_Number)INT_MAX) ||
+        (lua_Number)(i = (int)v) != v)
+        return luaL_argerror(L, 1, lua_pushfstring(L, "%s: an integer from %d to %d expected, got %f",
+                                                   name, INT_MIN, INT_MAX, v));
+    return i;
+}
+
 /* core.format_attempt(info) -> line: the MERCHANTAPI_DEBUG line
-   (mapi_attempt_format) of the info an on_response hook got. */
+   (mapi_attempt_format) of the info an on_response hook got.  Raises when
+   merchantapi.attempt, max_attempts or http.response.status_code is a
+   number but not an integer an int holds (field_int); fields absent or of
+   another type read as not given. */
 static int l_format_attempt(lua_State *L)
 {
     mapi_attempt_info in;
@@ -215,9 +242,9 @@ static int l_format_attempt(lua_State *L)
     in.code = field_string(L, "code");
     in.title = field_string(L, "title");
     in.error = mapi_lua_error_kind(field_string(L, "error"));
-    in.attempt = (int)field_number(L, "merchantapi.attempt", 0);
-    in.max_attempts = (int)field_number(L, "max_attempts", 0);
-    in.status = (int)field_number(L, "http.response.status_code", 0);
+    in.attempt = field_int(L, "merchantapi.attempt");
+    in.max_attempts = field_int(L, "max_attempts");
+    in.status = field_int(L, "http.response.status_code");
     in.elapsed = field_number(L, "duration", 0);
     in.retry_in = field_number(L, "retry_in", -1);
     n = mapi_attempt_format(&in, NULL, 0);

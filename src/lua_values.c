@@ -508,7 +508,9 @@ static void push_info(lua_State *L, const key_cache *kc, const mapi_doc *doc,
 
 /* Builds the infos of the holder at stack index holder (HOLDER_INFO,
    HOLDER_REV) from its body, and drops the body.  A body that no longer
-   parses (it did once: it cannot) leaves empty infos. */
+   parses (it did once: it cannot) leaves empty infos; a holder whose slots
+   table was replaced by something else (getmetatable hands the holder out)
+   is left as it is. */
 static void build_infos(lua_State *L, int holder)
 {
     const char *body;
@@ -519,6 +521,10 @@ static void build_infos(lua_State *L, int holder)
     luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
     lua_rawgeti(L, holder, HOLDER_SLOTS);
     slots = lua_gettop(L);
+    if (lua_type(L, slots) != LUA_TTABLE) {
+        lua_settop(L, slots - 1);
+        return;
+    }
     lua_rawgeti(L, holder, HOLDER_BODY);
     body = lua_tolstring(L, -1, &len);
     cb = mapi_lua_push_call_box(L);
@@ -568,7 +574,9 @@ static void build_infos(lua_State *L, int holder)
 
 /* core.resource_info(t) -> the info of a resource table the module made
    (push_info's shape), or nil for any other value, for a resource without
-   links, meta or relationships, and for one whose metatable was replaced.
+   links, meta or relationships, and for one whose metatable was replaced
+   or edited so that its slots are not what they were (every slot's type is
+   checked before it is read: getmetatable hands the holder out).
    lua/merchantapi/document.lua builds the public accessors on it. */
 int mapi_lua_resource_info(lua_State *L)
 {
@@ -587,14 +595,18 @@ int mapi_lua_resource_info(lua_State *L)
         build_infos(L, 2);
         lua_rawgeti(L, 2, HOLDER_REV);
     }
-    lua_pushvalue(L, 1);
-    lua_rawget(L, 4); /* 5: index + 1 */
-    if (!mapic_tointeger(L, 5, &index) || index < 1 || index > INT_MAX) {
+    lua_rawgeti(L, 2, HOLDER_INFO); /* 5 */
+    if (lua_type(L, 4) != LUA_TTABLE || lua_type(L, 5) != LUA_TTABLE) {
         lua_pushnil(L);
         return 1;
     }
-    lua_rawgeti(L, 2, HOLDER_INFO);
-    lua_rawgeti(L, -1, (int)index);
+    lua_pushvalue(L, 1);
+    lua_rawget(L, 4); /* 6: index + 1 */
+    if (!mapic_tointeger(L, 6, &index) || index < 1 || index > INT_MAX) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_rawgeti(L, 5, (int)index);
     return 1;
 }
 

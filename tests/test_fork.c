@@ -10,6 +10,9 @@
  * The sandbox's echo route tells which connection a request came on
  * (meta.connection, nginx's serial number) and the path it saw.
  *
+ * The fork guard's list holds the blocking calls' connection: the socket
+ * a child gives up (pointed at /dev/null) before libcurl lets it go.
+ *
  * A traced client's ids after fork(): the child's are not its parent's.
  */
 #include "testutil.h"
@@ -68,6 +71,17 @@ static long long bytes_sent(int fd)
     (void)fd;
     return -1;
 #endif
+}
+
+/* Whether the fork guard of client c lists socket fd: one of the sockets of
+   its blocking calls' connections, which a child gives up without a byte on
+   them before libcurl closes its copies (http.c). */
+static int guard_knows(mapi_client *c, int fd)
+{
+    mapi_client_parts parts;
+
+    mapi_client_parts_get(c, &parts);
+    return mapi_http_has_socket(parts.http, fd);
 }
 
 /* Child exit codes (0: every check passed). */
@@ -208,6 +222,8 @@ static void fork_with_warm_client(const char *base, long port, const char *cafil
     assert_int_equal(conn, p1);
     fd = connection_fd(port);
     assert_true(fd >= 0); /* exactly one connection to the sandbox */
+    if (!guard_knows(c, fd))
+        fail_msg("the fork guard does not list the blocking calls' connection (fd %d)", fd);
     if (bytes_sent(fd) < 0)
         fprintf(stderr, "no TCP_INFO bytes counter here: the connection numbers only\n");
     fflush(NULL);
@@ -252,6 +268,8 @@ static void fork_with_warm_client(const char *base, long port, const char *cafil
     assert_untouched(fd, sent, "child B's mapi_client_free");
     parent_echo(c, "parent-5", &conn);
     assert_int_equal(conn, p1);
+    assert_int_equal(connection_fd(port), fd); /* the same socket, still listed */
+    assert_true(guard_knows(c, fd));
 
     /* C: a child whose first call is the concurrent page fetch */
     fflush(NULL);

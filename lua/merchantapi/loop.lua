@@ -452,7 +452,7 @@ function Loop:step(timeout, budget)
   else
     calls, ended = self._c:step(wait)
   end
-  if calls == 0 and not ended and wait > 0 then
+  if calls == 0 and not ended and wait > 0 and not self._closed then -- (closed by a hook)
     core.sleep(wait) -- only timers of tasks: the host asked to wait this long
     if b then
       b.waited = b.waited + wait
@@ -506,7 +506,11 @@ end
 -- loop was closed before the task ended"`, and the `on_done` callbacks
 -- still due are called (a host's coroutine parked on one is woken).  Safe
 -- to call twice; the loop is also closed (without callbacks) when
--- collected.
+-- collected.  From a hook of one of its calls (`on_request`,
+-- `on_response`, which run inside `loop:step`): the same, and the step
+-- begins nothing more (the call whose `on_request` closed the loop is not
+-- sent); the loop's descriptor and connections are let go when that step
+-- returns.
 --
 -- syntax: `loop:close()`
 -- @raise an error an `on_done` callback raises (the others were called).
