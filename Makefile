@@ -70,7 +70,7 @@ CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/
               src/doc_index.c src/doc_resolve.c src/doc_access.c src/value.c src/client.c \
               src/mapping.c src/url.c src/retry.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
-              src/framing.c src/limits.c src/json_tree.c
+              src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c
 CORE_CXX   := src/json_parse.cpp
 CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o) $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
@@ -147,7 +147,7 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 
 # The binding's files, compiled once per Lua target.
 LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
-              src/lua_loop.c src/lua_pages.c
+              src/lua_loop.c src/lua_pages.c src/lua_walk.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 # the headers the binding was last compiled with: other headers of the same
 # version (LUA_INCDIR=another dir) compile it again

@@ -415,12 +415,12 @@ function Client:paginate(path, opts)
   local full, _, build_err = request.build("GET", path, { query = opts and opts.query })
   local base_url = self.base_url
   local pending, pending_err = full, build_err -- the next path to request, or the error to give
-  local followed = {}
+  local p -- the pager: its links.next rule (pager.follows) knows the paths requested
   local function fail(title, detail, url)
     return errors.new { kind = "decode", title = title, detail = detail, method = "GET",
       path = url }
   end
-  return pager.follow(function()
+  p = pager.follow(function()
     if pending_err then
       local err = pending_err
       pending_err = nil
@@ -430,7 +430,7 @@ function Client:paginate(path, opts)
     if current == nil then
       return nil
     end
-    pending, followed[current] = nil, true
+    pending = nil
     local list, err = run(self, "request", { method = "GET", path = current,
       traceparent = opts and opts.traceparent, tracestate = opts and opts.tracestate })
     if not list then
@@ -447,11 +447,13 @@ function Client:paginate(path, opts)
     local next_path, why = request.link_path(base_url, current, links and links.next)
     if why then
       pending_err = fail("links.next is not under the base URL", why, current)
-    elseif next_path and not followed[next_path] then
+    elseif pager.follows(p, next_path) then
       pending = next_path
     end
     return list
   end, { max_pages = opts and opts.max_pages })
+  pager.follows(p, full) -- the first request: a next link back to it ends the walk
+  return p
 end
 
 --- Reads a payout: `GET /api/public/v1/payouts/:id` (interface, "Events"

@@ -192,6 +192,12 @@ int mapi_lua_page_batch_result(lua_State *L, int idx);
 /* Registers the batch's metatable. */
 void mapi_lua_pages_open(lua_State *L);
 
+/* ---- the pager's page walk (lua_walk.c) ---- */
+
+/* Registers the walk's metatable and sets core.page_walk and
+   core.page_is_last in the module's table on the top of the stack. */
+void mapi_lua_walk_open(lua_State *L);
+
 /* ---- custom transports and hooks (lua_transport.c) ---- */
 
 /* The exchange userdata: one call built once (lua_client.c), driven by a

@@ -309,6 +309,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
 
     lua_createtable(L, 0, 16);
     mapic_setfuncs(L, functions, 0);
+    mapi_lua_walk_open(L); /* page_walk, page_is_last */
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     lua_pushliteral(L, MAPI_VERSION);

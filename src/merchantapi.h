@@ -804,6 +804,114 @@ MAPI_API int mapi_list_addresses_pages_ex(mapi_client *client, const char *accou
                                           mapi_error *errs);
 
 /* ------------------------------------------------------------------------ */
+/* Every page of a list: the pager                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A pager walks every page of an account's addresses (interface, "Endpoints
+ * 3. List account addresses": data, meta.page, per_page, total), one page
+ * document at a time, with the stop rules and checks of the Lua pager (the
+ * same code: contract, "Lists and pages"):
+ *
+ *   mapi_pager_opts o = MAPI_PAGER_OPTS_INIT;
+ *   mapi_pager *pg;
+ *   mapi_doc *page;
+ *   int r;
+ *   o.params.per_page = 1000;
+ *   o.concurrency = 8;
+ *   pg = mapi_pager_new(client, "acct-25000", &o, &err);
+ *   while (pg && (r = mapi_pager_next(pg, &page, &err)) == 1) {
+ *       ... mapi_doc_data_count(page), mapi_doc_data(page, i) ...
+ *       mapi_doc_free(page);
+ *   }
+ *   (r == -1: err says why, and the pages before it were every page before)
+ *   mapi_pager_free(pg);
+ *
+ * The first page is fetched alone; once a page has told meta.total (so the
+ * last page is known), the following pages are fetched `concurrency` at a
+ * time by mapi_list_addresses_pages_ex (its event loop, retries, Retry-After
+ * and deadline per page, errors as a single mapi_list_addresses): every
+ * request is one of the list call.  Without a total, one page after the
+ * other.
+ *
+ * The walk ends (mapi_pager_next returns 0) after a page that is empty (not
+ * handed out) or short (fewer items than meta.per_page, else the per_page
+ * asked for), after the page p with p * per_page >= meta.total, or after
+ * max_pages pages.  It ends with DECODE, title "page <k>: ...", when page k
+ * repeats an item (type and id) the walk already handed out (a server that
+ * ignores `page`, an address created under order_type "desc"), or
+ * contradicts meta.total: a negative total, more items than the total
+ * leaves for that page, fewer (a short or empty page before the last), or
+ * a total that shrank between pages (an address deleted: one of those
+ * after it was skipped).  A total that grows (addresses created while
+ * walking) is no error: mapi_pager_get_counts says it.  A page whose meta
+ * lacks per_page or total is no error: the rules that need it do not
+ * apply.  A walk that ends with 0 from page 1 without max_pages has handed
+ * out every address once: counts.received == counts.announced whenever a
+ * total came.
+ */
+typedef struct mapi_pager mapi_pager;
+
+/* Options of a pager.  Start from MAPI_PAGER_OPTS_INIT (a zeroed struct is
+   the same but for concurrency 0, which counts as 1). */
+typedef struct mapi_pager_opts {
+    mapi_page_params params; /* order, order_type, per_page as for mapi_list_addresses
+                                (zero/NULL: not sent); params.page: the first page
+                                (0: 1) */
+    long max_pages;          /* pages at most (0: no limit) */
+    size_t concurrency;      /* pages fetched at once once the last is known (0 and 1:
+                                one at a time); at most 64 in flight, and at most
+                                1000 pages fetched ahead of the caller */
+    const mapi_call_opts *call; /* every page's call options (headers, deadline per
+                                   page, traceparent), or NULL */
+} mapi_pager_opts;
+
+#define MAPI_PAGER_OPTS_INIT {{NULL, NULL, 0, 0}, 0, 1, NULL}
+
+/* What the walk saw so far (mapi_pager_get_counts). */
+typedef struct mapi_pager_counts {
+    long pages;        /* pages handed out (an empty last page not counted) */
+    int64_t received;  /* the addresses on them */
+    int64_t announced; /* the last meta.total a page told, or -1 when none did */
+    int total_changed; /* 1 when meta.total grew between two pages */
+} mapi_pager_counts;
+
+/*
+ * A new pager over account_id's addresses; nothing is sent until
+ * mapi_pager_next.  account_id, opts->params' strings and what opts->call
+ * points to are borrowed until mapi_pager_free (the struct opts itself is
+ * copied; NULL: MAPI_PAGER_OPTS_INIT).  NULL with err USAGE -- a NULL
+ * client, a NULL, empty or dot id, no api key, a negative first page,
+ * per_page or max_pages, an order or order_type the list call refuses, an
+ * option mapi_call_opts refuses -- or MEMORY.  Caller frees with
+ * mapi_pager_free.  A pager drives its client: one thread at a time, and
+ * no other call of the client while mapi_pager_next runs.
+ */
+MAPI_API mapi_pager *mapi_pager_new(mapi_client *client, const char *account_id,
+                                    const mapi_pager_opts *opts, mapi_error *err);
+
+/*
+ * The next page, in page order: returns 1 with *page a new document (as
+ * mapi_list_addresses gives: data the addresses, meta; caller frees with
+ * mapi_doc_free), 0 when the walk is over (*page NULL), or -1 with *page
+ * NULL and err: the error of the page that failed for good (API, HTTP,
+ * TRANSPORT, DECODE, MEMORY: every field of a mapi_list_addresses error of
+ * that page, retries done), or DECODE "page <k>: ..." of a page that broke
+ * a rule above.  After -1 every call returns -1 again (USAGE "the pager's
+ * walk already ended with an error"): a walk never ends silently short.
+ * USAGE also for a NULL pager or page.  The pages fetched ahead and not yet
+ * handed out are held by the pager (at most max(concurrency, 1) pages).
+ */
+MAPI_API int mapi_pager_next(mapi_pager *pager, mapi_doc **page, mapi_error *err);
+
+/* The walk's counts so far into *out (pager NULL: zeros, announced -1). */
+MAPI_API void mapi_pager_get_counts(const mapi_pager *pager, mapi_pager_counts *out);
+
+/* Frees the pager and the pages it fetched ahead; the documents it handed
+   out are the caller's.  NULL is ignored. */
+MAPI_API void mapi_pager_free(mapi_pager *pager);
+
+/* ------------------------------------------------------------------------ */
 /* Any endpoint: the generic call                                           */
 /* ------------------------------------------------------------------------ */
 

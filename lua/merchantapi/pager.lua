@@ -34,7 +34,12 @@
 -- With `concurrency = n` (and a `fetch_pages`), once the last page is known
 -- the pages after it are fetched `n` at a time, at most 1000 in one batch
 -- (`merchantapi.core.defaults.pages_max`, the core's cap of one
--- `list_addresses_pages` call): a larger `n` is cut to it, never an error.
+-- `list_addresses_pages` call, applied by the walk): a larger `n` is cut to
+-- it, never an error.
+--
+-- These rules have one home, the C core's page walk (src/page_walk.c, the
+-- rules of the C pager `mapi_pager_next` too): this module fetches the pages
+-- and hands each one to it (`core.page_walk`, src/lua_walk.c).
 --
 -- @module merchantapi.pager
 local core = require "merchantapi.core"
@@ -46,11 +51,7 @@ local type = type
 local error = error
 local setmetatable = setmetatable
 local getmetatable = getmetatable
-local pairs = pairs
-local tostring = tostring
-local ceil = math.ceil
-local min, max = math.min, math.max
-local format = string.format
+local page_walk, page_is_last = core.page_walk, core.page_is_last
 
 local M = {}
 
@@ -66,13 +67,6 @@ local OPTIONS = {
   concurrency = "integer >= 1",
 }
 
-local is_integer, is_count = options.is_integer, options.is_count
-
--- The most pages one call of fetch_pages is asked for: the core's cap of
--- one list_addresses_pages call (a larger `concurrency` fetches this many
--- at a time; the core keeps at most 64 of them in flight).
-local BATCH_MAX = core.defaults.pages_max
-
 -- Whether f can be called: a function, or a table whose metatable has __call.
 local function callable(f)
   local mt = type(f) == "table" and getmetatable(f)
@@ -82,7 +76,9 @@ end
 --- Whether a page is the last of its list, by the rule the pager stops by:
 -- the page is empty, or short (fewer items than `per_page`), or `page *
 -- size >= total`.  A page it cannot place (no `per_page` and no `total`,
--- items on it) may have others after it: false.
+-- items on it) may have others after it: false.  The rule's one home is
+-- the C core (src/page_walk.c, `mapi_walk_is_last`), which the pager's walk
+-- and the C pager use too.
 --
 -- syntax: `last = pager.is_last(page, n, per_page, total, size)`
 --
@@ -95,8 +91,7 @@ end
 --   `per_page`, else `n`; the pager passes its first page's size).
 -- @treturn boolean true when no page follows this one.
 function M.is_last(page, n, per_page, total, size)
-  size = size or per_page or n
-  return n == 0 or (per_page ~= nil and n < per_page) or (total ~= nil and page * size >= total)
+  return page_is_last(page, n, per_page, total, size)
 end
 
 --- Builds a pager over any list call: what `merchantapi.paginate` and
@@ -106,9 +101,11 @@ end
 -- @tparam function fetch_page as for `merchantapi.paginate`.
 -- @tparam[opt] table opts as for `merchantapi.paginate`.
 -- @tparam[opt] function fetch_pages as for `merchantapi.paginate`.
+-- @tparam[opt] boolean follow true for `follow`'s pager (the pages say
+--   by links.next whether another follows: no page size nor total read).
 -- @treturn table the pager.
 -- @raise as `merchantapi.paginate`.
-function M.paginate(fetch_page, opts, fetch_pages)
+function M.paginate(fetch_page, opts, fetch_pages, follow)
   if not callable(fetch_page) then
     error("bad argument #1 to 'paginate' (function expected, got " .. type(fetch_page) .. ")", 2)
   end
@@ -118,6 +115,7 @@ function M.paginate(fetch_page, opts, fetch_pages)
   end
   opts = options.check(opts, OPTIONS, "paginate", 2)
   return setmetatable({
+    _walk = page_walk(opts.per_page, opts.max_pages, follow), -- the rules (the core's)
     concurrency = opts.concurrency or 1,
     meta = nil,             -- meta of the last page fetched
     pages_fetched = 0,
@@ -126,19 +124,15 @@ function M.paginate(fetch_page, opts, fetch_pages)
     total_changed = false,  -- meta.total grew between two pages
     _fetch = fetch_page,
     _fetch_pages = fetch_pages,
-    _last_page = nil,       -- the last page by meta.total, once known
     _ahead = nil,           -- pages fetched ahead: { first = n, err = e|nil, [i] = list }
     _per_page = opts.per_page,
     _order = opts.order or "created_at",
     _order_type = opts.order_type or "asc",
     _page = opts.start_page or 1,
-    _max_pages = opts.max_pages,
     _done = false,
     _err = nil,
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
-    _seen = {},             -- type .. "\0" .. id -> the page that yielded it, for the walk
-    _size = nil,            -- the page size, once known (meta.per_page, per_page, page 1)
   }, Pager)
 end
 
@@ -154,9 +148,20 @@ end
 -- @treturn table the pager of `paginate` with only the rules that need no
 --   page number nor `meta` (`client:paginate` states them).
 function M.follow(fetch_page, opts)
-  local p = M.paginate(fetch_page)
-  p._follow, p._max_pages = true, opts and opts.max_pages
-  return p
+  return M.paginate(fetch_page, { max_pages = opts and opts.max_pages }, nil, true)
+end
+
+--- The links.next rule of a pager made by `follow`: whether `path` (a
+-- page's next link, or the first request's path; nil: none) is to be
+-- requested, recorded as requested if so; false ends the walk there (no
+-- link, or one already requested).
+--
+-- @local
+-- @tparam table p the pager.
+-- @tparam[opt] string path the link.
+-- @treturn boolean
+function M.follows(p, path)
+  return p._walk:link(path)
 end
 
 -- A new table of the walk's page parameters (page: nil for fetch_pages).
@@ -166,8 +171,8 @@ local function params(self, page)
 end
 
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
--- fetched ahead, else `concurrency` pages at once (BATCH_MAX at most)
--- through fetch_pages when the last page is known, else fetch_page alone.
+-- fetched ahead, else `concurrency` pages at once through fetch_pages when
+-- the last page is known (as many as the walk plans), else fetch_page alone.
 local function fetch_raw(self, page)
   local ahead = self._ahead
   if ahead then
@@ -183,12 +188,8 @@ local function fetch_raw(self, page)
       return nil, ahead.err
     end
   end
-  local count = min(self.concurrency, BATCH_MAX)
-  if self._fetch_pages and count > 1 and self._last_page then
-    count = min(count, self._last_page - page + 1)
-    if self._max_pages then
-      count = min(count, self._max_pages - self.pages_fetched)
-    end
+  local count = self._fetch_pages and self._walk:batch(self.concurrency) or 1
+  do
     if count > 1 then
       local lists, err = self._fetch_pages(params(self), page, count, self.concurrency)
       local first = lists[1]
@@ -209,74 +210,14 @@ local function fetch_raw(self, page)
   return self._fetch(params(self, page))
 end
 
--- The walk's end on page `page`: a "decode" error naming it.
-local function page_error(page, fmt, ...)
-  return errors.new({ kind = "decode", page = page,
-    title = format("page %d: " .. fmt, page, ...) })
-end
-
--- The key of an item for the id rule: type and id (nil: an item without id).
-local function item_key(item)
-  local id = type(item) == "table" and item.id or nil
-  if id == nil then
-    return nil
-  end
-  local t = item.type
-  return (type(t) == "string" and t or "") .. "\0" .. tostring(id), id
-end
-
--- The checks of one page against the walk so far (see the module's doc):
--- nil, or the error that ends the walk.  size: the page size; total: this
--- page's meta.total or nil.
-local function check_page(self, page, list, n, size, total)
-  if total then
-    if total < 0 then
-      return page_error(page, "meta.total is %d", total)
-    end
-    local before = self.announced
-    if before and total < before then
-      return page_error(page, "meta.total went from %d to %d: an item deleted between two "
-        .. "pages moves the later ones back, and one of them was skipped", before, total)
-    end
-    local due = max(0, min(size, total - (page - 1) * size)) -- what the total leaves here
-    if n > due then
-      return page_error(page, "%d items, but meta.total %d and %d per page leave %d for it",
-        n, total, size, due)
-    end
-    if n < due then
-      return page_error(page, "%d items, but meta.total %d and %d per page announce %d: "
-        .. "a short page before the last", n, total, size, due)
-    end
-  end
-  local seen, fresh = self._seen, {}
-  for i = 1, n do
-    local key, id = item_key(list[i])
-    if key then
-      local first = seen[key] or fresh[key]
-      if first then
-        return page_error(page, "id %s again, already yielded on page %d", tostring(id), first)
-      end
-      fresh[key] = page
-    end
-  end
-  for key, p in pairs(fresh) do
-    seen[key] = p
-  end
-  return nil
-end
-
 -- Fetches the next page: an array with .meta, nil at the end, or nil, err
--- (the page's fetch failed, or it broke a rule of check_page).  Errors are
--- sticky.
+-- (the page's fetch failed, or it broke a rule of the walk: a "decode"
+-- error naming the page).  Errors are sticky.
 local function fetch_next(self)
   if self._err ~= nil then
     return nil, self._err
   end
   if self._done then
-    return nil
-  end
-  if self._max_pages and self.pages_fetched >= self._max_pages then
-    self._done = true
     return nil
   end
 
@@ -295,50 +236,23 @@ local function fetch_next(self)
   end
   self.pages_fetched = self.pages_fetched + 1
   self._page = page + 1
+  self.meta = type(list.meta) == "table" and list.meta or nil
 
-  local meta = type(list.meta) == "table" and list.meta or nil
-  self.meta = meta
-  local n = #list
-  local per_page = meta and is_count(meta.per_page) and meta.per_page or self._per_page
-  local total = meta and is_integer(meta.total) and meta.total or nil
-  if self._follow then
-    -- the pages say whether another follows (M.follow): no page size, no
-    -- total, so of check_page's rules only the id rule applies
-    per_page, total = nil, nil
-  end
-  -- without a known page size, the size of the first page stands in for it
-  local size = per_page or self._size or n
-  if not self._size and size > 0 then
-    self._size = size
-  end
-
-  err = check_page(self, page, list, n, size, total)
-  if err then
+  local walk = self._walk
+  local step, title = walk:page(page, list) -- the checks and stop rules (the core's)
+  self.received, self.announced, self.total_changed = walk:counts()
+  if not step then
+    err = errors.new({ kind = "decode", page = page, title = title })
     self._err = err
     self._ahead = nil
     return nil, err
   end
-  if total then
-    if self.announced and total ~= self.announced then
-      self.total_changed = true
+  if step ~= "more" then -- "last", or "end": an empty page, not handed out
+    self._done = true
+    self._ahead = nil
+    if step == "end" then
+      return nil
     end
-    self.announced = total
-  end
-  self.received = self.received + n
-  if total and size > 0 then
-    self._last_page = ceil(total / size) -- the first page p with p * size >= total
-  else
-    self._last_page = nil
-  end
-
-  if n == 0 then
-    self._done = true
-    self._ahead = nil
-    return nil
-  end
-  if M.is_last(page, n, per_page, total, size) then
-    self._done = true
-    self._ahead = nil
   end
   return list
 end
