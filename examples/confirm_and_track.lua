@@ -21,12 +21,12 @@ elseif err.code == "payout_not_draft" then
   print(("%s was confirmed before: following it"):format(payout_id))
 else
   io.stderr:write(tostring(err), "\n")
-  if err.outcome == "unknown" and err.payout then
+  if err.outcome == "unknown" and err.retryable then
     -- the client read the payout after the failed confirm: still a draft
     io.stderr:write("not confirmed, the payout is still a draft: trying again is safe\n")
   elseif err.outcome == "unknown" then
-    io.stderr:write("the confirm may have gone through, and reading the payout failed too: "
-      .. "read it before trying again\n")
+    -- the read after it failed, or showed neither a draft nor a confirmed payout
+    io.stderr:write("the confirm may have gone through: read the payout before trying again\n")
   end
   os.exit(1)
 end

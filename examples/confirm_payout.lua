@@ -12,12 +12,12 @@ local client = merchantapi.assert(merchantapi.new {
 local payout, err = client:confirm_payout(payout_id)
 if not payout then
   io.stderr:write(tostring(err), "\n")
-  if err.outcome == "unknown" and err.payout then
+  if err.outcome == "unknown" and err.retryable then
     -- the client read the payout after the failed confirm: still a draft
     io.stderr:write("not confirmed, the payout is still a draft: trying again is safe\n")
   elseif err.outcome == "unknown" then
-    io.stderr:write("the confirm may have gone through, and reading the payout failed too: "
-      .. "read it before trying again\n")
+    -- the read after it failed, or showed neither a draft nor a confirmed payout
+    io.stderr:write("the confirm may have gone through: read the payout before trying again\n")
   end
   os.exit(1)
 end

@@ -203,16 +203,22 @@ end
 --
 -- Settling: when the confirm ends with `err.outcome == "unknown"` (it may
 -- have gone through), the client reads the payout (`GET`, retried like
--- `get_payout`, over the same transport, seen by the hooks): if its `status`
--- is no longer `"draft"` the call returns it as confirmed, with
--- `res.settled_by = "read"` (res is then the read's response); if it is
--- still a draft the error stays `outcome = "unknown"` and `err.payout` holds
--- the payout read -- confirming again is then safe: the interface's only
+-- `get_payout`, over the same transport, seen by the hooks), and trusts only
+-- what the service says: when the read shows a `txid` (whatever its
+-- `status`) or `status = "processing"`, the call returns it as confirmed,
+-- with `res.settled_by = "read"` (res is then the read's response); any
+-- other status leaves the error `outcome = "unknown"` with `err.payout`, the
+-- payout read, its status named in the message.  Still `"draft"`:
+-- confirming again is safe (`err.retryable` is true): the interface's only
 -- transition out of draft is this confirm (draft -> processing), so a payout
 -- confirmed meanwhile is no longer a draft and a second confirm is refused
--- by the service (the sandbox answers 422), never carried out twice; if the read fails, the
--- error is the confirm's, with the read's error as `err.settle_error`.  The
--- read has a deadline of its own, as long as the confirm's.
+-- by the service (the sandbox answers 422), never carried out twice.  A
+-- status the interface does not show (`"expired"`, `"failed"`, ...), or a
+-- `partner_pay` payout past processing (never broadcast: no txid), proves
+-- nothing either way: `err.retryable` is false, read the payout before
+-- acting.  If the read fails, the error is the confirm's, with the read's
+-- error as `err.settle_error`.  The read has a deadline of its own, as long
+-- as the confirm's.
 --
 -- @tparam string payout_id the draft's id (percent-encoded as one path segment).
 -- @tparam[opt] table opts `headers` (table name -> value: added to the

@@ -162,6 +162,31 @@ static void append_clean(mapi_buf *b, const char *s, size_t max)
         mapi_buf_puts(b, "...");
 }
 
+/* A confirm's error with the payout its settling read found (err->payout,
+   outcome UNKNOWN: mapi_confirm_payout's "Settling"): the status the read
+   showed, after the call's part. */
+static void payout_status(mapi_buf *b, const mapi_doc *payout)
+{
+    size_t len = 0;
+    const char *s;
+    char *status;
+
+    if (!payout)
+        return;
+    s = mapi_value_string(mapi_resource_attr(mapi_doc_data(payout, 0), "status"), &len);
+    if (!s)
+        return; /* (a payout is kept only with a status) */
+    status = mapi_strndup(s, len); /* (a NUL inside ends it: a message is one C string) */
+    if (!status) {
+        b->oom = 1; /* no message rather than one without the status */
+        return;
+    }
+    mapi_buf_puts(b, "; the payout read after it shows status \"");
+    append_clean(b, status, MESSAGE_PART_MAX);
+    mapi_buf_puts(b, "\"");
+    free(status);
+}
+
 int mapi_error_message(mapi_error *err)
 {
     mapi_buf b;
@@ -208,6 +233,7 @@ int mapi_error_message(mapi_error *err)
             append_clean(&b, url_path(err->url), 2 * MESSAGE_PART_MAX);
         mapi_buf_puts(&b, "]");
     }
+    payout_status(&b, err->payout);
     err->message = mapi_buf_take(&b);
     return err->message ? 0 : -1;
 }

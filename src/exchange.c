@@ -410,24 +410,83 @@ static void read_failed(mapi_exchange *x, mapi_error *e)
     e->settle_error = read;
 }
 
-/* The read got the payout (*out): settled when its status is a string
-   other than "draft" (the only state a confirm leaves is draft), else the
-   confirm's error with the payout, or the read's "no status" error. */
+/* The payout's attribute `name` when it is a string of at least one byte
+   (*len its length), else NULL. */
+static const char *payout_string(const mapi_doc *payout, const char *name, size_t *len)
+{
+    const char *s;
+
+    *len = 0;
+    s = mapi_value_string(mapi_resource_attr(mapi_doc_data(payout, 0), name), len);
+    return s && *len > 0 ? s : NULL;
+}
+
+/* 1 when payout `doc` reads status "draft". */
+static int payout_is_draft(const mapi_doc *doc)
+{
+    size_t len;
+    const char *s = payout_string(doc, "status", &len);
+
+    return s && len == 5 && memcmp(s, "draft", 5) == 0;
+}
+
+/* What `retryable` tells the caller of the call's error (merchantapi.h,
+   mapi_error.retryable): calling the same method again is safe and may
+   succeed.  For a request that may move money that holds only when nothing
+   was sent (outcome NOT_SENT, a failure that may pass), the service refused
+   it before acting (429), or the settling read showed the payout still a
+   draft; never for any other outcome UNKNOWN (a second request could carry
+   it out twice).  Other calls keep what the last attempt said (a GET is
+   safe to send again).  The exchange's own retries (should_retry) decide on
+   the attempt's error before this: every driver's failed call ends here. */
+static void caller_retryable(const mapi_exchange *x, mapi_error *e)
+{
+    if (!x->call.moves_money)
+        return;
+    if (e->payout)
+        e->retryable = payout_is_draft(e->payout);
+    else
+        e->retryable = e->retryable && (e->outcome == MAPI_OUTCOME_NOT_SENT ||
+                                        (e->outcome == MAPI_OUTCOME_REJECTED && e->status == 429));
+}
+
+/* The call fails with *e, the error its caller gets. */
+static mapi_step call_failed(const mapi_exchange *x, mapi_error *e)
+{
+    caller_retryable(x, e);
+    return MAPI_STEP_FAILED;
+}
+
+/* The settle rule: the read got the payout (*out).  The confirm was carried
+   out when the read shows a txid (whatever its status: it was broadcast) or
+   status "processing" (interface, "States": the confirm moves a draft to
+   processing, and txid is set when it is broadcast): the call succeeds with
+   the read.  Any other status -- "draft" (not carried out: confirming again
+   is safe), or one the interface does not show ("expired", "failed", ...:
+   nothing says the money moved, nor that it did not) -- leaves the
+   confirm's error, outcome UNKNOWN, with the payout read (err->payout; the
+   message names its status).  No status: the read's "no status" error. */
 static mapi_step read_done(mapi_exchange *x, mapi_doc **out, mapi_error *e)
 {
-    const mapi_value *status = mapi_resource_attr(mapi_doc_data(*out, 0), "status");
-    size_t len = 0;
-    const char *s = mapi_value_string(status, &len);
+    size_t len, txid_len;
+    const char *s = payout_string(*out, "status", &len);
 
-    if (s && len > 0 && !(len == 5 && memcmp(s, "draft", 5) == 0)) {
+    if (payout_string(*out, "txid", &txid_len) ||
+        (s && len == 10 && memcmp(s, "processing", 10) == 0)) {
         mapi_doc_set_settled(*out);
         return MAPI_STEP_DONE;
     }
     mapi_error_clear(e);
-    if (s && len > 0) { /* still a draft: the confirm did not go through */
+    if (s) { /* not shown carried out */
         *e = x->unknown;
         x->unknown = (mapi_error)MAPI_ERROR_INIT;
         e->payout = *out;
+        if (mapi_error_message(e) < 0) /* now naming the payout's status */
+            mapi_error_oom(e);
+        else
+            mapi_error_redact(e, x->api_key); /* the status is the server's text */
+        if (!e->payout) /* out of memory: the read went with the error */
+            x->info.request_id = NULL;
     } else {
         const mapi_response *res = mapi_doc_response(*out);
         mapi_error_set(e, MAPI_ERR_DECODE, "the payout read has no status");
@@ -439,7 +498,7 @@ static mapi_step read_done(mapi_exchange *x, mapi_doc **out, mapi_error *e)
         read_failed(x, e);
     }
     *out = NULL;
-    return MAPI_STEP_FAILED;
+    return call_failed(x, e);
 }
 
 void mapi_exchange_fail(mapi_exchange *x, mapi_error *e)
@@ -447,6 +506,7 @@ void mapi_exchange_fail(mapi_exchange *x, mapi_error *e)
     finish_error(x, e);
     if (x->settling)
         read_failed(x, e);
+    call_failed(x, e);
 }
 
 void mapi_exchange_expire(mapi_exchange *x, mapi_error *e)
@@ -548,5 +608,5 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     }
     if (x->settling)
         read_failed(x, e);
-    return MAPI_STEP_FAILED;
+    return call_failed(x, e);
 }

@@ -134,7 +134,18 @@ typedef struct mapi_error {
     char *amount;          /* decimal text from amount_below_minimum / amount_above_maximum */
     char *minimum;         /*   details ("amount: 5.5, minimum: 10.0"), else NULL */
     char *maximum;
-    int retryable;         /* 1 if the same call may succeed later: 429, 502-504, transport */
+    int retryable;         /* 1 when calling the same method again is safe and may succeed.
+                              A GET (and HEAD): its error may pass -- 429, 502-504,
+                              transport.  A confirm (and every request that may move money,
+                              mapi_request's other methods): only when nothing was sent
+                              (outcome NOT_SENT, a transport failure), a 429 refused it
+                              (outcome REJECTED: the service did not act), or the read
+                              settling it found the payout still a draft (err->payout);
+                              never otherwise -- an outcome UNKNOWN after a 502 or a lost
+                              answer is not retryable, even where a 5xx would be "safe to
+                              send again" in other SDKs: a second confirm could be a second
+                              payout.  The client's own retries follow the contract's
+                              "Retries", not this field */
     mapi_outcome outcome;  /* set by mapi_confirm_payout failures only */
     char *method;          /* "GET", "PUT" */
     char *url;             /* the URL called (never credentials) */
@@ -145,9 +156,11 @@ typedef struct mapi_error {
     char *message;         /* one line: "merchantapi: 422 amount_below_minimum: ..." */
     mapi_response *response; /* the response that carried the error, or NULL; owned */
     int deadline_exceeded; /* 1 when the call's deadline ended it (see "Deadline") */
-    mapi_doc *payout;      /* confirm, outcome UNKNOWN, settled by a read that found the payout
-                              still a draft: that read (data: the payouts resource, status
-                              "draft"); else NULL.  Owned (freed by mapi_error_clear) */
+    mapi_doc *payout;      /* confirm, outcome UNKNOWN, whose settling read found the payout
+                              not carried out as far as it shows: still "draft", or another
+                              status without a txid ("expired", ...; message names it).
+                              That read (data: the payouts resource); else NULL.  Owned
+                              (freed by mapi_error_clear) */
     struct mapi_error *settle_error; /* confirm, outcome UNKNOWN: the error of the read that
                               tried to settle it, when that read failed; else NULL.  Owned */
 } mapi_error;
@@ -353,8 +366,9 @@ MAPI_API int mapi_doc_error(const mapi_doc *doc, mapi_error *err);
 MAPI_API const mapi_response *mapi_doc_response(const mapi_doc *doc);
 
 /* "read" when the document is a confirm's settled by the read of its payout,
-   which found it no longer a draft (mapi_confirm_payout, "Settling"): the
-   document and its response are the read's (GET, 200).  NULL for every
+   which found it carried out -- a txid, or status "processing"
+   (mapi_confirm_payout, "Settling"): the document and its response are the
+   read's (GET, 200).  NULL for every
    other document.  Static string. */
 MAPI_API const char *mapi_doc_settled_by(const mapi_doc *doc);
 
@@ -659,17 +673,26 @@ typedef struct mapi_call_opts {
  * Settling (unless the client's settle, or opts->settle, is MAPI_SETTLE_OFF).  When
  * the confirm ends with outcome UNKNOWN (kind MEMORY aside), the client
  * reads the payout -- GET {base_url}/api/public/v1/payouts/:id, retried as
- * mapi_get_payout is, observed and logged like any attempt -- and:
- *   - status is a string other than "draft": the confirm went through.  The
- *     call succeeds with the read's document; mapi_doc_settled_by() gives
- *     "read".
- *   - status is "draft": it did not.  The call fails with the confirm's
- *     error (outcome UNKNOWN, its attempts) and err->payout holds the read.
- *     Confirming again is then safe: the interface's only transition out of
- *     draft is the confirm itself (draft -> processing, "States and
- *     transitions"), so a payout that was confirmed meanwhile is no longer a
- *     draft and a second confirm is refused by the service, never carried
- *     out twice.
+ * mapi_get_payout is, observed and logged like any attempt -- and trusts
+ * only what the service says (interface, "States": a confirm moves a draft
+ * to processing; txid is set when it is broadcast):
+ *   - a txid (a non-empty string, whatever the status), or status
+ *     "processing": the confirm went through.  The call succeeds with the
+ *     read's document; mapi_doc_settled_by() gives "read".
+ *   - status "draft" (no txid): it did not.  The call fails with the
+ *     confirm's error (outcome UNKNOWN, its attempts), err->payout holds
+ *     the read, and err->retryable is 1.  Confirming again is then safe: the
+ *     interface's only transition out of draft is the confirm itself (draft
+ *     -> processing, "States and transitions"), so a payout that was
+ *     confirmed meanwhile is no longer a draft and a second confirm is
+ *     refused by the service, never carried out twice.
+ *   - any other status ("expired", "failed", "cancelled", any text the
+ *     interface does not show) and no txid: nothing says whether the money
+ *     moved.  The call fails with the confirm's error (outcome UNKNOWN),
+ *     err->payout holds the read, the message names its status ("...; the
+ *     payout read after it shows status \"expired\""), err->retryable is 0.
+ *     A partner_pay payout (never broadcast: no txid) that has moved past
+ *     processing is so reported unknown: the safe side.
  *   - the read failed (or showed no status): the call fails with the
  *     confirm's error, and err->settle_error holds the read's.
  * The read has a deadline of its own, as long as the confirm's.

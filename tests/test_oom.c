@@ -97,6 +97,18 @@ static int call_confirm_422(mapi_client *c, mapi_doc **out, mapi_error *err)
     return mapi_confirm_payout(c, "draft-amount-below-minimum", out, err);
 }
 
+/* A confirm answered 502, settled by a read that shows it "expired" (the
+   error keeps the payout, its status in the message) / still a draft. */
+static int call_confirm_read_expired(mapi_client *c, mapi_doc **out, mapi_error *err)
+{
+    return mapi_confirm_payout(c, "fault-read-expired", out, err);
+}
+
+static int call_confirm_read_draft(mapi_client *c, mapi_doc **out, mapi_error *err)
+{
+    return mapi_confirm_payout(c, "fault-read-draft", out, err);
+}
+
 static int call_channel(mapi_client *c, mapi_doc **out, mapi_error *err)
 {
     return mapi_get_channel(c, "60e05bc0-4690-4985-a08a-8acf00e48294", out, err);
@@ -162,6 +174,20 @@ static int call_pages(mapi_client *c, mapi_doc **out, mapi_error *err)
     return rc;
 }
 
+/* An observer that reads every string of the record it is handed: what
+   the exchange lends it must still live, whatever allocation failed. */
+static void touch_record(void *ctx, mapi_attempt_event ev, const mapi_attempt_info *in)
+{
+    size_t *n = ctx;
+    const char *s[] = {in->method, in->url, in->request_id, in->outcome, in->code, in->title,
+                       in->error_type, in->settled_by};
+    size_t i;
+
+    (void)ev;
+    for (i = 0; i < sizeof s / sizeof s[0]; i++)
+        *n += s[i] ? strlen(s[i]) : 0;
+}
+
 static int no_sleep(void *ctx, double seconds)
 {
     (void)ctx;
@@ -178,6 +204,7 @@ static long run_once(call_fn call, long n, int *failures)
     mapi_client *c;
     mapi_doc *doc = NULL;
     long made;
+    size_t read = 0;
 
     static const mapi_header_field client_header[] = {{"X-Trace", "oom"}};
 
@@ -192,6 +219,7 @@ static long run_once(call_fn call, long n, int *failures)
     c = mapi_client_new(&cfg, &err);
     if (c) {
         mapi_client_set_sleep(c, no_sleep, NULL);
+        mapi_client_set_observer(c, touch_record, &read);
         if (call(c, &doc, &err) == 0) {
             assert_non_null(doc);
             assert_int_equal(err.kind, MAPI_ERR_NONE);
@@ -219,6 +247,8 @@ static void every_allocation_may_fail(void **state)
     static const struct { const char *name; call_fn fn; } calls[] = {
         {"confirm", call_confirm},
         {"confirm 422", call_confirm_422},
+        {"confirm, read expired", call_confirm_read_expired},
+        {"confirm, read draft", call_confirm_read_draft},
         {"get_channel", call_channel},
         {"html 502 (retried)", call_html_502},
         {"wrong type", call_wrong_type},

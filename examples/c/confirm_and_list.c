@@ -28,11 +28,11 @@ static const char *decimal(const mapi_resource *r, const char *name)
 static int fail(const char *what, mapi_error *err)
 {
     fprintf(stderr, "%s: %s\n", what, err->message ? err->message : "failed");
-    if (err->outcome == MAPI_OUTCOME_UNKNOWN && err->payout) /* read after it: a draft */
+    if (err->outcome == MAPI_OUTCOME_UNKNOWN && err->retryable) /* read after it: a draft */
         fprintf(stderr, "not confirmed, the payout is still a draft: trying again is safe\n");
-    else if (err->outcome == MAPI_OUTCOME_UNKNOWN)
-        fprintf(stderr, "the confirm may have gone through, and reading the payout failed "
-                        "too: read it before trying again\n");
+    else if (err->outcome == MAPI_OUTCOME_UNKNOWN) /* no read, or neither draft nor done */
+        fprintf(stderr, "the confirm may have gone through: read the payout before trying "
+                        "again\n");
     mapi_error_clear(err);
     return 1;
 }

@@ -47,8 +47,9 @@
 -- `{ message = string, sent = boolean }`: `sent = false` says the request
 -- provably never reached the server (connect or TLS failed), which makes a
 -- failed confirm `outcome = "not_sent"` and retryable; anything else is
--- `"unknown"`.  A transport may yield (cosockets): the attempts of a call
--- run in the Lua loop below, which takes every decision -- what the answer
+-- `"unknown"` (not retryable unless its settling read finds a draft).  A
+-- transport may yield (cosockets): the attempts of a call run in the Lua
+-- loop below, which takes every decision -- what the answer
 -- means, whether to retry and after how long, the deadline, the error, the
 -- read that settles a confirm whose outcome is unknown (a GET handed to the
 -- same transport) -- from the C core, so a call behaves the same over any

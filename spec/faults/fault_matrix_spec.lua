@@ -33,9 +33,13 @@
 -- time), expect = { get, put, list, pages } (pages derived
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
 -- get = <expect>, ... } }, na = { <driver> = "why not" } }.
--- An expectation: { ok = true, reached = {lo, hi} } or { kind, outcome,
--- status, attempts = {lo, hi}, deadline_exceeded, reached = {lo, hi},
--- after = <expectation of the call made next on the same client> }.
+-- An expectation: { ok = true, reached = {lo, hi}, resource_status (a
+-- put's payout status; default "processing"), settled_by } or { kind,
+-- outcome, status, attempts = {lo, hi}, deadline_exceeded, retryable,
+-- payout_status (err.payout's status; false: no err.payout), message_has
+-- (plain text the message holds), reached = {lo, hi}, after = <expectation
+-- of the call made next on the same client> }; a field left nil is not
+-- checked.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 local cell = require "support.matrix.cell"
@@ -358,8 +362,12 @@ local function check(e, r, spec, row, problems, where)
       if r.id ~= spec.id then
         bad("want the resource %s, got %s", spec.id, tostring(r.id))
       end
-      if spec.call == "put" and r.status ~= "processing" then
-        bad("want status processing, got %s", tostring(r.status))
+      local want = e.resource_status or "processing"
+      if spec.call == "put" and r.status ~= want then
+        bad("want status %s, got %s", want, tostring(r.status))
+      end
+      if e.settled_by ~= nil and r.settled_by ~= e.settled_by then
+        bad("settled_by: want %s, got %s", tostring(e.settled_by), tostring(r.settled_by))
       end
     else
       local per_page = spec.per_page or 25
@@ -395,6 +403,16 @@ local function check(e, r, spec, row, problems, where)
     if e.deadline_exceeded ~= nil and (r.deadline_exceeded or false) ~= e.deadline_exceeded then
       bad("deadline_exceeded: want %s, got %s", tostring(e.deadline_exceeded),
         tostring(r.deadline_exceeded))
+    end
+    if e.retryable ~= nil and r.retryable ~= e.retryable then
+      bad("retryable: want %s, got %s", tostring(e.retryable), tostring(r.retryable))
+    end
+    if e.payout_status ~= nil and (r.payout_status or false) ~= e.payout_status then
+      bad("err.payout.status: want %s, got %s", tostring(e.payout_status),
+        tostring(r.payout_status))
+    end
+    if e.message_has and not tostring(r.message):find(e.message_has, 1, true) then
+      bad("message: want it to hold %q, got %s", e.message_has, tostring(r.message))
     end
     local page = walk_of(row) and walk_of(row).page
     if spec.call == "pages" and page then
@@ -466,6 +484,9 @@ local function say(e)
   local t
   if e.ok then
     t = "ok"
+    if e.resource_status then
+      t = t .. " " .. e.resource_status
+    end
     if e.reached and e.reached[1] > 1 then
       t = t .. format(" (%d requests)", e.reached[1])
     end
@@ -476,6 +497,9 @@ local function say(e)
     end
     if e.deadline_exceeded then
       t = t .. " deadline"
+    end
+    if e.payout_status then -- a settled confirm's err.payout
+      t = t .. ", payout " .. e.payout_status .. (e.retryable and " retryable" or "")
     end
   end
   if e.after then

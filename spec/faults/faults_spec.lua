@@ -26,7 +26,9 @@ local OPS = {
 -- Calls op on a fresh client (a fresh connection: libcurl's own resend of
 -- an idempotent GET on a dead reused connection cannot blur the count) and
 -- checks the error against want:
---   kind, status (false: none), retryable, title (a Lua pattern, optional),
+--   kind, status (false: none), retryable (a GET's; the confirm's is
+--   put_retryable, else false: an outcome "unknown" is never safe to send
+--   again, docs/contract.md "Errors"), title (a Lua pattern, optional),
 --   curl_code (optional), reached = requests that must reach the sandbox
 --   for a GET and for the PUT (want.get_reached, want.put_reached),
 --   put_outcome.
@@ -47,7 +49,11 @@ local function check_fault(op, id, want, opts)
   else
     assert.is_nil(err.status)
   end
-  assert.equal(want.retryable, err.retryable)
+  if is_put then
+    assert.equal(want.put_retryable or false, err.retryable)
+  else
+    assert.equal(want.retryable, err.retryable)
+  end
   if want.title then
     assert.matches(want.title, err.title)
   end
@@ -164,7 +170,7 @@ end)
 
 describe("429 Too Many Requests", function()
   local want = { kind = "api", status = 429, put_status = 429, retryable = true,
-                 title = "^Too Many Requests$", get_reached = 2, put_reached = 2,
+                 put_retryable = true, title = "^Too Many Requests$", get_reached = 2, put_reached = 2,
                  put_outcome = "rejected" }
 
   for _, op in ipairs(OPS) do
@@ -243,7 +249,9 @@ describe("fail N times, then succeed (fault-flaky-<N>-<code>)", function()
     local p, err = client:confirm_payout("fault-flaky-1-503")
     assert.is_nil(p)
     assert.equal(503, err.status)
-    assert.is_true(err.retryable) -- the error is transient, but the call was not repeated
+    -- the error is transient, but the confirm may have been carried out:
+    -- calling again is not known to be safe (the caller reads the payout)
+    assert.is_false(err.retryable)
     assert.equal("unknown", err.outcome)
     assert.equal(1, count("fault-flaky-1-503"))
     -- the payout was not confirmed by that request: the caller's second try is the first 201
@@ -288,7 +296,7 @@ describe("a confirm whose answer never comes", function()
     assert.equal("transport", err.kind)
     assert.equal(52, err.curl_code)
     assert.is_nil(err.status)
-    assert.is_true(err.retryable)
+    assert.is_false(err.retryable) -- it may have gone through: not safe to send again
     assert.equal("unknown", err.outcome)
     assert.equal(1, err.attempts)
     assert.equal(1, count("fault-no-response"))

@@ -6,6 +6,8 @@
 --   dup_key, dup_first  the attribute written twice, and its first value
 --   apply()          a payout's PUT only: confirm it (draft -> processing); true
 --                    if this call did, false if it was no longer a draft
+--   read_as(status, txid)  a payout's GET only: status, body of the payout
+--                    showing `status`, and its txid when `txid` is true
 local connection = require "sandbox.connection"
 local respond = require "sandbox.respond"
 local state = require "sandbox.state"
@@ -251,6 +253,19 @@ local function applied_spec(id)
   end
 end
 
+-- fault-read-<status>[-txid]: the status a payout's read shows, and whether
+-- it shows a txid.
+local function read_spec(id)
+  local status = match(id, "^fault%-read%-([%w_]+)%-txid$")
+  if status then
+    return status, true
+  end
+  status = match(id, "^fault%-read%-([%w_]+)$")
+  if status then
+    return status, false
+  end
+end
+
 -- `<fault id>~<tag>` (e.g. fault-reset~b1, fault-flaky-2-503~t7): the same
 -- fault as `<fault id>`, counted apart (the counter is the whole id's) and,
 -- as a payout, a draft of its own: one fault played by many callers at once,
@@ -263,7 +278,7 @@ end
 function _M.is_fault(id)
   id = untagged(id)
   return FAULTS[id] ~= nil or flaky_spec(id) ~= nil or retry_after_spec(id) ~= nil or
-    applied_spec(id) ~= nil
+    applied_spec(id) ~= nil or read_spec(id) ~= nil
 end
 
 -- A payout's confirm carried out, then answered badly: the fault after the
@@ -278,6 +293,19 @@ local function applied(ctx, what)
     return ngx.exit(444)
   end
   return fail(what, "sandbox fault: the confirm was carried out, then this answer")
+end
+
+-- A confirm whose answer is lost, and a read that shows what it shows: a
+-- payout's PUT answers 502 (changing nothing), its GET the payout with the
+-- fault's status (and txid); anything else behaves.
+local function read_as(ctx, status, txid)
+  if ctx.read_as then
+    return send(ctx.read_as(status, txid))
+  end
+  if ctx.apply then
+    return fail(502, "sandbox fault: the answer to this confirm is lost")
+  end
+  return send(ctx.normal())
 end
 
 --- Whether fault `id` does its own waiting (the sandbox latency is not added).
@@ -302,6 +330,10 @@ function _M.respond(id, ctx)
   local what = applied_spec(id)
   if what then
     return applied(ctx, what)
+  end
+  local read_status, txid = read_spec(id)
+  if read_status then
+    return read_as(ctx, read_status, txid)
   end
   local n, status = flaky_spec(id)
   local seen = state.count(ctx.counter or tagged)

@@ -145,6 +145,13 @@ local function fault_context(id, method)
     ctx.status, ctx.body = show(id, confirmed)
     ctx.dup_first = "cancelled"
     ctx.normal = function() return show(id, confirmed) end
+    ctx.read_as = function(status, txid)
+      local body = replace_once(confirmed, '"status": "processing"', '"status": ' .. quote(status))
+      if txid then
+        body = replace_once(body, TXID_NULL, '"txid": "' .. _M.txid(id) .. '"')
+      end
+      return 200, body
+    end
   end
   return ctx
 end

@@ -7,10 +7,11 @@
 --   per_page = n (list, pages), concurrency = n (pages), settle = bool (put),
 --   headers = {...} (the call's own headers), deadline = s (get, put, list),
 --   after = <cell spec> (another call on the same client right after) }
--- Its result: { ok = true, id = .., status = .., ids = {...} } or
---   { ok = false, kind, outcome, status, attempts, retryable, code,
---     deadline_exceeded, message, ids = {...} (pages: the items before the
---     error) }, with `.after` the result of the call after it.
+-- Its result: { ok = true, id = .., status = .., settled_by = .., ids = {...} }
+--   or { ok = false, kind, outcome, status, attempts, retryable, code,
+--     deadline_exceeded, message, payout_status (a settled confirm's
+--     err.payout.status), ids = {...} (pages: the items before the error) },
+--   with `.after` the result of the call after it.
 local M = {}
 
 local next, pairs, tostring, type = next, pairs, tostring, type
@@ -53,6 +54,7 @@ local function failure(err, partial)
     code = err.code,
     deadline_exceeded = err.deadline_exceeded,
     message = tostring(err),
+    payout_status = type(err.payout) == "table" and err.payout.status or nil,
     ids = partial and ids_of(partial) or nil,
   }
 end
@@ -89,14 +91,15 @@ function M.run(client, spec)
   end
   -- no pcall: a task of a loop cannot yield inside it on Lua 5.1 (what a
   -- call raises ends the task, whose driver reports it)
-  local v, err = fn(client, spec)
+  local v, err, res = fn(client, spec)
   local r
   if v == nil then
     r = failure(err, spec.call == "pages" and type(err) == "table" and err.partial or nil)
   elseif spec.call == "list" or spec.call == "pages" then
     r = { ok = true, ids = ids_of(v) }
   else
-    r = { ok = true, id = v.id, status = v.status }
+    r = { ok = true, id = v.id, status = v.status,
+          settled_by = type(res) == "table" and res.settled_by or nil }
   end
   if spec.after then
     r.after = M.run(client, spec.after)
