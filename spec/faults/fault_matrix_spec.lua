@@ -32,9 +32,11 @@
 -- opts (client options; client_opts(ctx, opts) may complete them at run
 -- time), expect = { get, put, list, pages } (pages derived
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
--- get = <expect>, ... } }, na = { <driver> = "why not" } }.
+-- get = <expect>, ... } }, na = { <driver> = "why not" }, known = { <driver> =
+-- "why; who fixes" } (its cells as KNOWN_FAILING's, every call) }.
 -- An expectation: { ok = true, reached = {lo, hi} } or { kind, outcome,
 -- status, attempts = {lo, hi}, deadline_exceeded, reached = {lo, hi},
+-- elapsed = {lo, hi} (the call's seconds),
 -- after = <expectation of the call made next on the same client> }.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
@@ -392,6 +394,10 @@ local function check(e, r, spec, row, problems, where)
     if e.attempts and not within(r.attempts, e.attempts) then
       bad("attempts: want %d-%d, got %s", e.attempts[1], e.attempts[2], tostring(r.attempts))
     end
+    if e.elapsed and not within(r.elapsed, e.elapsed) then
+      bad("elapsed: want %.2f-%.2f s, got %s s", e.elapsed[1], e.elapsed[2],
+        type(r.elapsed) == "number" and format("%.3f", r.elapsed) or tostring(r.elapsed))
+    end
     if e.deadline_exceeded ~= nil and (r.deadline_exceeded or false) ~= e.deadline_exceeded then
       bad("deadline_exceeded: want %s, got %s", tostring(e.deadline_exceeded),
         tostring(r.deadline_exceeded))
@@ -476,6 +482,9 @@ local function say(e)
     end
     if e.deadline_exceeded then
       t = t .. " deadline"
+    end
+    if e.elapsed then
+      t = t .. format(" in %g-%g s", e.elapsed[1], e.elapsed[2])
     end
   end
   if e.after then
@@ -732,7 +741,7 @@ local function run_cell(rows, index, driver)
       end
     end
     local key = format("%s/%s/%s", row.name, driver, job.call)
-    local kf = KNOWN_FAILING[key]
+    local kf = KNOWN_FAILING[key] or (row.known and row.known[driver])
     local why = type(kf) == "table" and kf.why or kf
     if #problems > 0 then
       if kf then

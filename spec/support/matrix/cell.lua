@@ -10,10 +10,12 @@
 -- Its result: { ok = true, id = .., status = .., ids = {...} } or
 --   { ok = false, kind, outcome, status, attempts, retryable, code,
 --     deadline_exceeded, message, ids = {...} (pages: the items before the
---     error) }, with `.after` the result of the call after it.
+--     error) }, with `.after` the result of the call after it, and `elapsed`
+--   the call's seconds (core.monotonic, from its start to its return).
 local M = {}
 
 local next, pairs, tostring, type = next, pairs, tostring, type
+local monotonic = require("merchantapi.core").monotonic
 
 local function ids_of(list)
   local out = {}
@@ -89,7 +91,9 @@ function M.run(client, spec)
   end
   -- no pcall: a task of a loop cannot yield inside it on Lua 5.1 (what a
   -- call raises ends the task, whose driver reports it)
+  local t0 = monotonic()
   local v, err = fn(client, spec)
+  local elapsed = monotonic() - t0
   local r
   if v == nil then
     r = failure(err, spec.call == "pages" and type(err) == "table" and err.partial or nil)
@@ -98,6 +102,7 @@ function M.run(client, spec)
   else
     r = { ok = true, id = v.id, status = v.status }
   end
+  r.elapsed = elapsed
   if spec.after then
     r.after = M.run(client, spec.after)
   end
