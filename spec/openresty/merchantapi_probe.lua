@@ -124,6 +124,29 @@ function M.chunked()
           err = error_fields(err) or cjson.null }
 end
 
+--- One call over cosockets to a fault server of tests/servers/ (the spec
+-- starts h1_framing.py): ?base=<its URL>&id=<id>&call=get|put&timeout=
+-- &deadline= (seconds; max_retries 0, a confirm without settle).  Answers
+-- the value's id or the error's fields, `raised` when the call raised (caught
+-- here, so that nothing reaches the error log), and the call's seconds.
+function M.h1()
+  local a = ngx.req.get_uri_args()
+  local c = client { base_url = a.base, max_retries = 0, timeout = tonumber(a.timeout),
+                     deadline = tonumber(a.deadline) }
+  local monotonic = require("merchantapi.core").monotonic
+  local t0 = monotonic()
+  local ok, v, err = pcall(function()
+    if a.call == "put" then
+      return c:confirm_payout(a.id, { settle = false })
+    end
+    return c:get_channel(a.id)
+  end)
+  local elapsed = monotonic() - t0
+  c:close()
+  reply { id = ok and v and v.id or cjson.null, err = ok and error_fields(err) or cjson.null,
+          raised = not ok and tostring(v) or cjson.null, elapsed = elapsed }
+end
+
 --- The fixture document at path, sent in three flushed pieces (chunked).
 function M.fake_channel(path)
   local f = assert(io.open(path, "rb"))
