@@ -44,6 +44,9 @@ on a kept-alive connection:
                        the blank line (kept alive)
     h1-status-trailer  a chunked body, then a trailer line "HTTP/1.1 200 OK"
                        and the blank line; then the connection closes
+    h1-length-trailer  a chunked body, then the trailer "Content-Length: 5"
+                       (a framing field where RFC 9110 6.5.1 forbids one);
+                       then the connection closes
     h1-folded-header   a header folded onto a second line (obs-fold,
                        "X-Folded: a" CR LF " b"), Content-Length, the body;
                        then the connection closes
@@ -73,7 +76,7 @@ from answers import Counts, REASONS, answer, read_request, fault_name, load_addr
 
 FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body",
           "h1-huge-head", "h1-long-line", "h1-trickle-head", "h1-trickle-body",
-          "h1-bad-chunk-size", "h1-trailers", "h1-status-trailer", "h1-folded-header",
+          "h1-bad-chunk-size", "h1-trailers", "h1-status-trailer", "h1-length-trailer", "h1-folded-header",
           "h1-folded-length", "h1-space-chunk-size", "h1-long-chunk-size",
           "h1-equal-lengths", "h1-length-list", "h1-lf-only")
 NAMES = sorted(FAULTS, key=len, reverse=True)
@@ -149,6 +152,8 @@ def respond(method, path):
         return head.encode() + chunked(body, trailers=b"X-Trailer: yes\r\n"), False
     if f == "h1-status-trailer":
         return chunked_head + chunked(body, trailers=b"HTTP/1.1 200 OK\r\n"), True
+    if f == "h1-length-trailer":
+        return chunked_head + chunked(body, trailers=b"Content-Length: 5\r\n"), True
     if f == "h1-folded-header":
         return (head + "X-Folded: a\r\n b\r\n").encode() + json_head[len(head):].encode() + body, True
     if f == "h1-folded-length":

@@ -32,6 +32,8 @@ local COSOCKET_READER = {
   ["h1-bad-chunk-size"] = "tonumber(nil) raises (transport/ngx.lua): no nil, err, no outcome",
   ["h1-space-chunk-size"] = "its own grammar takes spaces before a chunk size",
   ["h1-status-trailer"] = "its own grammar skips trailer lines unread",
+  ["h1-length-trailer"] = "its own grammar skips trailer lines unread (libcurl's path hands them "
+    .. "to the framing rule)",
   ["h1-folded-length"] = "its own grammar joins a folded Content-Length",
 }
 
@@ -113,6 +115,10 @@ row("framing: a chunk-size line of 2 MiB of zeros", "h1-long-chunk-size", CUT,
 row("framing: a trailer line HTTP/1.1 200 OK", "h1-status-trailer", CUT)
 row("framing: a folded Content-Length", "h1-folded-length", CUT,
   { differ = own_framing("a folded Content-Length") })
+-- A framing field among the trailers: libcurl hands trailers to the framing
+-- rule as header lines (src/http_transfer.c): Content-Length with chunked.
+row("framing: a trailer Content-Length: 5", "h1-length-trailer", REFUSED,
+  { differ = own_framing("trailers and drops them") })
 -- Taken as they are by libcurl: trailers (ignored), a folded header other
 -- than the framing's, the same length twice or as a list, LF line ends.
 row("framing: chunked trailers", "h1-trailers", OK)
