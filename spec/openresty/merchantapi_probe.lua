@@ -180,6 +180,7 @@ function M.long_line()
   collectgarbage("restart")
   reply { kib = kib, status = res and res.status or cjson.null,
           head_bytes = res and res.head_bytes or cjson.null,
+          refused = type(res) == "userdata" and res:error() or cjson.null,
           err = err and err.message or cjson.null }
 end
 
