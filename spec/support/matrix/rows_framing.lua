@@ -31,8 +31,8 @@ local E = require("support.matrix.cell").expect
 local COSOCKET_READER = {
   ["h1-status-trailer"] = "the reader skips trailer lines (ok); libcurl refuses one without a "
     .. "colon (curl 43: transport, a GET sent twice)",
-  ["h1-folded-length"] = "the reader refuses the folded line (framing.c: decode, once); libcurl "
-    .. "refuses the empty Content-Length first (curl 8: transport, a GET sent twice)",
+  ["h1-folded-length"] = "the reader refuses it as decode 'invalid Content-Length header' (a GET "
+    .. "sent once); libcurl refuses the empty Content-Length first (curl 8: transport, a GET sent twice)",
 }
 
 local function row(name, fault, expect, t)
