@@ -259,7 +259,9 @@ static mapi_h1_state body_bytes(mapi_h1_reader *r, const char *data, size_t n)
     if (n > r->max_body || res->len > r->max_body - n)
         return end(r, F_BODY_OVER);
     if (res->len + n + MAPI_JSON_PADDING > res->cap) {
-        size_t cap = res->cap ? res->cap : 16384;
+        size_t cap = res->cap                  ? res->cap
+                     : r->phase == P_LENGTH ? res->len + r->left + MAPI_JSON_PADDING
+                                            : 16384;
         char *b;
         while (cap < res->len + n + MAPI_JSON_PADDING)
             cap *= 2;
@@ -449,10 +451,11 @@ static mapi_h1_state head(mapi_h1_reader *r, const char *d, size_t n, size_t *us
     llhttp_errno_t e;
     const char *nl;
 
-    /* no more than the caps: the head's room, and a line's */
+    /* no more than the caps: the head's room, and a line's (its bytes
+       looked at only when this feed could hold a line over the cap) */
     if (n > room)
         n = room;
-    while (k < n) {
+    while (k < n && r->line_bytes + (n - k) > MAPI_H1_MAX_LINE) {
         nl = memchr(d + k, '\n', n - k);
         size_t seg = nl ? (size_t)(nl - (d + k)) + 1 : n - k;
         if (r->line_bytes + seg > MAPI_H1_MAX_LINE) {
@@ -460,7 +463,7 @@ static mapi_h1_state head(mapi_h1_reader *r, const char *d, size_t n, size_t *us
             line_over = 1;
             break;
         }
-        r->line_bytes = nl ? 0 : r->line_bytes + seg;
+        r->line_bytes = 0;
         k += seg;
     }
     r->scan = d;
@@ -482,6 +485,9 @@ static mapi_h1_state head(mapi_h1_reader *r, const char *d, size_t n, size_t *us
     if (e != HPE_OK)
         return head_error(r, e);
     r->head_bytes += n;
+    for (k = n; k > 0 && d[k - 1] != '\n'; k--) /* the line this feed ends in */
+        ;
+    r->line_bytes = k > 0 ? n - k : r->line_bytes + n;
     if (line_over) {
         r->res->status = r->p.status_code;
         r->res->head_bytes = r->head_bytes;

@@ -186,6 +186,17 @@ describe("merchantapi in OpenResty", function()
     assert.is_true(v.kib < 2048, "the transport took " .. v.kib .. " KiB")
   end)
 
+  it("ends an answer trickled a byte every 0.25 s at the attempt's timeout", function()
+    -- before: nginx restarted one receive(n)'s timer at each byte, and the
+    -- call returned ok after the whole body (issue 29: 14.8 s)
+    local v = get_json("/probe/trickle")
+    assert.equal("transport", v.get.kind)
+    assert.is_true(v.get.took >= 0.95 and v.get.took <= 1.1, "get took " .. v.get.took .. " s")
+    assert.equal("transport", v.put.kind)
+    assert.equal("unknown", v.put.outcome)
+    assert.is_true(v.put.took >= 0.95 and v.put.took <= 1.1, "put took " .. v.put.took .. " s")
+  end)
+
   it("keeps connections alive between calls", function()
     local v = get_json("/probe/keepalive?id=" .. CHANNEL_ID)
     assert.is_true(v.opened <= 1)

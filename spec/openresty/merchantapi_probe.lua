@@ -190,6 +190,43 @@ function M.fake_long_line()
   ngx.say("{}")
 end
 
+--- A get_channel and a confirm (settle off) by the cosocket transport of
+-- an answer trickled a byte every 0.25 s (/fake-trickle/, below), with
+-- `timeout = 1, deadline = 2`: how each ended and after how long (s).
+function M.trickle()
+  local c = client { base_url = "http://127.0.0.1:" .. ngx.var.server_port .. "/fake-trickle",
+    timeout = 1, deadline = 2, max_retries = 0 }
+  local function timed(fn)
+    ngx.update_time()
+    local t0 = ngx.now()
+    local v, err = fn()
+    ngx.update_time()
+    return { ok = v ~= nil, kind = err and err.kind or cjson.null,
+             outcome = err and err.outcome or cjson.null, took = ngx.now() - t0 }
+  end
+  reply {
+    get = timed(function() return c:get_channel("trickled") end),
+    put = timed(function() return c:confirm_payout("trickled", { settle = false }) end),
+  }
+end
+
+--- A JSON:API document of the channel or the payout the path names, its
+-- head at once and its body one byte every 0.25 s (for trickle).
+function M.fake_trickle()
+  local payout = ngx.var.uri:find("/payouts/", 1, true)
+  local doc = payout and '{"data":{"type":"payouts","id":"trickled","attributes":{}}}'
+    or '{"data":{"type":"channels","id":"trickled","attributes":{}}}'
+  ngx.status = payout and 201 or 200
+  ngx.header["Content-Type"] = "application/vnd.api+json"
+  ngx.header["Content-Length"] = #doc
+  for i = 1, #doc do
+    if not ngx.print(doc:sub(i, i)) or not ngx.flush(true) then
+      return -- the client gave up
+    end
+    ngx.sleep(0.25)
+  end
+end
+
 --- Every address of ?account= with `concurrency` 3 (light threads) and 1.
 function M.pages()
   local c = client()
