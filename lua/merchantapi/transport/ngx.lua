@@ -23,6 +23,13 @@ local max = math.max
 
 local core = require "merchantapi.core"
 local h1_reader, DEFAULT_MAX_BODY = core.h1_reader, core.defaults.max_body
+-- the reader's methods, looked up once (a reader's __index is a function:
+-- its fields are built when read)
+local feed, eof, keep_alive
+do
+  local r = h1_reader(false, 0)
+  feed, eof, keep_alive = r.feed, r.eof, r.keep_alive
+end
 local url_parts = core.url_parts
 
 local M = {}
@@ -104,9 +111,9 @@ local function pump(st, reader)
     local data, err = sock:receiveany(READ_BLOCK)
     local state
     if data then
-      state = reader:feed(data)
+      state = feed(reader, data)
     elseif err == "closed" then
-      return reader:eof()
+      return eof(reader)
     else
       return nil, err
     end
@@ -211,7 +218,7 @@ function M.new(opts)
     local reader = h1_reader(method == "HEAD", request.max_body or DEFAULT_MAX_BODY)
     local state
     state, err = pump(st, reader)
-    if state == 1 and reader:keep_alive() and not fresh then
+    if state == 1 and keep_alive(reader) and not fresh then
       sock:setkeepalive(keepalive_ms, pool_size)
     else
       sock:close()
