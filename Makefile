@@ -70,9 +70,26 @@ CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/
               src/doc_index.c src/doc_resolve.c src/doc_access.c src/value.c src/client.c \
               src/mapping.c src/url.c src/retry.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
-              src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c
+              src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c \
+              src/h1_reader.c
 CORE_CXX   := src/json_parse.cpp
-CORE_OBJ   := $(CORE_SRC:src/%.c=$(OBJDIR)/%.o) $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
+
+# llhttp (docs/decisions.md, "One HTTP/1.1 reader"): by default its C sources
+# (Debian's node-llhttp) compiled here with flags of their own (they do not
+# pass our warnings) and linked into one object with src/h1_reader.c whose
+# llhttp symbols are made local: nothing named llhttp* is exported by the
+# libraries or the module, and a static link beside another llhttp links.
+# LLHTTP_LIBDIR=DIR links a built libllhttp (-lllhttp) instead.
+LLHTTP_SRCDIR ?= /usr/share/llhttp
+LLHTTP_LIBDIR ?=
+LLHTTP_INCDIR ?= $(if $(LLHTTP_LIBDIR),/usr/include,/usr/share/include/llhttp)
+LLHTTP_CFLAGS := -O2 -fPIC -fvisibility=hidden -w -I$(LLHTTP_INCDIR)
+LLHTTP_OBJ := $(if $(LLHTTP_LIBDIR),,$(OBJDIR)/llhttp/api.o $(OBJDIR)/llhttp/http.o \
+              $(OBJDIR)/llhttp/llhttp.o)
+DEP_LIBS   += $(if $(LLHTTP_LIBDIR),-L$(LLHTTP_LIBDIR) -lllhttp)
+H1_OBJ     := $(if $(LLHTTP_LIBDIR),$(OBJDIR)/h1_reader.o,$(OBJDIR)/h1_reader_llhttp.o)
+CORE_OBJ   := $(filter-out $(OBJDIR)/h1_reader.o,$(CORE_SRC:src/%.c=$(OBJDIR)/%.o)) $(H1_OBJ) \
+              $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
 LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
 # SANITIZE=1 libraries go to $(BUILD)/san/: they never replace the plain ones.
@@ -141,13 +158,26 @@ $(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(OBJDIR)/h1_reader.o: src/h1_reader.c src/h1_reader.h src/merchantapi.h src/internal.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -I$(LLHTTP_INCDIR) -c $< -o $@
+
+$(OBJDIR)/llhttp/%.o: $(LLHTTP_SRCDIR)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LLHTTP_CFLAGS) -c $< -o $@
+
+# the reader and llhttp as one object, llhttp's symbols local to it
+$(OBJDIR)/h1_reader_llhttp.o: $(OBJDIR)/h1_reader.o $(LLHTTP_OBJ)
+	$(CC) -r -nostdlib -o $@ $^
+	objcopy --wildcard --localize-symbol='llhttp*' $@
+
 $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # The binding's files, compiled once per Lua target.
 LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
-              src/lua_loop.c src/lua_pages.c src/lua_walk.c
+              src/lua_loop.c src/lua_pages.c src/lua_walk.c src/lua_h1_reader.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
 # the headers the binding was last compiled with: other headers of the same
 # version (LUA_INCDIR=another dir) compile it again
@@ -155,7 +185,7 @@ LUA_STAMP  := $(OBJDIR)/$(LUA).cflags
 $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
-$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h \
+$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h src/h1_reader.h \
                       src/lua_binding.h $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@

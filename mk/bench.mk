@@ -1,6 +1,8 @@
 # Benchmarks: `make bench` prints one table of medians and ratios measured in
 # the same run (BENCHMARKS.md holds one and says how to read it).  Not part
 # of `make test`.  The sandbox takes free ports (BENCH_PORT=N fixes them).
+# BENCH_ONLY=openresty: the OpenResty rows alone (the handler against a bare
+# cosocket, the transport on a scripted socket).
 
 BENCH_DIR  := $(BUILD)/bench
 BENCH_BIN  := $(BENCH_DIR)/curl_loop $(BENCH_DIR)/mapi_loop $(BENCH_DIR)/parse_floor \
@@ -35,6 +37,7 @@ bench: deps-bench
 	@# the LuaJIT build is optional: the table says when there is none
 	@$(MAKE) --no-print-directory LUA=luajit lua >/dev/null 2>&1 || \
 	  echo "bench: no LuaJIT build of the module (LuaJIT rows skipped)" >&2
-	@BUILD=$(BUILD) LUAMOD_DIR=$(LUAMOD_DIR) LUAJITMOD_DIR=$(BUILD)/luajit ./bench/run
+	@BUILD=$(BUILD) LUAMOD_DIR=$(LUAMOD_DIR) LUAJITMOD_DIR=$(BUILD)/luajit BENCH_ONLY=$(BENCH_ONLY) \
+	  ./bench/run
 	@# calls that never block (merchantapi.loop): 50 in flight under a 60 Hz tick, CPU per call
-	@BUILD=$(BUILD) LUAMOD_DIR=$(LUAMOD_DIR) ./bench/loop_run
+	@[ "$(BENCH_ONLY)" = openresty ] || BUILD=$(BUILD) LUAMOD_DIR=$(LUAMOD_DIR) ./bench/loop_run

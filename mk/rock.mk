@@ -4,7 +4,8 @@
 #
 # merchantapi/core.so holds the binding (src/lua_*.c) and the C core (every
 # other src/*.c: new core files need no listing here, and src/json_parse.cpp,
-# the JSON reader over simdjson, compiled with CXX), compiled with hidden
+# the JSON reader over simdjson, compiled with CXX) and llhttp's C sources
+# (LLHTTP_SRCDIR, LLHTTP_INCDIR), compiled with hidden
 # visibility and linked with mk/luamod.map, so that it exports
 # luaopen_merchantapi_core and nothing else.  Then the Lua files.
 #
@@ -21,14 +22,21 @@ CURL_INCDIR  ?= /usr/include
 CURL_LIBDIR  ?= /usr/lib
 SIMDJSON_INCDIR ?= /usr/include
 SIMDJSON_LIBDIR ?= /usr/lib
+# llhttp's C sources and header (Debian's node-llhttp; docs/decisions.md, "One
+# HTTP/1.1 reader"), compiled into the module with flags of their own; set in
+# the environment of `luarocks make` to take them from elsewhere
+LLHTTP_SRCDIR ?= /usr/share/llhttp
+LLHTTP_INCDIR ?= /usr/share/include/llhttp
 
 # one object directory per Lua (the binding's objects depend on its headers)
 ROCK_BUILD := build/rock/$(notdir $(LUA_INCDIR))
 SRC        := $(wildcard src/*.c)
 CXX_SRC    := $(wildcard src/*.cpp)
-OBJ        := $(SRC:src/%.c=$(ROCK_BUILD)/%.o) $(CXX_SRC:src/%.cpp=$(ROCK_BUILD)/%.o)
+LLHTTP_OBJ := $(ROCK_BUILD)/llhttp/api.o $(ROCK_BUILD)/llhttp/http.o $(ROCK_BUILD)/llhttp/llhttp.o
+OBJ        := $(SRC:src/%.c=$(ROCK_BUILD)/%.o) $(CXX_SRC:src/%.cpp=$(ROCK_BUILD)/%.o) $(LLHTTP_OBJ)
 ROCK_FLAGS := $(CFLAGS) -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -fPIC \
-              -fvisibility=hidden -Isrc -I$(LUA_INCDIR) -I$(CURL_INCDIR) -I$(SIMDJSON_INCDIR)
+              -fvisibility=hidden -Isrc -I$(LUA_INCDIR) -I$(CURL_INCDIR) -I$(SIMDJSON_INCDIR) \
+              -I$(LLHTTP_INCDIR)
 # simdjson's error codes only: no exceptions, no RTTI
 ROCK_CXXFLAGS := $(CFLAGS) -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC \
               -fvisibility=hidden -Isrc -I$(SIMDJSON_INCDIR)
@@ -45,6 +53,11 @@ all: $(CORE_SO)
 $(ROCK_BUILD)/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ROCK_FLAGS) -c $< -o $@
+
+# llhttp's own sources: not under our warnings; hidden like the rest
+$(ROCK_BUILD)/llhttp/%.o: $(LLHTTP_SRCDIR)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -w -I$(LLHTTP_INCDIR) -c $< -o $@
 
 $(ROCK_BUILD)/%.o: src/%.cpp $(wildcard src/*.h)
 	@mkdir -p $(@D)

@@ -5,8 +5,14 @@
  * a Lua transport hands the exchange (mapi_response_framed, exchange.c).
  *
  * Refused, as DECODE with the head kept (outcome UNKNOWN for a confirm):
- *   - Content-Length values that disagree, or one that is not a number
- *     (RFC 9110 8.6: a list of equal numbers, "5, 5", is one length);
+ *   - a second Content-Length field, even an equal one, and a value that is
+ *     not one number of at most 64 bits: a list, even "5, 5" (RFC 9110 8.6
+ *     lets a recipient reject both; llhttp, which reads the answers of the
+ *     transports the library drives itself, does);
+ *   - a header line that is not "name: value" (no colon, a byte in the
+ *     name outside RFC 9110's tchar and space, a CR or NUL in the value)
+ *     or an obsolete folded line (mapi_framing_line: RFC 9112 5.2 deprecates
+ *     folding; llhttp refuses the rest);
  *   - Content-Length together with Transfer-Encoding (RFC 9112 6.3: the
  *     framing is ambiguous, the mark of request smuggling);
  *   - a Transfer-Encoding other than one "chunked" (this client asks for no
@@ -58,35 +64,39 @@ static size_t list_item(const char *v, size_t len, size_t *i, size_t *start)
     return end;
 }
 
-/* One Content-Length value: a comma-separated list of numbers, each equal
-   to every one seen before in this head. */
+/* One Content-Length field: its value a number (spaces around it aside)
+   that fits 64 bits, and the only Content-Length field of the head.  A list,
+   even of equal numbers ("5, 5"), and a second field, even an equal one,
+   are refused: RFC 9110 8.6 lets a recipient reject them, and llhttp (the
+   reader of the transports the library drives itself, h1_reader.c) does. */
 static int content_length(mapi_framing *f, const char *v, size_t len)
 {
     size_t i = 0, start, end, k;
 
-    while (i <= len) {
-        end = list_item(v, len, &i, &start);
-        for (k = start; k < end && v[k] >= '0' && v[k] <= '9'; k++)
-            ;
-        if (end == start || k < end)
-            return refuse(f, MAPI_FRAMING_BAD_LENGTH);
-        while (end - start > 1 && v[start] == '0')
-            start++;
-        if (end - start >= sizeof f->digits) /* far beyond any body we would read */
-            return refuse(f, MAPI_FRAMING_BAD_LENGTH);
-        if (!f->has_length) {
-            memcpy(f->digits, v + start, end - start);
-            f->ndigits = end - start;
-            f->has_length = 1;
-            f->length = 0;
-            for (k = start; k < end; k++) /* saturated: at most 23 digits */
-                f->length = f->length > (MAPI_FRAMING_LENGTH_MAX - 9) / 10
-                                ? MAPI_FRAMING_LENGTH_MAX
-                                : f->length * 10 + (unsigned long long)(v[k] - '0');
-        } else if (f->ndigits != end - start || memcmp(f->digits, v + start, end - start) != 0) {
-            return refuse(f, MAPI_FRAMING_CONFLICT);
-        }
+    if (f->has_length)
+        return refuse(f, MAPI_FRAMING_CONFLICT);
+    end = list_item(v, len, &i, &start);
+    if (i <= len) /* a comma: a list */
+        return refuse(f, MAPI_FRAMING_BAD_LENGTH);
+    for (k = start; k < end && v[k] >= '0' && v[k] <= '9'; k++)
+        ;
+    if (end == start || k < end)
+        return refuse(f, MAPI_FRAMING_BAD_LENGTH);
+    while (end - start > 1 && v[start] == '0')
+        start++;
+    if (end - start >= sizeof f->digits)
+        return refuse(f, MAPI_FRAMING_BAD_LENGTH);
+    f->length = 0;
+    for (k = start; k < end; k++) {
+        unsigned d = (unsigned)(v[k] - '0');
+        if (f->length > (MAPI_FRAMING_LENGTH_MAX - d) / 10)
+            return refuse(f, MAPI_FRAMING_BAD_LENGTH); /* over 64 bits, as llhttp */
+        f->length = f->length * 10 + d;
     }
+    memcpy(f->digits, v + start, end - start);
+    f->digits[end - start] = '\0';
+    f->ndigits = end - start;
+    f->has_length = 1;
     return 0;
 }
 
@@ -130,6 +140,39 @@ int mapi_framing_field(mapi_framing *f, const char *name, size_t name_len, const
     return rc;
 }
 
+/* 1 when c may be in a header field's name as llhttp reads it (lenient):
+   RFC 9110's tchar, and a space. */
+static int name_byte(unsigned char c)
+{
+    return c == ' ' || (c > 32 && c < 127 && !strchr("\"(),/;<=>?@[\\]{}", c));
+}
+
+int mapi_framing_line(mapi_framing *f, const char *line, size_t len)
+{
+    const char *colon;
+    size_t i;
+
+    if (f->fault != MAPI_FRAMING_OK)
+        return -1;
+    if (len > 0 && (line[0] == ' ' || line[0] == '\t'))
+        return refuse(f, MAPI_FRAMING_LINE); /* an obsolete folded line */
+    colon = memchr(line, ':', len);
+    if (!colon)
+        return refuse(f, MAPI_FRAMING_LINE);
+    for (i = 0; line + i < colon; i++)
+        if (!name_byte((unsigned char)line[i]))
+            return refuse(f, MAPI_FRAMING_LINE);
+    for (i = (size_t)(colon - line) + 1; i < len; i++)
+        if (line[i] == '\r' || line[i] == '\n' || line[i] == '\0')
+            return refuse(f, MAPI_FRAMING_LINE);
+    return 0;
+}
+
+int mapi_framing_fault_set(mapi_framing *f, mapi_framing_fault fault)
+{
+    return refuse(f, fault);
+}
+
 const char *mapi_framing_title(const mapi_framing *f)
 {
     switch (f->fault) {
@@ -141,6 +184,8 @@ const char *mapi_framing_title(const mapi_framing *f)
         return "Content-Length and Transfer-Encoding together";
     case MAPI_FRAMING_CODING:
         return "unsupported Transfer-Encoding (only chunked)";
+    case MAPI_FRAMING_LINE:
+        return "malformed response header line";
     default:
         return NULL;
     }
@@ -178,12 +223,23 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
     return -1;
 }
 
+const char *mapi_head_over_title(char buf[64])
+{
+    snprintf(buf, 64, "response headers over %d bytes", MAPI_MAX_HEADER_BYTES);
+    return buf;
+}
+
+const char *mapi_body_over_title(char buf[64], size_t max_body)
+{
+    snprintf(buf, 64, "body over max_body (%lu bytes)", (unsigned long)max_body);
+    return buf;
+}
+
 int mapi_refuse_head_over(mapi_response *res, mapi_error *err)
 {
     char title[64];
 
-    snprintf(title, sizeof title, "response headers over %d bytes", MAPI_MAX_HEADER_BYTES);
-    return mapi_refuse_head(res, err, title, NULL);
+    return mapi_refuse_head(res, err, mapi_head_over_title(title), NULL);
 }
 
 /* The bytes of res's head when its reader did not count them: each header
@@ -203,8 +259,7 @@ int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err)
 {
     char title[64];
 
-    snprintf(title, sizeof title, "body over max_body (%lu bytes)", (unsigned long)max_body);
-    mapi_refuse_head(res, err, title, NULL);
+    mapi_refuse_head(res, err, mapi_body_over_title(title, max_body), NULL);
     if (err && err->kind == MAPI_ERR_DECODE)
         err->outcome = MAPI_OUTCOME_NONE; /* the head was taken: the outcome rule's to say */
     return -1;

@@ -66,6 +66,7 @@ typedef struct transfer {
     int requests;     /* requests libcurl began to send in this transfer */
     int resend;       /* libcurl was about to send the request again: aborted */
     int in_body;      /* the final response's header block ended */
+    int started;      /* a status line came */
     mapi_framing framing; /* the framing of this header block (framing.c) */
 } transfer;
 

@@ -56,6 +56,20 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* 1 when line[0..len) is a status line: "HTTP/" a version, a space and a
+   three-digit status (HTTP/2's "HTTP/2 200" too). */
+static int status_line(const char *line, size_t len)
+{
+    size_t i = 5;
+
+    if (len < 5 || memcmp(line, "HTTP/", 5) != 0)
+        return 0;
+    while (i < len && ((line[i] >= '0' && line[i] <= '9') || line[i] == '.'))
+        i++;
+    return i + 4 <= len && line[i] == ' ' && line[i + 1] >= '0' && line[i + 1] <= '9' &&
+           line[i + 2] >= '0' && line[i + 2] <= '9' && line[i + 3] >= '0' && line[i + 3] <= '9';
+}
+
 static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 {
     transfer *t = userdata;
@@ -73,23 +87,19 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
         t->in_body = 1; /* the blank line ending a header block (a 1xx one: reset below) */
         return n;
     }
-    if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+    if ((t->in_body || !t->started) && status_line(line, len)) {
         /* A new status line: headers of an interim (1xx) response are dropped. */
         mapi_response_clear_headers(t->res);
         t->in_body = 0;
+        t->started = 1;
         mapi_framing_init(&t->framing);
         return n;
     }
-    if (line[0] == ' ' || line[0] == '\t') {
-        if (mapi_response_fold_header(t->res, line, len) < 0) {
-            t->oom = 1;
-            return 0;
-        }
-        return n;
-    }
+    if (t->in_body)
+        return n; /* a chunked body's trailer: counted, never taken (h1_reader.c alike) */
+    if (mapi_framing_line(&t->framing, line, len) < 0)
+        return 0; /* aborts the transfer: a line llhttp refuses too */
     colon = memchr(line, ':', len);
-    if (!colon)
-        return n; /* not a header line: ignored */
     if (mapi_framing_field(&t->framing, line, (size_t)(colon - line), colon + 1,
                            len - (size_t)(colon - line) - 1) < 0)
         return 0; /* aborts the transfer: the body's framing is refused */

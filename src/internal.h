@@ -144,10 +144,11 @@ mapi_response *mapi_response_copy(const mapi_response *res);
 
 typedef enum mapi_framing_fault {
     MAPI_FRAMING_OK = 0,
-    MAPI_FRAMING_CONFLICT,   /* Content-Length values that disagree (RFC 9110 8.6) */
-    MAPI_FRAMING_BAD_LENGTH, /* a Content-Length that is not a number */
+    MAPI_FRAMING_CONFLICT,   /* a second Content-Length field (RFC 9110 8.6) */
+    MAPI_FRAMING_BAD_LENGTH, /* a Content-Length that is not one number of 64 bits */
     MAPI_FRAMING_BOTH,       /* Content-Length with Transfer-Encoding (RFC 9112 6.3) */
-    MAPI_FRAMING_CODING      /* a Transfer-Encoding other than one "chunked" */
+    MAPI_FRAMING_CODING,     /* a Transfer-Encoding other than one "chunked" */
+    MAPI_FRAMING_LINE        /* a head line that is not "name: value", or a folded one */
 } mapi_framing_fault;
 
 #define MAPI_FRAMING_LENGTH_MAX 0xffffffffffffffffULL
@@ -158,7 +159,7 @@ typedef struct mapi_framing {
     int has_length;            /* a Content-Length came: length, digits */
     int has_coding;            /* a Transfer-Encoding came (then chunked is 1) */
     int chunked;
-    unsigned long long length; /* saturated at MAPI_FRAMING_LENGTH_MAX */
+    unsigned long long length; /* at most MAPI_FRAMING_LENGTH_MAX */
     size_t ndigits;
     char digits[24];           /* the length's digits, no leading zeros, NUL-terminated */
 } mapi_framing;
@@ -171,6 +172,15 @@ void mapi_framing_init(mapi_framing *f);
    for every field after). */
 int mapi_framing_field(mapi_framing *f, const char *name, size_t name_len, const char *value,
                        size_t value_len);
+/* Takes one line of a head (not the status line, without its line end):
+   0 when it is "name: value" -- a colon, the name's bytes RFC 9110's tchar
+   or a space, no CR, LF or NUL in the value -- else -1 (MAPI_FRAMING_LINE),
+   also for an obsolete folded line (one that begins with a space or tab).
+   The fields themselves go to mapi_framing_field. */
+int mapi_framing_line(mapi_framing *f, const char *line, size_t len);
+/* Records fault as the head's refusal when none is yet (a reader that
+   found it itself: h1_reader.c).  Always -1. */
+int mapi_framing_fault_set(mapi_framing *f, mapi_framing_fault fault);
 /* The DECODE title of a refused head ("conflicting Content-Length headers",
    ...), or NULL when the head is not refused. */
 const char *mapi_framing_title(const mapi_framing *f);
@@ -185,6 +195,10 @@ int mapi_refuse_head(mapi_response *res, mapi_error *err, const char *title, con
    DECODE "body over max_body (N bytes)" with its status and request id, res
    attached, no outcome (the exchange's outcome rule gives it).  Always -1. */
 int mapi_refuse_body(mapi_response *res, size_t max_body, mapi_error *err);
+/* The titles of those two refusals, written into buf (64 bytes): "response
+   headers over N bytes", "body over max_body (N bytes)".  Return buf. */
+const char *mapi_head_over_title(char buf[64]);
+const char *mapi_body_over_title(char buf[64], size_t max_body);
 /* An answer whose head passed MAPI_MAX_HEADER_BYTES, whichever transport
    read it: refused as mapi_refuse_head, "response headers over N bytes".
    Always -1. */

@@ -244,8 +244,19 @@ int mapi_lua_framing(lua_State *L);
    (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
 int mapi_lua_backoff(lua_State *L);
 
-/* Registers the exchange metatable. */
+/* Registers the exchange metatable (and the h1_reader's). */
 void mapi_lua_transport_open(lua_State *L);
+
+/* ---- the HTTP/1.1 reader (lua_h1_reader.c) ---- */
+
+#define H1_READER_MT "merchantapi.h1_reader"
+struct mapi_h1_reader;
+int mapi_lua_h1_reader(lua_State *L);
+/* The reader of the core.h1_reader userdata at idx, or NULL when idx holds
+   something else (or a freed one). */
+struct mapi_h1_reader *mapi_lua_to_h1_reader(lua_State *L, int idx);
+/* Registers the h1_reader metatable. */
+void mapi_lua_h1_reader_open(lua_State *L);
 
 /* ---- the event loop (lua_loop.c) ---- */
 

@@ -25,6 +25,13 @@
 
 /* Registers the functions of l into the table on the top of the stack, each
    sharing the nup values that lie under that table (luaL_setfuncs of 5.2). */
+/* The length of the table at i, no metamethod. */
+#if LUA_VERSION_NUM >= 502
+#define mapic_rawlen(L, i) lua_rawlen(L, i)
+#else
+#define mapic_rawlen(L, i) lua_objlen(L, i)
+#endif
+
 static inline void mapic_setfuncs(lua_State *L, const luaL_Reg *l, int nup)
 {
 #if LUA_VERSION_NUM >= 502

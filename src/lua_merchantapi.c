@@ -287,6 +287,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"format_attempt", l_format_attempt},
                                          {"loop_new", mapi_lua_loop_new},
                                          {"framing", mapi_lua_framing},
+                                         {"h1_reader", mapi_lua_h1_reader},
                                          {"backoff", mapi_lua_backoff},
                                          {NULL, NULL}};
 

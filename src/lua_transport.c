@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h1_reader.h"
 #include "internal.h"
 #include "lua_binding.h"
 
@@ -297,7 +298,8 @@ static int each_value(lua_State *L, int idx, const char *name, size_t nlen, fiel
 
 /*
  * x:response(res[, skip]) -> action, info[, wait] (end_attempt)
- * res: { status = integer, headers = { name = value | { values... } } | nil,
+ * res: a core.h1_reader that read the answer (its answer, or its error as
+ * libcurl's path gives it: lua_h1_reader.c), or { status = integer, headers = { name = value | { values... } } | nil,
  *        body = string | nil, head_bytes = integer | nil }.  Raises when
  * status is not an integer from 100 to 999, body is not a string or
  * head_bytes not an integer >= 0 (a mistake of the transport).
@@ -310,7 +312,15 @@ static int l_response(lua_State *L)
     size_t len = 0;
     mapi_response *res;
     int skip_info = lua_toboolean(L, 3);
+    mapi_h1_reader *reader = mapi_lua_to_h1_reader(L, 2);
 
+    if (reader) { /* the core's reader (the cosocket transport): its answer or its error */
+        res = NULL;
+        mapi_error_clear(&xb->err);
+        if (mapi_h1_result(reader, &res, &xb->err) < 0)
+            res = NULL;
+        return end_attempt(L, xb, res, skip_info);
+    }
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
     lua_getfield(L, 2, "status");  /* 3 */
@@ -465,4 +475,5 @@ void mapi_lua_transport_open(lua_State *L)
         {"result", l_result},   {NULL, NULL}};
 
     mapi_lua_class_metatable(L, EXCHANGE_MT, exchange_methods, xbox_gc);
+    mapi_lua_h1_reader_open(L);
 }

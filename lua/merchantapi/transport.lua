@@ -34,8 +34,9 @@
 -- It returns `res = { status = integer, headers = { name = value or
 -- { value, ... } }, body = string }` for any HTTP answer (header names in any
 -- case; the core applies to it the framing rule libcurl's path meets:
--- two different `Content-Length`s, `Content-Length` with
--- `Transfer-Encoding`, a coding other than chunked fail as `decode`, a body
+-- two `Content-Length`s, one that is not a single number,
+-- `Content-Length` with `Transfer-Encoding`, a coding other than chunked
+-- fail as `decode`, a body
 -- shorter than its `Content-Length` as `transport`, a longer one as
 -- `decode`; `merchantapi.core.framing(content_length, transfer_encoding)`
 -- tells a transport how to read a body by that rule; a head over
@@ -47,9 +48,14 @@
 -- `{ message = string, sent = boolean }`: `sent = false` says the request
 -- provably never reached the server (connect or TLS failed), which makes a
 -- failed confirm `outcome = "not_sent"` and retryable; anything else is
--- `"unknown"` (not retryable unless its settling read finds a draft).  A
--- transport may yield (cosockets): the attempts of a call run in the Lua
--- loop below, which takes every decision -- what the answer
+-- `"unknown"` (not retryable unless its settling read finds a draft).
+-- `res` may instead be a `merchantapi.core.h1_reader` that
+-- read the answer (`reader:feed(bytes)` as they come): the core then takes
+-- its answer, or its refusal, as libcurl's path gives it.  The deadline is
+-- the transport's to keep: end the attempt within `timeout` whatever the
+-- server does (every read and write given what is left of it).  A
+-- transport may yield (cosockets): the attempts of a call
+-- run in the Lua loop below, which takes every decision -- what the answer
 -- means, whether to retry and after how long, the deadline, the error, the
 -- read that settles a confirm whose outcome is unknown (a GET handed to the
 -- same transport) -- from the C core, so a call behaves the same over any

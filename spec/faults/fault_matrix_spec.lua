@@ -32,14 +32,15 @@
 -- opts (client options; client_opts(ctx, opts) may complete them at run
 -- time), expect = { get, put, list, pages } (pages derived
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
--- get = <expect>, ... } }, na = { <driver> = "why not" } }.
+-- get = <expect>, ... } }, na = { <driver> = "why not" }, known = { <driver> =
+-- "why; who fixes" } (its cells as KNOWN_FAILING's, every call) }.
 -- An expectation: { ok = true, reached = {lo, hi}, resource_status (a
 -- put's payout status; default "processing"), settled_by } or { kind,
 -- outcome, status, attempts = {lo, hi}, deadline_exceeded, retryable,
 -- payout_status (err.payout's status; false: no err.payout), message_has
--- (plain text the message holds), reached = {lo, hi}, after = <expectation
--- of the call made next on the same client> }; a field left nil is not
--- checked.
+-- (plain text the message holds), reached = {lo, hi}, elapsed = {lo, hi}
+-- (the call's seconds), after = <expectation of the call made next on the
+-- same client> }; a field left nil is not checked.
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
 local cell = require "support.matrix.cell"
@@ -400,6 +401,10 @@ local function check(e, r, spec, row, problems, where)
     if e.attempts and not within(r.attempts, e.attempts) then
       bad("attempts: want %d-%d, got %s", e.attempts[1], e.attempts[2], tostring(r.attempts))
     end
+    if e.elapsed and not within(r.elapsed, e.elapsed) then
+      bad("elapsed: want %.2f-%.2f s, got %s s", e.elapsed[1], e.elapsed[2],
+        type(r.elapsed) == "number" and format("%.3f", r.elapsed) or tostring(r.elapsed))
+    end
     if e.deadline_exceeded ~= nil and (r.deadline_exceeded or false) ~= e.deadline_exceeded then
       bad("deadline_exceeded: want %s, got %s", tostring(e.deadline_exceeded),
         tostring(r.deadline_exceeded))
@@ -500,6 +505,9 @@ local function say(e)
     end
     if e.payout_status then -- a settled confirm's err.payout
       t = t .. ", payout " .. e.payout_status .. (e.retryable and " retryable" or "")
+    end
+    if e.elapsed then
+      t = t .. format(" in %g-%g s", e.elapsed[1], e.elapsed[2])
     end
   end
   if e.after then
@@ -756,7 +764,7 @@ local function run_cell(rows, index, driver)
       end
     end
     local key = format("%s/%s/%s", row.name, driver, job.call)
-    local kf = KNOWN_FAILING[key]
+    local kf = KNOWN_FAILING[key] or (row.known and row.known[driver])
     local why = type(kf) == "table" and kf.why or kf
     if #problems > 0 then
       if kf then

@@ -174,14 +174,27 @@ describe("merchantapi in OpenResty", function()
     assert.equal("chunked", v.transfer_encoding)
   end)
 
-  it("stops reading a header line of 8 MiB at the cap of a head", function()
+  it("stops reading a header line of 8 MiB at the cap of a line", function()
     local v = get_json("/probe/long-line")
     assert.equal(cjson.null, v.err)
     assert.equal(200, v.status)
-    assert.is_true(v.head_bytes > 262144)
-    -- all it allocated: about 830 KiB (receive("*l") held the whole line:
-    -- over 34,000 KiB); the cap is 256 KiB, the line 8,192 KiB
+    -- the core's reader (src/h1_reader.c) stops at libcurl's cap of a line
+    assert.equal("response header line too long", v.refused)
+    assert.is_true(v.head_bytes > 100 * 1024)
+    -- all it allocated: receive("*l") held the whole line (over 34,000
+    -- KiB); the reader holds the fields it took, the reads 64 KiB each
     assert.is_true(v.kib < 2048, "the transport took " .. v.kib .. " KiB")
+  end)
+
+  it("ends an answer trickled a byte every 0.25 s at the attempt's timeout", function()
+    -- before: nginx restarted one receive(n)'s timer at each byte, and the
+    -- call returned ok after the whole body (issue 29: 14.8 s)
+    local v = get_json("/probe/trickle")
+    assert.equal("transport", v.get.kind)
+    assert.is_true(v.get.took >= 0.95 and v.get.took <= 1.1, "get took " .. v.get.took .. " s")
+    assert.equal("transport", v.put.kind)
+    assert.equal("unknown", v.put.outcome)
+    assert.is_true(v.put.took >= 0.95 and v.put.took <= 1.1, "put took " .. v.put.took .. " s")
   end)
 
   it("keeps connections alive between calls", function()
@@ -298,6 +311,106 @@ describe("merchantapi in OpenResty", function()
     local v = get_json("/probe/default-set?id=" .. CHANNEL_ID)
     assert.equal(CHANNEL_ID, v.id)
     assert.equal(0, v.cosocket_requests)
+  end)
+
+  -- Issue 29: a trickle outlived every timeout on the cosocket transport
+  -- (each read's timer restarted by every byte), and a chunk-size line zz
+  -- raised out of it. true while the cosocket transport reads with its own
+  -- Lua HTTP reader (a3bc464): the case below runs, and its failure is
+  -- reported pending; one that holds then fails the run (flip this to false
+  -- once the core's llhttp reader with one clock is in, branch h-h1reader).
+  local H1_READER_PENDING = false
+
+  describe("hostile HTTP/1.1 answers over cosockets, under load", function()
+    local h1
+    setup(function()
+      h1 = require("support.test_server").start("h1_framing.py")
+    end)
+    teardown(function()
+      if h1 then
+        h1.stop()
+      end
+    end)
+
+    -- what each of the requests at once asks /probe/h1 for, in turn
+    local ROTA = {
+      { id = "fault-h1-trickle-body", call = "get", timeout = 1, deadline = 2, trickle = true },
+      { id = "good-channel", call = "get", timeout = 5, deadline = 5, good = true },
+      { id = "fault-h1-bad-chunk-size", call = "put", timeout = 5, deadline = 5 },
+      { id = "fault-h1-trickle-head", call = "put", timeout = 3, deadline = 1, trickle = true },
+      { id = "fault-h1-two-lengths", call = "get", timeout = 5, deadline = 5 },
+      { id = "good-payout", call = "put", timeout = 5, deadline = 5, good = true },
+      { id = "fault-h1-cut-chunk", call = "put", timeout = 5, deadline = 5 },
+      { id = "fault-h1-long-chunk-size", call = "get", timeout = 5, deadline = 5 },
+      { id = "fault-h1-space-chunk-size", call = "get", timeout = 5, deadline = 5 },
+      { id = "fault-h1-length-chunked", call = "put", timeout = 5, deadline = 5 },
+      { id = "fault-h1-huge-head", call = "get", timeout = 5, deadline = 5 },
+    }
+    local N = 33 -- three rounds of the rota: 6 trickles, 6 good calls, 21 hostile answers
+
+    -- the problems of one answer of /probe/h1 for `want` (a ROTA entry)
+    local function problems(want, v, out)
+      local where = want.call .. " " .. want.id .. ": "
+      if type(v) ~= "table" then
+        out[#out + 1] = where .. "no JSON answer"
+      elseif v.raised ~= cjson.null then
+        out[#out + 1] = where .. "raised " .. tostring(v.raised)
+      elseif want.good then
+        if v.id ~= want.id then
+          out[#out + 1] = where .. "want the resource, got " .. cjson.encode(v.err)
+        end
+      elseif v.err == cjson.null then
+        out[#out + 1] = where .. ("want an error, got success after %.2f s"):format(v.elapsed)
+      elseif want.trickle then
+        local e = v.err
+        local outcome = e.outcome ~= cjson.null and e.outcome or nil
+        if e.kind ~= "transport" or e.attempts ~= 1 or outcome ~= (want.call == "put" and "unknown" or nil) then
+          out[#out + 1] = where .. "want transport (a confirm unknown) x1, got " .. cjson.encode(e)
+        end
+        local due = math.min(want.timeout, want.deadline)
+        if math.abs(v.elapsed - due) > 0.1 then
+          out[#out + 1] = where .. ("ended after %.3f s, not within 0.1 s of %g s"):format(v.elapsed, due)
+        end
+      elseif (v.err.kind ~= "transport" and v.err.kind ~= "decode")
+        or (want.call == "put" and v.err.outcome ~= "unknown") then
+        out[#out + 1] = where .. "want transport or decode (a confirm unknown), got " .. cjson.encode(v.err)
+      end
+      return out
+    end
+
+    it("ends each trickle within 0.1 s of its deadline, 33 calls at once, good and hostile", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      assert(os.execute("mkdir -p " .. dir))
+      local base = "http://127.0.0.1:" .. h1.port
+      local args = {}
+      for i = 1, N do
+        local w = ROTA[(i - 1) % #ROTA + 1]
+        args[i] = ("-o %s/%d.json '%s/probe/h1?base=%s&id=%s&call=%s&timeout=%g&deadline=%g'"):format(
+          dir, i, OR, base, w.id .. "~n" .. i, w.call, w.timeout, w.deadline)
+      end
+      -- every call is bounded by its deadline (5 s at most); curl's 20 s a guard
+      local p = assert(io.popen("curl -s --no-progress-meter -m 20 --parallel --parallel-immediate "
+        .. "--parallel-max " .. N .. " " .. table.concat(args, " ")))
+      p:read("*a")
+      p:close()
+      local out = {}
+      for i = 1, N do
+        local w = ROTA[(i - 1) % #ROTA + 1]
+        local body = helpers.read_file(dir .. "/" .. i .. ".json")
+        local ok, v = pcall(cjson.decode, body or "")
+        problems({ id = w.id .. "~n" .. i, call = w.call, timeout = w.timeout, deadline = w.deadline,
+                   trickle = w.trickle, good = w.good }, ok and v, out)
+      end
+      os.execute("rm -rf " .. dir)
+      local verdict = #out == 0 and "held" or table.concat(out, "\n")
+      if H1_READER_PENDING then
+        assert.are_not.equal("held", verdict, "holds now: set H1_READER_PENDING to false")
+        pending("issue 29, the cosocket transport's own reader (branch h-h1reader fixes): " .. verdict)
+      else
+        assert.equal("held", verdict)
+      end
+    end)
   end)
 
   describe("with the service answering each call after 200 ms", function()

@@ -124,6 +124,29 @@ function M.chunked()
           err = error_fields(err) or cjson.null }
 end
 
+--- One call over cosockets to a fault server of tests/servers/ (the spec
+-- starts h1_framing.py): ?base=<its URL>&id=<id>&call=get|put&timeout=
+-- &deadline= (seconds; max_retries 0, a confirm without settle).  Answers
+-- the value's id or the error's fields, `raised` when the call raised (caught
+-- here, so that nothing reaches the error log), and the call's seconds.
+function M.h1()
+  local a = ngx.req.get_uri_args()
+  local c = client { base_url = a.base, max_retries = 0, timeout = tonumber(a.timeout),
+                     deadline = tonumber(a.deadline) }
+  local monotonic = require("merchantapi.core").monotonic
+  local t0 = monotonic()
+  local ok, v, err = pcall(function()
+    if a.call == "put" then
+      return c:confirm_payout(a.id, { settle = false })
+    end
+    return c:get_channel(a.id)
+  end)
+  local elapsed = monotonic() - t0
+  c:close()
+  reply { id = ok and v and v.id or cjson.null, err = ok and error_fields(err) or cjson.null,
+          raised = not ok and tostring(v) or cjson.null, elapsed = elapsed }
+end
+
 --- The fixture document at path, sent in three flushed pieces (chunked).
 function M.fake_channel(path)
   local f = assert(io.open(path, "rb"))
@@ -157,6 +180,7 @@ function M.long_line()
   collectgarbage("restart")
   reply { kib = kib, status = res and res.status or cjson.null,
           head_bytes = res and res.head_bytes or cjson.null,
+          refused = type(res) == "userdata" and res:error() or cjson.null,
           err = err and err.message or cjson.null }
 end
 
@@ -164,6 +188,43 @@ end
 function M.fake_long_line()
   ngx.header["X-Long"] = LONG_LINE or "unset"
   ngx.say("{}")
+end
+
+--- A get_channel and a confirm (settle off) by the cosocket transport of
+-- an answer trickled a byte every 0.25 s (/fake-trickle/, below), with
+-- `timeout = 1, deadline = 2`: how each ended and after how long (s).
+function M.trickle()
+  local c = client { base_url = "http://127.0.0.1:" .. ngx.var.server_port .. "/fake-trickle",
+    timeout = 1, deadline = 2, max_retries = 0 }
+  local function timed(fn)
+    ngx.update_time()
+    local t0 = ngx.now()
+    local v, err = fn()
+    ngx.update_time()
+    return { ok = v ~= nil, kind = err and err.kind or cjson.null,
+             outcome = err and err.outcome or cjson.null, took = ngx.now() - t0 }
+  end
+  reply {
+    get = timed(function() return c:get_channel("trickled") end),
+    put = timed(function() return c:confirm_payout("trickled", { settle = false }) end),
+  }
+end
+
+--- A JSON:API document of the channel or the payout the path names, its
+-- head at once and its body one byte every 0.25 s (for trickle).
+function M.fake_trickle()
+  local payout = ngx.var.uri:find("/payouts/", 1, true)
+  local doc = payout and '{"data":{"type":"payouts","id":"trickled","attributes":{}}}'
+    or '{"data":{"type":"channels","id":"trickled","attributes":{}}}'
+  ngx.status = payout and 201 or 200
+  ngx.header["Content-Type"] = "application/vnd.api+json"
+  ngx.header["Content-Length"] = #doc
+  for i = 1, #doc do
+    if not ngx.print(doc:sub(i, i)) or not ngx.flush(true) then
+      return -- the client gave up
+    end
+    ngx.sleep(0.25)
+  end
 end
 
 --- Every address of ?account= with `concurrency` 3 (light threads) and 1.

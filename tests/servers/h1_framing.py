@@ -32,6 +32,36 @@ on a kept-alive connection:
                        of a head, and over libcurl's 100 KiB cap of a line),
                        then Content-Length and the body; then the connection
                        closes
+    h1-trickle-head    the head (with Content-Length) one byte every 0.25 s,
+                       then the body; h1-trickle-body: the head at once, the
+                       body one byte every 0.25 s.  The trickle stops when
+                       the client hangs up, and after TRICKLE_CAP seconds at
+                       most (the rest sent at once); then the connection
+                       closes
+    h1-bad-chunk-size  Transfer-Encoding: chunked and the chunk-size line
+                       "zz"; then the connection closes
+    h1-trailers        a chunked body, then the trailer "X-Trailer: yes" and
+                       the blank line (kept alive)
+    h1-status-trailer  a chunked body, then a trailer line "HTTP/1.1 200 OK"
+                       and the blank line; then the connection closes
+    h1-length-trailer  a chunked body, then the trailer "Content-Length: 5"
+                       (a framing field where RFC 9110 6.5.1 forbids one);
+                       then the connection closes
+    h1-folded-header   a header folded onto a second line (obs-fold,
+                       "X-Folded: a" CR LF " b"), Content-Length, the body;
+                       then the connection closes
+    h1-folded-length   "Content-Length:" CR LF " <length>" (the value on a
+                       folded line), the body; then the connection closes
+    h1-space-chunk-size  chunked, each chunk-size line with two spaces
+                       before the size; then the connection closes
+    h1-long-chunk-size chunked, the first chunk-size line 2 MiB of zeros
+                       before the size; then the connection closes
+    h1-equal-lengths   the same Content-Length twice, the body; then the
+                       connection closes
+    h1-length-list     "Content-Length: <length>, <length>", the body; then
+                       the connection closes
+    h1-lf-only         the head and a chunked body with LF line ends (no CR);
+                       then the connection closes
 """
 import argparse
 import os
@@ -39,14 +69,21 @@ import signal
 import socket
 import sys
 import threading
+import time
 
 from lifetime import watch
 from answers import Counts, REASONS, answer, read_request, fault_name, load_addresses, plays, write_port
 
 FAULTS = ("h1-two-lengths", "h1-length-chunked", "h1-cut-chunk", "h1-short-body",
-          "h1-huge-head", "h1-long-line")
+          "h1-huge-head", "h1-long-line", "h1-trickle-head", "h1-trickle-body",
+          "h1-bad-chunk-size", "h1-trailers", "h1-status-trailer", "h1-length-trailer", "h1-folded-header",
+          "h1-folded-length", "h1-space-chunk-size", "h1-long-chunk-size",
+          "h1-equal-lengths", "h1-length-list", "h1-lf-only")
 NAMES = sorted(FAULTS, key=len, reverse=True)
 LONG_LINE = b"X-Long: " + b"l" * (2 << 20) + b"\r\n"  # h1-long-line's, made once
+ZEROS = b"0" * (2 << 20)  # h1-long-chunk-size's, made once
+TRICKLE_EVERY = 0.25  # seconds between two bytes of a trickle
+TRICKLE_CAP = 4.0  # seconds a trickle lasts at most
 
 counts = None
 
@@ -56,12 +93,29 @@ def fault(path):
     return f[0] if f and plays(path, f[2]) else None
 
 
-def chunked(body):
+def chunked(body, size_prefix=b"", trailers=b"", eol=b"\r\n"):
     half = len(body) // 2
     out = b""
     for part in (body[:half], body[half:]):
-        out += b"%x\r\n%s\r\n" % (len(part), part)
-    return out + b"0\r\n\r\n"
+        out += b"%s%x%s%s%s" % (size_prefix, len(part), eol, part, eol)
+    return out + b"0" + eol + trailers + eol
+
+
+class Trickle:
+    """An answer whose middle part goes one byte every TRICKLE_EVERY
+    seconds: before (at once), slow (trickled, for TRICKLE_CAP seconds at
+    most), after (at once, with what is left of slow)."""
+
+    def __init__(self, before, slow, after):
+        self.before, self.slow, self.after = before, slow, after
+
+    def send(self, sock):
+        sock.sendall(self.before)
+        n = min(len(self.slow), int(TRICKLE_CAP / TRICKLE_EVERY))
+        for i in range(n):
+            sock.sendall(self.slow[i:i + 1])  # OSError once the client hung up
+            time.sleep(TRICKLE_EVERY)
+        sock.sendall(self.slow[n:] + self.after)
 
 
 def respond(method, path):
@@ -85,6 +139,39 @@ def respond(method, path):
     if f == "h1-long-line":
         tail = "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
         return head.encode() + LONG_LINE + tail.encode() + body, True
+    json_head = head + "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+    chunked_head = (head + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
+    if f == "h1-trickle-head":
+        return Trickle(b"", json_head.encode(), body), True
+    if f == "h1-trickle-body":
+        return Trickle(json_head.encode(), body, b""), True
+    if f == "h1-bad-chunk-size":
+        return chunked_head + b"zz\r\n" + body + b"\r\n0\r\n\r\n", True
+    if f == "h1-trailers":
+        head += "Transfer-Encoding: chunked\r\n\r\n"
+        return head.encode() + chunked(body, trailers=b"X-Trailer: yes\r\n"), False
+    if f == "h1-status-trailer":
+        return chunked_head + chunked(body, trailers=b"HTTP/1.1 200 OK\r\n"), True
+    if f == "h1-length-trailer":
+        return chunked_head + chunked(body, trailers=b"Content-Length: 5\r\n"), True
+    if f == "h1-folded-header":
+        return (head + "X-Folded: a\r\n b\r\n").encode() + json_head[len(head):].encode() + body, True
+    if f == "h1-folded-length":
+        head += "Content-Length:\r\n %d\r\nConnection: close\r\n\r\n" % len(body)
+        return head.encode() + body, True
+    if f == "h1-space-chunk-size":
+        return chunked_head + chunked(body, size_prefix=b"  "), True
+    if f == "h1-long-chunk-size":
+        return chunked_head + ZEROS + chunked(body), True
+    if f == "h1-equal-lengths":
+        twice = head + "Content-Length: %d\r\n" % len(body) + json_head[len(head):]
+        return twice.encode() + body, True
+    if f == "h1-length-list":
+        head += "Content-Length: %d, %d\r\nConnection: close\r\n\r\n" % (len(body), len(body))
+        return head.encode() + body, True
+    if f == "h1-lf-only":
+        lf_head = chunked_head.replace(b"\r\n", b"\n")
+        return lf_head + chunked(body, eol=b"\n"), True
     if f == "h1-cut-chunk":
         head += "Transfer-Encoding: chunked\r\n\r\n"
         return head.encode() + b"%x\r\n" % len(body) + body[:len(body) // 2], True
@@ -102,7 +189,10 @@ def serve(sock):
         method, path, buf = got
         counts.add("http/1.1", method, path)
         out, close = respond(method, path)
-        sock.sendall(out)
+        if isinstance(out, Trickle):
+            out.send(sock)
+        else:
+            sock.sendall(out)
         if close:
             return
 

@@ -2,28 +2,34 @@
 -- call never blocks the nginx worker (it yields while it waits, and other
 -- requests are served meanwhile).
 --
--- Where it can be used, what it does (framing by the core's rule, the
--- keepalive pool, the confirm's fresh connection, TLS) and the nginx
--- configuration it needs: docs/guide/openresty.md, "Transports".
+-- It only moves bytes: connect, the keepalive pool, send, and bounded reads
+-- (receiveany) into the core's HTTP/1.1 reader (core.h1_reader,
+-- src/h1_reader.c), which reads the answer as libcurl's path does (the
+-- framing rule, the caps, the same errors); every read and write within
+-- what is left of the attempt's timeout.  Where it can be used, the pool,
+-- the confirm's fresh connection, TLS and the nginx configuration it needs:
+-- docs/guide/openresty.md, "Transports".
 --
 -- @module merchantapi.transport.ngx
 local type = type
-local tonumber = tonumber
 local tostring = tostring
 local pairs = pairs
 local pcall = pcall
 local rawget = rawget
-local concat = table.concat
-local lower = string.lower
 local sub = string.sub
 local find = string.find
-local match = string.match
 local byte = string.byte
-local min = math.min
 local max = math.max
 
 local core = require "merchantapi.core"
-local core_framing, DEFAULT_MAX_BODY = core.framing, core.defaults.max_body
+local h1_reader, DEFAULT_MAX_BODY = core.h1_reader, core.defaults.max_body
+-- the reader's methods, looked up once (a reader's __index is a function:
+-- its fields are built when read)
+local feed, eof, keep_alive
+do
+  local r = h1_reader(false, 0)
+  feed, eof, keep_alive = r.feed, r.eof, r.keep_alive
+end
 local url_parts = core.url_parts
 
 local M = {}
@@ -33,8 +39,7 @@ local M = {}
 M.stats = { connections = 0, reused = 0, requests = 0 }
 
 local DEFAULTS = { pool_size = 16, keepalive_timeout = 60 }
--- the core's cap of a head: reading stops past it (the core refuses the head)
-local MAX_HEADER_BYTES = core.defaults.max_header_bytes
+-- the most bytes one read takes (the reader counts every cap itself)
 local READ_BLOCK = 65536
 
 -- The origins parse_url has seen: "scheme://authority" -> { scheme, host,
@@ -75,44 +80,12 @@ local function parse_url(url)
   return o[1], o[2], o[3], o[4], path, o
 end
 
--- Lower-case header names seen ("Content-Type" -> "content-type"): a server
--- sends the same few on every answer.  Bounded.
-local lower_names, nlower = {}, 0
-local MAX_NAMES = 256
-
-local function lower_name(name)
-  local l = lower_names[name]
-  if not l then
-    l = lower(name)
-    if nlower >= MAX_NAMES then
-      lower_names, nlower = {}, 0
-    end
-    lower_names[name], nlower = l, nlower + 1
-  end
-  return l
-end
-
--- The value of a header line after its colon at `colon`, without the
--- spaces and tabs around it (RFC 9110's OWS), found with plain byte tests.
-local function header_line_value(line, colon)
-  local first, last = colon + 1, #line
-  local b = byte(line, first)
-  while b == 32 or b == 9 do
-    first = first + 1
-    b = byte(line, first)
-  end
-  b = byte(line, last)
-  while last >= first and (b == 32 or b == 9) do
-    last = last - 1
-    b = byte(line, last)
-  end
-  return sub(line, first, last)
-end
-
 -- Sets the socket's timeouts to the time left before st.deadline (the
--- connect timeout as given).  The time left only changes when nginx's
--- cached clock does, i.e. after a wait: settimeouts is called again only
--- then, not for every line read.
+-- connect timeout as given), before every read and write: a read returns
+-- as soon as bytes come (receiveany), so a server sending one byte at a
+-- time meets the deadline however slowly it sends.  The time left only
+-- changes when nginx's cached clock does, i.e. after a wait: settimeouts
+-- is called again only then.
 local function set_timeout(st)
   local t = st.ngx.now()
   if t ~= st.at then
@@ -122,187 +95,32 @@ local function set_timeout(st)
   end
 end
 
--- Receives pattern (a byte count or "*l") within the deadline: the data,
--- or nil, "<what>: <socket error>".
-local function receive(st, pattern, what)
-  set_timeout(st)
-  local data, err = st.sock:receive(pattern)
-  if not data then
-    return nil, what .. ": " .. tostring(err)
-  end
-  return data
-end
-
 -- A failed attempt: the shape merchantapi.transport expects.
 local function failure(message, sent)
   return nil, { message = message, sent = sent }
 end
 
--- Reads a line of a head within the deadline, at most room + 1 bytes of it
--- (receive("*l") has no bound): the line without its CR LF, cut if longer,
--- and the bytes it took; or nil, "<what>: <socket error>".  receiveuntil's
--- iterator, called with a size, returns at most that many bytes before its
--- pattern, then nil, nil once past it (lua-nginx-module's README).
-local function read_line(st, room, what)
-  set_timeout(st)
-  local line, err = st.line(room + 1)
-  if not line then
-    return nil, what .. ": " .. tostring(err)
-  end
-  local n = #line
-  if n <= room then
-    st.line() -- the line ended: its nil, nil (nothing is read)
-  end
-  if byte(line, n) == 13 then
-    line = sub(line, 1, n - 1)
-  end
-  return line, n + 1
-end
-
--- Reads the status line and headers of one answer; skips 1xx answers.
--- Returns status, headers (lower-case name -> value or { values }), the
--- HTTP minor version, and when the head passed the core's cap the bytes
--- read so far (reading stops at most one byte past it); or nil, err.
-local function read_head(st)
-  local bytes = 0
-  st.line = st.sock:receiveuntil("\n")
+-- Moves the answer's bytes into reader (the core's HTTP/1.1 reader,
+-- core.h1_reader: src/h1_reader.c), at most READ_BLOCK at a time, each read
+-- within the deadline: the reader's state (1 the answer is complete, 2
+-- refused, 3 failed), or nil, the socket's error.
+local function pump(st, reader)
+  local sock = st.sock
   while true do
-    local line, n = read_line(st, MAX_HEADER_BYTES - bytes, "reading the status line")
-    if not line then
-      return nil, n
-    end
-    bytes = bytes + n
-    local minor, status = match(line, "^HTTP/1%.([01]) (%d%d%d)")
-    if not status then
-      return nil, "not an HTTP/1.x status line"
-    end
-    status = tonumber(status)
-    local headers, last = {}, nil
-    while bytes <= MAX_HEADER_BYTES do
-      line, n = read_line(st, MAX_HEADER_BYTES - bytes, "reading the headers")
-      if not line then
-        return nil, n
-      end
-      bytes = bytes + n
-      if line == "" or bytes > MAX_HEADER_BYTES then
-        break
-      end
-      local first = byte(line, 1)
-      if (first == 32 or first == 9) and last then
-        -- an obsolete folded line continues the last header
-        local v = headers[last]
-        if type(v) == "table" then
-          v[#v] = v[#v] .. " " .. header_line_value(line, 0)
-        else
-          headers[last] = v .. " " .. header_line_value(line, 0)
-        end
-      else
-        local colon = find(line, ":", 1, true)
-        if colon and colon > 1 then
-          local name, value = lower_name(sub(line, 1, colon - 1)), header_line_value(line, colon)
-          local old = headers[name]
-          if old == nil then
-            headers[name] = value
-          elseif type(old) == "table" then
-            old[#old + 1] = value
-          else
-            headers[name] = { old, value }
-          end
-          last = name
-        end
-      end
-    end
-    if bytes > MAX_HEADER_BYTES then
-      return status, headers, tonumber(minor), bytes
-    end
-    if status >= 200 or status == 101 then
-      return status, headers, tonumber(minor)
-    end
-    -- 1xx interim answer: the real one follows
-  end
-end
-
--- The longest chunk-size line read (hex digits and extensions), and the
--- bytes of trailer lines together (the head's cap): a line past its room
--- fails the attempt; nothing past the room is read.
-local CHUNK_LINE_ROOM = 4096
-
--- One line of a chunked body within room bytes, or nil, err.
-local function chunk_line(st, room, what)
-  local line, n = read_line(st, room, what)
-  if line and n > room + 1 then
-    return nil, what .. ": over " .. room .. " bytes"
-  end
-  return line, n
-end
-
--- Reads a chunked body, at most limit bytes.  body, complete | nil, err.
-local function read_chunked(st, limit)
-  local parts, total = {}, 0
-  while true do
-    local line, err = chunk_line(st, CHUNK_LINE_ROOM, "reading a chunk size")
-    if not line then
+    set_timeout(st)
+    local data, err = sock:receiveany(READ_BLOCK)
+    local state
+    if data then
+      state = feed(reader, data)
+    elseif err == "closed" then
+      return eof(reader)
+    else
       return nil, err
     end
-    local size = tonumber(match(line, "^%s*(%x+)"), 16)
-    if not size then
-      return nil, "bad chunk size line"
-    end
-    if size == 0 then
-      local room = MAX_HEADER_BYTES
-      repeat -- trailers, up to the blank line
-        local n
-        line, n = chunk_line(st, room, "reading the trailers")
-        if not line then
-          return nil, n
-        end
-        room = room - n
-        if line ~= "" and room < 2 then
-          return nil, "reading the trailers: over " .. MAX_HEADER_BYTES .. " bytes"
-        end
-      until line == ""
-      return concat(parts), true
-    end
-    local want = min(size, limit - total)
-    if want > 0 then
-      local data
-      data, err = receive(st, want, "reading a chunk")
-      if not data then
-        return nil, err
-      end
-      parts[#parts + 1] = data
-      total = total + #data
-    end
-    if want < size then
-      return concat(parts), false -- over the limit: the rest is not read
-    end
-    local crlf
-    crlf, err = chunk_line(st, 2, "reading a chunk end")
-    if crlf ~= "" then
-      return nil, "bad chunk end: " .. tostring(err or crlf)
+    if state ~= 0 then
+      return state
     end
   end
-end
-
--- Reads a body delimited by the connection's close, at most limit bytes.
-local function read_to_close(st, limit)
-  local sock = st.sock
-  local parts, total = {}, 0
-  while total < limit do
-    set_timeout(st)
-    local data, err, partial = sock:receive(min(READ_BLOCK, limit - total))
-    data = data or partial
-    if data and #data > 0 then
-      parts[#parts + 1] = data
-      total = total + #data
-    end
-    if err == "closed" then
-      return concat(parts), true
-    elseif err then
-      return nil, "reading the body: " .. tostring(err)
-    end
-  end
-  return concat(parts), false
 end
 
 --- Makes a transport with its own settings.
@@ -386,6 +204,7 @@ function M.new(opts)
       out[#out + 1] = body
     end
     local sent
+    set_timeout(st)
     sent, err = sock:send(out)
     M.stats.requests = M.stats.requests + 1
     if not sent then
@@ -395,61 +214,22 @@ function M.new(opts)
       return failure("sending the request: " .. tostring(err), true)
     end
 
-    -- the answer
-    local status, headers, minor, head_bytes = read_head(st)
-    if not status then
-      sock:close()
-      return failure(headers, true)
-    end
-    if head_bytes then -- over the cap: the exchange refuses it as libcurl's path does
-      sock:close()
-      return { status = status, headers = headers, body = "", head_bytes = head_bytes }
-    end
-    local limit = (request.max_body or DEFAULT_MAX_BODY) + 1
-    local keep = not fresh and minor == 1
-    local connection = headers.connection -- a repeated header: its last value
-    connection = type(connection) == "table" and connection[#connection] or connection
-    if connection and find(lower(connection), "close", 1, true) then
-      keep = false
-    end
-    -- the core's framing rule: a refused head is handed on without a body,
-    -- and the exchange fails it as libcurl's path does
-    local framing, n = core_framing(headers["content-length"], headers["transfer-encoding"])
-    if not framing then
-      sock:close()
-      return { status = status, headers = headers, body = "" }
-    end
-    local data, complete = "", true
-    if method == "HEAD" or status == 204 or status == 304 or status < 200 then
-      data = ""
-    elseif framing == "chunked" then
-      data, complete = read_chunked(st, limit)
-    elseif framing == "length" then
-      if n > 0 then
-        local want = min(n, limit)
-        set_timeout(st)
-        data, err = sock:receive(want)
-        if not data then
-          -- cut before its end (the connection closed): a transport failure
-          sock:close()
-          return failure("reading the body: " .. tostring(err), true)
-        end
-        complete = want == n
-      end
-    else
-      data, complete = read_to_close(st, limit)
-      keep = false
-    end
-    if not data then
-      sock:close()
-      return failure(complete, true) -- complete holds the reason
-    end
-    if keep and complete then
+    -- the answer: the core reads it, this only moves bytes
+    local reader = h1_reader(method == "HEAD", request.max_body or DEFAULT_MAX_BODY)
+    local state
+    state, err = pump(st, reader)
+    if state == 1 and keep_alive(reader) and not fresh then
       sock:setkeepalive(keepalive_ms, pool_size)
     else
       sock:close()
     end
-    return { status = status, headers = headers, body = data }
+    if not state then
+      return failure("reading the answer: " .. tostring(err), true)
+    elseif state == 3 then -- no answer: the reader's reason, as libcurl's path titles it
+      return failure(reader:error(), true)
+    end
+    -- the answer, or a head the exchange refuses as libcurl's path does
+    return reader
   end
 end
 

@@ -11,10 +11,12 @@
 --   or { ok = false, kind, outcome, status, attempts, retryable, code,
 --     deadline_exceeded, message, payout_status (a settled confirm's
 --     err.payout.status), ids = {...} (pages: the items before the error) },
---   with `.after` the result of the call after it.
+--   with `.after` the result of the call after it, and `elapsed` the call's
+--   seconds (core.monotonic, from its start to its return).
 local M = {}
 
 local next, pairs, tostring, type = next, pairs, tostring, type
+local monotonic = require("merchantapi.core").monotonic
 
 local function ids_of(list)
   local out = {}
@@ -91,7 +93,9 @@ function M.run(client, spec)
   end
   -- no pcall: a task of a loop cannot yield inside it on Lua 5.1 (what a
   -- call raises ends the task, whose driver reports it)
+  local t0 = monotonic()
   local v, err, res = fn(client, spec)
+  local elapsed = monotonic() - t0
   local r
   if v == nil then
     r = failure(err, spec.call == "pages" and type(err) == "table" and err.partial or nil)
@@ -101,6 +105,7 @@ function M.run(client, spec)
     r = { ok = true, id = v.id, status = v.status,
           settled_by = type(res) == "table" and res.settled_by or nil }
   end
+  r.elapsed = elapsed
   if spec.after then
     r.after = M.run(client, spec.after)
   end
