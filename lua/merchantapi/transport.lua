@@ -364,6 +364,18 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     end
     next_ended = function() return table.remove(done, 1) end
   end
+  -- the pages kept so far, turned into tables one page at a time: in a loop
+  -- task the step's budget is checked before each, so a step stops between
+  -- two pages, never inside a batch (the task goes on at the next step)
+  local lists = {}
+  local function take_kept()
+    local list = b:take()
+    while list do
+      lists[#lists + 1] = list
+      loop.yield_if_over_budget()
+      list = b:take()
+    end
+  end
   local inflight, raised = 0, nil
   while true do
     while not raised do
@@ -388,9 +400,13 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     end
     inflight = inflight - 1
     b:ended(x) -- after a failed page: not kept
+    take_kept()
   end
-  loop.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
-  local lists, perr = b:result()
+  take_kept()
+  local rest, perr = b:result() -- (none left but when a page was lost in flight)
+  for i = 1, #rest do
+    lists[#lists + 1] = rest[i]
+  end
   return results(state, lists, perr or raised)
 end
 
