@@ -121,6 +121,11 @@ void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls);
    &b->reported (checked against max_calls), or NULL.  1: done, counted; 0:
    to leave for the next step.  b NULL: always 1. */
 int mapi_budget_take(mapi_budget *b, size_t *counter);
+/* mapi_budget_take for a piece expected to last `cost` seconds (<= 0: not
+   known): also 0 when it would end after max_seconds, unless less than a
+   tenth of them is spent (a piece longer than the budget runs at the start
+   of a step, never starved). */
+int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost);
 /* A wait begins (its time is not work, unless b->wait) / ends.  b NULL:
    nothing. */
 void mapi_budget_pause(mapi_budget *b);

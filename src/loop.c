@@ -579,6 +579,18 @@ int mapi_budget_take(mapi_budget *b, size_t *counter)
     return 1;
 }
 
+int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost)
+{
+    if (b && b->units > 0 && cost > 0 && b->max_seconds > 0) {
+        double spent = mapi_budget_spent(b);
+        /* what does not fit waits for the next step -- unless the step has
+           barely begun: a piece longer than a budget still runs, early */
+        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10)
+            return 0;
+    }
+    return mapi_budget_take(b, counter);
+}
+
 double mapi_budget_left(const mapi_budget *b)
 {
     double left;

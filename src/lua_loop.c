@@ -212,17 +212,22 @@ static int l_budget(lua_State *L)
     return 0;
 }
 
-/* loop:take([call]) -> boolean: whether the step's budget allows one more
-   piece of work now (a task resumed, one page of a batch turned into
-   tables), counted when it does; call: a call's end handed back (counted
-   against max_calls).  Always true outside loop:budget() .. budget_end(). */
+/* loop:take([call[, cost]]) -> boolean: whether the step's budget allows
+   one more piece of work now (a task resumed, one page of a batch turned
+   into tables), counted when it does; call: a call's end handed back
+   (counted against max_calls); cost: the seconds the piece is expected to
+   last, nil if not known (mapi_budget_take_cost).  Always true outside
+   loop:budget() .. budget_end(). */
 static int l_take(lua_State *L)
 {
     loop_box *b = check_loop(L);
+    double cost = luaL_optnumber(L, 3, 0);
 
     lua_pushboolean(L, !b->budgeted ||
-                           mapi_budget_take(&b->budget,
-                                            lua_toboolean(L, 2) ? &b->budget.reported : NULL));
+                           mapi_budget_take_cost(&b->budget,
+                                                 lua_toboolean(L, 2) ? &b->budget.reported
+                                                                     : NULL,
+                                                 cost));
     return 1;
 }
 

@@ -65,10 +65,13 @@ end
 -- it fetched ahead.  Elsewhere, or where the task cannot yield (and on Lua
 -- 5.1, not LuaJIT, which cannot yield across the pcall that tells): nothing.
 -- @local
-function M.yield_if_over_budget()
+-- @tparam[opt] number cost the seconds the piece is expected to last (the
+--   last one's, say): a piece that would end after the budget waits for
+--   the next step, unless the step has barely begun.
+function M.yield_if_over_budget(cost)
   local task = M.current()
   local loop = task and task._loop
-  if loop and loop._bounded and not loop._c:take() then
+  if loop and loop._bounded and not loop._c:take(false, cost) then
     pcall(co_yield) -- raises where it cannot yield (Lua 5.1, 5.2): then no turn
   end
 end

@@ -38,7 +38,6 @@ local type = type
 local error = error
 local setmetatable = setmetatable
 local getmetatable = getmetatable
-local pairs = pairs
 local tostring = tostring
 local ceil = math.ceil
 local min, max = math.min, math.max
@@ -104,7 +103,7 @@ function M.paginate(fetch_page, opts, fetch_pages)
     _err = nil,
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
-    _seen = {},             -- type .. "\0" .. id -> the page that yielded it, for the walk
+    _seen = {},             -- type -> { id -> the page that yielded it }, for the walk
     _size = nil,            -- the page size, once known (meta.per_page, per_page, page 1)
   }, Pager)
 end
@@ -182,14 +181,16 @@ local function page_error(page, fmt, ...)
     title = format("page %d: " .. fmt, page, ...) })
 end
 
--- The key of an item for the id rule: type and id (nil: an item without id).
+-- The keys of an item for the id rule: its type ("" without one) and id
+-- as a string (nil: an item without id).  No new string for a string id:
+-- a page of 1,000 items made 1,000 keys before.
 local function item_key(item)
   local id = type(item) == "table" and item.id or nil
   if id == nil then
     return nil
   end
   local t = item.type
-  return (type(t) == "string" and t or "") .. "\0" .. tostring(id), id
+  return type(t) == "string" and t or "", type(id) == "string" and id or tostring(id)
 end
 
 -- The checks of one page against the walk so far (see the module's doc):
@@ -215,19 +216,26 @@ local function check_page(self, page, list, n, size, total)
         .. "a short page before the last", n, total, size, due)
     end
   end
-  local seen, fresh = self._seen, {}
+  -- (recorded as it goes: a page that breaks the rule ends the walk, its
+  -- error sticky, so what it recorded is never read)
+  local seen = self._seen
   for i = 1, n do
-    local key, id = item_key(list[i])
-    if key then
-      local first = seen[key] or fresh[key]
-      if first then
-        return page_error(page, "id %s again, already yielded on page %d", tostring(id), first)
+    local t, id = item_key(list[i])
+    if t then
+      local ids = seen[t]
+      if not ids then
+        ids = {}
+        seen[t] = ids
       end
-      fresh[key] = page
+      local first = ids[id]
+      if first then
+        return page_error(page, "id %s again, already yielded on page %d", id, first)
+      end
+      ids[id] = page
     end
-  end
-  for key, p in pairs(fresh) do
-    seen[key] = p
+    if i % 256 == 0 then
+      loop.yield_if_over_budget() -- in a loop task: a step's budget may end here
+    end
   end
   return nil
 end

@@ -120,6 +120,8 @@ local loop = require "merchantapi.loop"
 local errors = require "merchantapi.errors"
 local metrics = require "merchantapi.metrics"
 
+local monotonic = require("merchantapi.core").monotonic
+
 local type = type
 local pcall = pcall
 local tostring = tostring
@@ -367,12 +369,19 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
   -- the pages kept so far, turned into tables one page at a time: in a loop
   -- task the step's budget is checked before each, so a step stops between
   -- two pages, never inside a batch (the task goes on at the next step)
+  -- (the check given the last page's cost: a page that would end after the
+  -- budget waits for the next step)
   local lists = {}
   local function take_kept()
+    local t0 = task and monotonic()
     local list = b:take()
     while list do
       lists[#lists + 1] = list
-      loop.yield_if_over_budget()
+      if task then
+        task._page_cost = monotonic() - t0
+        loop.yield_if_over_budget(task._page_cost)
+        t0 = monotonic()
+      end
       list = b:take()
     end
   end
