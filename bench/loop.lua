@@ -121,10 +121,12 @@ local function listing(budget)
     return n
   end)
   local TICK, longest, cpu, next_tick = 1 / 60, 0, 0, clock()
+  local cpus = {}
   while true do
     local s, sc = clock(), os.clock()
     local running = loop:step(0, budget)
     local d, dc = clock() - s, os.clock() - sc
+    cpus[#cpus + 1] = dc
     if d > longest then
       longest = d
     end
@@ -144,7 +146,8 @@ local function listing(budget)
   assert(task:result() == 25000, "the listing failed")
   loop:close()
   c:close()
-  return longest, all, cpu
+  table.sort(cpus)
+  return longest, all, cpu, cpus[math.ceil(#cpus * 0.9)]
 end
 
 -- 4. the walk of a list stepped at 60 Hz with a budget that may wait,
@@ -218,9 +221,10 @@ end
 c:close()
 listing(nil) -- warm: the sandbox's pages
 local free_steps, free_alls, free_cpus, cut_steps, cut_alls, cut_cpus = {}, {}, {}, {}, {}, {}
+local cut_p90s = {}
 for r = 1, ROUNDS do
   free_steps[r], free_alls[r], free_cpus[r] = listing(nil)
-  cut_steps[r], cut_alls[r], cut_cpus[r] = listing({ time = 0.002 })
+  cut_steps[r], cut_alls[r], cut_cpus[r], cut_p90s[r] = listing({ time = 0.002 })
 end
 walk_blocking(20) -- warm
 local wb, wt = {}, {}
@@ -256,8 +260,8 @@ row("acct-25000 at 1,000/page, concurrency 8, 60 Hz: longest loop:step(0)",
 row("  the same, loop:step(0, { time = 0.002 }): longest step", format("%.2f ms", cut_step * 1000),
   format("%.2fx the unbounded step; the walk: %.2f s", cut_step / free_step, cut_all))
 row("    its longest step in CPU time", format("%.2f ms", cut_cpu * 1000),
-  format("%.2fx the unbounded step's; target <= 4 ms: %s", cut_cpu / free_cpu,
-    cut_cpu <= 0.004 and "met" or "MISSED"))
+  format("%.2fx the unbounded step's; target <= 4 ms: %s; 9 steps in 10 <= %.2f ms",
+    cut_cpu / free_cpu, cut_cpu <= 0.004 and "met" or "MISSED", median(cut_p90s) * 1000))
 local wb_m, wt_m = median(wb), median(wt)
 row("acct-25000 at 20/page, concurrency 8: the blocking pager's walk", format("%.3f s", wb_m))
 row("  the same in a task, 60 Hz, { time = 0.005, wait = true }", format("%.3f s", wt_m),

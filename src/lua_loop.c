@@ -270,6 +270,11 @@ static int l_timer(lua_State *L)
     if (!b->loop)
         return mapi_lua_fail(L, "usage", "the loop is closed", NULL);
     o = (lua_op *)calloc(1, sizeof *o);
+    if (o) {
+        o->box = b;
+        o->xref = LUA_NOREF; /* until the ref below, should it raise */
+        o->hooks.ref = LUA_NOREF;
+    }
     if (!o || mapi_loop_timer(b->loop, seconds, op_done, o, &e) < 0) {
         free(o);
         eb = mapi_lua_push_call_box(L); /* MEMORY: nothing in e to lose if this raises */
@@ -278,8 +283,6 @@ static int l_timer(lua_State *L)
         eb->err = e;
         return mapi_lua_push_err_results(L, &eb->err);
     }
-    o->box = b;
-    o->hooks.ref = LUA_NOREF;
     lua_pushvalue(L, 3); /* o is the C loop's already: its ref is taken last */
     o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushboolean(L, 1);
