@@ -1,6 +1,7 @@
 # merchantapi -- build, test, demo.  `make help` lists the targets.
 #   make LUA=lua5.4            Lua target for the module (lua5.1 lua5.2 lua5.3 lua5.4 lua5.5 luajit)
-#   make lua LUA_INCDIR=DIR    the module for the Lua whose lua.h is in DIR (a host's own Lua)
+#   make lua LUA_INCDIR=DIR [HOST=name]   the module for the Lua whose lua.h is in DIR (a
+#                              host's own Lua), into a folder of the host's: $(BUILD)/host-<name>/
 #   make DEV=1                 strictest warnings
 #   make test SANITIZE=1       ASan+UBSan build of the core and module, tests under it
 
@@ -20,7 +21,11 @@ export SANDBOX_PORT
 LUA_INC    := $(or $(LUA_INCDIR),$(if $(filter lua5.5,$(LUA)),$(BUILD)/lua5.5/include))
 # LUA_INCDIR=DIR: the headers of the Lua that will load the module (a host's
 # own Lua, e.g. skynet's 3rd/lua).  Their version, read from DIR/lua.h, names
-# the target and so the output folder: $(BUILD)/lua5.5/merchantapi/core.so.
+# the target; the output goes to a folder of the host's own, never one the
+# tests build into ($(BUILD)/lua5.x, $(BUILD)/luajit): $(BUILD)/host-NAME/
+# with HOST=NAME, else $(BUILD)/host-<version>-<checksum of DIR's real
+# path>/ (two hosts on one Lua version, two folders); LUAMOD_DIR=DIR names
+# it whole.
 ifneq ($(LUA_INCDIR),)
 LUA_INC_NUM := $(shell printf '\043include "lua.h"\nLUA_VERSION_NUM\n' | \
                  $(CC) -E -P -I'$(LUA_INC)' - 2>/dev/null | tail -n 1)
@@ -36,7 +41,17 @@ LUA        := $(LUA_INC_TAG)
 else ifneq ($(LUA),$(LUA_INC_TAG))
 $(error LUA=$(LUA), but the headers in LUA_INCDIR=$(LUA_INC) are $(LUA_INC_TAG)'s)
 endif
+ifneq ($(HOST),)
+ifneq ($(shell printf '%s' '$(HOST)' | tr -d 'A-Za-z0-9._-'),)
+$(error HOST=$(HOST): a plain name (letters, digits, '.', '_', '-') expected)
 endif
+endif
+HOST_NAME  := $(or $(HOST),$(LUA_INC_TAG)-$(shell printf '%s' '$(abspath $(realpath $(LUA_INC)))' | \
+                 cksum | cut -d' ' -f1))
+# the binding's objects and their flags stamp are the host's own too
+LUA_HOST_TAG := host-$(HOST_NAME)
+endif
+LUA_TAG    := $(or $(LUA_HOST_TAG),$(LUA))
 PKG_LUA    := $(if $(filter luajit,$(LUA)),luajit,$(LUA))
 LUA_VER    := $(patsubst lua%,%,$(filter lua5.%,$(LUA)))$(if $(filter luajit,$(LUA)),5.1)
 LUA_CFLAGS := $(if $(LUA_INC),-I$(LUA_INC),$(shell pkg-config --cflags $(PKG_LUA) 2>/dev/null \
@@ -90,7 +105,16 @@ DEP_LIBS   += $(if $(LLHTTP_LIBDIR),-L$(LLHTTP_LIBDIR) -lllhttp)
 H1_OBJ     := $(if $(LLHTTP_LIBDIR),$(OBJDIR)/h1_reader.o,$(OBJDIR)/h1_reader_llhttp.o)
 CORE_OBJ   := $(filter-out $(OBJDIR)/h1_reader.o,$(CORE_SRC:src/%.c=$(OBJDIR)/%.o)) $(H1_OBJ) \
               $(CORE_CXX:src/%.cpp=$(OBJDIR)/%.o)
-LUAMOD_DIR := $(BUILD)/$(LUA)$(if $(filter 1,$(SANITIZE)),-san)
+ifneq ($(origin LUAMOD_DIR),command line)
+LUAMOD_DIR := $(BUILD)/$(LUA_TAG)$(if $(filter 1,$(SANITIZE)),-san)
+endif
+# the folders the tests build into and load from: never a host build's
+ifneq ($(LUA_INCDIR),)
+ifneq ($(filter $(abspath $(LUAMOD_DIR)),$(foreach t,lua5.1 lua5.2 lua5.3 lua5.4 lua5.5 luajit,\
+        $(abspath $(BUILD)/$(t)) $(abspath $(BUILD)/$(t)-san))),)
+$(error LUAMOD_DIR=$(LUAMOD_DIR) is a folder the tests build into: name another (or HOST=name))
+endif
+endif
 LUAMOD     := $(LUAMOD_DIR)/merchantapi/core.so
 # SANITIZE=1 libraries go to $(BUILD)/san/: they never replace the plain ones.
 LIB_DIR    := $(BUILD)$(if $(filter 1,$(SANITIZE)),/san)
@@ -108,7 +132,8 @@ all: lib lua
 
 help:
 	@echo "merchantapi $(VERSION) -- make TARGET [LUA=lua5.1|lua5.2|lua5.3|lua5.4|lua5.5|luajit] [PREFIX=/usr/local]"
-	@echo "  (LUA_INCDIR=DIR: the module for the Lua whose lua.h is in DIR, into $(BUILD)/lua<its version>/)"
+	@echo "  (LUA_INCDIR=DIR: the module for the Lua whose lua.h is in DIR, into $(BUILD)/host-<name>/:"
+	@echo "   HOST=name names it, else <its version>-<checksum of DIR>; LUAMOD_DIR=dir names the folder)"
 	@echo "  deps        the test bench (make test, make check): install the missing Debian 12 packages of"
 	@echo "              scripts/deps's sets build, run, test (apt-get; silent when all are there), then"
 	@echo "              download Lua 5.5 and four sources from Debian's archive, built into $(BUILD)/lua5.5"
@@ -178,14 +203,14 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 # The binding's files, compiled once per Lua target.
 LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
               src/lua_loop.c src/lua_pages.c src/lua_walk.c src/lua_h1_reader.c
-LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA).o)
+LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA_TAG).o)
 # the headers the binding was last compiled with: other headers of the same
 # version (LUA_INCDIR=another dir) compile it again
-LUA_STAMP  := $(OBJDIR)/$(LUA).cflags
+LUA_STAMP  := $(OBJDIR)/$(LUA_TAG).cflags
 $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
-$(OBJDIR)/%-$(LUA).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h src/h1_reader.h \
+$(OBJDIR)/%-$(LUA_TAG).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h src/h1_reader.h \
                       src/lua_binding.h $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
@@ -210,6 +235,7 @@ $(LUAMOD): $(LUA_OBJ) $(CORE_OBJ) mk/luamod.map
 	@mkdir -p $(@D)
 	$(CC) -shared $(SAN) -Wl,--version-script=mk/luamod.map -o $@ $(LUA_OBJ) $(CORE_OBJ) \
 	  $(DEP_LIBS) $(LDFLAGS)
+	$(if $(LUA_INCDIR),@echo "merchantapi.core for the Lua of $(LUA_INC) ($(LUA)): $@")
 
 include mk/test.mk
 include mk/install.mk

@@ -581,9 +581,12 @@ void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out);
 
 /* ---- calls driven by an event loop (loop.c) ---- */
 
-/* mapi_loop_step_budget with a budget of the caller's (started with
-   mapi_budget_start; NULL: none), so that the caller can read what the step
-   spent (mapi_budget_spent: lua_loop.c, whose tasks share the budget). */
+/* One pass of mapi_loop_step_budget with a budget of the caller's (started
+   with mapi_budget_start; NULL: none), so that the caller can read what the
+   step spent (mapi_budget_spent: lua_loop.c, whose tasks share the budget).
+   With b->wait, a timeout other than 0 becomes the time b has left when
+   that is shorter (mapi_budget_left): lua_loop.c makes its passes so, the
+   tasks resumed between them (mapi_loop_step_within, for C). */
 int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b);
 
 /* From inside a step of l (a callback or an observer it calls), for a
@@ -629,6 +632,13 @@ typedef void (*mapi_loop_attempt_fn)(void *ctx, mapi_step step, mapi_doc *doc, d
 int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
                       mapi_loop_attempt_fn attempt, void *ctx, mapi_loop_op **out,
                       mapi_error *err);
+/* A timer of loop l (a task's sleep, lua_loop.c): done(ctx, NULL, err
+   empty) is called once, from the first mapi_loop_step at or after
+   `seconds` from now (or from mapi_loop_free), like a call's end; a timer
+   is not a call for a budget's max_calls.  0, or -1 with err (MEMORY,
+   USAGE for a loop being freed). */
+int mapi_loop_timer(mapi_loop *l, double seconds, mapi_loop_done_fn done, void *ctx,
+                    mapi_error *err);
 /* Drops the call o of l before its callback (a transfer under way is
    abandoned): the callback is never called.  Not for a call being
    reported (from inside its own callback). */

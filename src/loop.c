@@ -179,6 +179,10 @@ static size_t begin_due(mapi_loop *l)
 
     for (o = l->head; o && !l->stopping; o = o->next)
         if (o->state == OP_DUE && o->wake_at <= now) {
+            if (!o->x) { /* a timer (mapi_loop_timer): over */
+                o->state = OP_DONE;
+                continue;
+            }
             attempt_begin(l, o);
             n++;
         }
@@ -224,7 +228,7 @@ static void report_done(mapi_loop *l, mapi_budget *b)
         next = o->next;
         if (o->state != OP_DONE)
             continue;
-        if (!mapi_budget_take(b, b ? &b->reported : NULL))
+        if (!mapi_budget_take(b, b && o->x ? &b->reported : NULL)) /* a timer: no call */
             break; /* reported by the next step */
         unlink_op(l, o);
         if (last)
@@ -287,6 +291,9 @@ void mapi_loop_free(mapi_loop *l)
             mapi_error_set(&o->e, MAPI_ERR_TRANSPORT,
                            "the loop was freed while the request was under way");
             o->e.outcome = MAPI_OUTCOME_UNKNOWN;
+        } else if (!o->x) {
+            o->state = OP_DONE; /* a timer: reported as over */
+            continue;
         } else if (o->e.kind == MAPI_ERR_NONE) {
             /* no attempt yet, or the read settling a confirm not begun */
             mapi_error_set(&o->e, MAPI_ERR_TRANSPORT,
@@ -316,9 +323,11 @@ static op *add_op(mapi_loop *l, mapi_client *c, mapi_exchange *x, void *ctx, map
     o = calloc(1, sizeof *o);
     if (!o)
         return mapi_error_oom(err), NULL;
-    mapi_client_parts_get(c, &parts);
-    o->client = c;
-    o->http = parts.http;
+    if (c) { /* NULL: a timer */
+        mapi_client_parts_get(c, &parts);
+        o->client = c;
+        o->http = parts.http;
+    }
     o->x = x;
     o->state = OP_DUE;
     o->wake_at = 0;
@@ -357,6 +366,18 @@ int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
         return -1;
     o->http1 = http1;
     o->attempt = attempt;
+    return 0;
+}
+
+int mapi_loop_timer(mapi_loop *l, double seconds, mapi_loop_done_fn done, void *ctx,
+                    mapi_error *err)
+{
+    op *o = add_op(l, NULL, NULL, ctx, err);
+
+    if (!o)
+        return -1;
+    o->wake_at = mapi_monotonic_seconds() + (seconds > 0 ? seconds : 0);
+    o->done = done;
     return 0;
 }
 
@@ -472,6 +493,12 @@ int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
 {
     if (!l || l->stepping)
         return -1;
+    if (b && b->wait && timeout != 0) {
+        /* waits for ready work within the time left, never longer */
+        double left = mapi_budget_left(b);
+        if (left >= 0 && (timeout < 0 || left < timeout))
+            timeout = left;
+    }
     l->stepping = 1;
     /* the calls an earlier step's budget left unreported: the oldest work */
     report_done(l, b);
@@ -500,6 +527,22 @@ int mapi_loop_step_budget(mapi_loop *l, double timeout, double max_seconds, int 
 
     mapi_budget_start(&b, max_seconds, max_calls > 0 ? (size_t)max_calls : 0);
     return mapi_loop_step_in(l, timeout, &b);
+}
+
+int mapi_loop_step_within(mapi_loop *l, double max_seconds, int max_calls)
+{
+    mapi_budget b;
+    int n;
+
+    if (!l || !(max_seconds > 0))
+        return -1;
+    mapi_budget_start(&b, max_seconds, max_calls > 0 ? (size_t)max_calls : 0);
+    b.wait = 1;
+    /* a callback that starts a call: its attempt begins in the next pass */
+    do
+        n = mapi_loop_step_in(l, -1.0, &b);
+    while (n > 0 && mapi_budget_left(&b) > 0);
+    return n;
 }
 
 int mapi_loop_fd(const mapi_loop *l)
@@ -545,9 +588,35 @@ int mapi_budget_take(mapi_budget *b, size_t *counter)
     return 1;
 }
 
+int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost)
+{
+    if (b && b->units > 0 && cost > 0 && b->max_seconds > 0) {
+        double spent = mapi_budget_spent(b);
+        /* what does not fit waits for the next step -- unless the step has
+           barely begun: a piece longer than a budget still runs, early */
+        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10)
+            return 0;
+    }
+    return mapi_budget_take(b, counter);
+}
+
+double mapi_budget_left(const mapi_budget *b)
+{
+    double left;
+
+    if (!b || b->max_seconds <= 0)
+        return -1.0;
+    if (b->max_calls > 0 && b->reported >= b->max_calls)
+        return 0;
+    left = b->max_seconds - mapi_budget_spent(b);
+    if (left <= 0)
+        return 0;
+    return (double)(long long)(left * 1000.0) / 1000.0; /* whole ms, rounded down */
+}
+
 void mapi_budget_pause(mapi_budget *b)
 {
-    if (b && b->max_seconds > 0 && b->since >= 0) {
+    if (b && b->max_seconds > 0 && !b->wait && b->since >= 0) {
         b->spent += mapi_monotonic_seconds() - b->since;
         b->since = -1;
     }

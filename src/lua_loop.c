@@ -1,10 +1,11 @@
 /*
  * lua_loop.c -- merchantapi.core's side of the event loop
- * (lua/merchantapi/loop.lua is the Lua side: tasks, their coroutines, the
- * waits of wait_for_txid): core.loop_new() and the methods that run
- * exchanges (calls built by client:prepare, lua_client.c) on the C loop
- * (src/loop.c), where every attempt, wait and decision happens as for a C
- * caller of mapi_loop.
+ * (lua/merchantapi/loop.lua is the Lua side: tasks and their coroutines):
+ * core.loop_new() and the methods that run exchanges (calls built by
+ * client:prepare, lua_client.c) on the C loop (src/loop.c), where every
+ * attempt, wait and decision happens as for a C caller of mapi_loop; the
+ * tasks' timers (their sleeps) and a step's budget, which the Lua side
+ * checks before each resume, are the C loop's too.
  *
  * Memory: while a call runs, the loop holds registry references to its
  * exchange and its hooks, so neither is collected; the exchange holds its
@@ -39,6 +40,8 @@ struct loop_box {
     mapi_loop *loop;   /* NULL once closed */
     lua_State *L;      /* the thread stepping the loop (for hooks) */
     lua_op *ended;     /* calls ended, not yet handed over */
+    mapi_budget budget; /* the step's, from loop:budget() to loop:budget_end() */
+    int budgeted;      /* 1 between them */
     int stepping;      /* 1 inside mapi_loop_step_in (a hook may run) */
     int close_due;     /* 1: closed from a hook; freed once the step returns */
 };
@@ -50,6 +53,12 @@ static void op_done(void *ctx, mapi_doc *doc, mapi_error *err)
     exchange_box *xb = o->xb;
     mapi_error init = MAPI_ERROR_INIT;
 
+    if (!xb) { /* a timer: over */
+        mapi_error_clear(err);
+        o->next = o->box->ended;
+        o->box->ended = o;
+        return;
+    }
     mapi_doc_free(xb->doc);
     mapi_error_clear(&xb->err);
     xb->doc = doc;
@@ -72,9 +81,10 @@ static void op_observe(void *ctx, mapi_attempt_event ev, const mapi_attempt_info
 /* Lets go of an ended call: its references dropped.  Pushes nothing. */
 static void op_release(lua_State *L, lua_op *o)
 {
-    if (o->xb->on_loop == 2)
+    if (o->xb && o->xb->on_loop == 2)
         mapi_lua_exchange_box_clear(L, o->xb); /* finalized first, at lua_close */
-    o->xb->on_loop = 0;
+    if (o->xb)
+        o->xb->on_loop = 0;
     luaL_unref(L, LUA_REGISTRYINDEX, o->xref);
     luaL_unref(L, LUA_REGISTRYINDEX, o->hooks.ref); /* nothing for LUA_NOREF */
     free(o);
@@ -227,29 +237,119 @@ static int l_start(lua_State *L)
     return 1;
 }
 
-/* loop:step([timeout[, max_seconds[, max_calls]]]) -> running, finished | nil,
-   spent.  timeout: seconds (nil or negative: as long as the next event
-   needs; 0: no wait); max_seconds, max_calls: the budget (nil or <= 0:
-   none; mapi_loop_step_budget).  finished: the exchanges whose call ended in
-   this step (x:result() gives each one's results); spent: the seconds of
-   work the step did (its waits not counted), 0 without max_seconds. */
+/* loop:budget([max_seconds[, max_calls[, wait]]]): the budget of the step
+   the Lua loop begins (loop.lua's Loop:step), the one budget of its C
+   passes and of its tasks' resumes (loop:take) until loop:budget_end().
+   max_seconds, max_calls: nil or <= 0: none (mapi_loop_step_budget); wait:
+   true to wait for ready work within max_seconds, the waits counted
+   (mapi_loop_step_within). */
+static int l_budget(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    double max_seconds = luaL_optnumber(L, 2, 0);
+    lua_Integer max_calls = luaL_optinteger(L, 3, 0);
+
+    mapi_budget_start(&b->budget, max_seconds, max_calls > 0 ? (size_t)max_calls : 0);
+    b->budget.wait = lua_toboolean(L, 4) && max_seconds > 0;
+    b->budgeted = 1;
+    return 0;
+}
+
+/* loop:take([call[, cost]]) -> boolean: whether the step's budget allows
+   one more piece of work now (a task resumed, one page of a batch turned
+   into tables), counted when it does; call: a call's end handed back
+   (counted against max_calls); cost: the seconds the piece is expected to
+   last, nil if not known (mapi_budget_take_cost).  Always true outside
+   loop:budget() .. budget_end(). */
+static int l_take(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    double cost = luaL_optnumber(L, 3, 0);
+
+    lua_pushboolean(L, !b->budgeted ||
+                           mapi_budget_take_cost(&b->budget,
+                                                 lua_toboolean(L, 2) ? &b->budget.reported
+                                                                     : NULL,
+                                                 cost));
+    return 1;
+}
+
+/* loop:left() -> seconds the step may still wait and work (whole ms), 0
+   when its budget is spent, nil without a time budget. */
+static int l_left(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    double left = b->budgeted ? mapi_budget_left(&b->budget) : -1.0;
+
+    if (left < 0)
+        return 0;
+    lua_pushnumber(L, (lua_Number)left);
+    return 1;
+}
+
+/* loop:budget_end() -> spent: the seconds the step's budget counted (wall
+   clock; its waits only with wait), 0 without max_seconds. */
+static int l_budget_end(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+
+    lua_pushnumber(L, b->budgeted ? (lua_Number)mapi_budget_spent(&b->budget) : 0);
+    b->budgeted = 0;
+    return 1;
+}
+
+/* loop:timer(seconds, token) -> true | nil, err: token (any value) comes
+   back among a step's finished once `seconds` have passed (a task's sleep:
+   a timer of the C loop, mapi_loop_timer). */
+static int l_timer(lua_State *L)
+{
+    loop_box *b = check_loop(L);
+    double seconds = luaL_checknumber(L, 2);
+    mapi_error e = MAPI_ERROR_INIT;
+    call_box *eb;
+    lua_op *o;
+
+    luaL_checkany(L, 3);
+    if (!b->loop)
+        return mapi_lua_fail(L, "usage", "the loop is closed", NULL);
+    o = (lua_op *)calloc(1, sizeof *o);
+    if (o) {
+        o->box = b;
+        o->xref = LUA_NOREF; /* until the ref below, should it raise */
+        o->hooks.ref = LUA_NOREF;
+    }
+    if (!o || mapi_loop_timer(b->loop, seconds, op_done, o, &e) < 0) {
+        free(o);
+        eb = mapi_lua_push_call_box(L); /* MEMORY: nothing in e to lose if this raises */
+        if (e.kind == MAPI_ERR_NONE)
+            mapi_error_oom(&e);
+        eb->err = e;
+        return mapi_lua_push_err_results(L, &eb->err);
+    }
+    lua_pushvalue(L, 3); /* o is the C loop's already: its ref is taken last */
+    o->xref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* loop:step([timeout]) -> running, finished | nil, spent.  timeout:
+   seconds (nil or negative: as long as the next event needs; 0: no wait);
+   one pass of the C loop under the budget of loop:budget(), if any
+   (mapi_loop_step_in).  finished: the exchanges whose call ended in this
+   pass (x:result() gives each one's results) and the tokens of the timers
+   that did; spent: the seconds the budget counted so far, 0 without one. */
 static int l_step(lua_State *L)
 {
     loop_box *b = check_loop(L);
     double timeout = luaL_optnumber(L, 2, -1.0);
-    double max_seconds = luaL_optnumber(L, 3, 0);
-    lua_Integer max_calls = luaL_optinteger(L, 4, 0);
-    mapi_budget budget;
     int running = 0, i = 0;
 
-    mapi_budget_start(&budget, max_seconds,
-                      max_calls > 0 ? (size_t)max_calls : 0);
     if (b->loop) {
         if (b->L)
             return luaL_error(L, "merchantapi: loop:step called from a hook");
         b->L = L;
         b->stepping = 1;
-        running = mapi_loop_step_in(b->loop, timeout, &budget);
+        running = mapi_loop_step_in(b->loop, timeout, b->budgeted ? &b->budget : NULL);
         b->stepping = 0;
         b->L = NULL;
         if (b->close_due) { /* closed from a hook: now that the step is over */
@@ -270,7 +370,7 @@ static int l_step(lua_State *L)
             op_release(L, o);
         }
     }
-    lua_pushnumber(L, (lua_Number)mapi_budget_spent(&budget));
+    lua_pushnumber(L, b->budgeted ? (lua_Number)mapi_budget_spent(&b->budget) : 0);
     return 3;
 }
 
@@ -301,9 +401,11 @@ static int l_timeout(lua_State *L)
 
 void mapi_lua_loop_open(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"start", l_start}, {"step", l_step},
-                                       {"fd", l_fd},       {"timeout", l_timeout},
-                                       {"close", l_close}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {
+        {"start", l_start},   {"step", l_step},         {"budget", l_budget},
+        {"take", l_take},     {"left", l_left},         {"budget_end", l_budget_end},
+        {"timer", l_timer},   {"fd", l_fd},             {"timeout", l_timeout},
+        {"close", l_close},   {NULL, NULL}};
 
     mapi_lua_class_metatable(L, LOOP_MT, methods, l_close);
 }

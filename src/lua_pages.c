@@ -12,10 +12,16 @@
  *       page failed before those left, or none is left).
  *   b:ended(x)           x, done (its result not taken), ended: the batch
  *       takes its result (dropped for a page after a failed one).
+ *   list = b:take()      the next page kept (every page before it came),
+ *       in the list_addresses shape, turned into tables now and its
+ *       document freed; nil when that page has not come (yet).  One page
+ *       per call: a loop task checks its step's budget between two
+ *       (transport.lua), so a step stops between pages, never in a batch.
  *   lists, err = b:result()   once: the pages kept (those before the first
- *       that did not come), each in the list_addresses shape, in page
- *       order; err the error of the page after them when it failed, else
- *       nil (a driver that lost a page in flight gives its own).
+ *       that did not come) that b:take() did not give, each in the
+ *       list_addresses shape, in page order; err the error of the page
+ *       after them when it failed, else nil (a driver that lost a page in
+ *       flight gives its own).
  */
 #include <string.h>
 
@@ -27,6 +33,7 @@
 typedef struct batch_box {
     mapi_page_batch *b; /* NULL once the result is taken */
     long first_page;
+    size_t taken;       /* pages given by b:take(), from the first */
     int cref;           /* registry ref of the client it holds, or LUA_NOREF */
 } batch_box;
 
@@ -54,6 +61,7 @@ mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, const char *
 
     bb->b = NULL;
     bb->first_page = first_page;
+    bb->taken = 0;
     bb->cref = LUA_NOREF;
     mapic_setmetatable(L, PAGE_BATCH_MT);
     c = mapi_lua_client_ref(L, client, 0, &bb->cref);
@@ -111,6 +119,31 @@ static int l_ended(lua_State *L)
     return 0;
 }
 
+/* Pushes page k's list (its document freed), or a new table for a page
+   without one (cannot happen: the core checked data is a list). */
+static void push_page(lua_State *L, batch_box *bb, size_t k)
+{
+    mapi_doc **doc = mapi_page_batch_doc(bb->b, k);
+
+    if (!*doc || !mapi_lua_push_data(L, *doc))
+        lua_newtable(L);
+    mapi_doc_free(*doc); /* as we go: one page's document at a time */
+    *doc = NULL;
+}
+
+/* b:take() -> list | nil */
+static int l_take(lua_State *L)
+{
+    batch_box *bb = check_batch(L);
+    mapi_error *e;
+
+    if (bb->taken >= mapi_page_batch_kept(bb->b, &e))
+        return 0;
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
+    push_page(L, bb, bb->taken++);
+    return 1;
+}
+
 int mapi_lua_page_batch_result(lua_State *L, int idx)
 {
     batch_box *bb = (batch_box *)luaL_checkudata(L, idx, PAGE_BATCH_MT);
@@ -122,15 +155,11 @@ int mapi_lua_page_batch_result(lua_State *L, int idx)
         return luaL_error(L, "merchantapi: the pages' result was taken");
     n = mapi_page_batch_kept(bb->b, &e);
     luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
-    lua_createtable(L, (int)n, 0);
+    lua_createtable(L, (int)(n - bb->taken), 0);
     lists = lua_gettop(L);
-    for (k = 0; k < n; k++) {
-        mapi_doc **doc = mapi_page_batch_doc(bb->b, k);
-        if (!mapi_lua_push_data(L, *doc))
-            lua_newtable(L); /* cannot happen: the core checked data is a list */
-        lua_rawseti(L, lists, (int)(k + 1));
-        mapi_doc_free(*doc); /* as we go: one page's document at a time */
-        *doc = NULL;
+    for (k = bb->taken; k < n; k++) {
+        push_page(L, bb, k);
+        lua_rawseti(L, lists, (int)(k - bb->taken + 1));
     }
     if (e)
         mapi_lua_push_error(L, e);
@@ -149,7 +178,8 @@ static int l_result(lua_State *L)
 void mapi_lua_pages_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"next", l_next}, {"ended", l_ended}, {"result", l_result}, {NULL, NULL}};
+        {"next", l_next}, {"ended", l_ended}, {"take", l_take}, {"result", l_result},
+        {NULL, NULL}};
 
     mapi_lua_class_metatable(L, PAGE_BATCH_MT, methods, batch_gc);
 }

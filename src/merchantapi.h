@@ -1207,8 +1207,8 @@ MAPI_API int mapi_loop_step(mapi_loop *loop, double timeout);
  * tick has a time to keep (a 60 Hz frame is 16.7 ms; a step that finishes
  * eight large pages at once can take longer).  max_seconds: seconds of
  * work -- moving transfers on, reading finished ones (which parses their
- * answers), the callbacks -- the wait for `timeout` not counted (<= 0: no
- * bound); max_calls: at most that many finished transfers read and that
+ * answers), the callbacks -- measured by the wall clock (monotonic), not
+ * CPU time, the wait for `timeout` not counted (<= 0: no bound); max_calls: at most that many finished transfers read and that
  * many callbacks called (<= 0: no bound).  The step checks the budget
  * before each piece of work (a socket event, libcurl's timer, a finished
  * transfer, a callback), so it can overrun by one piece; the first piece is
@@ -1221,6 +1221,21 @@ MAPI_API int mapi_loop_step(mapi_loop *loop, double timeout);
  */
 MAPI_API int mapi_loop_step_budget(mapi_loop *loop, double timeout, double max_seconds,
                                    int max_calls);
+
+/*
+ * A step that spends its budget on the work that becomes ready within it:
+ * as mapi_loop_step_budget, but after the work that is ready it goes on --
+ * an attempt a callback started begins at once, and the loop waits on its
+ * descriptor for the answers -- until max_seconds (> 0) have passed or
+ * max_calls (<= 0: no bound) calls were reported, or no call is left.
+ * Here the waits count against the budget: the step's whole time, by the
+ * wall clock (monotonic), is at most max_seconds, a wait ending no later
+ * than the budget (in whole milliseconds), plus at most the one piece of
+ * work begun before the budget ran out (a socket event, an answer read, a
+ * callback).  With nothing ready it returns after max_seconds.  Returns as
+ * mapi_loop_step; -1 also for max_seconds <= 0.
+ */
+MAPI_API int mapi_loop_step_within(mapi_loop *loop, double max_seconds, int max_calls);
 
 /* The loop's descriptor (an epoll set of its own): readable when one of its
    transfers' sockets is ready, so a host can poll it among its own and call

@@ -616,6 +616,67 @@ static void budget_one_call_per_step(void **state)
     mapi_client_free(c);
 }
 
+/* A chain of calls: each callback starts the next call, until none is left. */
+typedef struct chain {
+    mapi_loop *loop;
+    mapi_client *c;
+    int left;          /* calls still to start */
+    int ended;
+} chain;
+
+static void on_chain(void *ctx, mapi_doc *doc, mapi_error *err)
+{
+    chain *ch = ctx;
+    mapi_error e = MAPI_ERROR_INIT;
+
+    assert_non_null(doc);
+    (void)err;
+    mapi_doc_free(doc);
+    ch->ended++;
+    if (ch->left-- > 0)
+        assert_int_equal(mapi_loop_get_channel(ch->loop, ch->c, CHANNEL, NULL, on_chain, ch, &e),
+                         0);
+}
+
+/* mapi_loop_step_within: a call a callback starts is sent and ended in the
+   same step; with nothing ready the step waits out its budget, no longer. */
+static void step_within_spends_its_budget(void **state)
+{
+    mapi_client *c;
+    mapi_loop *loop;
+    mapi_error err = MAPI_ERROR_INIT;
+    mapi_call_opts opts = MAPI_CALL_OPTS_INIT;
+    mapi_header_field slow;
+    result r[1];
+    chain ch;
+    double t0, wall;
+
+    (void)state;
+    loop = begin(1, 0, &c, r, 1);
+    assert_int_equal(mapi_loop_step_within(loop, 0, 0), -1);
+    memset(&ch, 0, sizeof ch);
+    ch.loop = loop;
+    ch.c = c;
+    ch.left = 4;
+    assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, NULL, on_chain, &ch, &err), 0);
+    /* five calls one after another, in one step of at most 10 s */
+    assert_int_equal(mapi_loop_step_within(loop, 10.0, 0), 0);
+    assert_int_equal(ch.ended, 5);
+    /* nothing ready: a step of 0.1 s waits it out (the answer comes in 2 s) */
+    delay(&opts, &slow, "2000");
+    assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r[0], &err), 0);
+    t0 = mapi_monotonic_seconds();
+    assert_int_equal(mapi_loop_step_within(loop, 0.1, 0), 1);
+    wall = mapi_monotonic_seconds() - t0;
+    assert_true(wall >= 0.099);
+    assert_true(wall < 1.5); /* far from the answer's 2 s, on a loaded machine too */
+    assert_int_equal(r[0].calls, 0);
+    mapi_loop_free(loop);
+    assert_int_equal(r[0].calls, 1);
+    result_clear(&r[0]);
+    mapi_client_free(c);
+}
+
 /* ---- freeing a loop with calls under way ---- */
 
 static void free_ends_every_call(void **state)
@@ -669,6 +730,7 @@ int main(void)
         cmocka_unit_test(driven_by_poll),
         cmocka_unit_test(calls_run_at_once),
         cmocka_unit_test(budget_one_call_per_step),
+        cmocka_unit_test(step_within_spends_its_budget),
         cmocka_unit_test(free_ends_every_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,10 +26,8 @@ local co_yield = coroutine.yield
 local co_isyieldable = rawget(coroutine, "isyieldable") -- Lua 5.3+, LuaJIT 2.1
 local co_close = rawget(coroutine, "close") -- Lua 5.4+
 local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
-local monotonic = core.monotonic
 local concat = table.concat
 local format = string.format
-local max = math.max
 
 local M = {}
 
@@ -59,21 +57,21 @@ function M.current()
   return task
 end
 
--- Whether the time budget b of a step (`loop:step`'s `budget.time`) is spent.
-local function time_spent(b)
-  return b.time and monotonic() - b.t0 - b.waited >= b.time
-end
-
---- Inside a loop task whose step has a time budget (`loop:step(timeout,
--- { time = s })`) that is spent: a plain yield, so that the task goes on at
--- the next step (a pager handing out pages fetched ahead calls it between
--- pages).  Elsewhere, or where the task cannot yield (and on Lua 5.1, not
--- LuaJIT, which cannot yield across the pcall that tells): nothing.
+--- Before a piece of work inside a loop task whose step has a budget
+-- (`loop:step(timeout, { time = s })`): when the budget (the C loop's, the
+-- one budget of the step) is spent, a plain yield, so that the task goes on
+-- at the next step; else the piece is counted in it.  Called before each
+-- page of a batch is turned into tables, and by a pager between the pages
+-- it fetched ahead.  Elsewhere, or where the task cannot yield (and on Lua
+-- 5.1, not LuaJIT, which cannot yield across the pcall that tells): nothing.
 -- @local
-function M.yield_if_over_budget()
+-- @tparam[opt] number cost the seconds the piece is expected to last (the
+--   last one's, say): a piece that would end after the budget waits for
+--   the next step, unless the step has barely begun.
+function M.yield_if_over_budget(cost)
   local task = M.current()
-  local b = task and task._loop._budget
-  if b and time_spent(b) then
+  local loop = task and task._loop
+  if loop and loop._bounded and not loop._c:take(false, cost) then
     pcall(co_yield) -- raises where it cannot yield (Lua 5.1, 5.2): then no turn
   end
 end
@@ -214,9 +212,10 @@ local function resume(loop, task, ...)
   return resumed(loop, task, co_resume(task._co, ...))
 end
 
--- A step's budget (`loop:step(timeout, budget)`): nil, or its state.
-local function new_budget(budget)
-  local time, calls = budget.time, budget.calls
+-- The fields of a step's budget (`loop:step(timeout, budget)`), checked:
+-- time, calls, wait.  The budget itself is the C loop's (loop:budget).
+local function budget_fields(budget)
+  local time, calls, wait = budget.time, budget.calls, budget.wait
   if time ~= nil and not (type(time) == "number" and time > 0) then
     error("bad argument #2 to 'step' (budget.time: number > 0 or nil expected, got "
       .. tostring(time) .. ")", 3)
@@ -225,20 +224,14 @@ local function new_budget(budget)
     error("bad argument #2 to 'step' (budget.calls: integer >= 1 or nil expected, got "
       .. tostring(calls) .. ")", 3)
   end
-  return { time = time, calls = calls, t0 = monotonic(), waited = 0, units = 0, ended = 0 }
-end
-
--- Whether the step may do one more piece of work (a resume; call: one that
--- hands a call's end to its task); the first is always done.
-local function take(b, call)
-  if b.units > 0 and ((call and b.calls and b.ended >= b.calls) or time_spent(b)) then
-    return false
+  if wait ~= nil and type(wait) ~= "boolean" then
+    error("bad argument #2 to 'step' (budget.wait: boolean or nil expected, got "
+      .. tostring(wait) .. ")", 3)
   end
-  b.units = b.units + 1
-  if call then
-    b.ended = b.ended + 1
+  if wait and not time then
+    error("bad argument #2 to 'step' (budget.wait needs budget.time: the time it may wait)", 3)
   end
-  return true
+  return time, calls, wait or false
 end
 
 -- The calls ended and not yet handed to their tasks (NONE: none; never
@@ -257,66 +250,56 @@ local function rest(list, i, after)
   return left
 end
 
--- Hands every ended call in loop._calls to its task, or as many as b allows.
-local function run_calls(loop, b)
-  local calls = loop._calls
+-- Hands the ended calls (and timers) in calls to their tasks, or as many as
+-- the step's budget allows; the rest go to loop._calls, for the next step.
+-- counted: the C loop counted them against the budget's calls when it
+-- reported them in this step (else each one is counted here).
+local function run_calls(loop, calls, counted)
   if calls == NONE then
     return
   end
-  loop._calls = NONE
-  local waiting = loop._waiting
+  local waiting, c, bounded = loop._waiting, loop._c, loop._bounded
   for i = 1, #calls do
-    if b and not take(b, true) then
-      loop._calls = rest(calls, i)
-      return
-    end
     local x = calls[i]
     local task = waiting[x]
-    waiting[x] = nil
-    if task and not task._done then
-      resume(loop, task, x)
+    if task and not task._waits and not task._done then
+      -- the task gave a turn (a plain yield) with this call in flight: the
+      -- end waits for it (M.next_ended gives it)
+      waiting[x] = nil
+      local q = task._ended
+      if not q then
+        q = {}
+        task._ended = q
+      end
+      q[#q + 1] = x
+    else
+      if bounded and not c:take(not counted) then
+        loop._calls = rest(loop._calls, 1, rest(calls, i))
+        return
+      end
+      waiting[x] = nil
+      if task and not task._done then
+        resume(loop, task, x)
+      end
     end
   end
 end
 
--- Resumes every task queued before this call, then every sleeper that is
--- due -- or as many as b allows (the rest: at the next step, first).
-local function run_ready(loop, b)
+-- Resumes every task queued before this call, or as many as the step's
+-- budget allows (the rest: at the next step, first).
+local function run_ready(loop)
   local ready = loop._ready
   if #ready > 0 then
     loop._ready = {}
+    local c, bounded = loop._c, loop._bounded
     for i = 1, #ready do
-      if b and not take(b) then
+      if bounded and not c:take() then
         loop._ready = rest(ready, i, loop._ready)
         return
       end
       local task, args = ready[i][1], ready[i][2]
       if not task._done then
         resume(loop, task, unpack(args, 1, args.n))
-      end
-    end
-  end
-  local sleepers = loop._sleepers
-  if #sleepers > 0 then
-    local now, keep, due = monotonic(), {}, {}
-    for i = 1, #sleepers do
-      local s = sleepers[i]
-      if s[1] <= now then
-        due[#due + 1] = s[2]
-      else
-        keep[#keep + 1] = s
-      end
-    end
-    loop._sleepers = keep
-    for i = 1, #due do
-      if b and not take(b) then
-        for j = i, #due do -- due still: at the next step
-          keep[#keep + 1] = { now, due[j] }
-        end
-        return
-      end
-      if not due[i]._done then
-        resume(loop, due[i])
       end
     end
   end
@@ -343,20 +326,6 @@ function notify(loop)
       error(err, 0)
     end
   end
-end
-
--- Seconds until the first sleeper is due (0 when one is), or nil.
-local function next_sleeper(loop)
-  local sleepers, first = loop._sleepers, nil
-  for i = 1, #sleepers do
-    first = (first == nil or sleepers[i][1] < first) and sleepers[i][1] or first
-  end
-  return first and max(0, first - monotonic()) -- (no clock read without one)
-end
-
--- The smaller of two waits in seconds, either nil (none).
-local function sooner(a, b)
-  return (a == nil or (b ~= nil and b < a)) and b or a
 end
 
 -- Whether a step has work at once: tasks to resume, ended calls to hand back.
@@ -393,22 +362,37 @@ end
 -- then calls the `on_done` callbacks of the tasks that ended.
 --
 -- A budget bounds what one step does, for a host whose tick has a time to
--- keep: `time`, seconds of work (moving transfers on, reading and decoding
--- the answers, running the tasks; the wait for `timeout` not counted), and
--- `calls`, how many ended calls are handed back to their tasks (each a
--- resume of its task).  The budget is checked before each piece of work (a
--- socket event, an answer read, a task resumed), so a step can overrun it
--- by one piece; the first piece is always done, so every step moves on.
--- What it leaves -- answers not read, ended calls, tasks to resume, due
--- timers -- is done first by the next step, and `loop:timeout()` is 0 until
--- then; nothing is lost, nothing reordered.
+-- keep: `time`, seconds by the wall clock (monotonic, not CPU time) of work
+-- (moving transfers on, reading and decoding the answers, running the
+-- tasks, turning each page of a batch into tables; the wait for `timeout`
+-- not counted), and `calls`, how many ended calls are handed back to their
+-- tasks (each a resume of its task).  The budget is checked before each
+-- piece of work (a socket event, an answer read, a task resumed, one page
+-- turned into tables), so a step can overrun it by one piece; the first
+-- piece is always done, so every step moves on.  What it leaves -- answers
+-- not read, ended calls, tasks to resume, pages not turned into tables,
+-- due timers -- is done first by the next step, and `loop:timeout()` is 0
+-- until then; nothing is lost, nothing reordered.
 --
--- syntax: `running = loop:step(timeout[, budget])`
+-- `wait = true` (with `time`) spends the budget on the work that becomes
+-- ready within it: a call a task starts (the next page of a walk whose page
+-- just ended) is sent at once, and the step waits on the loop's descriptor
+-- for the answers, for at most the time its budget has left (`timeout` is
+-- not used then), until the budget is spent or no task is left.  Its waits
+-- count against the budget: the step lasts at most `time` seconds by the
+-- wall clock (a wait ends within it, in whole milliseconds), plus the one
+-- piece begun before the budget ran out.  Without `wait` (the default) a
+-- step does what is ready and returns: a call started in it is sent at the
+-- next step.
+--
+-- syntax: `running, spent = loop:step(timeout[, budget])`
 -- @tparam[opt] number timeout seconds; `0` does not wait; nil waits as long
 --   as the next event needs.
--- @tparam[opt] table budget `{ time = seconds, calls = n }` (either or both;
---   nil: no bound).
+-- @tparam[opt] table budget `{ time = seconds, calls = n, wait = boolean }`
+--   (any of them; `wait` needs `time`; nil: no bound).
 -- @treturn integer the tasks still running (0: none left).
+-- @treturn number the seconds the step's time budget counted (its waits
+--   only with `wait`); 0 without `time`.
 -- @raise when timeout is not a number >= 0 or nil, the budget is not as
 --   above, the loop is closed, or the step is made from inside one of the
 --   loop's own tasks; an error an `on_done` callback raises.
@@ -420,52 +404,43 @@ function Loop:step(timeout, budget)
   if self._closed then
     error("merchantapi.loop: step on a closed loop", 2)
   end
-  local b
+  local time, calls, wait
   if budget ~= nil then
     if type(budget) ~= "table" then
       error("bad argument #2 to 'step' (table or nil expected, got " .. type(budget) .. ")", 2)
     end
-    b = new_budget(budget)
+    time, calls, wait = budget_fields(budget)
   end
   local cur = M.current()
   if cur and cur._loop == self then
     error("merchantapi.loop: step from inside one of the loop's own tasks", 2)
   end
-  self._budget = b
-  run_calls(self, b) -- what an earlier step's budget left: first
-  run_ready(self, b)
-  if self._running == 0 then
-    self._budget = nil
-    notify(self)
-    return 0
+  local c = self._c
+  local bounded = (time or calls) and true or false
+  if bounded then
+    c:budget(time, calls, wait)
   end
-  local wait = due_now(self) and 0 or sooner(timeout, next_sleeper(self)) or -1
-  local calls, ended
-  if b then
-    local c0 = monotonic()
-    local left = b.time and b.time - (c0 - b.t0 - b.waited)
-    local spent
-    calls, ended, spent = self._c:step(wait, left and (left > 1e-9 and left or 1e-9),
-      b.calls and (b.calls > b.ended and b.calls - b.ended or 1))
-    b.waited = b.waited + (monotonic() - c0 - spent) -- what the C step did not work
-    b.units = b.units + 1
-  else
-    calls, ended = self._c:step(wait)
-  end
-  if calls == 0 and not ended and wait > 0 and not self._closed then -- (closed by a hook)
-    core.sleep(wait) -- only timers of tasks: the host asked to wait this long
-    if b then
-      b.waited = b.waited + wait
+  self._bounded = bounded
+  local left = self._calls -- what an earlier step's budget left: first
+  self._calls = NONE
+  run_calls(self, left, false)
+  run_ready(self)
+  -- one pass of the C loop, the tasks it woke resumed; with wait, again
+  -- while the budget has time left
+  while self._running > 0 and not self._closed do
+    local _, ended = c:step(due_now(self) and 0 or (wait and -1) or timeout or -1)
+    if ended then
+      run_calls(self, ended, true)
+    end
+    run_ready(self)
+    if not wait or c:left() <= 0 then
+      break
     end
   end
-  if ended then
-    self._calls = self._calls == NONE and ended or rest(self._calls, 1, ended)
-    run_calls(self, b)
-  end
-  run_ready(self, b)
-  self._budget = nil
+  local spent = bounded and c:budget_end() or 0
+  self._bounded = false
   notify(self)
-  return self._running
+  return self._running, spent
 end
 
 --- Steps until no task is left (blocks the calling thread meanwhile).
@@ -497,7 +472,7 @@ function Loop:timeout()
   if self._running == 0 then
     return nil
   end
-  return due_now(self) and 0 or sooner(self._c:timeout(), next_sleeper(self))
+  return due_now(self) and 0 or self._c:timeout()
 end
 
 --- Ends the loop: its calls still running are stopped (a confirm under way
@@ -556,9 +531,16 @@ function M.sleep(seconds)
   end
   check_arg(seconds, "number", "sleep", 1)
   local loop = task._loop
-  M.before_start() -- else a sleeper left behind by a yield that failed
-  loop._sleepers[#loop._sleepers + 1] = { monotonic() + (seconds > 0 and seconds or 0), task }
+  M.before_start() -- else a timer left behind by a yield that failed
+  local token = {} -- what the C loop hands back once the time has passed
+  local ok, err = loop._c:timer(seconds > 0 and seconds or 0, token)
+  if not ok then
+    error(err, 2) -- out of memory
+  end
+  loop._waiting[token] = task
+  task._waits = true
   co_yield(WAIT)
+  task._waits = false
 end
 
 --- Inside `task`: starts the prepared exchange x (`client:prepare`) of the
@@ -580,10 +562,19 @@ function M.start(task, c, x, hooks)
 end
 
 --- Inside a task: yields until one of its exchanges started by `loop.start`
--- has ended, and returns it.
+-- has ended, and returns it (at once when one ended while the task gave a
+-- turn: `yield_if_over_budget`).
 -- @local
 function M.next_ended()
-  return co_yield(WAIT) -- run_calls resumes the task with the exchange
+  local task = task_of[co_running()]
+  local q = task._ended
+  if q and #q > 0 then
+    return table.remove(q, 1)
+  end
+  task._waits = true
+  local x = co_yield(WAIT) -- run_calls resumes the task with the exchange
+  task._waits = false
+  return x
 end
 
 --- A new loop (one libcurl multi handle, one epoll descriptor): what
@@ -598,8 +589,8 @@ function M.new()
     _c = c,
     _running = 0,            -- tasks not done
     _ready = {},             -- { task, args } to resume at the next step
-    _sleepers = {},          -- { wake_at, task }
-    _waiting = {},           -- exchange -> the task waiting for its call
+    _waiting = {},           -- exchange (or a timer's token) -> the task waiting for it
+    _bounded = false,        -- true during a step with a budget (the C loop's)
     _calls = NONE,           -- exchanges whose call ended, not yet handed to their task
     _tasks = {},             -- task -> true while not done
     _notify = {},            -- tasks ended whose on_done is not called yet

@@ -127,6 +127,8 @@ local loop = require "merchantapi.loop"
 local errors = require "merchantapi.errors"
 local metrics = require "merchantapi.metrics"
 
+local monotonic = require("merchantapi.core").monotonic
+
 local type = type
 local pcall = pcall
 local tostring = tostring
@@ -371,6 +373,25 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     end
     next_ended = function() return table.remove(done, 1) end
   end
+  -- the pages kept so far, turned into tables one page at a time: in a loop
+  -- task the step's budget is checked before each, so a step stops between
+  -- two pages, never inside a batch (the task goes on at the next step)
+  -- (the check given the last page's cost: a page that would end after the
+  -- budget waits for the next step)
+  local lists = {}
+  local function take_kept()
+    local t0 = task and monotonic()
+    local list = b:take()
+    while list do
+      lists[#lists + 1] = list
+      if task then
+        task._page_cost = monotonic() - t0
+        loop.yield_if_over_budget(task._page_cost)
+        t0 = monotonic()
+      end
+      list = b:take()
+    end
+  end
   local inflight, raised = 0, nil
   while true do
     while not raised do
@@ -395,9 +416,13 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     end
     inflight = inflight - 1
     b:ended(x) -- after a failed page: not kept
+    take_kept()
   end
-  loop.yield_if_over_budget() -- the pages decoded: what the caller does with them, maybe later
-  local lists, perr = b:result()
+  take_kept()
+  local rest, perr = b:result() -- (none left but when a page was lost in flight)
+  for i = 1, #rest do
+    lists[#lists + 1] = rest[i]
+  end
   return results(state, lists, perr or raised)
 end
 

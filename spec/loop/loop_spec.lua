@@ -834,12 +834,118 @@ describe("merchantapi.loop: a budget per step", function()
     c:close()
   end)
 
+  it("a batch's pages are turned into tables one page per piece: a spent budget stops after one", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    -- the page batch's methods, counted: each page turned into tables
+    local methods = debug.getregistry()["merchantapi.page_batch"].__index
+    local take, result = methods.take, methods.result
+    local converted = 0
+    if take then
+      methods.take = function(b)
+        local list = take(b)
+        converted = converted + (list and 1 or 0)
+        return list
+      end
+    end
+    methods.result = function(b)
+      local lists, err = result(b)
+      converted = converted + #lists
+      return lists, err
+    end
+    local ok, err = pcall(function()
+      -- page 1 alone, then pages 2-6 and 7-11 in two batches of 5
+      local task = loop:spawn(function()
+        return #c:addresses("acct-22", { per_page = 2, concurrency = 5 }):all()
+      end)
+      local per_step = {}
+      repeat
+        local before = converted
+        local running = loop:step(0.05, { time = 1e-6 })
+        per_step[#per_step + 1] = converted - before
+      until running == 0 or #per_step > 5000
+      assert.equal(22, task:result())
+      assert.equal(10, converted)
+      for i, n in ipairs(per_step) do
+        assert.is_true(n <= 1, "step " .. i .. " turned " .. n .. " pages into tables")
+      end
+    end)
+    methods.take, methods.result = take, result
+    loop:close()
+    c:close()
+    assert(ok, err)
+  end)
+
+  -- Steps the walk of acct-22 (2 per page, concurrency 2: 11 requests) with
+  -- budget until it is done; the requests each step sent, and its results.
+  local function requests_per_step(budget)
+    local sent, per_step = 0, {}
+    local c = client { on_request = function() sent = sent + 1 end }
+    local loop = assert(merchantapi.loop())
+    local task = loop:spawn(function()
+      return #c:addresses("acct-22", { per_page = 2, concurrency = 2 }):all()
+    end)
+    repeat
+      local before = sent
+      local running = loop:step(0.05, budget)
+      per_step[#per_step + 1] = sent - before
+    until running == 0 or #per_step > 5000
+    local n = task:result()
+    loop:close()
+    c:close()
+    return per_step, n, sent
+  end
+
+  it("wait = true: a page that ends starts the next in the same step", function()
+    helpers.reset()
+    local per_step, n, sent = requests_per_step({ time = 5, wait = true })
+    assert.equal(22, n)
+    assert.equal(11, sent)
+    -- more requests in one step than pages in flight at once: the next
+    -- page of one that ended was sent in the step (all of them, here)
+    assert.is_true(math.max(unpack(per_step)) > 2)
+    -- without wait, a page started in a step is sent at the next one
+    per_step, n, sent = requests_per_step({ time = 5 })
+    assert.equal(22, n)
+    assert.equal(11, sent)
+    assert.is_true(math.max(unpack(per_step)) <= 2)
+  end)
+
+  it("wait = true with nothing ready: the step waits out its budget and no longer", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local clock = merchantapi.monotonic
+    local task = loop:spawn(function()
+      return c:get_channel("echo-wait-budget", { headers = { ["X-Sandbox-Delay-Ms"] = "3000" } })
+    end)
+    local t0 = clock()
+    local running, spent = loop:step(5, { time = 0.1, wait = true })
+    local wall = clock() - t0
+    assert.equal(1, running)
+    -- what the loop counted: the whole budget (waits count with wait), the
+    -- last wait ending within it; the wall clock only far from 3 s and 5 s
+    assert.is_number(spent)
+    assert.is_true(spent >= 0.099, "spent " .. tostring(spent))
+    assert.is_true(spent <= 0.1 + 0.25, "spent " .. tostring(spent))
+    assert.is_true(wall < 1.5, "wall " .. wall)
+    -- without wait, the wait is not counted: a step of timeout 0 spends little
+    local _, spent0 = loop:step(0, { time = 0.1 })
+    assert.is_true(spent0 < 0.1)
+    loop:close()
+    assert.is_nil(task:result())
+    c:close()
+  end)
+
   it("a bad budget raises", function()
     local loop = assert(merchantapi.loop())
     assert.has_error(function() loop:step(0, 5) end)
     assert.has_error(function() loop:step(0, { time = 0 }) end)
     assert.has_error(function() loop:step(0, { calls = 0.5 }) end)
     assert.has_error(function() loop:step(0, { calls = 0 }) end)
+    assert.has_error(function() loop:step(0, { calls = 1, wait = true }) end)
+    assert.has_error(function() loop:step(0, { time = 1, wait = 1 }) end)
     assert.equal(0, loop:step(0, {}))
     loop:close()
   end)
