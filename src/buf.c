@@ -161,3 +161,12 @@ int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen)
             return 0;
     return alen == blen;
 }
+
+int mapi_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+        return (c | 0x20) - 'a' + 10;
+    return -1;
+}

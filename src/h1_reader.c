@@ -255,39 +255,13 @@ static mapi_h1_state done(mapi_h1_reader *r)
 static mapi_h1_state body_bytes(mapi_h1_reader *r, const char *data, size_t n)
 {
     mapi_response *res = r->res;
+    int rc = mapi_response_append_body(res, data, n, r->max_body,
+                                       r->phase == P_LENGTH ? res->len + r->left + MAPI_JSON_PADDING
+                                                            : 0);
 
-    if (n > r->max_body || res->len > r->max_body - n)
-        return end(r, F_BODY_OVER);
-    if (res->len + n + MAPI_JSON_PADDING > res->cap) {
-        size_t cap = res->cap                  ? res->cap
-                     : r->phase == P_LENGTH ? res->len + r->left + MAPI_JSON_PADDING
-                                            : 16384;
-        char *b;
-        while (cap < res->len + n + MAPI_JSON_PADDING)
-            cap *= 2;
-        if (cap > r->max_body + MAPI_JSON_PADDING)
-            cap = r->max_body + MAPI_JSON_PADDING;
-        b = realloc(res->body, cap);
-        if (!b)
-            return end(r, F_MEMORY);
-        res->body = b;
-        res->cap = cap;
-    }
-    memcpy(res->body + res->len, data, n);
-    res->len += n;
-    res->body[res->len] = '\0';
+    if (rc != 0)
+        return end(r, rc > 0 ? F_BODY_OVER : F_MEMORY);
     return MAPI_H1_MORE;
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 #define BAD_CHUNK "Failure when receiving data from the peer"
@@ -312,7 +286,7 @@ static mapi_h1_state chunked(mapi_h1_reader *r, const char *d, size_t n, size_t 
         case P_SIZE:
             if (++r->chunk_line > MAPI_H1_MAX_CHUNK_LINE)
                 return fail(r, BAD_CHUNK, "a chunk-size line over 4096 bytes");
-            h = hex_value(c);
+            h = mapi_hex_digit((unsigned char)c);
             if (h >= 0) {
                 if (++r->hex > 16)
                     return fail(r, BAD_CHUNK,

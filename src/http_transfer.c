@@ -19,8 +19,6 @@
 
 #include "http_private.h"
 
-#define BODY_FIRST_CAP 16384
-
 /* ---- callbacks ---- */
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
@@ -28,31 +26,14 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     transfer *t = userdata;
     mapi_response *res = t->res;
     size_t n = size * nmemb;
+    int rc = mapi_response_append_body(res, data, n, t->max_body, 0);
 
-    if (n > t->max_body || res->len > t->max_body - n) {
-        t->over_body = 1;
-        return 0; /* aborts the transfer (CURLE_WRITE_ERROR) */
-    }
-    /* room for the NUL and the JSON reader's padding after the body: the
-       document is read in place (mapi_doc_from_response) */
-    if (res->len + n + MAPI_JSON_PADDING > res->cap) {
-        size_t cap = res->cap ? res->cap : BODY_FIRST_CAP;
-        char *p;
-        while (cap < res->len + n + MAPI_JSON_PADDING)
-            cap *= 2;
-        if (cap > t->max_body + MAPI_JSON_PADDING)
-            cap = t->max_body + MAPI_JSON_PADDING;
-        p = realloc(res->body, cap);
-        if (!p) {
-            t->oom = 1;
-            return 0;
-        }
-        res->body = p;
-        res->cap = cap;
-    }
-    memcpy(res->body + res->len, data, n);
-    res->len += n;
-    res->body[res->len] = '\0';
+    if (rc > 0)
+        t->over_body = 1; /* aborts the transfer (CURLE_WRITE_ERROR) */
+    else if (rc < 0)
+        t->oom = 1;
+    if (rc != 0)
+        return 0;
     return n;
 }
 

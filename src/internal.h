@@ -63,6 +63,8 @@ int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen);
 /* 1 when ch is an ASCII letter or digit, or one of the bytes of set (never
    NUL): the character classes of URLs and header names. */
 int mapi_alnum_or(int ch, const char *set);
+/* The value of hex digit c (0-9, a-f, A-F): 0 .. 15, or -1. */
+int mapi_hex_digit(int c);
 
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
@@ -132,9 +134,13 @@ mapi_response *mapi_response_new(void);
    tabs at both ends.  0, or -1 when out of memory. */
 int mapi_response_add_header(mapi_response *res, const char *name, size_t name_len,
                              const char *value, size_t value_len);
-/* Appends " " + the trimmed text to the last header's value (an obsolete
-   folded continuation line).  0, or -1 when out of memory. */
-int mapi_response_fold_header(mapi_response *res, const char *value, size_t value_len);
+/* Appends data[0..n) to the body, which never grows past max_body bytes:
+   0; 1 when it would (nothing appended); -1 out of memory.  The body keeps a
+   NUL and the JSON reader's padding after it (the document is read in place,
+   mapi_doc_from_response); first_cap: the room the first append takes
+   (0: 16 KiB; a Content-Length known ahead gives the whole). */
+int mapi_response_append_body(mapi_response *res, const char *data, size_t n, size_t max_body,
+                              size_t first_cap);
 /* Drops every header (a new status line began: 1xx interim responses). */
 void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */
@@ -259,8 +265,6 @@ size_t mapi_pages_concurrency(size_t concurrency);
 
 /* ---- URLs (url.c) ---- */
 
-/* The value of hex digit c (0-9, a-f, A-F): 0 .. 15, or -1. */
-int mapi_hex_digit(int c);
 /* Appends s percent-encoded: RFC 3986 unreserved bytes (A-Z a-z 0-9 - . _ ~)
    as they are, every other byte as %XX (upper-case hex).  0 or -1 (oom). */
 int mapi_url_encode(mapi_buf *b, const char *s);

@@ -7,6 +7,9 @@
 
 #include "internal.h"
 
+/* the room a body takes at its first bytes (then doubled as it grows) */
+#define BODY_FIRST_CAP 16384
+
 mapi_response *mapi_response_new(void)
 {
     return calloc(1, sizeof(mapi_response));
@@ -72,26 +75,27 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
     return 0;
 }
 
-int mapi_response_fold_header(mapi_response *res, const char *value, size_t value_len)
+int mapi_response_append_body(mapi_response *res, const char *data, size_t n, size_t max_body,
+                              size_t first_cap)
 {
-    mapi_header *last;
-    size_t old;
-    char *p;
-
-    if (res->nheaders == 0)
-        return 0; /* a continuation of nothing: ignored */
-    trim(&value, &value_len);
-    if (memchr(value, '\0', value_len))
-        value_len = strlen(value);
-    last = &res->headers[res->nheaders - 1];
-    old = strlen(last->value);
-    p = realloc(last->value, old + 1 + value_len + 1);
-    if (!p)
-        return -1;
-    p[old] = ' ';
-    memcpy(p + old + 1, value, value_len);
-    p[old + 1 + value_len] = '\0';
-    last->value = p;
+    if (n > max_body || res->len > max_body - n)
+        return 1;
+    if (res->len + n + MAPI_JSON_PADDING > res->cap) {
+        size_t cap = res->cap ? res->cap : first_cap ? first_cap : BODY_FIRST_CAP;
+        char *p;
+        while (cap < res->len + n + MAPI_JSON_PADDING)
+            cap *= 2;
+        if (cap > max_body + MAPI_JSON_PADDING)
+            cap = max_body + MAPI_JSON_PADDING;
+        p = realloc(res->body, cap);
+        if (!p)
+            return -1;
+        res->body = p;
+        res->cap = cap;
+    }
+    memcpy(res->body + res->len, data, n);
+    res->len += n;
+    res->body[res->len] = '\0';
     return 0;
 }
 

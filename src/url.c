@@ -12,15 +12,6 @@
 
 #include "internal.h"
 
-int mapi_hex_digit(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
-        return (c | 0x20) - 'a' + 10;
-    return -1;
-}
-
 int mapi_url_encode(mapi_buf *b, const char *s)
 {
     return mapi_url_encode_n(b, s, strlen(s));
