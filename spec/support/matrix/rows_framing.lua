@@ -112,7 +112,12 @@ row("framing: a chunk-size line of 2 MiB of zeros", "h1-long-chunk-size", CUT,
 -- libcurl reads its first line, empty, as no number (curl 8, "Weird server
 -- reply", "Invalid Content-Length: value"), and the reader as well.
 row("framing: a trailer line HTTP/1.1 200 OK", "h1-status-trailer", CUT)
-row("framing: a folded Content-Length", "h1-folded-length", CUT,
+-- (the title libcurl's path and the reader share; the cosocket transport
+-- hands the core the reader's title only)
+local weird = { message_has = "Weird server reply" }
+row("framing: a folded Content-Length", "h1-folded-length",
+  { get = E("transport", nil, nil, 2, 2, weird), put = E("transport", "unknown", nil, 1, 1, weird),
+    list = E("transport", nil, nil, 2, 2, weird) },
   { differ = own_framing("a folded Content-Length") })
 -- Refused by every path as a head that cannot be taken whole (src/framing.c
 -- since issue 29, where llhttp decides first): a second Content-Length, even
