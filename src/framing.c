@@ -168,6 +168,20 @@ int mapi_framing_line(mapi_framing *f, const char *line, size_t len)
     return 0;
 }
 
+int mapi_framing_length_unreadable(int status, const char *name, size_t name_len,
+                                   const char *value, size_t value_len)
+{
+    size_t i = 0;
+
+    if (status < 200 || status == 204 || status == 304 || name_len != 14 ||
+        strncasecmp(name, "content-length", 14) != 0)
+        return 0;
+    while (i < value_len && is_ows(value[i]))
+        i++;
+    i += i < value_len && value[i] == '+';
+    return i >= value_len || value[i] < '0' || value[i] > '9';
+}
+
 int mapi_framing_fault_set(mapi_framing *f, mapi_framing_fault fault)
 {
     return refuse(f, fault);

@@ -9,17 +9,14 @@
  * Transfer-Encoding is left to framing.c (its lenient chunked-length mode);
  * a second Content-Length, a list in one, a line that is not "name: value"
  * and a folded line it refuses, and framing.c refuses them too, for every
- * transport.  A Content-Length value libcurl cannot read as a number (no
- * digit first: empty, "x", "-1", the first line of a folded one) is a
- * transport failure, as libcurl fails it before framing.c sees it.  Chunks
- * are read here with libcurl's tolerance (spaces and extensions after the
- * size, LF-only line ends) and trailers are skipped, counted with the head,
- * but for a trailer line with no colon, which libcurl fails.
+ * transport; a Content-Length with no number fails as libcurl fails it.
+ * Chunks are read here with libcurl's tolerance (spaces and extensions after
+ * the size, LF-only line ends); trailers are skipped, counted with the head,
+ * but a line with no colon, which libcurl fails.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <llhttp.h>
 
@@ -70,6 +67,7 @@ struct mapi_h1_reader {
 
 #define WEIRD "Weird server reply"
 #define BAD_LENGTH_VALUE "Invalid Content-Length: value" /* libcurl's words */
+static mapi_h1_state fail(mapi_h1_reader *r, const char *title, const char *detail);
 
 /* ---- the head: llhttp's callbacks ---- */
 
@@ -121,50 +119,15 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
     return mapi_buf_append(&r->name, at, len) < 0 ? (r->fault = F_MEMORY, -1) : 0;
 }
 
-/* 1 when the head being read is of an answer whose Content-Length libcurl
-   reads (7.88.1: not a 1xx, 204 or 304, which have no body). */
-static int length_read(const mapi_h1_reader *r)
-{
-    int status = r->p.status_code;
-
-    return status >= 200 && status != 204 && status != 304;
-}
-
-static int is_length_name(const mapi_buf *name)
-{
-    return name->len == 14 && strncasecmp(name->data, "content-length", 14) == 0;
-}
-
-/* 1 when libcurl cannot read v[0..len) as a number: after spaces and tabs,
-   neither a digit nor '+' and a digit (its curlx_strtoofft). */
-static int length_unreadable(const char *v, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len && (v[i] == ' ' || v[i] == '\t'))
-        i++;
-    if (i < len && v[i] == '+')
-        i++;
-    return i >= len || v[i] < '0' || v[i] > '9';
-}
-
-/* A transport failure found in a callback (ended by head_error). */
-static int weird(mapi_h1_reader *r, const char *detail)
-{
-    r->title = WEIRD;
-    snprintf(r->detail, sizeof r->detail, "%s", detail);
-    r->fault = F_TRANSPORT;
-    return -1;
-}
-
 /* The field read so far, as libcurl's path takes a line: libcurl's reading
    of a Content-Length, the framing rule, then the response's headers. */
 static int take_field(mapi_h1_reader *r)
 {
     const char *v = r->value.data ? r->value.data : "";
 
-    if (length_read(r) && is_length_name(&r->name) && length_unreadable(v, r->value.len))
-        return weird(r, BAD_LENGTH_VALUE);
+    if (mapi_framing_length_unreadable(r->p.status_code, r->name.data, r->name.len, v,
+                                       r->value.len))
+        return fail(r, WEIRD, BAD_LENGTH_VALUE), -1; /* ended by head_error */
     if (mapi_framing_field(&r->framing, r->name.data ? r->name.data : "", r->name.len, v,
                            r->value.len) < 0) {
         r->fault = F_FRAMING;
@@ -311,20 +274,14 @@ static mapi_h1_state body_bytes(mapi_h1_reader *r, const char *data, size_t n)
 }
 
 #define BAD_CHUNK "Failure when receiving data from the peer"
-/* libcurl's message (its code 43's own title says "a bad argument") */
-#define BAD_TRAILER "Failed reading the chunked-encoded stream"
-
-static void trailer_line_begins(mapi_h1_reader *r)
-{
-    r->trailer_line = 0;
-    r->trailer_colon = r->trailer_fold = 0;
-}
+#define BAD_TRAILER "Failed reading the chunked-encoded stream" /* libcurl's words */
 
 /* The end of a chunk-size line: the chunk's data, or the trailers. */
 static void size_line_ended(mapi_h1_reader *r)
 {
     r->phase = r->left ? P_DATA : P_TRAILER;
-    trailer_line_begins(r);
+    r->trailer_line = 0;
+    r->trailer_colon = r->trailer_fold = 0;
 }
 
 /* Reads a chunked body (libcurl's tolerance: spaces and extensions after
@@ -387,8 +344,7 @@ static mapi_h1_state chunked(mapi_h1_reader *r, const char *d, size_t n, size_t 
             break;
         case P_TRAILER:
             /* skipped, never taken (libcurl's path alike), counted with the
-               head; a line with no colon that is not a fold fails, as
-               libcurl 7.88.1 fails it (its store of headers refuses it) */
+               head; a line with no colon, not a fold, fails (libcurl's too) */
             if (++r->head_bytes > MAPI_MAX_HEADER_BYTES) {
                 r->res->head_bytes = r->head_bytes;
                 return end(r, F_HEAD_OVER);
@@ -401,7 +357,8 @@ static mapi_h1_state chunked(mapi_h1_reader *r, const char *d, size_t n, size_t 
                 }
                 if (!r->trailer_colon && !r->trailer_fold)
                     return fail(r, BAD_TRAILER, "a trailer line with no colon");
-                trailer_line_begins(r);
+                r->trailer_line = 0;
+                r->trailer_colon = r->trailer_fold = 0;
             } else if (c != '\r' || r->trailer_line > 0) {
                 if (r->trailer_line == 0 && (c == ' ' || c == '\t'))
                     r->trailer_fold = 1;
@@ -467,13 +424,11 @@ static mapi_h1_state head_error(mapi_h1_reader *r, llhttp_errno_t e)
         refuse(r, MAPI_FRAMING_CONFLICT);
         return end(r, F_FRAMING);
     case HPE_INVALID_CONTENT_LENGTH:
-        /* no digit before the byte llhttp refused (its value span ends
-           there): libcurl cannot read it either; but "+n", which libcurl
-           reads and framing.c refuses */
-        if (length_read(r) && r->value.len == 0 && *llhttp_get_error_pos(&r->p) != '+') {
-            weird(r, BAD_LENGTH_VALUE);
-            return end(r, F_TRANSPORT);
-        }
+        /* no digit before the byte refused (llhttp's value span ends there),
+           but "+n" (libcurl reads it, framing.c refuses it) */
+        if (r->value.len == 0 && *llhttp_get_error_pos(&r->p) != '+' &&
+            mapi_framing_length_unreadable(r->p.status_code, r->name.data, r->name.len, "", 0))
+            return fail(r, WEIRD, BAD_LENGTH_VALUE);
         refuse(r, MAPI_FRAMING_BAD_LENGTH);
         return end(r, F_FRAMING);
     default:

@@ -184,6 +184,13 @@ int mapi_framing_field(mapi_framing *f, const char *name, size_t name_len, const
    also for an obsolete folded line (one that begins with a space or tab).
    The fields themselves go to mapi_framing_field. */
 int mapi_framing_line(mapi_framing *f, const char *line, size_t len);
+/* 1 when libcurl (7.88.1) fails this field itself, before framing: a
+   Content-Length whose value is no number (after spaces and tabs, neither a
+   digit nor '+' and a digit: empty, "x", "-1") in the head of an answer of
+   `status` with a body (not 1xx, 204, 304); curl 8, "Invalid Content-Length:
+   value".  The reader of h1_reader.c fails it as libcurl does. */
+int mapi_framing_length_unreadable(int status, const char *name, size_t name_len,
+                                   const char *value, size_t value_len);
 /* Records fault as the head's refusal when none is yet (a reader that
    found it itself: h1_reader.c).  Always -1. */
 int mapi_framing_fault_set(mapi_framing *f, mapi_framing_fault fault);
