@@ -7,11 +7,13 @@
 FUZZ_SECONDS ?= 120
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CFLAGS  := -std=c99 -D_POSIX_C_SOURCE=200809L -DMAPI_BUILDING -g -O1 -Wall -Wextra -Werror \
-                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(DEP_CFLAGS)
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(DEP_CFLAGS) \
+                -I$(LLHTTP_INCDIR)
 # The whole core (the parser needs no HTTP, but the files reference each
-# other; linking all of them keeps this list from going stale), and the JSON
-# reader, the one C++ file, compiled by clang++ with the same sanitizers.
-FUZZ_SRC     := $(CORE_SRC)
+# other; linking all of them keeps this list from going stale) with llhttp's
+# objects as the library has them, and the JSON reader, the one C++ file,
+# compiled by clang++ with the same sanitizers.
+FUZZ_SRC     := $(CORE_SRC) $(LLHTTP_OBJ)
 FUZZ_CXXFLAGS := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -g -O1 -Wall -Wextra -Werror \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
                 $(DEP_CFLAGS)
@@ -31,7 +33,7 @@ $(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) src/merc
 .PHONY: fuzz-doc fuzz-lua fuzz-seeds
 
 # The Lua harness links the binding, the whole core and Lua 5.4 itself.
-FUZZ_LUA_SRC := $(LUA_SRC) $(CORE_SRC)
+FUZZ_LUA_SRC := $(LUA_SRC) $(CORE_SRC) $(LLHTTP_OBJ)
 FUZZ_LUA_FLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 FUZZ_LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
