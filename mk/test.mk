@@ -51,7 +51,7 @@ test: deps
 	@$(TEST_ENV) MERCHANTAPI_CHECK=0 ./scripts/test
 
 # The edit-run loop: the C tests and every spec in two lanes against two
-# sandboxes, lint, the suites 01-standalone and 45-docs, no other suite
+# sandboxes, lint, the suites 01-standalone, 02-runner and 45-docs, no other suite
 # (scripts/test, MERCHANTAPI_CHECK=1).
 check: deps
 	@$(MAKE) --no-print-directory all check-c check-lua

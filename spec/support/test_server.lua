@@ -1,6 +1,6 @@
 --- Test servers of tests/servers/ (Python) started by a spec: each listens
 -- on a port the system picks (written to a file of its own directory),
--- counts what it receives in <dir>/counts.json, is stopped by pid, and
+-- counts what it receives in <dir>/counts, is stopped by pid, and
 -- exits by itself once this Lua process is gone.
 --
 --     local server = test_server.start("h2_fault.py", { "--cert", c, "--key", k })
@@ -10,7 +10,6 @@
 -- Environment: MERCHANTAPI_PYTHON, the interpreter (default /usr/bin/python3,
 -- Debian's, which has python3-h2).
 local helpers = require "helpers"
-local cjson = require "cjson"
 
 local format, concat = string.format, table.concat
 local io_open = io.open
@@ -47,8 +46,9 @@ end
 local read_file = helpers.read_file
 
 --- Starts tests/servers/<script> with args; raises when it does not come up.
--- @treturn table `port` (number), `dir`, `pid`, `counts()` (the table of
---   counts.json: key -> number), `count(key)` (0 when absent), `stop()`.
+-- @treturn table `port` (number), `dir`, `pid`, `counts()` (key -> number:
+--   <dir>/counts added up, one key a line (tests/servers/answers.py), a last
+--   line not yet ended left out), `count(key)` (0 when absent), `stop()`.
 function M.start(script, args)
   local dir = os.tmpname()
   os.remove(dir)
@@ -89,7 +89,11 @@ function M.start(script, args)
     error(script .. " did not start: " .. log, 2)
   end
   function server.counts()
-    return cjson.decode(read_file(dir .. "/counts.json") or "{}")
+    local t = {}
+    for key in (read_file(dir .. "/counts") or ""):gmatch("([^\n]*)\n") do
+      t[key] = (t[key] or 0) + 1
+    end
+    return t
   end
   function server.count(key)
     local n = server.counts()[key]

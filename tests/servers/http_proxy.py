@@ -5,10 +5,10 @@
 
 Listens on 127.0.0.1 (or ADDRESS), on a port the system picks, and writes it
 to DIR/port once it accepts connections.  Every request it receives is counted
-in DIR/counts.json ({"<METHOD> <target>": n}, target as the client sent it:
-an absolute URL, or host:port for CONNECT), with "authorization <METHOD>
-<target>" counted too when the request carried an Authorization header;
-the file is rewritten before the request is forwarded.  A request in
+in DIR/counts (answers.Counts: a line "<METHOD> <target>" a request, target
+as the client sent it: an absolute URL, or host:port for CONNECT), with
+"authorization <METHOD> <target>" counted too when the request carried an
+Authorization header; counted before the request is forwarded.  A request in
 absolute form is forwarded to its origin (HTTP/1.1, Connection: close) and
 the answer relayed; CONNECT opens a tunnel.  On an ADDRESS other than
 127.0.0.1 it forwards nothing (it would be an open proxy): it counts, then
@@ -16,7 +16,6 @@ answers 502.  With --watch it exits once process PID is gone; SIGTERM
 stops it.
 """
 import argparse
-import json
 import os
 import signal
 import socket
@@ -24,22 +23,17 @@ import sys
 import threading
 
 
+from answers import Counts
 from lifetime import watch
 from urllib.parse import urlsplit
 
-lock = threading.Lock()
-counts = {}
+counts = None
 state_dir = None
 forward = True
 
 
 def count(key):
-    with lock:
-        counts[key] = counts.get(key, 0) + 1
-        tmp = os.path.join(state_dir, "counts.json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(counts, f)
-        os.replace(tmp, os.path.join(state_dir, "counts.json"))
+    counts.bump(key)
 
 
 def pipe(src, dst):
@@ -124,7 +118,7 @@ def handle(client):
 
 
 def main():
-    global state_dir, forward
+    global state_dir, forward, counts
     p = argparse.ArgumentParser()
     p.add_argument("--dir", required=True)
     p.add_argument("--watch", type=int)
@@ -136,8 +130,7 @@ def main():
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.bind((a.host, 0))
     srv.listen(16)
-    with open(os.path.join(state_dir, "counts.json"), "w") as f:
-        f.write("{}")
+    counts = Counts(state_dir)
     tmp = os.path.join(state_dir, "port.tmp")
     with open(tmp, "w") as f:
         f.write(str(srv.getsockname()[1]))
