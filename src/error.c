@@ -326,3 +326,19 @@ void mapi_response_redact(mapi_response *res, const char *secret)
         mapi_redact(&res->headers[i].value, secret);
     }
 }
+
+int mapi_error_transport(mapi_error *err, const char *title, const char *detail,
+                         const char *request_id, mapi_outcome outcome)
+{
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", title);
+    if (!err || err->kind != MAPI_ERR_TRANSPORT)
+        return -1; /* (no error to fill, or out of memory) */
+    err->retryable = 1;
+    err->outcome = outcome;
+    err->detail = detail ? mapi_strdup(detail) : NULL;
+    err->request_id = request_id ? mapi_strdup(request_id) : NULL;
+    if ((detail && !err->detail) || (request_id && !err->request_id) ||
+        mapi_error_message(err) < 0)
+        return mapi_error_oom(err);
+    return -1;
+}

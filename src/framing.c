@@ -173,8 +173,8 @@ int mapi_framing_length_unreadable(int status, const char *name, size_t name_len
 {
     size_t i = 0;
 
-    if (status < 200 || status == 204 || status == 304 || name_len != 14 ||
-        strncasecmp(name, "content-length", 14) != 0)
+    if (status < 200 || status == 204 || status == 304 ||
+        !mapi_ascii_ieq(name, name_len, "content-length", 14))
         return 0;
     while (i < value_len && is_ows(value[i]))
         i++;

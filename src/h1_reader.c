@@ -604,24 +604,10 @@ const char *mapi_h1_title(mapi_h1_reader *r)
     }
 }
 
-/* The body's padding, when no byte of body came. */
-static int pad(mapi_response *res)
-{
-    if (res->body)
-        return 0;
-    res->body = malloc(MAPI_JSON_PADDING);
-    if (!res->body)
-        return -1;
-    res->body[0] = '\0';
-    res->cap = MAPI_JSON_PADDING;
-    return 0;
-}
-
 int mapi_h1_result(mapi_h1_reader *r, mapi_response **out, mapi_error *err)
 {
     mapi_response *res = r->res;
     char detail[96];
-    const char *rid;
 
     if (r->taken)
         return mapi_error_set(err, MAPI_ERR_MEMORY, "the answer was already taken");
@@ -629,7 +615,7 @@ int mapi_h1_result(mapi_h1_reader *r, mapi_response **out, mapi_error *err)
     r->res = NULL;
     res->status = r->p.status_code;
     if (r->phase == P_DONE) {
-        if (pad(res) < 0) {
+        if (mapi_response_pad_body(res) < 0) {
             mapi_response_free(res);
             return mapi_error_oom(err);
         }
@@ -651,16 +637,8 @@ int mapi_h1_result(mapi_h1_reader *r, mapi_response **out, mapi_error *err)
     case F_BODY_OVER:
         return mapi_refuse_body(res, r->max_body, err);
     case F_TRANSPORT:
-        rid = mapi_response_request_id(res);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", r->title);
-        if (err && err->kind == MAPI_ERR_TRANSPORT) {
-            err->retryable = 1;
-            err->outcome = MAPI_OUTCOME_UNKNOWN;
-            err->detail = mapi_strdup(r->detail);
-            err->request_id = mapi_strdup(rid);
-            if (!err->detail || (rid && !err->request_id) || mapi_error_message(err) < 0)
-                mapi_error_oom(err);
-        }
+        mapi_error_transport(err, r->title, r->detail, mapi_response_request_id(res),
+                             MAPI_OUTCOME_UNKNOWN);
         mapi_response_free(res);
         return -1;
     default:

@@ -268,7 +268,6 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
 {
     long status = 0, request_size = 0;
     curl_off_t total = 0, pretransfer = 0;
-    const char *rid;
 
     if (sent) {
         curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
@@ -284,18 +283,12 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
     if (t->resend) {
         /* one request went; libcurl was stopped before sending it again */
         mapi_response_free(t->res);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT,
-                       "libcurl was about to send the request again: stopped");
-        if (err && err->kind == MAPI_ERR_TRANSPORT) {
+        mapi_error_transport(err, "libcurl was about to send the request again: stopped",
+                             "the connection died, or an HTTP/2 stream was refused or reset "
+                             "with HTTP_1_1_REQUIRED, after the request was sent",
+                             NULL, MAPI_OUTCOME_UNKNOWN);
+        if (err && err->kind == MAPI_ERR_TRANSPORT)
             err->curl_code = (int)CURLE_ABORTED_BY_CALLBACK;
-            err->retryable = 1;
-            err->outcome = MAPI_OUTCOME_UNKNOWN;
-            err->detail = mapi_strdup("the connection died, or an HTTP/2 stream was refused "
-                                      "or reset with HTTP_1_1_REQUIRED, after the request "
-                                      "was sent");
-            if (!err->detail || mapi_error_message(err) < 0)
-                return mapi_error_oom(err);
-        }
         return -1;
     }
     if (mapi_framing_title(&t->framing))
@@ -330,30 +323,18 @@ int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char 
         return mapi_refuse_body(t->res, max_body, err);
     }
     if (rc != CURLE_OK) {
-        rid = mapi_response_request_id(t->res);
-        mapi_error_set(err, MAPI_ERR_TRANSPORT, "%s", curl_easy_strerror(rc));
-        if (err && err->kind == MAPI_ERR_TRANSPORT) {
-            int detail = errbuf[0] && strcmp(errbuf, err->title) != 0;
+        const char *title = curl_easy_strerror(rc);
+        mapi_error_transport(err, title, errbuf[0] && strcmp(errbuf, title) != 0 ? errbuf : NULL,
+                             mapi_response_request_id(t->res),
+                             transport_outcome(rc, request_size, pretransfer));
+        if (err && err->kind == MAPI_ERR_TRANSPORT)
             err->curl_code = (int)rc;
-            err->retryable = 1;
-            err->outcome = transport_outcome(rc, request_size, pretransfer);
-            err->detail = detail ? mapi_strdup(errbuf) : NULL;
-            err->request_id = mapi_strdup(rid);
-            if ((detail && !err->detail) || (rid && !err->request_id) ||
-                mapi_error_message(err) < 0)
-                mapi_error_oom(err);
-        }
         mapi_response_free(t->res);
         return -1;
     }
-    if (!t->res->body) {
-        t->res->body = malloc(MAPI_JSON_PADDING);
-        if (!t->res->body) {
-            mapi_response_free(t->res);
-            return mapi_error_oom(err);
-        }
-        t->res->body[0] = '\0';
-        t->res->cap = MAPI_JSON_PADDING;
+    if (mapi_response_pad_body(t->res) < 0) {
+        mapi_response_free(t->res);
+        return mapi_error_oom(err);
     }
     t->res->framed = 1; /* framing.c's rule applied header by header (on_header) */
     *out = t->res;

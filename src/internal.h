@@ -100,6 +100,12 @@ char *mapi_strdup(const char *s);
 char *mapi_strndup(const char *s, size_t n);
 /* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */
 int mapi_error_oom(mapi_error *err);
+/* Fills *err as a TRANSPORT failure of an answer that did not come whole
+   (libcurl's, or the HTTP/1.1 reader's): title, detail and request_id
+   copied (each may be NULL), retryable, the outcome given, the message
+   made.  Always -1 (MEMORY when a copy fails). */
+int mapi_error_transport(mapi_error *err, const char *title, const char *detail,
+                         const char *request_id, mapi_outcome outcome);
 /* (Re)builds err->message from the other fields; -1 when out of memory
    (message is then NULL: callers turn err into a MEMORY error, so that a
    failed call's message is NULL only for kind MEMORY).
@@ -141,6 +147,9 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
    (0: 16 KiB; a Content-Length known ahead gives the whole). */
 int mapi_response_append_body(mapi_response *res, const char *data, size_t n, size_t max_body,
                               size_t first_cap);
+/* A response that got no byte of body gets an empty one, with its NUL and
+   padding (read in place as every body is).  0, or -1 out of memory. */
+int mapi_response_pad_body(mapi_response *res);
 /* Drops every header (a new status line began: 1xx interim responses). */
 void mapi_response_clear_headers(mapi_response *res);
 /* A deep copy (status, headers, body, elapsed), or NULL when out of memory. */

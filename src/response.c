@@ -75,6 +75,11 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
     return 0;
 }
 
+int mapi_response_pad_body(mapi_response *res)
+{
+    return res->body ? 0 : mapi_response_append_body(res, "", 0, 0, MAPI_JSON_PADDING);
+}
+
 int mapi_response_append_body(mapi_response *res, const char *data, size_t n, size_t max_body,
                               size_t first_cap)
 {
