@@ -201,7 +201,7 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
 # The binding's files, compiled once per Lua target.
-LUA_SRC    := src/lua_merchantapi.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
+LUA_SRC    := src/lua_merchantapi.c src/lua_base.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
               src/lua_loop.c src/lua_pages.c src/lua_walk.c src/lua_h1_reader.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA_TAG).o)
 # the headers the binding was last compiled with: other headers of the same

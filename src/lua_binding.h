@@ -21,7 +21,16 @@
 #define MAPI_LUA_NO_STACK "merchantapi: out of stack space"
 #define MAPI_LUA_NO_MEMORY "merchantapi: out of memory"
 
-/* ---- anchors, the response object, results (lua_response.c) ---- */
+/* ---- the base: lifetimes, metatables, the client's hold (lua_base.c) ---- */
+
+/* luaL_newmetatable with __name; the metatable is left on the stack. */
+void mapi_lua_new_metatable(lua_State *L, const char *name);
+/* Registers the metatable of a userdata: __name, __index = a table of the
+   methods (a NULL-terminated list; NULL: none, an anchor), __gc = gc. */
+void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
+                              lua_CFunction gc);
+/* Registers the anchors' metatable. */
+void mapi_lua_base_open(lua_State *L);
 
 /* The anchor of a call's document and error, or of an error alone: a
    userdata that owns C memory across Lua calls (freed by __gc, or at once by
@@ -37,6 +46,90 @@ call_box *mapi_lua_push_call_box(lua_State *L);
 
 /* Pushes the body of resp as a string ("" for none). */
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
+/* t[key] = value on the table on top (nothing for value NULL); t[key] = an
+   integer; t[key] = a number. */
+void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
+void mapi_lua_set_int(lua_State *L, const char *key, long value);
+void mapi_lua_set_number(lua_State *L, const char *key, double value);
+
+/* The context of the observer that runs hooks (mapi_lua_observer,
+   lua_transport.c), a client's or a loop call's: L the thread running
+   the call, ref the registry ref of the table holding on_request and
+   on_response, which receives hook_raised and hook_error (the first
+   error a hook raised), and busy the client's flag, set while a hook
+   runs.  Hooks run under a protected
+   call: an error is recorded, never raised. */
+typedef struct mapi_lua_hooks {
+    lua_State *L;
+    int ref;
+    int *busy;
+} mapi_lua_hooks;
+
+/* The client userdata (lua_client.c makes it and gives it its methods). */
+typedef struct client_box {
+    mapi_client *client;  /* NULL once closed */
+    int holds;            /* calls under way (mapi_lua_client_hold) */
+    int close_pending;    /* close() came while holds > 0: closed at the last release */
+    int busy;             /* one of its hooks is running */
+    mapi_lua_hooks hooks; /* the client's observer (hooks.ref: LUA_NOREF without hooks) */
+} client_box;
+
+/* The client userdata at idx (raises when idx holds something else). */
+client_box *mapi_lua_check_client(lua_State *L, int idx);
+/* client:close(): frees the handle now, or, while calls hold it, marks it
+   closed for new calls and frees it at the last release. */
+void mapi_lua_client_close(lua_State *L, client_box *cb);
+/* For a call under way (a prepared exchange, a call with hooks): the
+   mapi_client of the client userdata at idx, held so that close() waits
+   for the call's end; NULL (nothing held) when closed.  *busy (when busy is
+   not NULL): the client's flag that is set while one of its hooks runs.
+   The client's own hooks (over libcurl) then run on L's thread.  Each hold
+   is ended by one release, which frees the client when a close() came
+   meanwhile. */
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
+void mapi_lua_client_release(lua_State *L, int idx);
+/* A hold kept with a registry ref of the client at idx (*ref; LUA_NOREF
+   and NULL when closed); again: a further hold for a call holding it
+   already, which a close() meanwhile does not refuse.  The ref is taken
+   before the check (its allocation may run a __gc that closes). */
+mapi_client *mapi_lua_client_ref(lua_State *L, int idx, int again, int *ref);
+/* The release of a hold kept with a registry ref of the client (*ref, made
+   LUA_NOREF; nothing for LUA_NOREF): an exchange's, a page batch's. */
+void mapi_lua_client_unref(lua_State *L, int *ref);
+/* The title of the usage error of a call on a client closed (or closing). */
+#define MAPI_LUA_CLIENT_CLOSED "the client is closed"
+
+/* The exchange userdata: one call built once (lua_client.c), driven by a
+   Lua transport, and what it holds between Lua calls. */
+typedef struct exchange_box exchange_box;
+struct exchange_box {
+    struct mapi_exchange *x; /* NULL until built */
+    mapi_response *pending;  /* a response being built from the transport's table */
+    mapi_doc *doc;           /* the call's document once done (until x:result) */
+    mapi_error err;          /* the attempt's error; the call's once done */
+    int state;               /* lua_transport.c's X_ states */
+    int on_loop;             /* 1 while a loop (lua_loop.c) runs the call; 2: and __gc
+                                came meanwhile (lua_close finalizes in any order): the
+                                loop frees what the box holds when it lets go */
+    int cref;                /* registry ref of the client it holds, or LUA_NOREF */
+};
+
+/* exchange_box.state: idle (an attempt may begin), an attempt under way,
+   the call done (x:result() may be taken), the result taken.  A loop
+   (lua_loop.c) holds an exchange in X_SENDING for the whole call. */
+enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
+
+/* Pushes a new empty exchange userdata (freed by __gc). */
+exchange_box *mapi_lua_push_exchange_box(lua_State *L);
+/* The exchange's __gc (lua_transport.c registers its metatable). */
+int mapi_lua_exchange_box_gc(lua_State *L);
+/* Frees what xb holds (its exchange, response, document, error) and lets
+   go of its client: __gc's work, done by the loop for a box finalized
+   while its call ran. */
+void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb);
+
+/* ---- the response object, results (lua_response.c) ---- */
+
 /* The results of a call that succeeded, on a document and an error whose
    owner anchors them (a call_box, an exchange): value, nil, res -- value
    merchantapi.null when the document has no primary data (data null, a
@@ -46,18 +139,12 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
    is freed and set to NULL, err cleared.  body: the stack index of the body
    string, or 0 to take the document's.  Returns 3. */
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body);
-/* The results of a call that failed: nil, err, message (mapi_lua_failed),
-   with err.res the response when one came; clears the error.  res carries
+/* The results of a call that failed: nil, err, message
+   (mapi_lua_error_table_results), with err.res the response when one came; clears the error.  res carries
    meta, jsonapi and links when the answer's body is a JSON:API document (an
    error document, or a 2xx the call refused), as on success.  Returns 3. */
 int mapi_lua_push_err_results(lua_State *L, mapi_error *err);
 int mapi_lua_decode(lua_State *L);
-/* luaL_newmetatable with __name; the metatable is left on the stack. */
-void mapi_lua_new_metatable(lua_State *L, const char *name);
-/* Registers the metatable of a userdata: __name, __index = a table of the
-   methods (a NULL-terminated list; NULL: none, an anchor), __gc = gc. */
-void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
-                              lua_CFunction gc);
 /* Registers the anchors', weak tables' and errors' metatables. */
 void mapi_lua_convert_open(lua_State *L);
 
@@ -81,25 +168,21 @@ void mapi_lua_values_open(lua_State *L);
 /* Pushes the contract's error table for e (every field; docs/contract.md
    "Errors"), with the merchantapi.error metatable. */
 void mapi_lua_push_error(lua_State *L, const mapi_error *e);
-/* The results (nil, err, message: mapi_lua_failed) of an error made by the
-   binding (a closed client, an id with a NUL byte): kind, title, method;
-   outcome "not_sent" when method may move money (the core's rule,
+/* The results (nil, err, message: mapi_lua_error_table_results) of a new
+   error the binding makes itself (a closed client, an id with a NUL
+   byte): kind, title, method; outcome "not_sent" when method may move money (the core's rule,
    mapi_call_not_sent).  Returns 3. */
-int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char *method);
+int mapi_lua_new_error_results(lua_State *L, const char *kind, const char *title,
+                               const char *method);
 /* The results of every failure of the Lua module: the error table on top
    of the stack becomes nil, err, message -- message its one-line `message`,
    last so that LuaJIT's `assert`, which raises its last argument, raises a
    string (OpenResty logs a table as "unknown reason"); what else the
    failure carries (the response: `res`) is a field of err.  Returns 3. */
-int mapi_lua_failed(lua_State *L);
+int mapi_lua_error_table_results(lua_State *L);
 /* The kind named name ("usage"; mapi_error_kind_name), MAPI_ERR_NONE for
    none (NULL, or no kind's name). */
 mapi_error_kind mapi_lua_error_kind(const char *name);
-/* t[key] = value on the table on top (nothing for value NULL); t[key] = an
-   integer; t[key] = a number. */
-void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
-void mapi_lua_set_int(lua_State *L, const char *key, long value);
-void mapi_lua_set_number(lua_State *L, const char *key, double value);
 /* Registers the one metatable of every error table, the Lua side's included
    (merchantapi.errors sets it from core.error_metatable): __tostring,
    __concat. */
@@ -155,24 +238,6 @@ void mapi_lua_read_page_options(lua_State *L, int opts, mapi_page_params *p, int
 /* ---- the client (lua_client.c) ---- */
 
 int mapi_lua_new(lua_State *L);
-/* For a call under way (a prepared exchange, a call with hooks): the
-   mapi_client of the client userdata at idx, held so that close() waits
-   for the call's end; NULL (nothing held) when closed.  *busy (when busy is
-   not NULL): the client's flag that is set while one of its hooks runs.
-   The client's own hooks (over libcurl) then run on L's thread.  Each hold is ended by one release, which frees the client when a close()
-   came meanwhile. */
-mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy);
-void mapi_lua_client_release(lua_State *L, int idx);
-/* A hold kept with a registry ref of the client at idx (*ref; LUA_NOREF
-   and NULL when closed); again: a further hold for a call holding it
-   already, which a close() meanwhile does not refuse.  The ref is taken
-   before the check (its allocation may run a __gc that closes). */
-mapi_client *mapi_lua_client_ref(lua_State *L, int idx, int again, int *ref);
-/* The release of a hold kept with a registry ref of the client (*ref, made
-   LUA_NOREF; nothing for LUA_NOREF): an exchange's, a page batch's. */
-void mapi_lua_client_unref(lua_State *L, int *ref);
-/* The title of the usage error of a call on a client closed (or closing). */
-#define MAPI_LUA_CLIENT_CLOSED "the client is closed"
 /* Registers the client's metatable (its methods), and the exchange's. */
 void mapi_lua_client_open(lua_State *L);
 
@@ -200,43 +265,7 @@ void mapi_lua_walk_open(lua_State *L);
 
 /* ---- custom transports and hooks (lua_transport.c) ---- */
 
-/* The exchange userdata: one call built once (lua_client.c), driven by a
-   Lua transport, and what it holds between Lua calls. */
-typedef struct exchange_box exchange_box;
-struct exchange_box {
-    struct mapi_exchange *x; /* NULL until built */
-    mapi_response *pending;  /* a response being built from the transport's table */
-    mapi_doc *doc;           /* the call's document once done (until x:result) */
-    mapi_error err;          /* the attempt's error; the call's once done */
-    int state;               /* lua_transport.c's X_ states */
-    int on_loop;             /* 1 while a loop (lua_loop.c) runs the call; 2: and __gc
-                                came meanwhile (lua_close finalizes in any order): the
-                                loop frees what the box holds when it lets go */
-    int cref;                /* registry ref of the client it holds, or LUA_NOREF */
-};
 
-/* exchange_box.state: idle (an attempt may begin), an attempt under way,
-   the call done (x:result() may be taken), the result taken.  A loop
-   (lua_loop.c) holds an exchange in X_SENDING for the whole call. */
-enum { X_IDLE = 0, X_SENDING, X_DONE, X_TAKEN };
-
-/* Pushes a new empty exchange userdata (freed by __gc). */
-exchange_box *mapi_lua_push_exchange_box(lua_State *L);
-/* Frees what xb holds (its exchange, response, document, error) and lets
-   go of its client: __gc's work, done by the loop for a box finalized
-   while its call ran. */
-void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb);
-
-/* The observer hooks are run by: ctx a mapi_lua_hooks (the thread running
-   the call, and the registry ref of the table holding on_request and
-   on_response, which receives hook_raised and hook_error; busy: the
-   client's flag, set while a hook runs).  Hooks run under a protected
-   call: an error is recorded, never raised. */
-typedef struct mapi_lua_hooks {
-    lua_State *L;
-    int ref;
-    int *busy;
-} mapi_lua_hooks;
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
 
 int mapi_lua_framing(lua_State *L);

@@ -4,11 +4,9 @@
  * check and run the call (calls.c, client.c, pages.c) and hands what came
  * back to lua_response.c.
  *
- * Closing while calls run, the one rule: every call under way holds its
- * client (a prepared exchange until its result is taken or it is
- * collected, a call with hooks while it runs); close() then only marks the
- * client closed for new calls, and the last release frees it.  While one of
- * its hooks runs (over libcurl) the client is busy: a call of it fails.
+ * Closing while calls run: the client's hold, in the binding's base
+ * (lua_base.c), with the client's lifetime.  While one of its hooks runs
+ * (over libcurl) the client is busy: a call of it fails.
  * A call takes the mapi_client pointer only from its hold, after the last
  * Lua code it may run first (an option's __index, a __gc that an
  * allocation runs): a client closed before is "the client is closed",
@@ -23,14 +21,6 @@
 #include "lua_compat.h"
 #include "lua_binding.h"
 #include "internal.h"
-
-typedef struct client_box {
-    mapi_client *client; /* NULL once closed */
-    int holds;           /* calls under way (mapi_lua_client_hold) */
-    int close_pending;   /* close() came while holds > 0: closed at the last release */
-    int busy;            /* one of its hooks is running */
-    mapi_lua_hooks hooks; /* the client's observer (hooks.ref: LUA_NOREF without hooks) */
-} client_box;
 
 /* ------------------------------------------------------------------------ */
 /* The client                                                               */
@@ -60,7 +50,7 @@ int mapi_lua_new(lua_State *L)
        limits are mapi_client_new's (limits.c), as for C */
     bad = mapi_lua_read_config(L, &cfg);
     if (bad)
-        return mapi_lua_fail(L, "usage", bad, NULL);
+        return mapi_lua_new_error_results(L, "usage", bad, NULL);
     lua_getfield(L, 1, "headers"); /* 14, and the array above it */
     if (mapi_lua_read_headers(L, 14, &cfg.headers, &cfg.nheaders) < 0)
         return push_usage_failure(L, (call_box *)lua_touserdata(L, -1), NULL);
@@ -86,17 +76,7 @@ int mapi_lua_new(lua_State *L)
 
 static client_box *check_client(lua_State *L, int idx)
 {
-    return (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
-}
-
-/* Frees the handle (and lets go of the hooks). */
-static void free_client(lua_State *L, client_box *cb)
-{
-    mapi_client_free(cb->client);
-    cb->client = NULL;
-    cb->close_pending = 0;
-    luaL_unref(L, LUA_REGISTRYINDEX, cb->hooks.ref);
-    cb->hooks.ref = LUA_NOREF;
+    return mapi_lua_check_client(L, idx);
 }
 
 /* client:close() -- frees the handle; safe to call again; also __gc, __close.
@@ -104,62 +84,8 @@ static void free_client(lua_State *L, client_box *cb)
    last one ends (the client counts as closed for new calls at once). */
 static int l_client_close(lua_State *L)
 {
-    client_box *cb = check_client(L, 1);
-
-    if (cb->holds > 0)
-        cb->close_pending = 1;
-    else
-        free_client(L, cb);
+    mapi_lua_client_close(L, check_client(L, 1));
     return 0;
-}
-
-mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
-{
-    client_box *cb = check_client(L, idx);
-
-    if (!cb->client || cb->close_pending)
-        return NULL;
-    cb->holds++;
-    cb->hooks.L = L; /* the client's hooks, over libcurl, run on this thread */
-    if (busy)
-        *busy = &cb->busy;
-    return cb->client;
-}
-
-void mapi_lua_client_release(lua_State *L, int idx)
-{
-    client_box *cb = check_client(L, idx);
-
-    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
-        free_client(L, cb);
-}
-
-mapi_client *mapi_lua_client_ref(lua_State *L, int idx, int again, int *ref)
-{
-    client_box *cb = check_client(L, idx);
-
-    lua_pushvalue(L, idx);
-    *ref = luaL_ref(L, LUA_REGISTRYINDEX); /* before the check: it may run a __gc */
-    if (again && cb->client) {
-        cb->holds++;
-        return cb->client;
-    }
-    if (!mapi_lua_client_hold(L, idx, NULL)) {
-        luaL_unref(L, LUA_REGISTRYINDEX, *ref);
-        *ref = LUA_NOREF;
-    }
-    return *ref != LUA_NOREF ? cb->client : NULL;
-}
-
-void mapi_lua_client_unref(lua_State *L, int *ref)
-{
-    if (*ref == LUA_NOREF)
-        return;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref);
-    mapi_lua_client_release(L, lua_gettop(L));
-    lua_pop(L, 1);
-    luaL_unref(L, LUA_REGISTRYINDEX, *ref);
-    *ref = LUA_NOREF;
 }
 
 /* Why the client cannot take a call now, or NULL. */
@@ -181,9 +107,10 @@ static int call_prelude(lua_State *L, const char *method, const char **id)
         return mapic_typeerror(L, 2, "string");
     *id = lua_tolstring(L, 2, &len);
     if (unusable(cb))
-        return mapi_lua_fail(L, "usage", unusable(cb), method);
+        return mapi_lua_new_error_results(L, "usage", unusable(cb), method);
     if (mapi_lua_has_nul(*id, len))
-        return mapi_lua_fail(L, "usage", "the id contains a NUL byte", method);
+        return mapi_lua_new_error_results(L, "usage", "the id contains a NUL byte",
+                                          method);
     return 0;
 }
 
@@ -226,7 +153,8 @@ static int finish_call(lua_State *L, const call_args *a, int prepare)
         exchange_box *xb = mapi_lua_push_exchange_box(L); /* anchors the error too */
         c = mapi_lua_client_ref(L, 1, 0, &xb->cref); /* held until the exchange lets go */
         if (!c)
-            return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED, a->method);
+            return mapi_lua_new_error_results(L, "usage", MAPI_LUA_CLIENT_CLOSED,
+                                              a->method);
         if (build_call(c, a, &k, &xb->err) == 0) {
             xb->x = mapi_client_prepare(c, &k, &xb->err);
             mapi_call_release(&k);
@@ -241,7 +169,7 @@ static int finish_call(lua_State *L, const call_args *a, int prepare)
     cb = mapi_lua_push_call_box(L);
     c = mapi_lua_client_hold(L, 1, NULL); /* no Lua code runs until the release */
     if (!c)
-        return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED, a->method);
+        return mapi_lua_new_error_results(L, "usage", MAPI_LUA_CLIENT_CLOSED, a->method);
     failed = build_call(c, a, &k, &cb->err) < 0 ||
              mapi_client_run(c, &k, &cb->doc, &cb->err) != 0;
     mapi_lua_client_release(L, 1);
@@ -401,10 +329,11 @@ static int request_call(lua_State *L, int prepare)
     opts.traceparent = mapi_lua_opt_text(L, 11, "traceparent");
     opts.tracestate = mapi_lua_opt_text(L, 12, "tracestate");
     if (unusable(cb))
-        return mapi_lua_fail(L, "usage", unusable(cb), s[0]);
+        return mapi_lua_new_error_results(L, "usage", unusable(cb), s[0]);
     for (i = 0; i < 5; i++)
         if (i != 2 && mapi_lua_has_nul(s[i], len[i]))
-            return mapi_lua_fail(L, "usage", "method, path, type or id contains a NUL byte", s[0]);
+            return mapi_lua_new_error_results(
+                L, "usage", "method, path, type or id contains a NUL byte", s[0]);
     opts.type = s[3];
     opts.id = s[4];
     if (mapi_lua_read_headers(L, 10, &opts.headers, &opts.nheaders) < 0)

@@ -13,26 +13,6 @@
 #include "lua_binding.h"
 #include "internal.h"
 
-void mapi_lua_set_string(lua_State *L, const char *key, const char *value)
-{
-    if (value == NULL)
-        return;
-    lua_pushstring(L, value);
-    lua_setfield(L, -2, key);
-}
-
-void mapi_lua_set_int(lua_State *L, const char *key, long value)
-{
-    mapic_pushint64(L, (int64_t)value);
-    lua_setfield(L, -2, key);
-}
-
-void mapi_lua_set_number(lua_State *L, const char *key, double value)
-{
-    lua_pushnumber(L, (lua_Number)value);
-    lua_setfield(L, -2, key);
-}
-
 /* The fields an error and each of its entries share, into the table on top. */
 static void set_entry(lua_State *L, int status, const char *code, const char *title,
                       const char *detail, const char *pointer)
@@ -148,7 +128,8 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e)
     mapic_setmetatable(L, ERROR_MT);
 }
 
-int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char *method)
+int mapi_lua_new_error_results(lua_State *L, const char *kind, const char *title,
+                               const char *method)
 {
     mapi_error e = MAPI_ERROR_INIT; /* its strings borrowed, never freed */
 
@@ -158,10 +139,10 @@ int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char 
     if (mapi_method_safety(method) == 0)
         e.outcome = MAPI_OUTCOME_NOT_SENT; /* the core's rule (mapi_call_not_sent) */
     mapi_lua_push_error(L, &e);
-    return mapi_lua_failed(L);
+    return mapi_lua_error_table_results(L);
 }
 
-int mapi_lua_failed(lua_State *L)
+int mapi_lua_error_table_results(lua_State *L)
 {
     luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
     lua_pushnil(L);

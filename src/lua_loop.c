@@ -186,7 +186,8 @@ static int l_start(lua_State *L)
         return luaL_error(L, "merchantapi: the exchange is not a call of this client");
     lua_pop(L, 1);
     if (!b->loop || b->close_due)
-        return mapi_lua_fail(L, "usage", "the loop is closed", mapi_exchange_call(xb->x)->method);
+        return mapi_lua_new_error_results(L, "usage", "the loop is closed",
+                                          mapi_exchange_call(xb->x)->method);
     /* The refs first, while nothing is taken that a raise would lose: the
        op, once registered, is reachable from the C loop and must hold them
        (luaL_ref raises, out of memory only).  The hooks' ref under a
@@ -215,8 +216,8 @@ static int l_start(lua_State *L)
     if (!c) {
         unref_both(L, xref, href);
         free(o);
-        return mapi_lua_fail(L, "usage", MAPI_LUA_CLIENT_CLOSED,
-                             mapi_exchange_call(xb->x)->method);
+        return mapi_lua_new_error_results(L, "usage", MAPI_LUA_CLIENT_CLOSED,
+                                          mapi_exchange_call(xb->x)->method);
     }
     mapi_lua_client_release(L, 2); /* (the exchange holds it for the call) */
     o->box = b;
@@ -311,7 +312,7 @@ static int l_timer(lua_State *L)
 
     luaL_checkany(L, 3);
     if (!b->loop)
-        return mapi_lua_fail(L, "usage", "the loop is closed", NULL);
+        return mapi_lua_new_error_results(L, "usage", "the loop is closed", NULL);
     o = (lua_op *)calloc(1, sizeof *o);
     if (o) {
         o->box = b;

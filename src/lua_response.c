@@ -1,22 +1,10 @@
 /*
  * lua_response.c -- merchantapi.core: the response object and a call's
- * results (value, nil, res | nil, err, message), core.decode, the anchor
- * (call_box) that keeps C memory safe from Lua errors, and the
- * registration of the binding's metatables.  Values: lua_values.c; errors:
- * lua_error.c; lua_client.c makes the calls, lua_merchantapi.c is the module.
- *
- * Memory rules (the whole binding's)
- *   - Lua errors longjmp.  No Lua function is called while C memory is held
- *     unanchored: a mapi_doc, a mapi_error or a mapi_client is always owned
- *     by a userdata with __gc created *before* the C call that fills it, so a
- *     memory error raised by any lua_* call during the conversion that
- *     follows frees it at the next collection.  On the normal path it is
- *     freed at once.
- *   - The C calls (libcurl, simdjson) never call back into Lua.
- *   - Argument type mistakes raise (luaL_argerror) before anything is
- *     allocated; everything else is returned as nil, err, message.
- *   - No C globals: metatables live in the registry under the names of
- *     lua_binding.h.
+ * results (value, nil, res | nil, err, message), core.decode, and the
+ * registration of the metatables of results (anchors, values, errors).
+ * Values: lua_values.c; errors: lua_error.c; anchors and the binding's
+ * memory rules: lua_base.c; lua_client.c makes the calls,
+ * lua_merchantapi.c is the module.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,29 +13,6 @@
 #include "lua_compat.h"
 #include "lua_binding.h"
 #include "internal.h"
-
-/* ------------------------------------------------------------------------ */
-/* Anchors for C memory                                                     */
-/* ------------------------------------------------------------------------ */
-
-static int call_box_gc(lua_State *L)
-{
-    call_box *b = (call_box *)luaL_checkudata(L, 1, CALL_BOX_MT);
-    mapi_doc_free(b->doc);
-    b->doc = NULL;
-    mapi_error_clear(&b->err);
-    return 0;
-}
-
-call_box *mapi_lua_push_call_box(lua_State *L)
-{
-    mapi_error init = MAPI_ERROR_INIT;
-    call_box *b = (call_box *)mapic_newuserdata(L, sizeof *b);
-    b->doc = NULL;
-    b->err = init;
-    mapic_setmetatable(L, CALL_BOX_MT);
-    return b;
-}
 
 /* ------------------------------------------------------------------------ */
 /* The response object                                                      */
@@ -69,7 +34,7 @@ static int res_document(lua_State *L)
     }
     body = lua_tolstring(L, lua_upvalueindex(1), &len);
     if (body == NULL) {
-        return mapi_lua_fail(L, "decode", "the response has no body", NULL);
+        return mapi_lua_new_error_results(L, "decode", "the response has no body", NULL);
     }
     cb = mapi_lua_push_call_box(L);
     if (mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0)
@@ -121,13 +86,6 @@ static void push_response(lua_State *L, const mapi_response *resp, int body, int
     lua_setfield(L, -2, "document");
 }
 
-void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
-{
-    size_t len = 0;
-    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
-    lua_pushlstring(L, body ? body : "", body ? len : 0);
-}
-
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)
 {
     const mapi_doc *doc = *docp;
@@ -157,7 +115,7 @@ int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, in
     *docp = NULL;
     if (failed) {
         lua_setfield(L, -2, "res");
-        return mapi_lua_failed(L);
+        return mapi_lua_error_table_results(L);
     }
     return 3;
 }
@@ -173,7 +131,7 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
     mapi_lua_push_error(L, err);
     if (!resp) {
         mapi_error_clear(err);
-        return mapi_lua_failed(L);
+        return mapi_lua_error_table_results(L);
     }
     top = lua_gettop(L);
     luaL_checkstack(L, 10, MAPI_LUA_NO_STACK);
@@ -192,7 +150,7 @@ int mapi_lua_push_err_results(lua_State *L, mapi_error *err)
     lua_setfield(L, top, "res");
     lua_settop(L, top);
     mapi_error_clear(err);
-    return mapi_lua_failed(L);
+    return mapi_lua_error_table_results(L);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -223,36 +181,9 @@ int mapi_lua_decode(lua_State *L)
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
 
-void mapi_lua_new_metatable(lua_State *L, const char *name)
-{
-    luaL_newmetatable(L, name);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "__name");
-}
-
-void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
-                              lua_CFunction gc)
-{
-    int n = 0;
-
-    while (methods && methods[n].name)
-        n++;
-    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
-    mapi_lua_new_metatable(L, name);
-    if (methods) {
-        lua_createtable(L, 0, n);
-        mapic_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-    }
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
 void mapi_lua_convert_open(lua_State *L)
 {
-    mapi_lua_class_metatable(L, CALL_BOX_MT, NULL, call_box_gc);
-
+    mapi_lua_base_open(L);
     mapi_lua_values_open(L);
     mapi_lua_error_open(L);
 }

@@ -133,43 +133,6 @@ void mapi_lua_observer(void *p, mapi_attempt_event event, const mapi_attempt_inf
 /* Exchanges                                                                */
 /* ------------------------------------------------------------------------ */
 
-static int xbox_gc(lua_State *L)
-{
-    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 1, EXCHANGE_MT);
-
-    /* on a loop: only at lua_close (a running call's box is anchored in the
-       registry), and the loop, finalized later, still uses the exchange */
-    if (xb->on_loop)
-        xb->on_loop = 2;
-    else
-        mapi_lua_exchange_box_clear(L, xb);
-    return 0;
-}
-
-void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb)
-{
-    mapi_lua_client_unref(L, &xb->cref);
-    mapi_exchange_free(xb->x);
-    xb->x = NULL;
-    mapi_response_free(xb->pending);
-    xb->pending = NULL;
-    mapi_doc_free(xb->doc);
-    xb->doc = NULL;
-    mapi_error_clear(&xb->err);
-}
-
-exchange_box *mapi_lua_push_exchange_box(lua_State *L)
-{
-    mapi_error init = MAPI_ERROR_INIT;
-    exchange_box *xb = (exchange_box *)mapic_newuserdata(L, sizeof *xb);
-
-    memset(xb, 0, sizeof *xb);
-    xb->err = init;
-    xb->cref = LUA_NOREF;
-    mapic_setmetatable(L, EXCHANGE_MT);
-    return xb;
-}
-
 static exchange_box *check_xbox(lua_State *L, int state)
 {
     exchange_box *xb = (exchange_box *)luaL_checkudata(L, 1, EXCHANGE_MT);
@@ -474,6 +437,6 @@ void mapi_lua_transport_open(lua_State *L)
         {"request", l_request}, {"response", l_response}, {"failure", l_failure},
         {"result", l_result},   {NULL, NULL}};
 
-    mapi_lua_class_metatable(L, EXCHANGE_MT, exchange_methods, xbox_gc);
+    mapi_lua_class_metatable(L, EXCHANGE_MT, exchange_methods, mapi_lua_exchange_box_gc);
     mapi_lua_h1_reader_open(L);
 }

@@ -32,8 +32,8 @@ function errors.new(e)
 end
 
 --- The results of every failure of the module: `nil, err, message`, as
--- the C core's (`mapi_lua_failed`).  `message` is `err.message`, last so
--- that LuaJIT's `assert`, which raises its last argument, raises a string:
+-- the C core's (`mapi_lua_error_table_results`).  `message` is
+-- `err.message`, last so that LuaJIT's `assert`, which raises its last argument, raises a string:
 -- OpenResty logs an uncaught table as "unknown reason".  Everything else a
 -- failure carries is a field of err (`err.res`, the response).
 -- @param err an error table (`errors.new`, or the core's); anything else

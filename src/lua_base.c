@@ -1,0 +1,238 @@
+/*
+ * lua_base.c -- merchantapi.core's base, below every other file of the
+ * binding: the lifetimes of its userdata (the call_box anchor, the client
+ * and its hold, the exchange box), the registration of metatables, and the
+ * small pushes every file shares.  It calls no other file of the binding;
+ * docs/architecture.md "The layers" gives each file's floor above it.
+ *
+ * Memory rules (the whole binding's)
+ *   - Lua errors longjmp.  No Lua function is called while C memory is held
+ *     unanchored: a mapi_doc, a mapi_error or a mapi_client is always owned
+ *     by a userdata with __gc created *before* the C call that fills it, so a
+ *     memory error raised by any lua_* call during the conversion that
+ *     follows frees it at the next collection.  On the normal path it is
+ *     freed at once.
+ *   - The C calls (libcurl, simdjson) never call back into Lua.
+ *   - Argument type mistakes raise (luaL_argerror) before anything is
+ *     allocated; everything else is returned as nil, err, message.
+ *   - No C globals: metatables live in the registry under the names of
+ *     lua_binding.h.
+ *
+ * Closing a client while calls run, the one rule: every call under way
+ * holds its client (a prepared exchange until its result is taken or it is
+ * collected, a call with hooks while it runs); close() then only marks the
+ * client closed for new calls, and the last release frees it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "merchantapi.h"
+#include "lua_compat.h"
+#include "lua_binding.h"
+#include "internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Metatables and small pushes                                              */
+/* ------------------------------------------------------------------------ */
+
+void mapi_lua_new_metatable(lua_State *L, const char *name)
+{
+    luaL_newmetatable(L, name);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__name");
+}
+
+void mapi_lua_class_metatable(lua_State *L, const char *name, const luaL_Reg *methods,
+                              lua_CFunction gc)
+{
+    int n = 0;
+
+    while (methods && methods[n].name)
+        n++;
+    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
+    mapi_lua_new_metatable(L, name);
+    if (methods) {
+        lua_createtable(L, 0, n);
+        mapic_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+    }
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+}
+
+void mapi_lua_set_string(lua_State *L, const char *key, const char *value)
+{
+    if (value == NULL)
+        return;
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+void mapi_lua_set_int(lua_State *L, const char *key, long value)
+{
+    mapic_pushint64(L, (int64_t)value);
+    lua_setfield(L, -2, key);
+}
+
+void mapi_lua_set_number(lua_State *L, const char *key, double value)
+{
+    lua_pushnumber(L, (lua_Number)value);
+    lua_setfield(L, -2, key);
+}
+
+void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
+{
+    size_t len = 0;
+    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
+    lua_pushlstring(L, body ? body : "", body ? len : 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Anchors for C memory                                                     */
+/* ------------------------------------------------------------------------ */
+
+static int call_box_gc(lua_State *L)
+{
+    call_box *b = (call_box *)luaL_checkudata(L, 1, CALL_BOX_MT);
+    mapi_doc_free(b->doc);
+    b->doc = NULL;
+    mapi_error_clear(&b->err);
+    return 0;
+}
+
+call_box *mapi_lua_push_call_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    call_box *b = (call_box *)mapic_newuserdata(L, sizeof *b);
+    b->doc = NULL;
+    b->err = init;
+    mapic_setmetatable(L, CALL_BOX_MT);
+    return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The client's lifetime and its hold                                       */
+/* ------------------------------------------------------------------------ */
+
+client_box *mapi_lua_check_client(lua_State *L, int idx)
+{
+    return (client_box *)luaL_checkudata(L, idx, CLIENT_MT);
+}
+
+/* Frees the handle (and lets go of the hooks). */
+static void free_client(lua_State *L, client_box *cb)
+{
+    mapi_client_free(cb->client);
+    cb->client = NULL;
+    cb->close_pending = 0;
+    luaL_unref(L, LUA_REGISTRYINDEX, cb->hooks.ref);
+    cb->hooks.ref = LUA_NOREF;
+}
+
+void mapi_lua_client_close(lua_State *L, client_box *cb)
+{
+    if (cb->holds > 0)
+        cb->close_pending = 1;
+    else
+        free_client(L, cb);
+}
+
+mapi_client *mapi_lua_client_hold(lua_State *L, int idx, int **busy)
+{
+    client_box *cb = mapi_lua_check_client(L, idx);
+
+    if (!cb->client || cb->close_pending)
+        return NULL;
+    cb->holds++;
+    cb->hooks.L = L; /* the client's hooks, over libcurl, run on this thread */
+    if (busy)
+        *busy = &cb->busy;
+    return cb->client;
+}
+
+void mapi_lua_client_release(lua_State *L, int idx)
+{
+    client_box *cb = mapi_lua_check_client(L, idx);
+
+    if (cb->holds > 0 && --cb->holds == 0 && cb->close_pending)
+        free_client(L, cb);
+}
+
+mapi_client *mapi_lua_client_ref(lua_State *L, int idx, int again, int *ref)
+{
+    client_box *cb = mapi_lua_check_client(L, idx);
+
+    lua_pushvalue(L, idx);
+    *ref = luaL_ref(L, LUA_REGISTRYINDEX); /* before the check: it may run a __gc */
+    if (again && cb->client) {
+        cb->holds++;
+        return cb->client;
+    }
+    if (!mapi_lua_client_hold(L, idx, NULL)) {
+        luaL_unref(L, LUA_REGISTRYINDEX, *ref);
+        *ref = LUA_NOREF;
+    }
+    return *ref != LUA_NOREF ? cb->client : NULL;
+}
+
+void mapi_lua_client_unref(lua_State *L, int *ref)
+{
+    if (*ref == LUA_NOREF)
+        return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref);
+    mapi_lua_client_release(L, lua_gettop(L));
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, *ref);
+    *ref = LUA_NOREF;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The exchange box's lifetime                                              */
+/* ------------------------------------------------------------------------ */
+
+int mapi_lua_exchange_box_gc(lua_State *L)
+{
+    exchange_box *xb = (exchange_box *)luaL_checkudata(L, 1, EXCHANGE_MT);
+
+    /* on a loop: only at lua_close (a running call's box is anchored in the
+       registry), and the loop, finalized later, still uses the exchange */
+    if (xb->on_loop)
+        xb->on_loop = 2;
+    else
+        mapi_lua_exchange_box_clear(L, xb);
+    return 0;
+}
+
+void mapi_lua_exchange_box_clear(lua_State *L, exchange_box *xb)
+{
+    mapi_lua_client_unref(L, &xb->cref);
+    mapi_exchange_free(xb->x);
+    xb->x = NULL;
+    mapi_response_free(xb->pending);
+    xb->pending = NULL;
+    mapi_doc_free(xb->doc);
+    xb->doc = NULL;
+    mapi_error_clear(&xb->err);
+}
+
+exchange_box *mapi_lua_push_exchange_box(lua_State *L)
+{
+    mapi_error init = MAPI_ERROR_INIT;
+    exchange_box *xb = (exchange_box *)mapic_newuserdata(L, sizeof *xb);
+
+    memset(xb, 0, sizeof *xb);
+    xb->err = init;
+    xb->cref = LUA_NOREF;
+    mapic_setmetatable(L, EXCHANGE_MT);
+    return xb;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+void mapi_lua_base_open(lua_State *L)
+{
+    mapi_lua_class_metatable(L, CALL_BOX_MT, NULL, call_box_gc);
+}
