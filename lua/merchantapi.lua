@@ -21,7 +21,7 @@ local pager = require "merchantapi.pager"
 local request = require "merchantapi.request"
 local errors = require "merchantapi.errors"
 local wait = require "merchantapi.wait"
-local transport = require "merchantapi.transport"
+local dispatch = require "merchantapi.dispatch"
 local options = require "merchantapi.options"
 local loop = require "merchantapi.loop"
 local document = require "merchantapi.document"
@@ -29,8 +29,8 @@ local metrics = require "merchantapi.metrics"
 
 local type, error, pairs, ipairs = type, error, pairs, ipairs
 local jit = rawget(_G, "jit")
--- runs a call the way the client's calls go (merchantapi.transport)
-local run = transport.call
+-- runs a call the way the client's calls go (merchantapi.dispatch)
+local run = dispatch.call
 
 local M = {
   _NAME = "merchantapi",
@@ -133,14 +133,14 @@ end
 --   `transport` (`function(request) -> res | nil, err`: performs each
 --   request instead of libcurl, e.g. `require "merchantapi.transport.ngx"`
 --   in OpenResty; the core still builds every request and decodes every
---   answer, retries included.  See `merchantapi.transport`.  Without it,
+--   answer, retries included.  See `merchantapi.dispatch`.  Without it,
 --   inside OpenResty a client with neither `proxy` nor `cafile`/`capath`
 --   uses `merchantapi.transport.ngx` by itself in the phases where
 --   cosockets can yield (rewrite, access, content, timers, ...), so it
 --   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
 --   `on_request`, `on_response` (`function(info)`: called for every attempt
---   with its record; see `merchantapi.transport`, "Attempt records"),
+--   with its record; see `merchantapi.dispatch`, "Attempt records"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
@@ -156,7 +156,7 @@ end
 --   `debug` (boolean: one line per attempt on stderr, never the key nor a
 --   header; default: as `MERCHANTAPI_DEBUG=1` says),
 --   `trace` (boolean: a new W3C trace per call; a call's `traceparent` and
---   `tracestate` continue the caller's: `merchantapi.transport`, "Trace context").
+--   `tracestate` continue the caller's: `merchantapi.dispatch`, "Trace context").
 -- @return the client, or `nil, err, message` with `err.kind == "usage"`
 --   (missing or invalid base_url, api_key with CR/LF/NUL, a negative timeout, a refused
 --   header or a name given twice in different cases, ...) or `"memory"`.
@@ -171,7 +171,7 @@ function M.new(opts)
     return errors.fail(errors.new { kind = "usage",
       title = "proxy is libcurl's: a custom transport connects by itself" })
   end
-  local client, rerr = transport.route(opts) -- how its calls go, decided once
+  local client, rerr = dispatch.route(opts) -- how its calls go, decided once
   if not client then
     return errors.fail(rerr) -- no lua_shared_dict of that name
   end
@@ -321,7 +321,7 @@ function Client:addresses(account_id, opts)
   local ok, p = pcall(pager.paginate, function(params)
     return run(self, "list_addresses", account_id, with_call(params))
   end, rest, function(params, first_page, count, concurrency)
-    return transport.pages(self, account_id, with_call(params), first_page, count, concurrency)
+    return dispatch.pages(self, account_id, with_call(params), first_page, count, concurrency)
   end)
   if not ok then
     error(p, 2)

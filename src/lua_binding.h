@@ -267,6 +267,8 @@ void mapi_lua_walk_open(lua_State *L);
 
 
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
+int mapi_lua_hook_raised(lua_State *L);
+int mapi_lua_hook_results(lua_State *L);
 
 int mapi_lua_framing(lua_State *L);
 /* core.backoff(retry, base, cap) -> seconds: the core's backoff growth

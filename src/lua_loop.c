@@ -9,7 +9,7 @@
  *
  * Memory: while a call runs, the loop holds registry references to its
  * exchange and its hooks, so neither is collected; the exchange holds its
- * client (lua_client.c's close rule) until it lets go.
+ * client (lua_base.c's close rule) until it lets go.
  * lua_close finalizes every userdata whatever refers to it, a call's
  * exchange (made after its loop) before the loop: its __gc then leaves
  * the exchange to the loop (exchange_box.on_loop), which frees it when it

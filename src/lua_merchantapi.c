@@ -289,6 +289,8 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"framing", mapi_lua_framing},
                                          {"h1_reader", mapi_lua_h1_reader},
                                          {"backoff", mapi_lua_backoff},
+                                         {"hook_raised", mapi_lua_hook_raised},
+                                         {"hook_results", mapi_lua_hook_results},
                                          {NULL, NULL}};
 
     /* Before anything else: a module compiled with another Lua's headers

@@ -3,7 +3,7 @@
  * of a list's pages fetched together) as a userdata.
  * client:list_addresses_pages (lua_client.c) runs it over libcurl now;
  * client:prepare("list_addresses_pages", ...) hands it to a Lua driver
- * (lua/merchantapi/transport.lua: a loop task, light threads, a custom
+ * (lua/merchantapi/dispatch.lua: a loop task, light threads, a custom
  * transport), which only starts the exchanges it gives and tells when each
  * ended:
  *
@@ -16,7 +16,7 @@
  *       in the list_addresses shape, turned into tables now and its
  *       document freed; nil when that page has not come (yet).  One page
  *       per call: a loop task checks its step's budget between two
- *       (transport.lua), so a step stops between pages, never in a batch.
+ *       (dispatch.lua), so a step stops between pages, never in a batch.
  *   lists, err = b:result()   once: the pages kept (those before the first
  *       that did not come) that b:take() did not give, each in the
  *       list_addresses shape, in page order; err the error of the page
@@ -37,7 +37,7 @@ typedef struct batch_box {
     int cref;           /* registry ref of the client it holds, or LUA_NOREF */
 } batch_box;
 
-/* Frees the batch and lets go of its client (lua_client.c's close rule). */
+/* Frees the batch and lets go of its client (lua_base.c's close rule). */
 static void batch_clear(lua_State *L, batch_box *bb)
 {
     mapi_page_batch_free(bb->b);

@@ -1,6 +1,6 @@
 /*
  * lua_transport.c -- merchantapi.core's side of custom transports and of
- * attempt hooks (lua/merchantapi/transport.lua is the Lua side).
+ * attempt hooks (lua/merchantapi/dispatch.lua is the Lua side).
  *
  * Custom transports (merchantapi.new{transport = fn}).  An OpenResty
  * cosocket yields, and nothing can yield across a C call, so the attempts
@@ -15,7 +15,10 @@
  * for each attempt, in the middle of the C call, under a protected call
  * (mapic_cpcall): an error in a hook is recorded (the first one, as
  * state.hook_raised and state.hook_error), never unwound through libcurl or
- * the core, and the call goes on.  A hook cannot yield.
+ * the core, and the call goes on.  A hook cannot yield.  The hook rule is
+ * kept here alone: the hooks of a Lua transport's loop (which may yield,
+ * so Lua calls them) record their errors through core.hook_raised, and
+ * every driver's results get hook_error from core.hook_results.
  *
  * Memory: the exchange, the response being built from a Lua table and the
  * call's result all live in the exchange userdata (freed by __gc) before any
@@ -34,7 +37,7 @@
 
 /* Pushes the Lua record of an attempt, the one conversion of a
    mapi_attempt_info (response 0: the request part only); its fields:
-   transport.lua's "Attempt records" and the hooks' info. */
+   dispatch.lua's "Attempt records" and the hooks' info. */
 static void push_record(lua_State *L, const mapi_attempt_info *in, int response)
 {
     lua_createtable(L, 0, 28);
@@ -85,6 +88,68 @@ typedef struct hook_call {
     const mapi_attempt_info *info;
 } hook_call;
 
+/* The hook rule, its one home: the first error a hook of a call raised is
+   the one reported; the error on top (any value, nil and false included)
+   goes into the hook state at index state (hook_raised, hook_error) unless
+   one came before, and is popped.  Every driver records here: the observer
+   below (libcurl, a loop) and core.hook_raised (a Lua transport's loop). */
+static void record_hook_error(lua_State *L, int state)
+{
+    lua_getfield(L, state, "hook_raised");
+    if (lua_toboolean(L, -1)) {
+        lua_pop(L, 2); /* a hook raised before: that one stays */
+        return;
+    }
+    lua_pop(L, 1);
+    lua_setfield(L, state, "hook_error");
+    lua_pushboolean(L, 1);
+    lua_setfield(L, state, "hook_raised");
+}
+
+/* core.hook_raised(state, err): records err, the error a hook raised (the
+   value pcall gave), in the call's hook state, by the rule above. */
+int mapi_lua_hook_raised(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    record_hook_error(L, 1);
+    return 0;
+}
+
+/* core.hook_results(state, v, err, res) -> v, err, res: a call's results
+   (three), with the hook error recorded in state (nil: no
+   hooks) set as hook_error on the response object res when v is not nil,
+   else on the error table err: the value raised, or for nil and false,
+   which would read as "no error", a string naming it. */
+int mapi_lua_hook_results(lua_State *L)
+{
+    int target = 0;
+
+    lua_settop(L, 4);
+    luaL_checkstack(L, 2, MAPI_LUA_NO_STACK);
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_getfield(L, 1, "hook_raised");
+        if (lua_toboolean(L, -1)) {
+            if (!lua_isnil(L, 2) && lua_type(L, 4) == LUA_TTABLE)
+                target = 4; /* success: the response object */
+            else if (lua_type(L, 3) == LUA_TTABLE)
+                target = 3; /* failure: the error */
+        }
+        lua_pop(L, 1);
+    }
+    if (target) {
+        lua_getfield(L, 1, "hook_error");
+        if (lua_isnil(L, -1) || (lua_isboolean(L, -1) && !lua_toboolean(L, -1))) {
+            int raised_false = !lua_isnil(L, -1);
+            lua_pop(L, 1);
+            lua_pushstring(L, raised_false ? "merchantapi: a hook raised false" :
+                                             "merchantapi: a hook raised nil");
+        }
+        lua_setfield(L, target, "hook_error");
+    }
+    return 3;
+}
+
 /* Runs protected (mapic_cpcall): calls the hook, records its error. */
 static int hook_trampoline(lua_State *L)
 {
@@ -98,17 +163,8 @@ static int hook_trampoline(lua_State *L)
     if (lua_isnil(L, -1))
         return 0;
     push_record(L, hc->info, response);
-    if (lua_pcall(L, 1, 0, 0) != 0) {
-        lua_getfield(L, state, "hook_raised");
-        if (!lua_toboolean(L, -1)) {
-            /* the first error raised, whatever its value (nil and false
-               included: transport.lua names those) */
-            lua_pop(L, 1);
-            lua_setfield(L, state, "hook_error");
-            lua_pushboolean(L, 1);
-            lua_setfield(L, state, "hook_raised");
-        }
-    }
+    if (lua_pcall(L, 1, 0, 0) != 0)
+        record_hook_error(L, state);
     return 0;
 }
 

@@ -6,7 +6,7 @@
  * JSON values, the pagination meta, the flattened resource tables, the
  * document's meta / jsonapi / links, the whole document for res:document(),
  * and core.resource_info (what merchantapi.links / meta / relationship
- * read).  The memory rules of the binding are in lua_response.c.
+ * read).  The memory rules of the binding are in lua_base.c.
  */
 #include <inttypes.h>
 #include <limits.h>

@@ -545,13 +545,13 @@ end
 
 --- Inside `task`: starts the prepared exchange x (`client:prepare`) of the
 -- core client c on the task's loop, with the hooks' state table (or nil);
--- `loop.next_ended` gives it back once its call is over.  merchantapi.transport
+-- `loop.next_ended` gives it back once its call is over.  merchantapi.dispatch
 -- decides that a call runs here.
 -- @local
 -- @tparam table task the running task (`loop.current()`).
 -- @param c the core client (`merchantapi.core.new`).
 -- @param x the exchange.
--- @tparam[opt] table hooks the hooks' state table (see `merchantapi.transport`).
+-- @tparam[opt] table hooks the hooks' state table (see `merchantapi.dispatch`).
 -- @return true, or nil, err, message (the loop or the client is closed).
 function M.start(task, c, x, hooks)
   local ok, err, msg = task._loop._c:start(c, x, hooks)

@@ -344,7 +344,7 @@ function M.hook(where, on_response)
     return nil, err
   end
   return recorder, function(info)
-    recorder:record(info) -- the attempt record (merchantapi.transport, "Attempt records")
+    recorder:record(info) -- the attempt record (merchantapi.dispatch, "Attempt records")
     if on_response then
       return on_response(info)
     end

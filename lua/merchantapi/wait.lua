@@ -5,7 +5,7 @@
 local core = require "merchantapi.core"
 local errors = require "merchantapi.errors"
 local options = require "merchantapi.options"
-local transport = require "merchantapi.transport"
+local dispatch = require "merchantapi.dispatch"
 
 local tostring = tostring
 local format = string.format
@@ -24,12 +24,12 @@ local OPTIONS = {
   sleep = "function", clock = "function", on_read = "function",
 }
 
---- The sleep used when none is given (`merchantapi.transport`'s, chosen at
+--- The sleep used when none is given (`merchantapi.dispatch`'s, chosen at
 -- each call: a loop task's timer, `ngx.sleep` where OpenResty can yield,
 -- else the blocking nanosleep).
 -- @function default_sleep
 -- @treturn function `sleep(seconds)`
-wait.default_sleep = transport.default_sleep
+wait.default_sleep = dispatch.default_sleep
 
 -- The first value that is a finite number >= lo, or nil, message.
 local function seconds(opts, name, lo, strict)
@@ -81,7 +81,7 @@ function wait.for_txid(client, payout_id, opts)
   local reads, failures = 0, 0
   local last_payout, last_err, last_res
   while true do
-    local payout, err, res = transport.call(client, "request", -- the client's way: loop, cosockets, ...
+    local payout, err, res = dispatch.call(client, "request", -- the client's way: loop, cosockets, ...
       { method = READ.method, path = path, type = READ.type, max_retries = 0, id = payout_id })
     reads = reads + 1
     res = payout and res or err.res -- the read's response, if one came

@@ -215,3 +215,48 @@ describe("MERCHANTAPI_DEBUG", function()
     assert.is_nil(out:find("^merchantapi: ") or out:find("\nmerchantapi: "), out)
   end)
 end)
+
+-- The hook rule's one home (src/lua_transport.c): the core's observer
+-- (libcurl, a loop) and a Lua transport's loop (lua/merchantapi/dispatch.lua)
+-- both record through it, and every driver's results come from it.
+describe("the hook rule (core.hook_raised, core.hook_results)", function()
+  local core = require "merchantapi.core"
+
+  it("keeps the first error a call's hooks raised, whatever its value", function()
+    local state = {}
+    core.hook_raised(state, false)
+    core.hook_raised(state, "second")
+    assert.is_true(state.hook_raised)
+    assert.equal(false, state.hook_error)
+    local res = {}
+    local v, err, r = core.hook_results(state, "value", nil, res)
+    assert.equal("value", v)
+    assert.is_nil(err)
+    assert.equal(res, r)
+    assert.equal("merchantapi: a hook raised false", res.hook_error)
+  end)
+
+  it("sets hook_error on the error of a failed call, a raised nil named", function()
+    local state = {}
+    core.hook_raised(state, nil)
+    core.hook_raised(state, { "later" })
+    local e = { kind = "api" }
+    local v, err, msg = core.hook_results(state, nil, e, "the message")
+    assert.is_nil(v)
+    assert.equal(e, err)
+    assert.equal("the message", msg)
+    assert.equal("merchantapi: a hook raised nil", e.hook_error)
+  end)
+
+  it("leaves the results alone without hooks or without a hook error", function()
+    local res = {}
+    assert.equal("v", (core.hook_results(nil, "v", nil, res)))
+    assert.equal("v", (core.hook_results({}, "v", nil, res)))
+    assert.is_nil(res.hook_error)
+    local t = {}
+    core.hook_raised(t, t) -- a table raised is kept as it is
+    local e = {}
+    core.hook_results(t, { "lists" }, e) -- a page walk: lists and its error
+    assert.equal(t, e.hook_error)
+  end)
+end)

@@ -97,7 +97,7 @@ describe("an error table", function()
     add("wait_for_txid (merchantapi.wait)", client:wait_for_txid(""))
     local hooked
     hooked = helpers.client { on_request = function()
-      add("hook (merchantapi.transport)", hooked:get_channel("x"))
+      add("hook (merchantapi.dispatch)", hooked:get_channel("x"))
     end }
     hooked:get_channel(helpers.CHANNEL_ID)
     hooked:close()

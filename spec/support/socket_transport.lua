@@ -1,5 +1,5 @@
 --- A merchantapi transport over LuaSocket, for the specs: it shows that any
--- HTTP client can carry the calls (merchantapi.transport), and lets the
+-- HTTP client can carry the calls (merchantapi.dispatch), and lets the
 -- endpoint specs run over something that is not libcurl.
 --
 -- Plain HTTP only (the sandbox's port); one connection per request.
@@ -8,7 +8,7 @@ local ltn12 = require "ltn12"
 
 local pairs, tostring, concat = pairs, tostring, table.concat
 
---- Performs `request` (see merchantapi.transport) with socket.http.
+--- Performs `request` (see merchantapi.dispatch) with socket.http.
 -- @treturn table|nil `{ status, headers, body }`, or nil and `{ message, sent }`.
 return function(request)
   local headers = {}

@@ -95,7 +95,7 @@ local function set_timeout(st)
   end
 end
 
--- A failed attempt: the shape merchantapi.transport expects.
+-- A failed attempt: the shape merchantapi.dispatch expects.
 local function failure(message, sent)
   return nil, { message = message, sent = sent }
 end
@@ -236,7 +236,7 @@ end
 --- The transport with the default settings: pass it as
 -- `merchantapi.new { transport = require("merchantapi.transport.ngx").request }`.
 -- @function request
--- @tparam table request the request the client builds (see `merchantapi.transport`).
+-- @tparam table request the request the client builds (see `merchantapi.dispatch`).
 -- @treturn table|nil the response `{ status, headers, body }`, or nil and
 --   the error (`{ message = s, sent = boolean }`).
 M.request = M.new()

@@ -1,6 +1,9 @@
---- Custom transports and attempt hooks: what `merchantapi.new` builds when
--- it is given `transport`, `on_request` or `on_response`; and how every
--- call runs, the one driver of the Lua side.
+--- How every call runs, the one dispatcher of the Lua side: which client
+-- core a call goes through (libcurl now, a `merchantapi.loop` task, a custom
+-- transport, OpenResty's cosockets), the Lua loop of custom transports and
+-- the drivers of the page batch; and what custom transports and attempt
+-- hooks are given and return (what `merchantapi.new` builds when it is
+-- given `transport`, `on_request` or `on_response`).
 --
 -- Every call of a client is a prepared exchange of the core
 -- (`client:prepare`: built and checked once) run one of four ways, the way
@@ -11,7 +14,7 @@
 -- the core's page batch (src/pages.c), run by the core over libcurl or
 -- driven below (a loop task, OpenResty's light threads; one page at a time
 -- over any other transport).  Closing a client while calls run is the core
--- binding's rule (src/lua_client.c): every exchange holds its client.
+-- binding's rule (src/lua_base.c): every exchange holds its client.
 --
 -- A transport is a function that performs one HTTP request:
 --
@@ -73,7 +76,8 @@
 -- the next attempt, absent after the last one), `code`, `title` and
 -- `max_attempts` (what `merchantapi.core.format_attempt(info)` needs to
 -- make the `MERCHANTAPI_DEBUG` line of the record).  An error raised by a hook
--- is caught and never changes the call's result: the first one is reported
+-- is caught and never changes the call's result: the first one (the core's
+-- rule, `src/lua_transport.c`, whatever drives the call) is reported
 -- as `hook_error` on the response object (success) or on the error
 -- (failure) -- the value raised, or for `error(nil)` / `error(false)` the
 -- string `"merchantapi: a hook raised nil"` (or `false`; Lua 5.5 itself
@@ -122,12 +126,14 @@
 -- (`parent_span_id`: the caller's parent id).  A pager given `traceparent`
 -- (`client:addresses`, `client:paginate`) continues it on every page.
 --
--- @module merchantapi.transport
+-- @module merchantapi.dispatch
 local loop = require "merchantapi.loop"
 local errors = require "merchantapi.errors"
 local metrics = require "merchantapi.metrics"
 
-local monotonic = require("merchantapi.core").monotonic
+local core = require "merchantapi.core"
+local monotonic = core.monotonic
+local hook_raised = core.hook_raised
 
 local type = type
 local pcall = pcall
@@ -196,36 +202,24 @@ function M.route(opts)
 end
 
 -- A call's hook state (the core's observer takes the same table): the
--- hooks, then hook_raised and hook_error once one raised.
+-- hooks, then hook_raised and hook_error once one raised (the core's rule,
+-- core.hook_raised).
 local function hook_state(client)
   local h = client._hooks
   return h and { on_request = h.on_request, on_response = h.on_response } or nil
 end
 
--- Calls a hook; records its error when it is the call's first.
+-- Calls a hook (from Lua: it may yield); the core records its error.
 local function call_hook(state, hook, info)
   local ok, err = pcall(hook, info)
-  if not ok and not state.hook_raised then
-    state.hook_raised, state.hook_error = true, err
+  if not ok then
+    hook_raised(state, err)
   end
 end
 
--- The results of a call, with the first hook error (the value raised, or
--- for nil and false, which would read as "no error", a string naming it)
--- as `hook_error` on the response object (success) or the error.
-local function results(state, v, err, res)
-  if state and state.hook_raised then
-    local e = state.hook_error
-    if e == nil or e == false then
-      e = "merchantapi: a hook raised " .. tostring(e)
-    end
-    local target = (v ~= nil and type(res) == "table" and res) or (type(err) == "table" and err)
-    if target then
-      target.hook_error = e
-    end
-  end
-  return v, err, res
-end
+-- results(state, v, err, res) -> v, err, res: a call's results with the
+-- hook error the core recorded as `hook_error` (core.hook_results).
+local results = core.hook_results
 
 -- Runs the attempts of exchange x over the transport t (a Lua loop: t may
 -- yield); every decision is the core's.  Returns x, done.
