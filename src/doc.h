@@ -38,6 +38,7 @@ struct mapi_resource {
 };
 
 struct mapi_doc {
+    mapi_owned owned;             /* first: mapi_doc_free, installed by its constructors */
     mapi_arena arena;             /* the tree, merged objects */
     mapi_response *response;      /* owned; NULL for mapi_doc_parse */
     char *copy;                   /* mapi_doc_parse: the body with padding; owned */

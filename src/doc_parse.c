@@ -162,6 +162,22 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
     }
 }
 
+static void doc_free(void *d)
+{
+    mapi_doc_free(d);
+}
+
+/* A zeroed document that the layers below free through its owned header
+   (an error's payout), or NULL when out of memory. */
+static mapi_doc *doc_new(void)
+{
+    mapi_doc *d = calloc(1, sizeof *d);
+
+    if (d)
+        d->owned.free_fn = doc_free;
+    return d;
+}
+
 /* A new document of body[0..len) in *out.  inplace (body itself, with
    MAPI_JSON_PADDING bytes of its own after it): read where it is, and left
    unchanged (string values are copied); else read from a copy of body that
@@ -169,7 +185,7 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
 static int new_document(const char *body, char *inplace, size_t len, int max_depth,
                         mapi_doc **out, mapi_error *err)
 {
-    mapi_doc *d = calloc(1, sizeof *d);
+    mapi_doc *d = doc_new();
     char *buf = inplace;
     mapi_json_result jr;
     mapi_json_status st;
@@ -254,7 +270,7 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
 
 int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err)
 {
-    mapi_doc *d = calloc(1, sizeof *d);
+    mapi_doc *d = doc_new();
 
     if (!d) {
         mapi_response_free(res);

@@ -49,8 +49,11 @@ void mapi_error_clear(mapi_error *err)
     free(err->url);
     free(err->request_id);
     free(err->message);
-    mapi_response_free(err->response);
-    mapi_doc_free(err->payout);
+    free(err->payout_status);
+    /* freed through the functions their makers installed: the error type
+       calls nothing above it */
+    mapi_owned_free(err->response);
+    mapi_owned_free(err->payout);
     if (err->settle_error) {
         mapi_error_clear(err->settle_error);
         free(err->settle_error);
@@ -164,27 +167,15 @@ static void append_clean(mapi_buf *b, const char *s, size_t max)
 
 /* A confirm's error with the payout its settling read found (err->payout,
    outcome UNKNOWN: mapi_confirm_payout's "Settling"): the status the read
-   showed, after the call's part. */
-static void payout_status(mapi_buf *b, const mapi_doc *payout)
+   showed (err->payout_status, copied by the exchange that attached the
+   payout), after the call's part. */
+static void payout_status(mapi_buf *b, const char *status)
 {
-    size_t len = 0;
-    const char *s;
-    char *status;
-
-    if (!payout)
+    if (!status)
         return;
-    s = mapi_value_string(mapi_resource_attr(mapi_doc_data(payout, 0), "status"), &len);
-    if (!s)
-        return; /* (a payout is kept only with a status) */
-    status = mapi_strndup(s, len); /* (a NUL inside ends it: a message is one C string) */
-    if (!status) {
-        b->oom = 1; /* no message rather than one without the status */
-        return;
-    }
     mapi_buf_puts(b, "; the payout read after it shows status \"");
     append_clean(b, status, MESSAGE_PART_MAX);
     mapi_buf_puts(b, "\"");
-    free(status);
 }
 
 int mapi_error_message(mapi_error *err)
@@ -233,7 +224,7 @@ int mapi_error_message(mapi_error *err)
             append_clean(&b, url_path(err->url), 2 * MESSAGE_PART_MAX);
         mapi_buf_puts(&b, "]");
     }
-    payout_status(&b, err->payout);
+    payout_status(&b, err->payout_status);
     err->message = mapi_buf_take(&b);
     return err->message ? 0 : -1;
 }
@@ -287,7 +278,7 @@ int mapi_redact(char **field, const char *secret)
 
 void mapi_error_redact(mapi_error *err, const char *secret)
 {
-    char **fields[10];
+    char **fields[11];
     size_t i, j;
 
     if (!err || !secret || strlen(secret) < 4)
@@ -295,7 +286,7 @@ void mapi_error_redact(mapi_error *err, const char *secret)
     fields[0] = &err->code, fields[1] = &err->title, fields[2] = &err->detail;
     fields[3] = &err->pointer, fields[4] = &err->amount, fields[5] = &err->minimum;
     fields[6] = &err->maximum, fields[7] = &err->method, fields[8] = &err->url;
-    fields[9] = &err->request_id;
+    fields[9] = &err->request_id, fields[10] = &err->payout_status;
     for (j = 0; j < sizeof fields / sizeof fields[0]; j++)
         mapi_redact(fields[j], secret);
     for (i = 0; i < err->nerrors; i++) {

@@ -16,6 +16,7 @@
 
 #include "merchantapi.h"
 #include "json_parse.h"
+#include "memory.h"
 
 #if defined(__GNUC__)
 #define MAPI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -74,6 +75,7 @@ typedef struct mapi_header {
 } mapi_header;
 
 struct mapi_response {
+    mapi_owned owned; /* first: mapi_response_free, installed by mapi_response_new */
     int status;
     mapi_header *headers;
     size_t nheaders, capheaders;
