@@ -256,11 +256,11 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
         rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
     if (rc != 0) {
         if (err) {
-            mapi_response_free(err->response);
+            mapi_owned_free(err->response);
             err->response = res;
             err->status = res->status;
         } else {
-            mapi_response_free(res);
+            mapi_owned_free(res);
         }
         return -1;
     }
@@ -273,7 +273,7 @@ int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error 
     mapi_doc *d = doc_new();
 
     if (!d) {
-        mapi_response_free(res);
+        mapi_owned_free(res);
         return mapi_error_oom(err);
     }
     d->response = res;
@@ -285,7 +285,7 @@ void mapi_doc_free(mapi_doc *d)
 {
     if (!d)
         return;
-    mapi_response_free(d->response);
+    mapi_owned_free(d->response); /* its maker's free: a document knows no response.c */
     mapi_arena_free(&d->arena);
     mapi_block_give(d->copy, d->copy_size);
     free(d);
