@@ -1,7 +1,7 @@
 /*
  * doc_parse.c -- a body read into a JSON:API document (doc.h): the JSON
- * reader's failures told in words, the index built, the document freed;
- * the quoted texts and resource labels of every message of the layer.
+ * reader's failures told in words, the index built (doc_index.c), then the
+ * relationships resolved (doc_resolve.c), the document freed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,56 +10,6 @@
 #include "doc.h"
 
 #define ARENA_CHUNK_MAX ((size_t)64 << 10)
-
-/* ---- messages ---- */
-
-const char *mapi_doc_quoted(const char *s, size_t n, char out[QUOTED_MAX])
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t i, w = 0;
-
-    out[w++] = '"';
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (w + 10 >= QUOTED_MAX) {
-            memcpy(out + w, "...", 3);
-            w += 3;
-            break;
-        }
-        if (c < 0x20 || c == '"' || c == '\\') {
-            memcpy(out + w, "\\u00", 4);
-            out[w + 4] = hex[c >> 4];
-            out[w + 5] = hex[c & 15];
-            w += 6;
-        } else {
-            out[w++] = (char)c;
-        }
-    }
-    out[w++] = '"';
-    out[w] = '\0';
-    return out;
-}
-
-void mapi_doc_label(doc_label *l, const mapi_value *type, const mapi_value *id,
-                    const mapi_value *lid)
-{
-    /* a type is a name: quoted only when it needs it */
-    size_t n = mapi_tl_len(type), i;
-    for (i = 0; i < n && i < 40; i++) {
-        if (!mapi_alnum_or((unsigned char)str_of(type)[i], "_-"))
-            break;
-    }
-    if (i == n && n > 0) {
-        memcpy(l->type, str_of(type), n);
-        l->type[n] = '\0';
-    } else {
-        mapi_doc_quoted(str_of(type), n, l->type);
-    }
-    l->lid = id ? "" : "lid ";
-    if (!id)
-        id = lid;
-    mapi_doc_quoted(str_of(id), mapi_tl_len(id), l->id);
-}
 
 /* ---- parsing ---- */
 
@@ -216,7 +166,7 @@ static int new_document(const char *body, char *inplace, size_t len, int max_dep
         d->nnames = jr.names;
     }
     if (st != MAPI_JSON_OK ? json_error(st, &jr, body, len, max_depth, err) != 0
-                           : mapi_doc_build(d, err) != 0) {
+                           : mapi_doc_build(d, err) != 0 || mapi_doc_resolve_all(d, err) != 0) {
         mapi_doc_free(d);
         return -1;
     }
