@@ -577,15 +577,17 @@ mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_erro
 /* The client's observer, when one is set (for drivers other than client.c's). */
 void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
                          const mapi_attempt_info *info);
-/* The validated base URL, without trailing '/'.  Borrowed. */
-const char *mapi_client_base_url(const mapi_client *c);
-/* 1 when the client has an api key. */
-int mapi_client_has_key(const mapi_client *c);
-/* 1 when an unknown confirm is settled by default (mapi_config.settle). */
-int mapi_client_settles(const mapi_client *c);
-/* Counts one call built for c (calls.c), and reads the count: a test hook
-   (a call is built once, whatever drives it). */
-void mapi_client_count_build(mapi_client *c);
+/* The builders of calls.c for client c (its mapi_call_base, filled when c
+   was made): mapi_call_build_endpoint's and mapi_call_build_request's
+   arguments and results. */
+int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
+                       mapi_error *err);
+int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
+                      const char *body, size_t body_len, const mapi_request_opts *opts,
+                      mapi_call *k, mapi_error *err);
+/* The calls built for c (a test hook: a call is built once, whatever
+   drives it). */
 unsigned long mapi_client_calls_built(const mapi_client *c);
 /* Replace a client's hooks; fn NULL restores the default.  Tests use them to
    avoid real waits; an event-loop binding may plug a non-blocking sleep. */
