@@ -88,7 +88,7 @@ CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/
               src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c \
               src/h1_reader.c
 CORE_CXX   := src/json_parse.cpp
-CORE_SRC   += src/memory.c src/trace_context.c
+CORE_SRC   += src/memory.c src/trace_context.c src/strdup.c src/redact.c
 
 # llhttp (docs/decisions.md, "One HTTP/1.1 reader"): by default its C sources
 # (Debian's node-llhttp) compiled here with flags of their own (they do not
