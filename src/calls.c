@@ -37,7 +37,7 @@ int mapi_method_safety(const char *method)
     return -1;
 }
 
-int mapi_call_not_sent(const char *method, mapi_error *err)
+int mapi_error_tag_not_sent(const char *method, mapi_error *err)
 {
     if (!err || err->kind == MAPI_ERR_NONE)
         return -1;
@@ -245,7 +245,7 @@ static int call_url(mapi_call_base *base, mapi_call *k, mapi_buf *url, mapi_erro
 {
     k->url_buf = mapi_buf_take(url);
     if (!k->url_buf)
-        return mapi_error_oom(err), mapi_call_not_sent(k->method, err);
+        return mapi_error_oom(err), mapi_error_tag_not_sent(k->method, err);
     k->url = k->url_buf;
     base->built++;
     return 0;
@@ -295,7 +295,7 @@ int mapi_call_build_endpoint(mapi_call_base *base, const mapi_endpoint *e, const
 
     call_init(k, e->method, opts);
     if (check_endpoint(base, e, id, p, opts, err) < 0)
-        return mapi_call_not_sent(e->method, err);
+        return mapi_error_tag_not_sent(e->method, err);
     k->moves_money = e->moves_money;
     k->endpoint = e->name;
     k->type = e->type;
@@ -361,7 +361,7 @@ int mapi_call_build_request(mapi_call_base *base, const char *method,
     call.tracestate = opts->tracestate;
     call_init(k, method, &call);
     if (check_request(method, path_and_query, body, body_len, opts, &call, err) < 0)
-        return mapi_call_not_sent(method, err);
+        return mapi_error_tag_not_sent(method, err);
     k->moves_money = mapi_method_safety(method) == 0; /* fresh connection, outcome, ... */
     k->type = opts->type;
     k->id = opts->id;

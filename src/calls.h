@@ -78,11 +78,11 @@ typedef struct mapi_call {
 /* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
    (POST, PUT, PATCH, DELETE), -1 for one no call sends (NULL included). */
 int mapi_method_safety(const char *method);
-/* The refusal of a call before anything was sent, for every caller: when
-   err holds an error and method may move money, err->outcome = NOT_SENT; a
-   USAGE error also gets err->method (when it has none) and its message
-   ("... [PUT]").  Returns -1. */
-int mapi_call_not_sent(const char *method, mapi_error *err);
+/* Tags err as the refusal of a call before anything was sent, for every
+   caller: when err holds an error and method may move money,
+   err->outcome = NOT_SENT; a USAGE error also gets err->method (when it has
+   none) and its message ("... [PUT]").  Returns -1. */
+int mapi_error_tag_not_sent(const char *method, mapi_error *err);
 /* An id for a path segment: non-empty, not "." or "..".  0, or -1 with
    USAGE naming `what`. */
 int mapi_id_check(const char *what, const char *id, mapi_error *err);

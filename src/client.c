@@ -225,7 +225,7 @@ int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *er
         }
         mapi_exchange_free(x);
     } else {
-        mapi_call_not_sent(k->method, &e); /* out of memory before anything was sent */
+        mapi_error_tag_not_sent(k->method, &e); /* out of memory before anything was sent */
     }
     if (step == MAPI_STEP_DONE)
         return 0;
@@ -279,7 +279,7 @@ static int run_endpoint(mapi_client *c, mapi_endpoint_row r, const char *id,
         *out = NULL;
     if (!c || !out) {
         mapi_error_set(err, MAPI_ERR_USAGE, "%s: client and out are required", e->name);
-        return mapi_call_not_sent(e->method, err);
+        return mapi_error_tag_not_sent(e->method, err);
     }
     if (mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
         return -1;

@@ -84,7 +84,7 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e);
 /* The results (nil, err, message: mapi_lua_failed) of an error made by the
    binding (a closed client, an id with a NUL byte): kind, title, method;
    outcome "not_sent" when method may move money (the core's rule,
-   mapi_call_not_sent).  Returns 3. */
+   mapi_error_tag_not_sent).  Returns 3. */
 int mapi_lua_fail(lua_State *L, const char *kind, const char *title, const char *method);
 /* The results of every failure of the Lua module: the error table on top
    of the stack becomes nil, err, message -- message its one-line `message`,
