@@ -88,6 +88,7 @@ CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/
               src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c \
               src/h1_reader.c
 CORE_CXX   := src/json_parse.cpp
+CORE_SRC   += src/memory.c src/trace_context.c src/strdup.c src/redact.c
 
 # llhttp (docs/decisions.md, "One HTTP/1.1 reader"): by default its C sources
 # (Debian's node-llhttp) compiled here with flags of their own (they do not
@@ -179,7 +180,7 @@ deps-bench:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/http_private.h src/doc.h
+$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/http_private.h src/doc.h src/memory.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -196,7 +197,7 @@ $(OBJDIR)/h1_reader_llhttp.o: $(OBJDIR)/h1_reader.o $(LLHTTP_OBJ)
 	$(CC) -r -nostdlib -o $@ $^
 	objcopy --wildcard --localize-symbol='llhttp*' $@
 
-$(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h
+$(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h src/memory.h
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_ALL) -c $< -o $@
 
@@ -211,7 +212,7 @@ $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
 $(OBJDIR)/%-$(LUA_TAG).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h src/h1_reader.h \
-                      src/lua_binding.h $(LUA_STAMP)
+                      src/lua_binding.h src/memory.h $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 

@@ -37,7 +37,7 @@ int mapi_method_safety(const char *method)
     return -1;
 }
 
-int mapi_call_not_sent(const char *method, mapi_error *err)
+int mapi_error_tag_not_sent(const char *method, mapi_error *err)
 {
     if (!err || err->kind == MAPI_ERR_NONE)
         return -1;
@@ -241,13 +241,13 @@ static void call_init(mapi_call *k, const char *method, const mapi_call_opts *op
 
 /* k->url = the URL built in url (taken; a buffer that ran out of memory
    anywhere gives no URL, never a truncated one). */
-static int call_url(mapi_client *c, mapi_call *k, mapi_buf *url, mapi_error *err)
+static int call_url(mapi_call_base *base, mapi_call *k, mapi_buf *url, mapi_error *err)
 {
     k->url_buf = mapi_buf_take(url);
     if (!k->url_buf)
-        return mapi_error_oom(err), mapi_call_not_sent(k->method, err);
+        return mapi_error_oom(err), mapi_error_tag_not_sent(k->method, err);
     k->url = k->url_buf;
-    mapi_client_count_build(c);
+    base->built++;
     return 0;
 }
 
@@ -272,7 +272,7 @@ static void query_long(mapi_buf *b, char *sep, const char *name, long value)
 
 /* The checks of an endpoint's call, the only ones (the binding converts
    Lua values, it checks none): 0, or -1 with USAGE. */
-static int check_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+static int check_endpoint(const mapi_call_base *base, const mapi_endpoint *e, const char *id,
                           const mapi_page_params *p, const mapi_call_opts *opts,
                           mapi_error *err)
 {
@@ -281,21 +281,21 @@ static int check_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id
         return -1;
     /* the interface shows Authorization on confirm and on the address list:
        a client without a key fails there, before anything is sent */
-    if (e->key_for && !mapi_client_has_key(c))
+    if (e->key_for && !base->has_key)
         return mapi_error_set(err, MAPI_ERR_USAGE, "an api_key is required to %s", e->key_for);
     return 0;
 }
 
-int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
-                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
-                       mapi_error *err)
+int mapi_call_build_endpoint(mapi_call_base *base, const mapi_endpoint *e, const char *id,
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, mapi_error *err)
 {
     mapi_buf b;
     char sep = '?';
 
     call_init(k, e->method, opts);
-    if (check_endpoint(c, e, id, p, opts, err) < 0)
-        return mapi_call_not_sent(e->method, err);
+    if (check_endpoint(base, e, id, p, opts, err) < 0)
+        return mapi_error_tag_not_sent(e->method, err);
     k->moves_money = e->moves_money;
     k->endpoint = e->name;
     k->type = e->type;
@@ -303,9 +303,9 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
     k->id = e->lists ? NULL : id;
     if (e->moves_money)
         k->settle = opts && opts->settle != MAPI_SETTLE_DEFAULT ? opts->settle == MAPI_SETTLE_ON
-                                                                : mapi_client_settles(c);
+                                                                : base->settle;
     mapi_buf_init(&b);
-    mapi_buf_puts(&b, mapi_client_base_url(c));
+    mapi_buf_puts(&b, base->base_url);
     mapi_endpoint_path(&b, e, id, strlen(id));
     if (e->lists && p) {
         query_string(&b, &sep, "order", p->order);
@@ -313,7 +313,7 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
         query_long(&b, &sep, "page", p->page);
         query_long(&b, &sep, "per_page", p->per_page);
     }
-    return call_url(c, k, &b, err);
+    return call_url(base, k, &b, err);
 }
 
 /* The checks of a generic call (opts not NULL, call: its mapi_call_opts
@@ -344,9 +344,9 @@ static int check_request(const char *method, const char *path_and_query, const c
     return check_opts(call, err);
 }
 
-int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
-                      const char *body, size_t body_len, const mapi_request_opts *opts,
-                      mapi_call *k, mapi_error *err)
+int mapi_call_build_request(mapi_call_base *base, const char *method,
+                            const char *path_and_query, const char *body, size_t body_len,
+                            const mapi_request_opts *opts, mapi_call *k, mapi_error *err)
 {
     mapi_request_opts dflt = MAPI_REQUEST_OPTS_INIT;
     mapi_call_opts call = MAPI_CALL_OPTS_INIT;
@@ -361,7 +361,7 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
     call.tracestate = opts->tracestate;
     call_init(k, method, &call);
     if (check_request(method, path_and_query, body, body_len, opts, &call, err) < 0)
-        return mapi_call_not_sent(method, err);
+        return mapi_error_tag_not_sent(method, err);
     k->moves_money = mapi_method_safety(method) == 0; /* fresh connection, outcome, ... */
     k->type = opts->type;
     k->id = opts->id;
@@ -374,9 +374,9 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
         k->max_retries = opts->max_retries;
     }
     mapi_buf_init(&b);
-    mapi_buf_puts(&b, mapi_client_base_url(c));
+    mapi_buf_puts(&b, base->base_url);
     mapi_buf_puts(&b, path_and_query);
-    return call_url(c, k, &b, err);
+    return call_url(base, k, &b, err);
 }
 
 void mapi_call_release(mapi_call *k)

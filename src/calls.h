@@ -78,11 +78,11 @@ typedef struct mapi_call {
 /* 1 for a method safe to repeat (GET, HEAD), 0 for one that may move money
    (POST, PUT, PATCH, DELETE), -1 for one no call sends (NULL included). */
 int mapi_method_safety(const char *method);
-/* The refusal of a call before anything was sent, for every caller: when
-   err holds an error and method may move money, err->outcome = NOT_SENT; a
-   USAGE error also gets err->method (when it has none) and its message
-   ("... [PUT]").  Returns -1. */
-int mapi_call_not_sent(const char *method, mapi_error *err);
+/* Tags err as the refusal of a call before anything was sent, for every
+   caller: when err holds an error and method may move money,
+   err->outcome = NOT_SENT; a USAGE error also gets err->method (when it has
+   none) and its message ("... [PUT]").  Returns -1. */
+int mapi_error_tag_not_sent(const char *method, mapi_error *err);
 /* An id for a path segment: non-empty, not "." or "..".  0, or -1 with
    USAGE naming `what`. */
 int mapi_id_check(const char *what, const char *id, mapi_error *err);
@@ -93,21 +93,33 @@ int mapi_path_check(const char *path_and_query, mapi_error *err);
    -1 (oom). */
 int mapi_endpoint_path(mapi_buf *b, const mapi_endpoint *e, const char *id, size_t len);
 
+/* What the builders need of the client a call is built for, as plain
+   values: the client fills one when it is made (client.c) and hands it to
+   every build, so the builder knows no client. */
+typedef struct mapi_call_base {
+    const char *base_url; /* validated, without a trailing '/' (borrowed from the client) */
+    int has_key;          /* 1: the client has an api key */
+    int settle;           /* 1: an unknown confirm is settled by default (mapi_config.settle) */
+    unsigned long built;  /* calls built from it, counted by the builders (a test hook: a
+                             call is built once, whatever drives it) */
+} mapi_call_base;
+
 /* The one builder of an endpoint's call: row e of the table with id (the
    row's id_name), p the list's parameters (only for a row that lists; NULL:
-   none) and opts (NULL: the defaults).  The checks (USAGE, outcome NOT_SENT
-   for a row that may move money), the key when the row needs it, the URL
-   (the client's base URL + the path + the list query), the call's headers.
-   0 with *k filled (strings borrowed from the arguments, k->url owned: free
-   it with mapi_call_release), or -1 with err (USAGE, MEMORY) and nothing to
-   release.  Each build is counted (mapi_client_calls_built). */
-int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
-                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
-                       mapi_error *err);
+   none) and opts (NULL: the defaults), for the client base describes.  The
+   checks (USAGE, outcome NOT_SENT for a row that may move money), the key
+   when the row needs it, the URL (base->base_url + the path + the list
+   query), the call's headers.  0 with *k filled (strings borrowed from the
+   arguments, k->url owned: free it with mapi_call_release) and base->built
+   counted, or -1 with err (USAGE, MEMORY) and nothing to release.  (The
+   client's: mapi_call_endpoint, client.c.) */
+int mapi_call_build_endpoint(mapi_call_base *base, const mapi_endpoint *e, const char *id,
+                             const mapi_page_params *p, const mapi_call_opts *opts,
+                             mapi_call *k, mapi_error *err);
 /* The generic call (mapi_request_ex's rules; opts NULL: the defaults). */
-int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
-                      const char *body, size_t body_len, const mapi_request_opts *opts,
-                      mapi_call *k, mapi_error *err);
+int mapi_call_build_request(mapi_call_base *base, const char *method,
+                            const char *path_and_query, const char *body, size_t body_len,
+                            const mapi_request_opts *opts, mapi_call *k, mapi_error *err);
 /* Frees what a builder allocated (k->url); k NULL ignored. */
 void mapi_call_release(mapi_call *k);
 

@@ -29,7 +29,6 @@ struct mapi_client {
     size_t max_body;      /* copied for exchanges (the limits a transport is handed) */
     double timeout, connect_timeout;
     double deadline;      /* seconds for a whole call; 0: mapi_default_deadline */
-    int settle;           /* 1: an unknown confirm is settled by a read (mapi_config.settle) */
     int debug;            /* mapi_config.debug, or MERCHANTAPI_DEBUG was set when the
                              client was made */
     int trace;            /* mapi_config.trace */
@@ -37,7 +36,7 @@ struct mapi_client {
     unsigned long trace_forks; /* mapi_trace_forks() when trace_rng was seeded */
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
-    unsigned long calls_built; /* mapi_client_calls_built */
+    mapi_call_base call_base;  /* what calls.c's builders need of it, as plain values */
 };
 
 /* ---- configuration and global init ---- */
@@ -110,7 +109,9 @@ mapi_client *mapi_client_new(const mapi_config *cfg, mapi_error *err)
     c->timeout = cfg->timeout;
     c->connect_timeout = cfg->connect_timeout;
     c->deadline = cfg->deadline;
-    c->settle = cfg->settle != MAPI_SETTLE_OFF;
+    c->call_base.base_url = c->base_url;
+    c->call_base.has_key = c->api_key != NULL;
+    c->call_base.settle = cfg->settle != MAPI_SETTLE_OFF;
     c->max_retries = cfg->max_retries;
     c->max_depth = cfg->max_depth;
     mapi_client_set_sleep(c, NULL, NULL);
@@ -224,7 +225,7 @@ int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *er
         }
         mapi_exchange_free(x);
     } else {
-        mapi_call_not_sent(k->method, &e); /* out of memory before anything was sent */
+        mapi_error_tag_not_sent(k->method, &e); /* out of memory before anything was sent */
     }
     if (step == MAPI_STEP_DONE)
         return 0;
@@ -237,29 +238,24 @@ int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *er
     return -1;
 }
 
-const char *mapi_client_base_url(const mapi_client *c)
+int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
+                       mapi_error *err)
 {
-    return c->base_url;
+    return mapi_call_build_endpoint(&c->call_base, e, id, p, opts, k, err);
 }
 
-int mapi_client_has_key(const mapi_client *c)
+int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
+                      const char *body, size_t body_len, const mapi_request_opts *opts,
+                      mapi_call *k, mapi_error *err)
 {
-    return c->api_key != NULL;
-}
-
-int mapi_client_settles(const mapi_client *c)
-{
-    return c->settle;
-}
-
-void mapi_client_count_build(mapi_client *c)
-{
-    c->calls_built++;
+    return mapi_call_build_request(&c->call_base, method, path_and_query, body, body_len,
+                                   opts, k, err);
 }
 
 unsigned long mapi_client_calls_built(const mapi_client *c)
 {
-    return c->calls_built;
+    return c->call_base.built;
 }
 
 void mapi_client_parts_get(mapi_client *c, mapi_client_parts *out)
@@ -283,7 +279,7 @@ static int run_endpoint(mapi_client *c, mapi_endpoint_row r, const char *id,
         *out = NULL;
     if (!c || !out) {
         mapi_error_set(err, MAPI_ERR_USAGE, "%s: client and out are required", e->name);
-        return mapi_call_not_sent(e->method, err);
+        return mapi_error_tag_not_sent(e->method, err);
     }
     if (mapi_call_endpoint(c, e, id, p, opts, &k, err) < 0)
         return -1;

@@ -38,6 +38,7 @@ struct mapi_resource {
 };
 
 struct mapi_doc {
+    mapi_owned owned;             /* first: mapi_doc_free, installed by its constructors */
     mapi_arena arena;             /* the tree, merged objects */
     mapi_response *response;      /* owned; NULL for mapi_doc_parse */
     char *copy;                   /* mapi_doc_parse: the body with padding; owned */
@@ -85,7 +86,7 @@ static inline size_t slot_index(size_t s)
     return (s >> 1) - 1;
 }
 
-/* ---- messages (doc_parse.c) ---- */
+/* ---- messages (doc_index.c, for the documents' three files) ---- */
 
 /* Text for a message: s[0..n) in double quotes, control bytes and '"' as
    \u escapes, cut after 60 bytes.  Always NUL-terminated in out. */
@@ -126,15 +127,13 @@ size_t mapi_doc_add_at(mapi_doc *d, size_t *slot, unsigned kind);
 int mapi_doc_read_identity(const mapi_value *obj, const mapi_value **type,
                            const mapi_value **id, const mapi_value **lid);
 /* The envelope read, every resource of data and included indexed (copies
-   merged, field rules checked) and every relationship resolved: 0, or -1
-   with err. */
+   merged, field rules checked): 0, or -1 with err.  Then mapi_doc_resolve_all. */
 int mapi_doc_build(mapi_doc *d, mapi_error *err);
 
 /* ---- relationships (doc_resolve.c) ---- */
 
-/* Every relationship of resource i resolved (stubs appended as needed), in
-   d->rels / d->targets (room for one record per relationship made).  0, or
-   -1 with err. */
-int mapi_doc_resolve_relationships(mapi_doc *d, size_t i, mapi_error *err);
+/* Every relationship of every resource d indexes (mapi_doc_build) resolved,
+   stubs appended to the index as needed: 0, or -1 with err. */
+int mapi_doc_resolve_all(mapi_doc *d, mapi_error *err);
 
 #endif /* MAPI_DOC_H */

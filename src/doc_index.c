@@ -1,11 +1,63 @@
 /*
  * doc_index.c -- a JSON:API document built from its tree: the envelope, the
- * index, two copies of one resource merged, the field rules (doc.h).
+ * index, two copies of one resource merged, the field rules (doc.h); the
+ * quoted texts and resource labels of every message of the documents'
+ * files (this one, doc_resolve.c and doc_parse.c, which stand above it).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "doc.h"
+
+/* ---- messages ---- */
+
+const char *mapi_doc_quoted(const char *s, size_t n, char out[QUOTED_MAX])
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i, w = 0;
+
+    out[w++] = '"';
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (w + 10 >= QUOTED_MAX) {
+            memcpy(out + w, "...", 3);
+            w += 3;
+            break;
+        }
+        if (c < 0x20 || c == '"' || c == '\\') {
+            memcpy(out + w, "\\u00", 4);
+            out[w + 4] = hex[c >> 4];
+            out[w + 5] = hex[c & 15];
+            w += 6;
+        } else {
+            out[w++] = (char)c;
+        }
+    }
+    out[w++] = '"';
+    out[w] = '\0';
+    return out;
+}
+
+void mapi_doc_label(doc_label *l, const mapi_value *type, const mapi_value *id,
+                    const mapi_value *lid)
+{
+    /* a type is a name: quoted only when it needs it */
+    size_t n = mapi_tl_len(type), i;
+    for (i = 0; i < n && i < 40; i++) {
+        if (!mapi_alnum_or((unsigned char)str_of(type)[i], "_-"))
+            break;
+    }
+    if (i == n && n > 0) {
+        memcpy(l->type, str_of(type), n);
+        l->type[n] = '\0';
+    } else {
+        mapi_doc_quoted(str_of(type), n, l->type);
+    }
+    l->lid = id ? "" : "lid ";
+    if (!id)
+        id = lid;
+    mapi_doc_quoted(str_of(id), mapi_tl_len(id), l->id);
+}
 
 int mapi_doc_grow(mapi_doc *d, void **arr, size_t *cap, size_t n, size_t sz)
 {
@@ -472,7 +524,7 @@ int mapi_doc_build(mapi_doc *d, mapi_error *err)
 {
     const mapi_value *r = d->root, *data = NULL;
     uint32_t *stamps = NULL, serial = 0;
-    size_t i, n, nincl, nrels, idx = 0;
+    size_t i, n, nincl, idx = 0;
     int rc = -1;
     place p;
 
@@ -534,19 +586,6 @@ int mapi_doc_build(mapi_doc *d, mapi_error *err)
             goto out;
     }
     d->nreal = d->nres;
-    /* one record per relationship, one target per to-one linkage at least */
-    for (i = 0, nrels = 0; i < d->nreal; i++)
-        if (is_object(d->res[i].relationships))
-            nrels += mapi_tl_len(d->res[i].relationships);
-    if (nrels && ((d->rels = mapi_arena_alloc(&d->arena, nrels * sizeof *d->rels)) == NULL ||
-                  (d->targets = mapi_arena_alloc(&d->arena, nrels * sizeof *d->targets)) == NULL)) {
-        rc = mapi_error_oom(err);
-        goto out;
-    }
-    d->caprels = d->captargets = nrels;
-    for (i = 0; i < d->nreal; i++)
-        if (mapi_doc_resolve_relationships(d, i, err) != 0)
-            goto out;
     rc = 0;
 out:
     free(stamps);

@@ -1,7 +1,7 @@
 /*
  * doc_parse.c -- a body read into a JSON:API document (doc.h): the JSON
- * reader's failures told in words, the index built, the document freed;
- * the quoted texts and resource labels of every message of the layer.
+ * reader's failures told in words, the index built (doc_index.c), then the
+ * relationships resolved (doc_resolve.c), the document freed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,56 +10,6 @@
 #include "doc.h"
 
 #define ARENA_CHUNK_MAX ((size_t)64 << 10)
-
-/* ---- messages ---- */
-
-const char *mapi_doc_quoted(const char *s, size_t n, char out[QUOTED_MAX])
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t i, w = 0;
-
-    out[w++] = '"';
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (w + 10 >= QUOTED_MAX) {
-            memcpy(out + w, "...", 3);
-            w += 3;
-            break;
-        }
-        if (c < 0x20 || c == '"' || c == '\\') {
-            memcpy(out + w, "\\u00", 4);
-            out[w + 4] = hex[c >> 4];
-            out[w + 5] = hex[c & 15];
-            w += 6;
-        } else {
-            out[w++] = (char)c;
-        }
-    }
-    out[w++] = '"';
-    out[w] = '\0';
-    return out;
-}
-
-void mapi_doc_label(doc_label *l, const mapi_value *type, const mapi_value *id,
-                    const mapi_value *lid)
-{
-    /* a type is a name: quoted only when it needs it */
-    size_t n = mapi_tl_len(type), i;
-    for (i = 0; i < n && i < 40; i++) {
-        if (!mapi_alnum_or((unsigned char)str_of(type)[i], "_-"))
-            break;
-    }
-    if (i == n && n > 0) {
-        memcpy(l->type, str_of(type), n);
-        l->type[n] = '\0';
-    } else {
-        mapi_doc_quoted(str_of(type), n, l->type);
-    }
-    l->lid = id ? "" : "lid ";
-    if (!id)
-        id = lid;
-    mapi_doc_quoted(str_of(id), mapi_tl_len(id), l->id);
-}
 
 /* ---- parsing ---- */
 
@@ -162,6 +112,22 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
     }
 }
 
+static void doc_free(void *d)
+{
+    mapi_doc_free(d);
+}
+
+/* A zeroed document that the layers below free through its owned header
+   (an error's payout), or NULL when out of memory. */
+static mapi_doc *doc_new(void)
+{
+    mapi_doc *d = calloc(1, sizeof *d);
+
+    if (d)
+        d->owned.free_fn = doc_free;
+    return d;
+}
+
 /* A new document of body[0..len) in *out.  inplace (body itself, with
    MAPI_JSON_PADDING bytes of its own after it): read where it is, and left
    unchanged (string values are copied); else read from a copy of body that
@@ -169,7 +135,7 @@ static int json_error(mapi_json_status st, const mapi_json_result *jr, const cha
 static int new_document(const char *body, char *inplace, size_t len, int max_depth,
                         mapi_doc **out, mapi_error *err)
 {
-    mapi_doc *d = calloc(1, sizeof *d);
+    mapi_doc *d = doc_new();
     char *buf = inplace;
     mapi_json_result jr;
     mapi_json_status st;
@@ -200,7 +166,7 @@ static int new_document(const char *body, char *inplace, size_t len, int max_dep
         d->nnames = jr.names;
     }
     if (st != MAPI_JSON_OK ? json_error(st, &jr, body, len, max_depth, err) != 0
-                           : mapi_doc_build(d, err) != 0) {
+                           : mapi_doc_build(d, err) != 0 || mapi_doc_resolve_all(d, err) != 0) {
         mapi_doc_free(d);
         return -1;
     }
@@ -240,11 +206,11 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
         rc = mapi_doc_parse_ex(res->body, res->len, max_depth, out, err);
     if (rc != 0) {
         if (err) {
-            mapi_response_free(err->response);
+            mapi_owned_free(err->response);
             err->response = res;
             err->status = res->status;
         } else {
-            mapi_response_free(res);
+            mapi_owned_free(res);
         }
         return -1;
     }
@@ -254,10 +220,10 @@ int mapi_doc_from_response(mapi_response *res, int max_depth, mapi_doc **out, ma
 
 int mapi_doc_from_empty_response(mapi_response *res, mapi_doc **out, mapi_error *err)
 {
-    mapi_doc *d = calloc(1, sizeof *d);
+    mapi_doc *d = doc_new();
 
     if (!d) {
-        mapi_response_free(res);
+        mapi_owned_free(res);
         return mapi_error_oom(err);
     }
     d->response = res;
@@ -269,7 +235,7 @@ void mapi_doc_free(mapi_doc *d)
 {
     if (!d)
         return;
-    mapi_response_free(d->response);
+    mapi_owned_free(d->response); /* its maker's free: a document knows no response.c */
     mapi_arena_free(&d->arena);
     mapi_block_give(d->copy, d->copy_size);
     free(d);

@@ -63,7 +63,10 @@ static void read_relationship(rel_rec *rec, const mapi_name *name, const mapi_va
     }
 }
 
-int mapi_doc_resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
+/* Every relationship of resource i resolved (stubs appended as needed), in
+   d->rels / d->targets (room for one record per relationship made).  0, or
+   -1 with err. */
+static int resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
 {
     const mapi_value *rels = d->res[i].relationships;
     const mapi_member *m;
@@ -134,6 +137,24 @@ int mapi_doc_resolve_relationships(mapi_doc *d, size_t i, mapi_error *err)
 }
 
 /* ---- reading them ---- */
+
+int mapi_doc_resolve_all(mapi_doc *d, mapi_error *err)
+{
+    size_t i, nrels;
+
+    /* one record per relationship, one target per to-one linkage at least */
+    for (i = 0, nrels = 0; i < d->nreal; i++)
+        if (is_object(d->res[i].relationships))
+            nrels += mapi_tl_len(d->res[i].relationships);
+    if (nrels && ((d->rels = mapi_arena_alloc(&d->arena, nrels * sizeof *d->rels)) == NULL ||
+                  (d->targets = mapi_arena_alloc(&d->arena, nrels * sizeof *d->targets)) == NULL))
+        return mapi_error_oom(err);
+    d->caprels = d->captargets = nrels;
+    for (i = 0; i < d->nreal; i++)
+        if (resolve_relationships(d, i, err) != 0)
+            return -1;
+    return 0;
+}
 
 size_t mapi_resource_relationship_count(const mapi_resource *r) { return r->rel_count; }
 

@@ -1,7 +1,7 @@
 /*
  * error.c -- filling a mapi_error: clearing, kind and outcome names, the
- * one-line message, and keeping the api key out of every field.  (Error
- * documents and limit details: error_doc.c.)
+ * one-line message.  (Keeping the api key out of every field: redact.c;
+ * error documents and limit details: error_doc.c.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +49,11 @@ void mapi_error_clear(mapi_error *err)
     free(err->url);
     free(err->request_id);
     free(err->message);
-    mapi_response_free(err->response);
-    mapi_doc_free(err->payout);
+    free(err->payout_status);
+    /* freed through the functions their makers installed: the error type
+       calls nothing above it */
+    mapi_owned_free(err->response);
+    mapi_owned_free(err->payout);
     if (err->settle_error) {
         mapi_error_clear(err->settle_error);
         free(err->settle_error);
@@ -83,27 +86,6 @@ const char *mapi_outcome_name(mapi_outcome outcome)
     case MAPI_OUTCOME_NONE: break;
     }
     return "";
-}
-
-char *mapi_strdup(const char *s)
-{
-    return s ? mapi_strndup(s, strlen(s)) : NULL;
-}
-
-char *mapi_strndup(const char *s, size_t n)
-{
-    char *p;
-
-    if (!s)
-        return NULL;
-    if (memchr(s, '\0', n))
-        n = strlen(s);
-    p = malloc(n + 1);
-    if (!p)
-        return NULL;
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
 }
 
 int mapi_error_oom(mapi_error *err)
@@ -164,27 +146,15 @@ static void append_clean(mapi_buf *b, const char *s, size_t max)
 
 /* A confirm's error with the payout its settling read found (err->payout,
    outcome UNKNOWN: mapi_confirm_payout's "Settling"): the status the read
-   showed, after the call's part. */
-static void payout_status(mapi_buf *b, const mapi_doc *payout)
+   showed (err->payout_status, copied by the exchange that attached the
+   payout), after the call's part. */
+static void payout_status(mapi_buf *b, const char *status)
 {
-    size_t len = 0;
-    const char *s;
-    char *status;
-
-    if (!payout)
+    if (!status)
         return;
-    s = mapi_value_string(mapi_resource_attr(mapi_doc_data(payout, 0), "status"), &len);
-    if (!s)
-        return; /* (a payout is kept only with a status) */
-    status = mapi_strndup(s, len); /* (a NUL inside ends it: a message is one C string) */
-    if (!status) {
-        b->oom = 1; /* no message rather than one without the status */
-        return;
-    }
     mapi_buf_puts(b, "; the payout read after it shows status \"");
     append_clean(b, status, MESSAGE_PART_MAX);
     mapi_buf_puts(b, "\"");
-    free(status);
 }
 
 int mapi_error_message(mapi_error *err)
@@ -233,98 +203,9 @@ int mapi_error_message(mapi_error *err)
             append_clean(&b, url_path(err->url), 2 * MESSAGE_PART_MAX);
         mapi_buf_puts(&b, "]");
     }
-    payout_status(&b, err->payout);
+    payout_status(&b, err->payout_status);
     err->message = mapi_buf_take(&b);
     return err->message ? 0 : -1;
-}
-
-/* ---- keeping the api key out: the one redaction ---- */
-
-/* The first occurrence of secret (slen bytes) in s, or NULL; ASCII letters
-   compared without case when icase is set. */
-static char *find_secret(char *s, const char *secret, size_t slen, int icase)
-{
-    if (!icase)
-        return strstr(s, secret);
-    for (; *s; s++)
-        if (mapi_ascii_ieq(s, slen, secret, slen))
-            return s;
-    return NULL;
-}
-
-int mapi_redact_ex(char **field, const char *secret, int icase)
-{
-    size_t slen = secret ? strlen(secret) : 0;
-    char *p, *hit;
-    mapi_buf b;
-
-    if (!field || !*field || slen < 4 || !find_secret(*field, secret, slen, icase))
-        return 0;
-    mapi_buf_init(&b);
-    p = *field;
-    while ((hit = find_secret(p, secret, slen, icase)) != NULL) {
-        mapi_buf_append(&b, p, (size_t)(hit - p));
-        mapi_buf_puts(&b, "[REDACTED]");
-        p = hit + slen;
-    }
-    mapi_buf_puts(&b, p);
-    p = mapi_buf_take(&b);
-    if (p) {
-        free(*field);
-        *field = p;
-        return 1;
-    }
-    /* out of memory: mask the secret where it stands rather than keep it */
-    for (p = *field; (hit = find_secret(p, secret, slen, icase)) != NULL; p = hit + slen)
-        memset(hit, '*', slen);
-    return 1;
-}
-
-int mapi_redact(char **field, const char *secret)
-{
-    return mapi_redact_ex(field, secret, 0);
-}
-
-void mapi_error_redact(mapi_error *err, const char *secret)
-{
-    char **fields[10];
-    size_t i, j;
-
-    if (!err || !secret || strlen(secret) < 4)
-        return;
-    fields[0] = &err->code, fields[1] = &err->title, fields[2] = &err->detail;
-    fields[3] = &err->pointer, fields[4] = &err->amount, fields[5] = &err->minimum;
-    fields[6] = &err->maximum, fields[7] = &err->method, fields[8] = &err->url;
-    fields[9] = &err->request_id;
-    for (j = 0; j < sizeof fields / sizeof fields[0]; j++)
-        mapi_redact(fields[j], secret);
-    for (i = 0; i < err->nerrors; i++) {
-        mapi_redact(&err->errors[i].code, secret);
-        mapi_redact(&err->errors[i].title, secret);
-        mapi_redact(&err->errors[i].detail, secret);
-        mapi_redact(&err->errors[i].pointer, secret);
-    }
-    mapi_error_redact(err->settle_error, secret);
-    mapi_response_redact(err->response, secret); /* its headers (the body stays as received) */
-    if (err->kind == MAPI_ERR_MEMORY)
-        return; /* its title and message are ours */
-    if (mapi_error_message(err) < 0) {
-        mapi_error_oom(err); /* no message: report what happened */
-        return;
-    }
-    mapi_redact(&err->message, secret);
-}
-
-void mapi_response_redact(mapi_response *res, const char *secret)
-{
-    size_t i;
-
-    if (!res)
-        return;
-    for (i = 0; i < res->nheaders; i++) {
-        mapi_redact_ex(&res->headers[i].name, secret, 1);
-        mapi_redact(&res->headers[i].value, secret);
-    }
 }
 
 int mapi_error_transport(mapi_error *err, const char *title, const char *detail,

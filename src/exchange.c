@@ -481,7 +481,8 @@ static mapi_step read_done(mapi_exchange *x, mapi_doc **out, mapi_error *e)
         *e = x->unknown;
         x->unknown = (mapi_error)MAPI_ERROR_INIT;
         e->payout = *out;
-        if (mapi_error_message(e) < 0) /* now naming the payout's status */
+        e->payout_status = mapi_strndup(s, len); /* (a NUL inside ends it) */
+        if (!e->payout_status || mapi_error_message(e) < 0) /* now naming the status */
             mapi_error_oom(e);
         else
             mapi_error_redact(e, x->api_key); /* the status is the server's text */

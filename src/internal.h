@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "merchantapi.h"
-#include "json_parse.h"
+#include "json_parse.h" /* and memory.h */
 
 #if defined(__GNUC__)
 #define MAPI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -74,6 +74,7 @@ typedef struct mapi_header {
 } mapi_header;
 
 struct mapi_response {
+    mapi_owned owned; /* first: mapi_response_free, installed by mapi_response_new */
     int status;
     mapi_header *headers;
     size_t nheaders, capheaders;
@@ -91,13 +92,13 @@ struct mapi_response {
 /* Frees a response; NULL ignored. */
 void mapi_response_free(mapi_response *res);
 
-/* ---- errors: filling, messages, the one redaction (error.c) ---- */
+/* ---- strings copied (strdup.c); errors (error.c); the one redaction (redact.c) ---- */
 
-/* Clears err, then sets kind and a printf-formatted title. Returns -1. */
-int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
 /* strdup / strndup that return NULL for NULL (or when out of memory). */
 char *mapi_strdup(const char *s);
 char *mapi_strndup(const char *s, size_t n);
+/* Clears err, then sets kind and a printf-formatted title. Returns -1. */
+int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
 /* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */
 int mapi_error_oom(mapi_error *err);
 /* Fills *err as a TRANSPORT failure of an answer that did not come whole
@@ -575,15 +576,14 @@ mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_erro
 /* The client's observer, when one is set (for drivers other than client.c's). */
 void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
                          const mapi_attempt_info *info);
-/* The validated base URL, without trailing '/'.  Borrowed. */
-const char *mapi_client_base_url(const mapi_client *c);
-/* 1 when the client has an api key. */
-int mapi_client_has_key(const mapi_client *c);
-/* 1 when an unknown confirm is settled by default (mapi_config.settle). */
-int mapi_client_settles(const mapi_client *c);
-/* Counts one call built for c (calls.c), and reads the count: a test hook
-   (a call is built once, whatever drives it). */
-void mapi_client_count_build(mapi_client *c);
+/* calls.c's builders (mapi_call_build_*) for client c, its mapi_call_base. */
+int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
+                       const mapi_page_params *p, const mapi_call_opts *opts, mapi_call *k,
+                       mapi_error *err);
+int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
+                      const char *body, size_t body_len, const mapi_request_opts *opts,
+                      mapi_call *k, mapi_error *err);
+/* The calls built for c: a test hook (built once, whatever drives it). */
 unsigned long mapi_client_calls_built(const mapi_client *c);
 /* Replace a client's hooks; fn NULL restores the default.  Tests use them to
    avoid real waits; an event-loop binding may plug a non-blocking sleep. */

@@ -477,32 +477,15 @@ mapi_json_status read_document(builder &b, ondemand::parser &parser, char *buf,
     return MAPI_JSON_OK;
 }
 
-/* ---- what a thread keeps between documents ---- */
+/* ---- what a thread keeps between documents (the blocks: memory.c) ---- */
 
-/* Plain data, valid at any time of the thread's life (json_tree.c reads
-   them); what they hold is freed by their owners' destructors at the
-   thread's end, after which blocks given are freed at once. */
-thread_local mapi_block_cache cache;
-
-struct cache_owner {
-    bool armed;
-    ~cache_owner() { mapi_block_cache_free(&cache); }
-};
-thread_local cache_owner owner;
-
+/* the reader's scratch arrays (json_tree.c), freed at the thread's end */
 struct tree_owner {
     mapi_tree t;
     ~tree_owner() { mapi_tree_free(&t); }
 };
 
 } // namespace
-
-extern "C" mapi_block_cache *mapi_block_cache_here(void)
-{
-    if (!cache.dead)
-        owner.armed = true; /* constructs the owner: its destructor runs at the thread's end */
-    return &cache;
-}
 
 extern "C" mapi_json_status mapi_json_parse(char *buf, size_t len, const char *orig,
                                             int max_depth, mapi_arena *arena,

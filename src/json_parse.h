@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "merchantapi.h"
+#include "memory.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,55 +23,8 @@ extern "C" {
    json_parse.cpp).  Response bodies are allocated with them. */
 #define MAPI_JSON_PADDING 64
 
-/* ---- the arena: every value, string and member array of a document ---- */
-
-typedef struct mapi_arena_chunk mapi_arena_chunk;
-
-typedef struct mapi_arena {
-    char *pos, *end;          /* free room in the current chunk */
-    mapi_arena_chunk *chunks; /* newest first */
-    size_t bytes;             /* bytes taken from malloc, chunk headers included */
-    size_t next;              /* size of a chunk */
-} mapi_arena;
-
-/* An empty arena whose chunks will hold about chunk bytes each (at least
-   4 KiB; a larger allocation gets a chunk of its size). */
-void mapi_arena_init(mapi_arena *a, size_t chunk);
-/* Frees every chunk; the arena is empty again (init state, same next size). */
-void mapi_arena_free(mapi_arena *a);
-/* The slow path of mapi_arena_alloc: a new chunk.  NULL when out of memory. */
-void *mapi_arena_grow(mapi_arena *a, size_t n);
-/* n bytes in a chunk of their own (the current chunk stays current), freed
-   with the arena; NULL when out of memory. */
-void *mapi_arena_block(mapi_arena *a, size_t n);
-
-/*
- * Large blocks of documents (arena chunks, body copies), kept per thread
- * for the next document instead of going back to malloc: a page read
- * after page would otherwise have glibc give the pages back to the system
- * and fault them in again at every document (a fifth of a decode's time).
- * A thread keeps at most MAPI_BLOCK_KEEP bytes in MAPI_BLOCK_SLOTS blocks,
- * freed when the thread ends.  mapi_block_take: a block of at least n bytes
- * (*size gets its real size, at most twice n), or NULL when out of memory.
- * mapi_block_give: p, a block of size bytes from mapi_block_take (freed on
- * any thread), kept or freed; NULL is ignored.
- */
-#define MAPI_BLOCK_KEEP ((size_t)2 << 20)
-#define MAPI_BLOCK_SLOTS 16
-void *mapi_block_take(size_t n, size_t *size);
-void mapi_block_give(void *p, size_t size);
-
-/* n bytes aligned to 8, or NULL when out of memory.  Freed with the arena. */
-static inline void *mapi_arena_alloc(mapi_arena *a, size_t n)
-{
-    n = (n + 7) & ~(size_t)7;
-    if ((size_t)(a->end - a->pos) >= n) {
-        void *p = a->pos;
-        a->pos += n;
-        return p;
-    }
-    return mapi_arena_grow(a, n);
-}
+/* The arena, the blocks kept per thread and objects freed by their maker's
+   function: memory.h (memory.c, below the reader). */
 
 /* One step of the hashes of names (json_parse.cpp) and of the (type, id)
    index (doc_index.c): w mixed into h. */
@@ -264,18 +218,6 @@ const char *mapi_tree_number(mapi_tree *t, const char *s, size_t n, mapi_type *t
    MAPI_JSON_DEPTH or MAPI_JSON_SYNTAX (*at the byte, or left as it is when
    the brackets match). */
 mapi_json_status mapi_json_diagnose(const char *buf, size_t len, size_t *at);
-
-/* The thread's kept blocks (mapi_block_take), kept by json_parse.cpp (freed
-   when the thread ends; dead from then on: blocks go back to malloc). */
-typedef struct mapi_block_cache {
-    void *p[MAPI_BLOCK_SLOTS];
-    size_t size[MAPI_BLOCK_SLOTS];
-    size_t n, bytes;
-    int dead;
-} mapi_block_cache;
-mapi_block_cache *mapi_block_cache_here(void);
-/* Frees the blocks of c and marks it dead. */
-void mapi_block_cache_free(mapi_block_cache *c);
 
 /*
  * Reads buf[0..len) -- one JSON value (RFC 8259, UTF-8), containers nested

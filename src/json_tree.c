@@ -283,66 +283,6 @@ void mapi_tree_free(mapi_tree *kept)
     memset(kept, 0, sizeof *kept);
 }
 
-/* ---- the blocks kept per thread (json_parse.h) ---- */
-
-void *mapi_block_take(size_t n, size_t *size)
-{
-    mapi_block_cache *c = mapi_block_cache_here();
-    size_t best = c->n, i;
-    void *p;
-
-    /* the smallest kept block that holds n and is not twice as large */
-    for (i = 0; i < c->n; i++)
-        if (c->size[i] >= n && c->size[i] / 2 <= n && (best == c->n || c->size[i] < c->size[best]))
-            best = i;
-    if (best < c->n) {
-        p = c->p[best];
-        *size = c->size[best];
-        c->bytes -= c->size[best];
-        c->n--;
-        c->p[best] = c->p[c->n];
-        c->size[best] = c->size[c->n];
-        return p;
-    }
-    *size = n;
-    return malloc(n ? n : 1);
-}
-
-void mapi_block_give(void *p, size_t size)
-{
-    mapi_block_cache *c;
-
-    if (!p)
-        return;
-    c = mapi_block_cache_here();
-    if (c->dead || size > MAPI_BLOCK_KEEP) {
-        free(p);
-        return;
-    }
-    /* room: the oldest blocks go first */
-    while (c->n > 0 && (c->n == MAPI_BLOCK_SLOTS || c->bytes + size > MAPI_BLOCK_KEEP)) {
-        free(c->p[0]);
-        c->bytes -= c->size[0];
-        c->n--;
-        memmove(c->p, c->p + 1, c->n * sizeof c->p[0]);
-        memmove(c->size, c->size + 1, c->n * sizeof c->size[0]);
-    }
-    c->p[c->n] = p;
-    c->size[c->n] = size;
-    c->n++;
-    c->bytes += size;
-}
-
-void mapi_block_cache_free(mapi_block_cache *c)
-{
-    size_t i;
-
-    for (i = 0; i < c->n; i++)
-        free(c->p[i]);
-    c->n = c->bytes = 0;
-    c->dead = 1;
-}
-
 /* ---- failures ---- */
 
 mapi_json_status mapi_json_diagnose(const char *buf, size_t len, size_t *at)

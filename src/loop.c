@@ -401,9 +401,9 @@ static int start(mapi_loop *l, mapi_client *c, mapi_call *k, mapi_loop_done_fn d
 
     mapi_call_release(k);
     if (!x)
-        return mapi_call_not_sent(method, err); /* out of memory: nothing sent */
+        return mapi_error_tag_not_sent(method, err); /* out of memory: nothing sent */
     if (mapi_loop_run_exchange(l, c, x, 1, NULL, NULL, done, ctx, err) < 0)
-        return mapi_call_not_sent(method, err);
+        return mapi_error_tag_not_sent(method, err);
     return 0;
 }
 
@@ -417,7 +417,7 @@ static int check_start(mapi_loop *l, mapi_client *c, mapi_loop_done_fn done,
         mapi_error_set(err, MAPI_ERR_USAGE, "mapi_loop: the loop is being freed");
     else
         return 0;
-    return mapi_call_not_sent(method, err);
+    return mapi_error_tag_not_sent(method, err);
 }
 
 /* Starts the call of the endpoint table's row r (calls.c). */

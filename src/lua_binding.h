@@ -171,7 +171,7 @@ void mapi_lua_push_error(lua_State *L, const mapi_error *e);
 /* The results (nil, err, message: mapi_lua_error_table_results) of a new
    error the binding makes itself (a closed client, an id with a NUL
    byte): kind, title, method; outcome "not_sent" when method may move money (the core's rule,
-   mapi_call_not_sent).  Returns 3. */
+   mapi_error_tag_not_sent).  Returns 3. */
 int mapi_lua_new_error_results(lua_State *L, const char *kind, const char *title,
                                const char *method);
 /* The results of every failure of the Lua module: the error table on top

@@ -31,7 +31,7 @@
    clears it.  Returns 3. */
 static int push_usage_failure(lua_State *L, call_box *eb, const char *method)
 {
-    mapi_call_not_sent(method, &eb->err);
+    mapi_error_tag_not_sent(method, &eb->err);
     return mapi_lua_push_err_results(L, &eb->err);
 }
 
@@ -159,7 +159,7 @@ static int finish_call(lua_State *L, const call_args *a, int prepare)
             xb->x = mapi_client_prepare(c, &k, &xb->err);
             mapi_call_release(&k);
             if (!xb->x)
-                mapi_call_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
+                mapi_error_tag_not_sent(a->method, &xb->err); /* out of memory: nothing sent */
         }
         if (xb->x)
             return 1;
@@ -217,7 +217,7 @@ static int l_endpoint(lua_State *L)
    Returns 2. */
 static int push_pages_usage(lua_State *L, call_box *eb)
 {
-    mapi_call_not_sent("GET", &eb->err);
+    mapi_error_tag_not_sent("GET", &eb->err);
     lua_newtable(L);
     mapi_lua_push_error(L, &eb->err);
     mapi_error_clear(&eb->err);

@@ -137,7 +137,7 @@ int mapi_lua_new_error_results(lua_State *L, const char *kind, const char *title
     e.title = (char *)title;
     e.method = (char *)method;
     if (mapi_method_safety(method) == 0)
-        e.outcome = MAPI_OUTCOME_NOT_SENT; /* the core's rule (mapi_call_not_sent) */
+        e.outcome = MAPI_OUTCOME_NOT_SENT; /* the core's rule (mapi_error_tag_not_sent) */
     mapi_lua_push_error(L, &e);
     return mapi_lua_error_table_results(L);
 }

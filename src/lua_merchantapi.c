@@ -54,7 +54,7 @@ static int l_path(lua_State *L)
     if (mapi_id_check(e->id_name, id, NULL) < 0) {
         call_box *eb = mapi_lua_push_call_box(L);
         mapi_id_check(e->id_name, id, &eb->err);
-        mapi_call_not_sent(e->method, &eb->err);
+        mapi_error_tag_not_sent(e->method, &eb->err);
         return mapi_lua_push_err_results(L, &eb->err);
     }
     out = (char *)mapic_newuserdata(L, room); /* Lua's memory first: nothing to leak */
@@ -173,7 +173,7 @@ static void push_defaults(lua_State *L)
 
 /* core.not_sent(method) -> "not_sent" | nil: the outcome of a call of
    method that failed before anything was sent (the core's rule,
-   mapi_call_not_sent: a method that may move money). */
+   mapi_error_tag_not_sent: a method that may move money). */
 static int l_not_sent(lua_State *L)
 {
     if (lua_type(L, 1) == LUA_TSTRING && mapi_method_safety(lua_tostring(L, 1)) == 0)

@@ -163,11 +163,14 @@ typedef struct mapi_error {
                               (freed by mapi_error_clear) */
     struct mapi_error *settle_error; /* confirm, outcome UNKNOWN: the error of the read that
                               tried to settle it, when that read failed; else NULL.  Owned */
+    char *payout_status;   /* with payout: its data.attributes.status as the settling read
+                              showed it ("draft", "expired", ...; the message names it);
+                              else NULL.  Owned */
 } mapi_error;
 
 #define MAPI_ERROR_INIT {MAPI_ERR_NONE, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
                          NULL, 0, MAPI_OUTCOME_NONE, NULL, NULL, NULL, -1.0, 0, 0, NULL, NULL, \
-                         0, NULL, NULL}
+                         0, NULL, NULL, NULL}
 
 /* Frees every field of *err and resets it to MAPI_ERROR_INIT.  NULL is ignored;
    safe to call twice. */

@@ -86,7 +86,7 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
     if (count == 0 || first_page < 1 || count > (size_t)(LONG_MAX - first_page)) {
         mapi_error_set(err, MAPI_ERR_USAGE,
                        "first_page must be >= 1 and the pages must stay in range");
-        mapi_call_not_sent(list->method, err);
+        mapi_error_tag_not_sent(list->method, err);
         return NULL;
     }
     memset(&p, 0, sizeof p);

@@ -10,9 +10,18 @@
 /* the room a body takes at its first bytes (then doubled as it grows) */
 #define BODY_FIRST_CAP 16384
 
+static void response_free(void *res)
+{
+    mapi_response_free(res);
+}
+
 mapi_response *mapi_response_new(void)
 {
-    return calloc(1, sizeof(mapi_response));
+    mapi_response *res = calloc(1, sizeof(mapi_response));
+
+    if (res)
+        res->owned.free_fn = response_free; /* how the layers below free it */
+    return res;
 }
 
 void mapi_response_clear_headers(mapi_response *res)

@@ -1,8 +1,9 @@
 /*
  * trace.c -- W3C Trace Context (https://www.w3.org/TR/trace-context/): the
- * check of a caller's traceparent and tracestate, and the random ids of
- * traces and spans: /dev/urandom once per client, then each call's
- * generator seeded from the client's (never libc's rand()).
+ * random ids of traces and spans: /dev/urandom once per client, then each
+ * call's generator seeded from the client's (never libc's rand()).  (The
+ * format's rules, the check of a caller's traceparent and tracestate:
+ * trace_context.c, at the builder's floor.)
  *
  * fork(): a child inherits its parent's generators, and would draw the
  * same ids.  A handler registered with pthread_atfork counts the forks in
@@ -17,48 +18,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-/* 1 when s[0..n) is lowercase hex, not all zeros (when nonzero is set). */
-static int lower_hex(const char *s, size_t n, int nonzero)
-{
-    size_t i;
-    int any = 0;
-
-    for (i = 0; i < n; i++) {
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-        any |= s[i] != '0';
-    }
-    return any || !nonzero;
-}
-
-int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error *err)
-{
-    const char *t = traceparent;
-    size_t i, n;
-
-    if (tracestate) {
-        n = strlen(tracestate);
-        if (!t)
-            return mapi_error_set(err, MAPI_ERR_USAGE, "tracestate needs a traceparent");
-        if (n > MAPI_TRACESTATE_MAX)
-            return mapi_error_set(err, MAPI_ERR_USAGE, "tracestate is over %d bytes",
-                                  MAPI_TRACESTATE_MAX);
-        for (i = 0; i < n; i++)
-            if (tracestate[i] < 0x20 || tracestate[i] > 0x7e)
-                return mapi_error_set(err, MAPI_ERR_USAGE,
-                                      "tracestate holds a byte that is not printable ASCII");
-    }
-    if (!t)
-        return 0;
-    if (strlen(t) != MAPI_TRACEPARENT_LEN || strncmp(t, "00-", 3) != 0 || t[35] != '-' ||
-        t[52] != '-' || !lower_hex(t + 3, 32, 1) || !lower_hex(t + 36, 16, 1) ||
-        !lower_hex(t + 53, 2, 0))
-        return mapi_error_set(err, MAPI_ERR_USAGE,
-                              "traceparent must be \"00-<32 hex trace id>-<16 hex parent id>-"
-                              "<2 hex flags>\" (lowercase, ids not all zeros)");
-    return 0;
-}
 
 static unsigned long forks;   /* written only in a child, before it has other threads */
 static int watched;           /* 1: count_fork is registered */
@@ -119,5 +78,5 @@ void mapi_trace_id(uint64_t *state, char *out, size_t bytes)
             r >>= 8;
         }
         out[2 * bytes] = '\0';
-    } while (!lower_hex(out, 2 * bytes, 1)); /* an id of zeros is invalid: drawn again */
+    } while (!mapi_trace_hex(out, 2 * bytes, 1)); /* an id of zeros is invalid: drawn again */
 }

@@ -1,6 +1,7 @@
 /*
  * value.c -- mapi_value: read-only navigation of a document's compact tree
- * (json_parse.h), the arena the tree lives in, and the JSON text of a value.
+ * (json_parse.h; it lives in an arena of memory.c) and the JSON text of a
+ * value.
  * JSON null is a node of type MAPI_NULL inside the tree; the public
  * functions hand it out as the NULL pointer.  Nothing here mutates a
  * document, so values may be read from several threads at once.
@@ -9,65 +10,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-/* ---- the arena ---- */
-
-struct mapi_arena_chunk {
-    mapi_arena_chunk *prev;
-    size_t size; /* bytes after the header */
-};
-
-#define ARENA_MIN_CHUNK ((size_t)4096)
-#define CHUNK_HEADER ((sizeof(mapi_arena_chunk) + 7) & ~(size_t)7)
-
-void mapi_arena_init(mapi_arena *a, size_t chunk)
-{
-    a->pos = a->end = NULL;
-    a->chunks = NULL;
-    a->bytes = 0;
-    a->next = chunk < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : chunk;
-}
-
-void *mapi_arena_block(mapi_arena *a, size_t size)
-{
-    mapi_arena_chunk *c;
-    size_t got;
-
-    if (size > ((size_t)-1) / 2 - CHUNK_HEADER)
-        return NULL;
-    c = mapi_block_take(CHUNK_HEADER + size, &got);
-    if (!c)
-        return NULL;
-    c->prev = a->chunks;
-    c->size = got - CHUNK_HEADER; /* a kept block may be larger */
-    a->chunks = c;
-    a->bytes += got;
-    return (char *)c + CHUNK_HEADER;
-}
-
-void mapi_arena_free(mapi_arena *a)
-{
-    mapi_arena_chunk *c = a->chunks;
-    while (c) {
-        mapi_arena_chunk *prev = c->prev;
-        mapi_block_give(c, CHUNK_HEADER + c->size);
-        c = prev;
-    }
-    mapi_arena_init(a, a->next);
-}
-
-void *mapi_arena_grow(mapi_arena *a, size_t n)
-{
-    /* chunks of one size: what is left unused is less than one of them */
-    size_t size = n > a->next ? n : a->next;
-    char *p = mapi_arena_block(a, size);
-
-    if (!p)
-        return NULL;
-    a->pos = p + n;
-    a->end = p + a->chunks->size;
-    return p;
-}
 
 /* ---- navigation ---- */
 

@@ -1,6 +1,7 @@
 /*
  * test_calls.c -- src/calls.c, no network: the endpoint table, found by name,
- * its rows whole, and the decimal fields by type and attribute.
+ * its rows whole, and the decimal fields by type and attribute; the builders
+ * fed plain values, no client.
  */
 #include "testutil.h"
 
@@ -54,11 +55,53 @@ static void names_without_case(void **state)
     assert_false(mapi_header_name_equal("X-AB", "x-a"));
 }
 
+/* The builders take what they need of a client as plain values
+   (mapi_call_base): the URL from base_url, the key rule from has_key, the
+   confirm's settle default from settle, each build counted; no client. */
+static void builders_take_plain_values(void **state)
+{
+    mapi_call_base base = {"http://h", 0, 1, 0};
+    mapi_call_opts off = MAPI_CALL_OPTS_INIT;
+    mapi_error e = MAPI_ERROR_INIT;
+    mapi_call k;
+    (void)state;
+
+    /* no key: the confirm is refused before anything is sent, and not counted */
+    assert_int_equal(mapi_call_build_endpoint(&base, &mapi_endpoints[MAPI_EP_CONFIRM_PAYOUT],
+                                              "p 1", NULL, NULL, &k, &e), -1);
+    assert_int_equal(e.kind, MAPI_ERR_USAGE);
+    assert_int_equal(e.outcome, MAPI_OUTCOME_NOT_SENT);
+    assert_int_equal(base.built, 0);
+    mapi_error_clear(&e);
+    base.has_key = 1;
+    assert_int_equal(mapi_call_build_endpoint(&base, &mapi_endpoints[MAPI_EP_CONFIRM_PAYOUT],
+                                              "p 1", NULL, NULL, &k, &e), 0);
+    assert_string_equal(k.url, "http://h/api/public/v1/payouts/p%201");
+    assert_int_equal(k.settle, 1); /* the base's default */
+    assert_int_equal(base.built, 1);
+    mapi_call_release(&k);
+    off.settle = MAPI_SETTLE_OFF; /* the call's own wins */
+    assert_int_equal(mapi_call_build_endpoint(&base, &mapi_endpoints[MAPI_EP_CONFIRM_PAYOUT],
+                                              "p", NULL, &off, &k, &e), 0);
+    assert_int_equal(k.settle, 0);
+    mapi_call_release(&k);
+    base.settle = 0;
+    assert_int_equal(mapi_call_build_endpoint(&base, &mapi_endpoints[MAPI_EP_CONFIRM_PAYOUT],
+                                              "p", NULL, NULL, &k, &e), 0);
+    assert_int_equal(k.settle, 0);
+    mapi_call_release(&k);
+    assert_int_equal(mapi_call_build_request(&base, "GET", "/x?a=1", NULL, 0, NULL, &k, &e), 0);
+    assert_string_equal(k.url, "http://h/x?a=1");
+    mapi_call_release(&k);
+    assert_int_equal(base.built, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(endpoint_table),
         cmocka_unit_test(names_without_case),
+        cmocka_unit_test(builders_take_plain_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

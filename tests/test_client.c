@@ -496,7 +496,7 @@ static void empty_ids_are_usage(void **state)
     assert_int_equal(mapi_confirm_payout(c, "", &doc, &err), -1);
     assert_null(doc);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
-    /* the builder's refusal carries the method (calls.c, mapi_call_not_sent) */
+    /* the builder's refusal carries the method (calls.c, mapi_error_tag_not_sent) */
     assert_string_equal(err.message, "merchantapi: usage: payout_id is empty [PUT]");
     assert_string_equal(err.method, "PUT");
     assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);

@@ -124,10 +124,12 @@ static void settle_read_draft_keeps_unknown_with_the_payout(void **state)
     /* ... with the payout read */
     assert_non_null(e.payout);
     assert_string_equal(tu_attr_str(mapi_doc_data(e.payout, 0), "status"), "draft");
+    assert_string_equal(e.payout_status, "draft"); /* copied: what the message names */
     assert_null(e.settle_error);
     assert_null(mapi_doc_settled_by(e.payout));
     mapi_error_clear(&e);
     assert_null(e.payout);
+    assert_null(e.payout_status);
     mapi_exchange_free(x);
 }
 
