@@ -50,15 +50,6 @@ struct mapi_exchange {
     mapi_error unknown;   /* the confirm's final error while the read runs */
 };
 
-double mapi_monotonic_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return 0.0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Traces the call (W3C Trace Context): its trace id (the caller's, or a new
    one), a traceparent header among the call's own (replacing one of that
    name, as a tracestate one when k gives one), whose parent-id field each

@@ -66,6 +66,31 @@ int mapi_alnum_or(int ch, const char *set);
 /* The value of hex digit c (0-9, a-f, A-F): 0 .. 15, or -1. */
 int mapi_hex_digit(int c);
 
+/* ---- the clocks and the one blocking sleep (clock.c) ---- */
+
+/* Seconds on a monotonic clock. */
+double mapi_monotonic_seconds(void);
+/* Unix seconds on the wall clock (an attempt's start_time). */
+double mapi_wall_seconds(void);
+/* Waits `seconds` before a retry.  Returns 0 to go on, non-zero to stop
+   retrying (the call then fails with the last attempt's error). */
+typedef int (*mapi_sleep_fn)(void *ctx, double seconds);
+/* The default: mapi_sleep_seconds, at most an hour. */
+int mapi_sleep_default(void *ctx, double seconds);
+/* Blocks the calling thread for seconds, at most cap (nanosleep, resumed
+   after signals; NaN and seconds <= 0: no wait).  Returns 0. */
+int mapi_sleep_seconds(double seconds, double cap);
+
+/* ---- the process's randomness (random.c) ---- */
+
+/* A uniformly distributed number in [0, 1). */
+typedef double (*mapi_random_fn)(void *ctx);
+/* The default: a xorshift64* generator whose state is the uint64_t that ctx
+   points to (seeded by mapi_rng_seed). */
+double mapi_random_default(void *ctx);
+/* A non-zero seed from the clock and `salt` (e.g. an object's address). */
+uint64_t mapi_rng_seed(uintptr_t salt);
+
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
 typedef struct mapi_header {
@@ -320,22 +345,6 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
 
 /* ---- retries (retry.c) ---- */
 
-/* Waits `seconds` before a retry.  Returns 0 to go on, non-zero to stop
-   retrying (the call then fails with the last attempt's error). */
-typedef int (*mapi_sleep_fn)(void *ctx, double seconds);
-/* A uniformly distributed number in [0, 1). */
-typedef double (*mapi_random_fn)(void *ctx);
-
-/* The defaults: nanosleep (restarted on EINTR), and a xorshift64* generator
-   whose state is the uint64_t that ctx points to (seeded by mapi_rng_seed). */
-int mapi_sleep_default(void *ctx, double seconds);
-/* Blocks the calling thread for seconds, at most cap (nanosleep, resumed
-   after signals; NaN and seconds <= 0: no wait).  Returns 0. */
-int mapi_sleep_seconds(double seconds, double cap);
-double mapi_random_default(void *ctx);
-/* A non-zero seed from the clock and `salt` (e.g. an object's address). */
-uint64_t mapi_rng_seed(uintptr_t salt);
-
 /* Seconds to wait before retry number `retry` (0 for the first retry): full
    jitter, u * min(8, 0.5 * 2^retry), with u in [0, 1) from the random hook. */
 double mapi_backoff_delay(int retry, double u);
@@ -550,9 +559,6 @@ void mapi_exchange_expire(mapi_exchange *x, mapi_error *e);
 /* The facts of the attempt ended last, for a MAPI_ATTEMPT_RESPONSE observer:
    borrowed, valid until the next begin and while *out / *e live. */
 const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
-
-/* Seconds on a monotonic clock. */
-double mapi_monotonic_seconds(void);
 
 /* ---- the attempt record and W3C trace context (attempt.h) ---- */
 
