@@ -56,7 +56,7 @@ int mapi_http_resend_refused(const mapi_error *e);
    (mapi_global_init, public, is here too: libcurl's global state.) */
 const char *mapi_http_version(void);
 
-/* ---- the HTTP layer: transfers driven by an event loop (http_loop.c; the budget: loop.c) ---- */
+/* ---- the HTTP layer: transfers driven by an event loop (http_loop.c) ---- */
 
 /* libcurl's multi socket interface behind one epoll descriptor: loop.c
    drives it without knowing libcurl.  One per mapi_loop; single-threaded. */
@@ -102,44 +102,6 @@ mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
-/* How much one step of a loop may do, by the rules of mapi_loop_step_budget
-   (merchantapi.h): seconds of work, the transfers collected, calls reported.
-   Its time is the wall clock (monotonic), not CPU time.  The one budget of a
-   step: loop.c checks it for the C loop's work, lua_loop.c for the Lua
-   tasks' resumes and pieces (lua/merchantapi/loop.lua keeps none). */
-typedef struct mapi_budget {
-    double max_seconds;   /* <= 0: no bound on time */
-    size_t max_calls;     /* 0: no bound on collected, nor on reported */
-    int wait;             /* 1: the step waits for ready work within max_seconds, and
-                             its waits count (mapi_loop_step_within) */
-    double spent;         /* seconds of work before `since` */
-    double since;         /* monotonic seconds the current stretch of work began; < 0: waiting */
-    size_t units;         /* pieces of work done: socket events, timer calls, collected, reported */
-    size_t collected;     /* finished transfers handed to the done callback */
-    size_t reported;      /* ended calls reported (loop.c) */
-} mapi_budget;
-/* A budget of max_seconds (<= 0: none) and max_calls (0: none), its work
-   counted from now. */
-void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls);
-/* Whether one more piece of work may be done now; counter: &b->collected,
-   &b->reported (checked against max_calls), or NULL.  1: done, counted; 0:
-   to leave for the next step.  b NULL: always 1. */
-int mapi_budget_take(mapi_budget *b, size_t *counter);
-/* mapi_budget_take for a piece expected to last `cost` seconds (<= 0: not
-   known): also 0 when it would end after max_seconds, unless less than a
-   tenth of them is spent (a piece longer than the budget runs at the start
-   of a step, never starved). */
-int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost);
-/* A wait begins (its time is not work, unless b->wait) / ends.  b NULL:
-   nothing. */
-void mapi_budget_pause(mapi_budget *b);
-void mapi_budget_resume(mapi_budget *b);
-/* Seconds of work so far (0 without max_seconds). */
-double mapi_budget_spent(const mapi_budget *b);
-/* Seconds the step may still wait for and work, in whole milliseconds
-   rounded down (a wait never ends after the budget): 0 when the time is
-   spent, or max_calls calls were reported; -1 without max_seconds. */
-double mapi_budget_left(const mapi_budget *b);
 /* Waits up to `seconds` (0: not at all; < 0: until a socket is ready) for
    the sockets, moves the ready transfers on, calls libcurl's timeout when
    it is due, then calls done for each finished transfer -- each of these
