@@ -94,11 +94,11 @@ int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request 
 /* Takes t off the loop and frees it (a transfer under way is abandoned).
    NULL ignored. */
 void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
-/* The client's own multi, made at its first use and freed with h: the
-   connections of its blocking calls (mapi_http_perform) and of its pages
-   (pages.c); a host's loop keeps connections of its own.  Renewed in a
-   child after fork().  NULL with err (MEMORY, TRANSPORT). */
-mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
+/* The client's own loop, made at its first use (http_loop.c owns it; freed
+   with h): the connections of its pages (pages.c); a host's loop keeps
+   connections of its own.  Renewed in a child after fork().  NULL with err
+   (MEMORY, TRANSPORT). */
+mapi_http_loop *mapi_http_client_loop(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);

@@ -2,7 +2,7 @@
  * http_loop.c -- the libcurl layer's event loops: transfers of a client's
  * requests on a loop's multis, driven by a host's event loop (loop.c) or
  * waited for by the client's pages (pages.c; a client keeps one loop for
- * them, mapi_http_pool).  libcurl's multi socket interface:
+ * them, mapi_http_client_loop, made and owned here).  libcurl's multi socket interface:
  * CURLMOPT_SOCKETFUNCTION says which sockets to watch for what,
  * CURLMOPT_TIMERFUNCTION when to call back without I/O; an epoll set of our
  * own holds the sockets, so the whole loop is one descriptor (readable when
@@ -276,6 +276,19 @@ int mapi_http_loop_free(mapi_http_loop *l)
     free(l->socks.socks);
     free(l);
     return 0;
+}
+
+mapi_http_loop *mapi_http_client_loop(mapi_http *h, mapi_error *err)
+{
+    if (mapi_http_own_process(h, err) < 0) /* in a child: the parent's loop given up */
+        return NULL;
+    if (!h->pool) {
+        h->pool = mapi_http_loop_new(err);
+        /* the handle frees it (mapi_http_free, or in a child) through this
+           function, before the share its transfers use */
+        h->pool_free = h->pool ? mapi_http_loop_free : NULL;
+    }
+    return h->pool;
 }
 
 int mapi_http_loop_fd(const mapi_http_loop *l)

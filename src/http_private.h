@@ -45,8 +45,11 @@ struct mapi_http {
                                    transfer of a loop duplicates */
     struct sock_list socks;     /* the sockets of easy's own connections */
     CURLSH *share;              /* DNS cache and TLS sessions, never connections (below) */
-    struct mapi_http_loop *pool; /* the client's own multi: its connections, for its
-                                   blocking calls and its concurrent pages; or NULL */
+    struct mapi_http_loop *pool; /* the client's own loop (made by http_loop.c,
+                                   mapi_http_client_loop): its connections, for its
+                                   concurrent pages; or NULL */
+    int (*pool_free)(struct mapi_http_loop *); /* installed with pool by http_loop.c,
+                                   which owns it: how the handle frees it */
     CURL *spare;                /* a transfer's easy handle kept for the next one, or NULL */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
@@ -70,18 +73,24 @@ typedef struct transfer {
     mapi_framing framing; /* the framing of this header block (framing.c) */
 } transfer;
 
+/* The three files in their order: http_loop.c uses http.c and
+   http_transfer.c, http.c uses http_transfer.c, never the other way (the
+   handle frees the loop it keeps through the function http_loop.c
+   installed, pool_free). */
+
 /* ---- http.c ---- */
 
 int mapi_http_own_process(mapi_http *h, mapi_error *err);
 int mapi_http_release_inherited(struct sock_list *l);
+
+/* ---- http_transfer.c ---- */
+
 /* Appends a copy of line to *list; 0, or -1 out of memory. */
 int mapi_http_append_header(struct curl_slist **list, const char *line);
 void mapi_http_wipe_headers(struct curl_slist *l);
 /* s seconds in milliseconds, dflt when s <= 0 (and at least 1 ms). */
 long mapi_http_ms(double s, long dflt);
 int mapi_http_option_refused(CURLcode rc, mapi_error *err);
-
-/* ---- http_transfer.c ---- */
 
 /* Sets the header, body and pre-request callbacks on a new easy handle. */
 CURLcode mapi_http_set_callbacks(CURL *easy);

@@ -19,6 +19,47 @@
 
 #include "http_private.h"
 
+/* ---- what the layer's handles share: header lists, milliseconds, a refused option ---- */
+
+int mapi_http_append_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *l = curl_slist_append(*list, line);
+
+    if (!l)
+        return -1;
+    *list = l;
+    return 0;
+}
+
+long mapi_http_ms(double s, long dflt)
+{
+    if (!(s > 0))
+        return dflt;
+    if (s > 86400.0 * 365)
+        s = 86400.0 * 365;
+    return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
+}
+
+int mapi_http_option_refused(CURLcode rc, mapi_error *err)
+{
+    if (rc == CURLE_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
+                   curl_easy_strerror(rc));
+    if (err)
+        err->curl_code = (int)rc;
+    return -1;
+}
+
+void mapi_http_wipe_headers(struct curl_slist *l)
+{
+    for (; l; l = l->next) {
+        volatile char *p = l->data;
+        while (p && *p)
+            *p++ = 0;
+    }
+}
+
 /* ---- callbacks ---- */
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)

@@ -617,8 +617,8 @@ int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int o
                            mapi_observer_fn observer, void *observer_ctx,
                            mapi_loop_done_fn done, void *ctx, mapi_error *err);
 
-/* A loop over io, a multi it does not own (a client's mapi_http_pool: the
-   pages run on the client's connections); mapi_loop_free leaves io as it
+/* A loop over io, an HTTP loop it does not own (a client's,
+   mapi_http_client_loop: the pages run on the client's connections); mapi_loop_free leaves io as it
    is, with no transfer on it.  NULL with err (MEMORY). */
 mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err);
 

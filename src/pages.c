@@ -11,8 +11,9 @@
  * decides, as one call would, so the answer is the same on every driver.
  *
  * The libcurl driver runs each attempt as a call of an event loop of its
- * own (loop.c, mapi_loop_attempt) on the client's multi (mapi_http_pool: the
- * connections of its blocking calls; HTTP/2 multiplexes them).  Its retries
+ * own (loop.c, mapi_loop_attempt) on the client's own loop
+ * (mapi_http_client_loop: the client's connections for its pages; HTTP/2
+ * multiplexes them).  Its retries
  * run in rounds: once a round's transfers are done, the client's sleep hook
  * waits until the soonest retry a page asked for, then the pages whose wait
  * is over run again.  Each page so waits its own wait (its backoff or
@@ -360,7 +361,7 @@ int mapi_page_batch_run(mapi_page_batch *b, mapi_error *err)
     mapi_client_parts_get(b->client, &d.parts);
     {
         /* on the client's own multi: the connections of its blocking calls */
-        mapi_http_loop *pool = mapi_http_pool(d.parts.http, err);
+        mapi_http_loop *pool = mapi_http_client_loop(d.parts.http, err);
         d.loop = pool ? mapi_loop_over(pool, err) : NULL;
     }
     if (!d.loop)
