@@ -326,7 +326,7 @@ void mapi_http_free(mapi_http *h)
 
 /* On the client's easy handle, whose connections are its own (one request
    at a time cannot meet the defect of the loop's lanes, http_loop.c). */
-int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
+int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_response **out,
                       mapi_error *err)
 {
     transfer t;
@@ -366,7 +366,7 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
     return result;
 }
 
-int mapi_http_resend_refused(const mapi_error *e)
+int mapi_http_is_stopped_resend(const mapi_error *e)
 {
     return e && e->kind == MAPI_ERR_TRANSPORT && e->curl_code == (int)CURLE_ABORTED_BY_CALLBACK;
 }

@@ -2,30 +2,20 @@
  * http.h -- what the HTTP layer (http.c, http_transfer.c, http_loop.c: the
  * only files that call libcurl) offers the rest of the core: one request on
  * a client's easy handle, and transfers driven by an event loop.  Hidden
- * like internal.h, which includes it in its layer order: include internal.h,
- * not this file.  What the three files share is http_private.h.
+ * like internal.h; included after it by the drivers above the layer
+ * (client.c, loop.c, pages.c) and by the layer's own files
+ * (http_private.h), never by the exchange, its sibling: a request is
+ * internal.h's mapi_attempt_request, the exchange's to hand out.  What the
+ * three files share is http_private.h.
  */
 #ifndef MAPI_HTTP_H
 #define MAPI_HTTP_H
 
+#include "internal.h"
+
 /* ---- the HTTP layer: libcurl (http.c, http_transfer.c) ---- */
 
 typedef struct mapi_http mapi_http;
-
-typedef struct mapi_http_request {
-    const char *method;     /* "GET", "PUT", ... */
-    const char *url;        /* full URL, already percent-encoded */
-    const char *body;       /* NULL for none */
-    size_t body_len;
-    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
-                               its own, never resent by libcurl (any method but GET/HEAD
-                               gets that anyway) */
-    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
-    const mapi_header_field *headers; /* the caller's own, sent after the client's */
-    size_t nheaders;
-    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
-                               client's timeout */
-} mapi_http_request;
 
 /* Settings copied from the config (validated by the caller); proxy: the
    proxy URL to use (mapi_proxy_resolve), or NULL for none; user_agent: the
@@ -40,17 +30,18 @@ void mapi_http_free(mapi_http *h);
    err TRANSPORT (curl_code set, outcome NOT_SENT when the request provably
    never left, else UNKNOWN; retryable 1) or DECODE (mapi_refuse_body,
    mapi_refuse_head: response attached). */
-int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
+int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_response **out,
                       mapi_error *err);
 /* 1 when fd is a socket libcurl opened for h's blocking calls and has not
    closed: one that the fork guard gives up, without a byte on it, in a
    child (http.c); else 0. */
 int mapi_http_has_socket(const mapi_http *h, int fd);
-/* 1 when e is an attempt libcurl was stopped from sending again by itself
-   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
-   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
-   (mapi_http_request.http1). */
-int mapi_http_resend_refused(const mapi_error *e);
+/* A test: 1 when e is the failure of a request libcurl was stopped from
+   sending again by itself (TRANSPORT, curl_code 42: a dead connection, an
+   HTTP/2 stream refused or reset with HTTP_1_1_REQUIRED), else 0.  The
+   drivers tell the exchange so (MAPI_ENDED_RESEND_STOPPED), which decides
+   the next attempt (mapi_attempt_request.http1). */
+int mapi_http_is_stopped_resend(const mapi_error *e);
 
 /* libcurl's version ("8.1.2"), for the User-Agent; NULL when unknown.
    (mapi_global_init, public, is here too: libcurl's global state.) */
@@ -89,7 +80,7 @@ double mapi_http_loop_timeout(const mapi_http_loop *l);
    transfer set up as mapi_http_perform's, with private_data handed back to
    the done callback.  0 with *out (remove it with mapi_http_loop_remove), or
    -1 with err (MEMORY, TRANSPORT outcome NOT_SENT): nothing was sent. */
-int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_attempt_request *req,
                        void *private_data, mapi_http_transfer **out, mapi_error *err);
 /* Takes t off the loop and frees it (a transfer under way is abandoned).
    NULL ignored. */

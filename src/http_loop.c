@@ -70,7 +70,7 @@ static void transfer_free(mapi_http_transfer *x)
 /* A transfer of req over h's settings, carrying data (the driver's); NULL
    with err (MEMORY, TRANSPORT for an option libcurl refused).  Nothing is
    sent until it is added to a loop's multi. */
-static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *req, void *data,
+static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_attempt_request *req, void *data,
                                         mapi_error *err)
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
@@ -318,7 +318,7 @@ double mapi_http_loop_timeout(const mapi_http_loop *l)
     return left > 0 ? left : 0.0;
 }
 
-int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_attempt_request *req,
                        void *private_data, mapi_http_transfer **out, mapi_error *err)
 {
     mapi_http_transfer *t;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "http.h"
 
 /* CURLOPT_PREREQFUNCTION: libcurl 7.80.0 */
 #define HAVE_PREREQ (LIBCURL_VERSION_NUM >= 0x075000)
@@ -95,11 +96,11 @@ int mapi_http_option_refused(CURLcode rc, mapi_error *err);
 /* Sets the header, body and pre-request callbacks on a new easy handle. */
 CURLcode mapi_http_set_callbacks(CURL *easy);
 CURLcode mapi_http_set_transfer(CURL *easy, transfer *t);
-int mapi_http_http1_only(const mapi_http_request *req);
+int mapi_http_http1_only(const mapi_attempt_request *req);
 /* Sets req's URL, method, body, timeout and connection rules on easy;
    a CURLcode (0: all taken). */
-int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms);
-struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
+int mapi_http_set_request(CURL *easy, const mapi_attempt_request *req, long timeout_ms);
+struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                              int *oom);
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                      size_t max_body, mapi_response **out, mapi_error *err);

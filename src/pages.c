@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "http.h"
 
 /* The longest a step of the loop waits for activity (seconds). */
 #define POLL_SECONDS 1.0
@@ -272,11 +273,8 @@ static void attempt_done(void *ctx, mapi_step step, mapi_doc *doc, double wait, 
 /* Starts page i's next attempt on the loop (it begins at the next step). */
 static void start_job(driver *d, job *j)
 {
-    int http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
-
-    mapi_error_clear(&j->e);
-    if (mapi_loop_attempt(d->loop, d->b->client, j->x, http1, attempt_done, j, &j->op,
-                          &j->e) < 0) {
+    mapi_error_clear(&j->e); /* the last attempt's, if any */
+    if (mapi_loop_attempt(d->loop, d->b->client, j->x, attempt_done, j, &j->op, &j->e) < 0) {
         /* MEMORY: no attempt began */
         mapi_exchange_fail(j->x, &j->e);
         mapi_page_batch_ended(d->b, j->i, NULL, &j->e);
