@@ -83,7 +83,7 @@ CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvis
 
 CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/doc_parse.c \
               src/doc_index.c src/doc_resolve.c src/doc_access.c src/value.c src/client.c \
-              src/mapping.c src/url.c src/retry.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c \
+              src/mapping.c src/url.c src/retry.c src/clock.c src/random.c src/budget.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
               src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c \
               src/h1_reader.c

@@ -10,15 +10,6 @@
 
 #include "internal.h"
 
-double mapi_wall_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
-        return 0.0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 char *mapi_attempt_server(const char *url, int *port)
 {
     mapi_url_origin o;

@@ -13,8 +13,6 @@
 
 /* ---- the attempt record (attempt.c; mapi_attempt_info) ---- */
 
-/* Unix seconds on the wall clock (start_time). */
-double mapi_wall_seconds(void);
 /* server.address of a URL the client checked (brackets of an IPv6 host
    removed), with *port its port or the scheme's; NULL when out of memory. */
 char *mapi_attempt_server(const char *url, int *port);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "http.h"
 
 struct mapi_client {
     mapi_http *http;
@@ -189,27 +190,34 @@ void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
         c->observer(c->observer_ctx, ev, info);
 }
 
+mapi_ended mapi_client_http_ended(int rc, const mapi_error *e)
+{
+    if (rc == 0)
+        return MAPI_ENDED_ANSWER;
+    return mapi_http_is_stopped_resend(e) ? MAPI_ENDED_RESEND_STOPPED : MAPI_ENDED_FAILED;
+}
+
 /* Every decision is the exchange's: this loop sends, observes and sleeps. */
 int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *err)
 {
     mapi_error e = MAPI_ERROR_INIT;
     mapi_exchange *x;
     mapi_step step = MAPI_STEP_FAILED;
-    int http1 = 0;
 
     x = mapi_client_prepare(c, k, &e);
     mapi_call_release(k);
     if (x) {
         for (;;) {
-            mapi_http_request req;
+            mapi_attempt_request req;
             mapi_response *res = NULL;
             double wait;
+            int rc;
 
-            mapi_client_observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(x));
-            mapi_exchange_http_request(x, http1, &req);
-            if (mapi_http_perform(c->http, &req, &res, &e) < 0)
-                res = NULL;
-            step = mapi_exchange_end(x, res, &e, out, &wait);
+            mapi_client_observe(c, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin_attempt(x));
+            mapi_exchange_request(x, &req);
+            rc = mapi_http_perform(c->http, &req, &res, &e);
+            step = mapi_exchange_end_attempt(x, mapi_client_http_ended(rc, &e),
+                                             rc == 0 ? res : NULL, &e, out, &wait);
             mapi_client_observe(c, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(x));
             if (step == MAPI_STEP_SETTLE)
                 continue; /* the read of the payout, at once */
@@ -220,7 +228,6 @@ int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *er
                 step = MAPI_STEP_FAILED;
                 break;
             }
-            http1 = mapi_http_resend_refused(&e);
             mapi_error_clear(&e);
         }
         mapi_exchange_free(x);

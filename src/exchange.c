@@ -7,8 +7,10 @@
  * error the call fails with (the api key redacted), the attempt records
  * (attempt.c) and the MERCHANTAPI_DEBUG line.  Whoever moves the bytes
  * (libcurl in client.c, loop.c and pages.c, or a Lua transport) begins an
- * attempt, sends mapi_exchange_attempt_call, and hands the answer back, so
- * every transport behaves the same.
+ * attempt, sends the request the exchange hands out (mapi_exchange_request),
+ * and tells how the attempt ended in the exchange's terms (mapi_ended), so
+ * every transport behaves the same; the exchange knows no transport (the
+ * HTTP layer is a sibling it never calls).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,23 +48,16 @@ struct mapi_exchange {
     double attempt_timeout; /* the timeout of the attempt begun last */
     int capped;           /* 1: the deadline cut that timeout */
     int settling;         /* 1: the confirm failed UNKNOWN; its payout is being read */
+    int http1;            /* 1: the next attempt over HTTP/1.1 (a resend the transport
+                             stopped: mapi_exchange_end_attempt) */
     mapi_call read;       /* that read: GET of the confirm's URL, a payouts resource */
     mapi_error unknown;   /* the confirm's final error while the read runs */
 };
 
-double mapi_monotonic_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return 0.0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Traces the call (W3C Trace Context): its trace id (the caller's, or a new
    one), a traceparent header among the call's own (replacing one of that
    name, as a tracestate one when k gives one), whose parent-id field each
-   attempt fills with its span id (mapi_exchange_begin).  0, or -1 when out
+   attempt fills with its span id (mapi_exchange_begin_attempt).  0, or -1 when out
    of memory. */
 static int trace_headers(mapi_exchange *x, const mapi_call *k)
 {
@@ -171,7 +166,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     x->read.endpoint = "get_payout"; /* calls.c's row of that read */
     x->rng = mapi_rng_seed((uintptr_t)x);
     mapi_exchange_set_random(x, NULL, NULL);
-    return x; /* x->info: filled by each attempt's mapi_exchange_begin */
+    return x; /* x->info: filled by each attempt's mapi_exchange_begin_attempt */
 }
 
 void mapi_exchange_free(mapi_exchange *x)
@@ -217,7 +212,7 @@ void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *conne
     *max_body = x->max_body;
 }
 
-void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req)
+void mapi_exchange_request(const mapi_exchange *x, mapi_attempt_request *req)
 {
     const mapi_call *k = mapi_exchange_attempt_call(x); /* the call, or the read settling it */
     double connect_timeout;
@@ -229,7 +224,7 @@ void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_h
     req->body = k->body;
     req->body_len = k->body_len;
     req->fresh_connection = k->moves_money;
-    req->http1 = http1;
+    req->http1 = x->http1;
     req->headers = x->headers;
     req->nheaders = x->nheaders;
     mapi_exchange_limits(x, &req->timeout, &connect_timeout, &max_body);
@@ -260,7 +255,7 @@ int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
     return 1;
 }
 
-const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x)
+const mapi_attempt_info *mapi_exchange_begin_attempt(mapi_exchange *x)
 {
     const mapi_call *k = mapi_exchange_attempt_call(x);
     int port = x->info.server_port;
@@ -528,15 +523,20 @@ static void debug_line(const mapi_exchange *x)
     free(line);
 }
 
-mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
-                            mapi_doc **out, double *wait)
+mapi_step mapi_exchange_end_attempt(mapi_exchange *x, mapi_ended how, mapi_response *res,
+                                    mapi_error *e, mapi_doc **out, double *wait)
 {
     const mapi_call *k = mapi_exchange_attempt_call(x);
     double elapsed = mapi_monotonic_seconds() - x->started;
     int rc;
 
+    /* the HTTP/1.1 decision, the exchange's: only a resend the transport
+       was stopped from making sends the next attempt over HTTP/1.1 */
+    int stopped = !res && how == MAPI_ENDED_RESEND_STOPPED;
+
     *out = NULL;
     *wait = -1.0;
+    x->http1 = 0;
     if (elapsed < 0)
         elapsed = 0;
     if (res) {
@@ -581,14 +581,15 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     mapi_error_redact(e, x->api_key); /* a transport's text, a request id, an attached response */
     record_failure(x, e);
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
-        /* a resend libcurl was stopped from making: at once, over HTTP/1.1
-           (docs/decisions.md, "No hidden resends") */
-        double w = e->retry_after >= 0     ? e->retry_after
-                   : mapi_http_resend_refused(e) ? 0.0
-                                           : mapi_backoff_delay(x->attempts - 1,
-                                                                x->random(x->random_ctx));
+        /* a resend the transport was stopped from making: at once, over
+           HTTP/1.1 (docs/decisions.md, "No hidden resends") */
+        double w = e->retry_after >= 0 ? e->retry_after
+                   : stopped           ? 0.0
+                                       : mapi_backoff_delay(x->attempts - 1,
+                                                            x->random(x->random_ctx));
         if (mapi_exchange_fits(x, w)) {
             *wait = w;
+            x->http1 = stopped;
             x->info.retry_in = w;
             x->info.outcome = "retry";
             if (x->debug)

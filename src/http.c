@@ -144,6 +144,18 @@ static void free_handles(mapi_http *h)
     curl_share_cleanup(h->share);
 }
 
+/* Frees h's own loop, if any, through the function its owner installed with
+   it (http_loop.c, mapi_http_client_loop): 0, or -1 when the parent's
+   connections could not be given up safely in a child (mapi_http_loop_free). */
+static int free_pool(mapi_http *h)
+{
+    int rc = h->pool ? h->pool_free(h->pool) : 0;
+
+    h->pool = NULL;
+    h->pool_free = NULL;
+    return rc;
+}
+
 /* A handle that could not be made: the next request tries again, the
    inherited ones are never used. */
 int mapi_http_own_process(mapi_http *h, mapi_error *err)
@@ -166,11 +178,10 @@ int mapi_http_own_process(mapi_http *h, mapi_error *err)
     /* the parent's connections, the easy handle's and its pool's: given up
        without a byte on them (release_inherited; mapi_http_loop_free in a
        child); the share never held one */
-    left = mapi_http_loop_free(h->pool) < 0;
+    left = free_pool(h) < 0;
     left |= mapi_http_release_inherited(&h->socks) < 0;
     if (!left)
         free_handles(h); /* else left unfreed: a child short of file descriptors leaks them */
-    h->pool = NULL;
     h->spare = NULL;
     h->easy = easy;
     h->share = share;
@@ -179,36 +190,6 @@ int mapi_http_own_process(mapi_http *h, mapi_error *err)
 }
 
 /* ---- handle ---- */
-
-int mapi_http_append_header(struct curl_slist **list, const char *line)
-{
-    struct curl_slist *l = curl_slist_append(*list, line);
-
-    if (!l)
-        return -1;
-    *list = l;
-    return 0;
-}
-
-long mapi_http_ms(double s, long dflt)
-{
-    if (!(s > 0))
-        return dflt;
-    if (s > 86400.0 * 365)
-        s = 86400.0 * 365;
-    return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
-}
-
-int mapi_http_option_refused(CURLcode rc, mapi_error *err)
-{
-    if (rc == CURLE_OUT_OF_MEMORY)
-        return mapi_error_oom(err);
-    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
-                   curl_easy_strerror(rc));
-    if (err)
-        err->curl_code = (int)rc;
-    return -1;
-}
 
 /* Appends "name: value" to the header list; 0 or -1 (oom).  The line is
    wiped before it is freed (it may hold the key). */
@@ -324,15 +305,6 @@ mapi_http *mapi_http_new(const mapi_config *cfg, const char *api_key, const char
     return h;
 }
 
-void mapi_http_wipe_headers(struct curl_slist *l)
-{
-    for (; l; l = l->next) {
-        volatile char *p = l->data;
-        while (p && *p)
-            *p++ = 0;
-    }
-}
-
 void mapi_http_free(mapi_http *h)
 {
     int inherited_left;
@@ -341,9 +313,8 @@ void mapi_http_free(mapi_http *h)
         return;
     /* the pool first: its connections (in a child: the parent's, left as
        they are) and every transfer handle, before the share they use */
-    inherited_left = mapi_http_loop_free(h->pool) < 0 ||
+    inherited_left = free_pool(h) < 0 ||
                      (h->pid != getpid() && mapi_http_release_inherited(&h->socks) < 0);
-    h->pool = NULL;
     mapi_http_wipe_headers(h->headers); /* the Authorization line holds the key */
     if (!inherited_left) { /* (else the leaked easy handle still points at the list) */
         free_handles(h);
@@ -355,7 +326,7 @@ void mapi_http_free(mapi_http *h)
 
 /* On the client's easy handle, whose connections are its own (one request
    at a time cannot meet the defect of the loop's lanes, http_loop.c). */
-int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
+int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_response **out,
                       mapi_error *err)
 {
     transfer t;
@@ -395,18 +366,9 @@ int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response 
     return result;
 }
 
-int mapi_http_resend_refused(const mapi_error *e)
+int mapi_http_is_stopped_resend(const mapi_error *e)
 {
     return e && e->kind == MAPI_ERR_TRANSPORT && e->curl_code == (int)CURLE_ABORTED_BY_CALLBACK;
-}
-
-mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err)
-{
-    if (mapi_http_own_process(h, err) < 0)
-        return NULL;
-    if (!h->pool)
-        h->pool = mapi_http_loop_new(err);
-    return h->pool;
 }
 
 /* ---- the library's global state: libcurl's ---- */

@@ -2,30 +2,20 @@
  * http.h -- what the HTTP layer (http.c, http_transfer.c, http_loop.c: the
  * only files that call libcurl) offers the rest of the core: one request on
  * a client's easy handle, and transfers driven by an event loop.  Hidden
- * like internal.h, which includes it in its layer order: include internal.h,
- * not this file.  What the three files share is http_private.h.
+ * like internal.h; included after it by the drivers above the layer
+ * (client.c, loop.c, pages.c) and by the layer's own files
+ * (http_private.h), never by the exchange, its sibling: a request is
+ * internal.h's mapi_attempt_request, the exchange's to hand out.  What the
+ * three files share is http_private.h.
  */
 #ifndef MAPI_HTTP_H
 #define MAPI_HTTP_H
 
+#include "internal.h"
+
 /* ---- the HTTP layer: libcurl (http.c, http_transfer.c) ---- */
 
 typedef struct mapi_http mapi_http;
-
-typedef struct mapi_http_request {
-    const char *method;     /* "GET", "PUT", ... */
-    const char *url;        /* full URL, already percent-encoded */
-    const char *body;       /* NULL for none */
-    size_t body_len;
-    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
-                               its own, never resent by libcurl (any method but GET/HEAD
-                               gets that anyway) */
-    int http1;              /* 1: HTTP/1.1 (a GET retried after mapi_http_resend_refused) */
-    const mapi_header_field *headers; /* the caller's own, sent after the client's */
-    size_t nheaders;
-    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
-                               client's timeout */
-} mapi_http_request;
 
 /* Settings copied from the config (validated by the caller); proxy: the
    proxy URL to use (mapi_proxy_resolve), or NULL for none; user_agent: the
@@ -40,23 +30,24 @@ void mapi_http_free(mapi_http *h);
    err TRANSPORT (curl_code set, outcome NOT_SENT when the request provably
    never left, else UNKNOWN; retryable 1) or DECODE (mapi_refuse_body,
    mapi_refuse_head: response attached). */
-int mapi_http_perform(mapi_http *h, const mapi_http_request *req, mapi_response **out,
+int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_response **out,
                       mapi_error *err);
 /* 1 when fd is a socket libcurl opened for h's blocking calls and has not
    closed: one that the fork guard gives up, without a byte on it, in a
    child (http.c); else 0. */
 int mapi_http_has_socket(const mapi_http *h, int fd);
-/* 1 when e is an attempt libcurl was stopped from sending again by itself
-   (TRANSPORT, curl_code 42: a dead connection, an HTTP/2 stream refused or
-   reset with HTTP_1_1_REQUIRED): the call's next attempt goes over HTTP/1.1
-   (mapi_http_request.http1). */
-int mapi_http_resend_refused(const mapi_error *e);
+/* A test: 1 when e is the failure of a request libcurl was stopped from
+   sending again by itself (TRANSPORT, curl_code 42: a dead connection, an
+   HTTP/2 stream refused or reset with HTTP_1_1_REQUIRED), else 0.  The
+   drivers tell the exchange so (MAPI_ENDED_RESEND_STOPPED), which decides
+   the next attempt (mapi_attempt_request.http1). */
+int mapi_http_is_stopped_resend(const mapi_error *e);
 
 /* libcurl's version ("8.1.2"), for the User-Agent; NULL when unknown.
    (mapi_global_init, public, is here too: libcurl's global state.) */
 const char *mapi_http_version(void);
 
-/* ---- the HTTP layer: transfers driven by an event loop (http_loop.c; the budget: loop.c) ---- */
+/* ---- the HTTP layer: transfers driven by an event loop (http_loop.c) ---- */
 
 /* libcurl's multi socket interface behind one epoll descriptor: loop.c
    drives it without knowing libcurl.  One per mapi_loop; single-threaded. */
@@ -89,57 +80,19 @@ double mapi_http_loop_timeout(const mapi_http_loop *l);
    transfer set up as mapi_http_perform's, with private_data handed back to
    the done callback.  0 with *out (remove it with mapi_http_loop_remove), or
    -1 with err (MEMORY, TRANSPORT outcome NOT_SENT): nothing was sent. */
-int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_attempt_request *req,
                        void *private_data, mapi_http_transfer **out, mapi_error *err);
 /* Takes t off the loop and frees it (a transfer under way is abandoned).
    NULL ignored. */
 void mapi_http_loop_remove(mapi_http_loop *l, mapi_http_transfer *t);
-/* The client's own multi, made at its first use and freed with h: the
-   connections of its blocking calls (mapi_http_perform) and of its pages
-   (pages.c); a host's loop keeps connections of its own.  Renewed in a
-   child after fork().  NULL with err (MEMORY, TRANSPORT). */
-mapi_http_loop *mapi_http_pool(mapi_http *h, mapi_error *err);
+/* The client's own loop, made at its first use (http_loop.c owns it; freed
+   with h): the connections of its pages (pages.c); a host's loop keeps
+   connections of its own.  Renewed in a child after fork().  NULL with err
+   (MEMORY, TRANSPORT). */
+mapi_http_loop *mapi_http_client_loop(mapi_http *h, mapi_error *err);
 /* A finished transfer's result: exactly what mapi_http_perform returns for
    it (0 with *out, or -1 with err).  Once only. */
 int mapi_http_transfer_result(mapi_http_transfer *x, mapi_response **out, mapi_error *err);
-/* How much one step of a loop may do, by the rules of mapi_loop_step_budget
-   (merchantapi.h): seconds of work, the transfers collected, calls reported.
-   Its time is the wall clock (monotonic), not CPU time.  The one budget of a
-   step: loop.c checks it for the C loop's work, lua_loop.c for the Lua
-   tasks' resumes and pieces (lua/merchantapi/loop.lua keeps none). */
-typedef struct mapi_budget {
-    double max_seconds;   /* <= 0: no bound on time */
-    size_t max_calls;     /* 0: no bound on collected, nor on reported */
-    int wait;             /* 1: the step waits for ready work within max_seconds, and
-                             its waits count (mapi_loop_step_within) */
-    double spent;         /* seconds of work before `since` */
-    double since;         /* monotonic seconds the current stretch of work began; < 0: waiting */
-    size_t units;         /* pieces of work done: socket events, timer calls, collected, reported */
-    size_t collected;     /* finished transfers handed to the done callback */
-    size_t reported;      /* ended calls reported (loop.c) */
-} mapi_budget;
-/* A budget of max_seconds (<= 0: none) and max_calls (0: none), its work
-   counted from now. */
-void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls);
-/* Whether one more piece of work may be done now; counter: &b->collected,
-   &b->reported (checked against max_calls), or NULL.  1: done, counted; 0:
-   to leave for the next step.  b NULL: always 1. */
-int mapi_budget_take(mapi_budget *b, size_t *counter);
-/* mapi_budget_take for a piece expected to last `cost` seconds (<= 0: not
-   known): also 0 when it would end after max_seconds, unless less than a
-   tenth of them is spent (a piece longer than the budget runs at the start
-   of a step, never starved). */
-int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost);
-/* A wait begins (its time is not work, unless b->wait) / ends.  b NULL:
-   nothing. */
-void mapi_budget_pause(mapi_budget *b);
-void mapi_budget_resume(mapi_budget *b);
-/* Seconds of work so far (0 without max_seconds). */
-double mapi_budget_spent(const mapi_budget *b);
-/* Seconds the step may still wait for and work, in whole milliseconds
-   rounded down (a wait never ends after the budget): 0 when the time is
-   spent, or max_calls calls were reported; -1 without max_seconds. */
-double mapi_budget_left(const mapi_budget *b);
 /* Waits up to `seconds` (0: not at all; < 0: until a socket is ready) for
    the sockets, moves the ready transfers on, calls libcurl's timeout when
    it is due, then calls done for each finished transfer -- each of these

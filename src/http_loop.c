@@ -2,7 +2,7 @@
  * http_loop.c -- the libcurl layer's event loops: transfers of a client's
  * requests on a loop's multis, driven by a host's event loop (loop.c) or
  * waited for by the client's pages (pages.c; a client keeps one loop for
- * them, mapi_http_pool).  libcurl's multi socket interface:
+ * them, mapi_http_client_loop, made and owned here).  libcurl's multi socket interface:
  * CURLMOPT_SOCKETFUNCTION says which sockets to watch for what,
  * CURLMOPT_TIMERFUNCTION when to call back without I/O; an epoll set of our
  * own holds the sockets, so the whole loop is one descriptor (readable when
@@ -70,7 +70,7 @@ static void transfer_free(mapi_http_transfer *x)
 /* A transfer of req over h's settings, carrying data (the driver's); NULL
    with err (MEMORY, TRANSPORT for an option libcurl refused).  Nothing is
    sent until it is added to a loop's multi. */
-static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_http_request *req, void *data,
+static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_attempt_request *req, void *data,
                                         mapi_error *err)
 {
     mapi_http_transfer *x = calloc(1, sizeof *x);
@@ -278,6 +278,19 @@ int mapi_http_loop_free(mapi_http_loop *l)
     return 0;
 }
 
+mapi_http_loop *mapi_http_client_loop(mapi_http *h, mapi_error *err)
+{
+    if (mapi_http_own_process(h, err) < 0) /* in a child: the parent's loop given up */
+        return NULL;
+    if (!h->pool) {
+        h->pool = mapi_http_loop_new(err);
+        /* the handle frees it (mapi_http_free, or in a child) through this
+           function, before the share its transfers use */
+        h->pool_free = h->pool ? mapi_http_loop_free : NULL;
+    }
+    return h->pool;
+}
+
 int mapi_http_loop_fd(const mapi_http_loop *l)
 {
     return l->epfd;
@@ -305,7 +318,7 @@ double mapi_http_loop_timeout(const mapi_http_loop *l)
     return left > 0 ? left : 0.0;
 }
 
-int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_http_request *req,
+int mapi_http_loop_add(mapi_http_loop *l, mapi_http *h, const mapi_attempt_request *req,
                        void *private_data, mapi_http_transfer **out, mapi_error *err)
 {
     mapi_http_transfer *t;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "http.h"
 
 /* CURLOPT_PREREQFUNCTION: libcurl 7.80.0 */
 #define HAVE_PREREQ (LIBCURL_VERSION_NUM >= 0x075000)
@@ -45,8 +46,11 @@ struct mapi_http {
                                    transfer of a loop duplicates */
     struct sock_list socks;     /* the sockets of easy's own connections */
     CURLSH *share;              /* DNS cache and TLS sessions, never connections (below) */
-    struct mapi_http_loop *pool; /* the client's own multi: its connections, for its
-                                   blocking calls and its concurrent pages; or NULL */
+    struct mapi_http_loop *pool; /* the client's own loop (made by http_loop.c,
+                                   mapi_http_client_loop): its connections, for its
+                                   concurrent pages; or NULL */
+    int (*pool_free)(struct mapi_http_loop *); /* installed with pool by http_loop.c,
+                                   which owns it: how the handle frees it */
     CURL *spare;                /* a transfer's easy handle kept for the next one, or NULL */
     struct curl_slist *headers; /* holds the Authorization line: never logged */
     size_t max_body;
@@ -70,10 +74,18 @@ typedef struct transfer {
     mapi_framing framing; /* the framing of this header block (framing.c) */
 } transfer;
 
+/* The three files in their order: http_loop.c uses http.c and
+   http_transfer.c, http.c uses http_transfer.c, never the other way (the
+   handle frees the loop it keeps through the function http_loop.c
+   installed, pool_free). */
+
 /* ---- http.c ---- */
 
 int mapi_http_own_process(mapi_http *h, mapi_error *err);
 int mapi_http_release_inherited(struct sock_list *l);
+
+/* ---- http_transfer.c ---- */
+
 /* Appends a copy of line to *list; 0, or -1 out of memory. */
 int mapi_http_append_header(struct curl_slist **list, const char *line);
 void mapi_http_wipe_headers(struct curl_slist *l);
@@ -81,16 +93,14 @@ void mapi_http_wipe_headers(struct curl_slist *l);
 long mapi_http_ms(double s, long dflt);
 int mapi_http_option_refused(CURLcode rc, mapi_error *err);
 
-/* ---- http_transfer.c ---- */
-
 /* Sets the header, body and pre-request callbacks on a new easy handle. */
 CURLcode mapi_http_set_callbacks(CURL *easy);
 CURLcode mapi_http_set_transfer(CURL *easy, transfer *t);
-int mapi_http_http1_only(const mapi_http_request *req);
+int mapi_http_http1_only(const mapi_attempt_request *req);
 /* Sets req's URL, method, body, timeout and connection rules on easy;
    a CURLcode (0: all taken). */
-int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms);
-struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
+int mapi_http_set_request(CURL *easy, const mapi_attempt_request *req, long timeout_ms);
+struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                              int *oom);
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                      size_t max_body, mapi_response **out, mapi_error *err);

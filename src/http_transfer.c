@@ -19,6 +19,47 @@
 
 #include "http_private.h"
 
+/* ---- what the layer's handles share: header lists, milliseconds, a refused option ---- */
+
+int mapi_http_append_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *l = curl_slist_append(*list, line);
+
+    if (!l)
+        return -1;
+    *list = l;
+    return 0;
+}
+
+long mapi_http_ms(double s, long dflt)
+{
+    if (!(s > 0))
+        return dflt;
+    if (s > 86400.0 * 365)
+        s = 86400.0 * 365;
+    return s * 1000 < 1 ? 1 : (long)(s * 1000 + 0.5);
+}
+
+int mapi_http_option_refused(CURLcode rc, mapi_error *err)
+{
+    if (rc == CURLE_OUT_OF_MEMORY)
+        return mapi_error_oom(err);
+    mapi_error_set(err, MAPI_ERR_TRANSPORT, "libcurl refused an option: %s",
+                   curl_easy_strerror(rc));
+    if (err)
+        err->curl_code = (int)rc;
+    return -1;
+}
+
+void mapi_http_wipe_headers(struct curl_slist *l)
+{
+    for (; l; l = l->next) {
+        volatile char *p = l->data;
+        while (p && *p)
+            *p++ = 0;
+    }
+}
+
 /* ---- callbacks ---- */
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
@@ -171,21 +212,21 @@ static mapi_outcome transport_outcome(CURLcode rc, long request_size, curl_off_t
 
 /* A method that may move money goes over HTTP/1.1 on a connection of its
    own (see the top of this file). */
-static int own_connection(const mapi_http_request *req)
+static int own_connection(const mapi_attempt_request *req)
 {
     return req->fresh_connection ||
            (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0);
 }
 
 /* HTTP/1.1 only: a request on a connection of its own, and a GET retried
-   after libcurl wanted to resend it (mapi_http_resend_refused); other GETs
+   after libcurl wanted to resend it (mapi_http_is_stopped_resend); other GETs
    and HEADs take libcurl's default (HTTP/2 over TLS when offered). */
-int mapi_http_http1_only(const mapi_http_request *req)
+int mapi_http_http1_only(const mapi_attempt_request *req)
 {
     return req->http1 || own_connection(req);
 }
 
-int mapi_http_set_request(CURL *easy, const mapi_http_request *req, long timeout_ms)
+int mapi_http_set_request(CURL *easy, const mapi_attempt_request *req, long timeout_ms)
 {
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_URL, req->url);
     long once = own_connection(req);
@@ -227,7 +268,7 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
 }
 
 /* An empty value as "Name;": libcurl's way to send "Name:". */
-struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_http_request *req,
+struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                           int *oom)
 {
     struct curl_slist *list = NULL, *l;

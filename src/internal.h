@@ -5,7 +5,10 @@
  *
  * One section per file, in layer order: each file uses only the sections
  * above its own (docs/architecture.md's "Layout" says what each file
- * holds).  The HTTP layer's sections are http.h, included at their place.
+ * holds).  Some sections are headers of their own, included at their place
+ * (clock.h, budget.h, exchange.h, attempt.h, calls.h); the HTTP layer's,
+ * http.h, is not included here: the drivers include it after this file, and
+ * the exchange, its sibling, never sees it.
  */
 #ifndef MAPI_INTERNAL_H
 #define MAPI_INTERNAL_H
@@ -65,6 +68,14 @@ int mapi_ascii_ieq(const char *a, size_t alen, const char *b, size_t blen);
 int mapi_alnum_or(int ch, const char *set);
 /* The value of hex digit c (0-9, a-f, A-F): 0 .. 15, or -1. */
 int mapi_hex_digit(int c);
+
+/* ---- the clocks, the one blocking sleep, randomness (clock.h) ---- */
+
+#include "clock.h"
+
+/* ---- a step's budget (budget.h) ---- */
+
+#include "budget.h"
 
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
@@ -321,22 +332,6 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
 
 /* ---- retries (retry.c) ---- */
 
-/* Waits `seconds` before a retry.  Returns 0 to go on, non-zero to stop
-   retrying (the call then fails with the last attempt's error). */
-typedef int (*mapi_sleep_fn)(void *ctx, double seconds);
-/* A uniformly distributed number in [0, 1). */
-typedef double (*mapi_random_fn)(void *ctx);
-
-/* The defaults: nanosleep (restarted on EINTR), and a xorshift64* generator
-   whose state is the uint64_t that ctx points to (seeded by mapi_rng_seed). */
-int mapi_sleep_default(void *ctx, double seconds);
-/* Blocks the calling thread for seconds, at most cap (nanosleep, resumed
-   after signals; NaN and seconds <= 0: no wait).  Returns 0. */
-int mapi_sleep_seconds(double seconds, double cap);
-double mapi_random_default(void *ctx);
-/* A non-zero seed from the clock and `salt` (e.g. an object's address). */
-uint64_t mapi_rng_seed(uintptr_t salt);
-
 /* Seconds to wait before retry number `retry` (0 for the first retry): full
    jitter, u * min(8, 0.5 * 2^retry), with u in [0, 1) from the random hook. */
 double mapi_backoff_delay(int retry, double u);
@@ -386,6 +381,27 @@ size_t mapi_base_headers(const char *authorization, const char *user_agent,
 char *mapi_bearer(const char *api_key);
 /* "merchantapi/<v> libcurl/<curl_version>[ <product>]"; NULL when out of memory. */
 char *mapi_user_agent(const char *product, const char *curl_version);
+
+/* ---- a request: what one attempt sends, whatever moves it ---- */
+
+/* One attempt's request as the exchange hands it out (mapi_exchange_request)
+   and a transport sends it (http.h: mapi_http_perform, mapi_http_loop_add).
+   Borrowed from the exchange until its next attempt begins. */
+typedef struct mapi_attempt_request {
+    const char *method;     /* "GET", "PUT", ... */
+    const char *url;        /* full URL, already percent-encoded */
+    const char *body;       /* NULL for none */
+    size_t body_len;
+    int fresh_connection;   /* 1: a request that may move money: HTTP/1.1 on a connection of
+                               its own, never resent by the transport (any method but GET/HEAD
+                               gets that anyway) */
+    int http1;              /* 1: over HTTP/1.1, never multiplexed: the attempt after one whose
+                               resend the transport stopped (MAPI_ENDED_RESEND_STOPPED) */
+    const mapi_header_field *headers; /* the caller's own, sent after the client's */
+    size_t nheaders;
+    double timeout;         /* seconds for this request (the deadline may cut it); <= 0: the
+                               client's timeout */
+} mapi_attempt_request;
 
 /* ---- values (value.c) ---- */
 
@@ -464,104 +480,16 @@ int mapi_media_type_is_json(const char *content_type);
 int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
                       mapi_error *e);
 
-/* ---- one call across its attempts, without I/O (exchange.c) ---- */
+/* ---- one call across its attempts, without I/O (exchange.h) ---- */
 
-/* What an exchange copies from its client (nothing is borrowed). */
-typedef struct mapi_exchange_settings {
-    const char *api_key;    /* NULL or "": no Authorization header */
-    const char *user_agent; /* the whole User-Agent value */
-    int max_retries;        /* retries after the first attempt */
-    int max_depth;          /* JSON nesting cap; <= 0: MAPI_DEFAULT_MAX_DEPTH */
-    size_t max_body;        /* bytes; 0: MAPI_DEFAULT_MAX_BODY */
-    double timeout, connect_timeout; /* seconds, handed to transports; <= 0: defaults */
-    double deadline;        /* seconds for the whole call; <= 0: mapi_default_deadline */
-    int debug;              /* 1: one MERCHANTAPI_DEBUG line per attempt to stderr */
-    const mapi_header_field *headers; /* the client's own headers (mapi_config.headers) */
-    size_t nheaders;
-    int trace;              /* 1: a new trace for the call (mapi_config.trace) */
-    uint64_t trace_seed;    /* the seed of the call's trace and span ids */
-} mapi_exchange_settings;
-
-typedef struct mapi_exchange mapi_exchange;
-
-/* How an attempt ended for the call. */
-typedef enum mapi_step {
-    MAPI_STEP_DONE = 0, /* *out holds the document */
-    MAPI_STEP_FAILED,   /* *e is the call's final error (finished: mapi_exchange_fail) */
-    MAPI_STEP_RETRY,    /* wait *wait seconds, then begin the next attempt; *e holds this
-                           attempt's error (clear it, or finish it with mapi_exchange_fail) */
-    MAPI_STEP_SETTLE    /* the confirm failed with outcome UNKNOWN and is settled: begin
-                           the read of its payout now (mapi_exchange_attempt_call); *e is empty */
-} mapi_step;
-
-/* A new exchange for the built call k (every string and the body copied);
-   NULL with err MEMORY.  Free with mapi_exchange_free (NULL ignored). */
-mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_settings *s,
-                                 mapi_error *err);
-void mapi_exchange_free(mapi_exchange *x);
-/* The jitter source; fn NULL: the exchange's own generator. */
-void mapi_exchange_set_random(mapi_exchange *x, mapi_random_fn fn, void *ctx);
-/* The call (method, url, body, confirm, ...) as it was built, owned by the
-   exchange. */
-const mapi_call *mapi_exchange_call(const mapi_exchange *x);
-/* What the attempt begun last (or the next one) sends: the call, or once a
-   confirm is being settled, the read of its payout (GET, same URL).  Owned
-   by the exchange; read it after mapi_exchange_begin. */
-const mapi_call *mapi_exchange_attempt_call(const mapi_exchange *x);
-/* The limits a transport should apply to the attempt begun last: seconds
-   (the timeout, cut to what is left of the deadline), seconds, bytes (a
-   transport may stop reading after max_body + 1 bytes of body). */
-void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *connect_timeout,
-                          size_t *max_body);
-/* What libcurl is to send for the attempt begun last (the call, or the read
-   settling it): method, URL, body, fresh_connection for a call that may move
-   money, the headers of one's own and the attempt's timeout; http1 as the
-   driver decided (mapi_http_resend_refused).  Borrowed from x until the next
-   attempt begins. */
-struct mapi_http_request;
-void mapi_exchange_http_request(const mapi_exchange *x, int http1, struct mapi_http_request *req);
-/* Request header i (0-based): mapi_base_headers', then the headers of one's
-   own (mapi_headers_merge of the client's and the call's) -- what libcurl
-   sends.  1, or 0 past the end.  Borrowed; the Authorization value holds
-   the key: never log it. */
-int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,
-                            const char **value);
-/* Begins the next attempt: counts it, stamps the time (the first attempt
-   also starts the deadline) and sets its timeout.  Returns the attempt's
-   facts for a MAPI_ATTEMPT_REQUEST observer (borrowed). */
-const mapi_attempt_info *mapi_exchange_begin(mapi_exchange *x);
-/* Ends the attempt begun last.  res: the response (taken in every case), or
-   NULL when the attempt failed with *e (as mapi_http_perform fills it: kind
-   TRANSPORT with outcome NOT_SENT or UNKNOWN, DECODE, MEMORY).  Maps it as the
-   call says, decides (see mapi_step; a retry only when mapi_exchange_fits),
-   writes the MERCHANTAPI_DEBUG line.  A settling confirm: MAPI_STEP_SETTLE;
-   the read's end gives the confirm's result (mapi_confirm_payout). */
-mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
-                            mapi_doc **out, double *wait);
-/* Finishes *e as the call's final error: attempts, method, url, message,
-   outcome only for the confirm, the api key redacted (and while settling,
-   the confirm's error with *e as its settle_error). */
-void mapi_exchange_fail(mapi_exchange *x, mapi_error *e);
-/* 1 when a retry after `wait` seconds from now begins before the call's
-   deadline (the rule mapi_exchange_end applies); 0 otherwise. */
-int mapi_exchange_fits(const mapi_exchange *x, double wait);
-/* Finishes *e (an attempt's error whose retry did not fit) as the call's
-   final error, deadline_exceeded 1. */
-void mapi_exchange_expire(mapi_exchange *x, mapi_error *e);
-/* The facts of the attempt ended last, for a MAPI_ATTEMPT_RESPONSE observer:
-   borrowed, valid until the next begin and while *out / *e live. */
-const mapi_attempt_info *mapi_exchange_info(const mapi_exchange *x);
-
-/* Seconds on a monotonic clock. */
-double mapi_monotonic_seconds(void);
+#include "exchange.h"
 
 /* ---- the attempt record and W3C trace context (attempt.h) ---- */
 
 #include "attempt.h"
 
-/* ---- the HTTP layer: libcurl, and transfers driven by an event loop (http.h) ---- */
-
-#include "http.h"
+/* The HTTP layer (http.h) is not included here: the exchange above and it
+   are siblings that do not know each other; the drivers below include it. */
 
 /* ---- the client and its blocking driver (client.c) ---- */
 
@@ -573,6 +501,12 @@ int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *er
    hook (what every driver runs: the blocking loop, pages.c, a Lua
    transport); NULL with err MEMORY.  k is copied: release it after. */
 mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err);
+/* How an attempt over libcurl ended, in the exchange's terms: rc and e as
+   mapi_http_perform or mapi_http_transfer_result gave them (0: an answer;
+   -1: e, a resend libcurl was stopped from making told apart by
+   mapi_http_is_stopped_resend).  The one reading of libcurl's result, for
+   the blocking driver and the loop's. */
+mapi_ended mapi_client_http_ended(int rc, const mapi_error *e);
 /* The client's observer, when one is set (for drivers other than client.c's). */
 void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
                          const mapi_attempt_info *info);
@@ -593,7 +527,7 @@ void mapi_client_set_random(mapi_client *c, mapi_random_fn fn, void *ctx);
 /* What other drivers (pages.c) need of a client: borrowed, valid while the
    client lives. */
 typedef struct mapi_client_parts {
-    mapi_http *http;
+    struct mapi_http *http;
     mapi_sleep_fn sleep;
     void *sleep_ctx;
 } mapi_client_parts;
@@ -628,28 +562,30 @@ int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int o
                            mapi_observer_fn observer, void *observer_ctx,
                            mapi_loop_done_fn done, void *ctx, mapi_error *err);
 
-/* A loop over io, a multi it does not own (a client's mapi_http_pool: the
-   pages run on the client's connections); mapi_loop_free leaves io as it
-   is, with no transfer on it.  NULL with err (MEMORY). */
-mapi_loop *mapi_loop_over(mapi_http_loop *io, mapi_error *err);
+/* A loop over io, an HTTP loop it does not own (a client's,
+   mapi_http_client_loop: the pages run on the client's connections);
+   mapi_loop_free leaves io as it is, with no transfer on it.  NULL with err
+   (MEMORY). */
+struct mapi_http_loop;
+mapi_loop *mapi_loop_over(struct mapi_http_loop *io, mapi_error *err);
 
 /* One attempt of a call on a loop, for a driver that decides its own waits
    (pages.c: the retry rounds).  The handle of a call not yet reported. */
 typedef struct mapi_loop_op mapi_loop_op;
-/* An attempt's end as exchange x decided it (mapi_exchange_end): step DONE
+/* An attempt's end as exchange x decided it (mapi_exchange_end_attempt): step DONE
    with doc (the callee's), RETRY with wait (seconds) and e this attempt's
    error, FAILED with e the call's final error.  e may be moved out (reset
    it to MAPI_ERROR_INIT then); the loop clears what is left. */
 typedef void (*mapi_loop_attempt_fn)(void *ctx, mapi_step step, mapi_doc *doc, double wait,
                                      mapi_error *e);
 /* Begins the next attempt of exchange x (not owned: it must outlive the
-   call) of client c at l's next step, over HTTP/1.1 when http1
-   (mapi_http_resend_refused of the last attempt's error).  The exchange
+   call) of client c at l's next step, as x hands it out
+   (mapi_exchange_request: over HTTP/1.1 after a stopped resend).  The exchange
    decides as in mapi_loop_run_exchange (a confirm's settling read
    included), except that a retry is not waited for: attempt(ctx, ...) is
    called once, from mapi_loop_step or mapi_loop_free.  0 with *out, or -1
    with err (MEMORY, USAGE for a loop being freed): no attempt began. */
-int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
+int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x,
                       mapi_loop_attempt_fn attempt, void *ctx, mapi_loop_op **out,
                       mapi_error *err);
 /* A timer of loop l (a task's sleep, lua_loop.c): done(ctx, NULL, err

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "http.h"
 
 typedef enum op_state {
     OP_DUE = 0, /* its next attempt begins at wake_at */
@@ -32,7 +33,6 @@ typedef struct mapi_loop_op {
     int owns;                 /* 1: x is freed with the op */
     op_state state;
     double wake_at;           /* OP_DUE: monotonic seconds */
-    int http1;                /* the next attempt over HTTP/1.1 (mapi_http_resend_refused) */
     mapi_http_transfer *t;    /* OP_SENDING */
     mapi_doc *doc;            /* OP_DONE, success */
     mapi_error e;             /* the last attempt's error; the call's once failed */
@@ -102,12 +102,14 @@ static void observe(const op *o, mapi_attempt_event ev, const mapi_attempt_info 
 
 /* ---- attempts ---- */
 
-/* The attempt begun last ended: res (taken), or NULL with o->e filled as
-   mapi_http_perform fills it.  The exchange decides what comes next. */
-static void attempt_end(op *o, mapi_response *res)
+/* The attempt begun last ended: rc 0 with res (taken), or -1 with o->e
+   filled as mapi_http_perform fills it.  The exchange decides what comes
+   next (what the next attempt sends too). */
+static void attempt_end(op *o, int rc, mapi_response *res)
 {
     double wait = 0;
-    mapi_step step = mapi_exchange_end(o->x, res, &o->e, &o->doc, &wait);
+    mapi_step step = mapi_exchange_end_attempt(o->x, mapi_client_http_ended(rc, &o->e),
+                                               rc == 0 ? res : NULL, &o->e, &o->doc, &wait);
 
     observe(o, MAPI_ATTEMPT_RESPONSE, mapi_exchange_info(o->x));
     o->step = step;
@@ -120,12 +122,10 @@ static void attempt_end(op *o, mapi_response *res)
         }
         /* e stays until the next attempt begins: the call's error, should
            the loop be freed during the wait */
-        o->http1 = mapi_http_resend_refused(&o->e);
         o->wake_at = mapi_monotonic_seconds() + (wait > 0 ? wait : 0);
         o->state = OP_DUE;
         break;
     case MAPI_STEP_SETTLE: /* the read of the confirm's payout, at once */
-        o->http1 = 0;
         o->wake_at = 0;
         o->state = OP_DUE;
         break;
@@ -138,16 +138,16 @@ static void attempt_end(op *o, mapi_response *res)
 /* Begins o's next attempt as a transfer of the loop. */
 static void attempt_begin(mapi_loop *l, op *o)
 {
-    mapi_http_request req;
+    mapi_attempt_request req;
 
     mapi_error_clear(&o->e);
-    observe(o, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin(o->x));
+    observe(o, MAPI_ATTEMPT_REQUEST, mapi_exchange_begin_attempt(o->x));
     if (l->stopping)
         return; /* stopped by the hook: nothing sent, the call ends when the loop is freed */
-    mapi_exchange_http_request(o->x, o->http1, &req);
+    mapi_exchange_request(o->x, &req);
     if (mapi_http_loop_add(l->io, o->http, &req, o, &o->t, &o->e) < 0) {
         o->t = NULL;
-        attempt_end(o, NULL); /* MEMORY, or an option libcurl refused: nothing sent */
+        attempt_end(o, -1, NULL); /* MEMORY, or an option libcurl refused: nothing sent */
         return;
     }
     o->state = OP_SENDING;
@@ -159,15 +159,15 @@ static void transfer_done(void *ctx, void *priv)
     mapi_loop *l = ctx;
     op *o = priv;
     mapi_response *res = NULL;
+    int rc;
 
     if (o->state != OP_SENDING || !o->t)
         return;
     /* the result first: it reads the transfer's handle and code */
-    if (mapi_http_transfer_result(o->t, &res, &o->e) < 0)
-        res = NULL;
+    rc = mapi_http_transfer_result(o->t, &res, &o->e);
     mapi_http_loop_remove(l->io, o->t);
     o->t = NULL;
-    attempt_end(o, res);
+    attempt_end(o, rc, res);
 }
 
 /* Begins every attempt that is due; returns how many began. */
@@ -355,16 +355,14 @@ int mapi_loop_run_exchange(mapi_loop *l, mapi_client *c, mapi_exchange *x, int o
     return 0;
 }
 
-int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, int http1,
-                      mapi_loop_attempt_fn attempt, void *ctx, mapi_loop_op **out,
-                      mapi_error *err)
+int mapi_loop_attempt(mapi_loop *l, mapi_client *c, mapi_exchange *x, mapi_loop_attempt_fn attempt,
+                      void *ctx, mapi_loop_op **out, mapi_error *err)
 {
     op *o = add_op(l, c, x, ctx, err);
 
     *out = o;
     if (!o)
         return -1;
-    o->http1 = http1;
     o->attempt = attempt;
     return 0;
 }
@@ -553,77 +551,4 @@ int mapi_loop_fd(const mapi_loop *l)
 double mapi_loop_timeout(const mapi_loop *l)
 {
     return l ? next_timeout(l) : -1.0;
-}
-
-/* ---- a step's budget (mapi_budget, http.h) ---- */
-
-void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls)
-{
-    memset(b, 0, sizeof *b);
-    b->max_seconds = max_seconds > 0 ? max_seconds : 0;
-    b->max_calls = max_calls;
-    b->since = b->max_seconds > 0 ? mapi_monotonic_seconds() : 0;
-}
-
-double mapi_budget_spent(const mapi_budget *b)
-{
-    if (!b || b->max_seconds <= 0)
-        return 0;
-    return b->spent + (b->since >= 0 ? mapi_monotonic_seconds() - b->since : 0);
-}
-
-int mapi_budget_take(mapi_budget *b, size_t *counter)
-{
-    if (!b)
-        return 1;
-    if (b->units > 0) { /* the first piece of work of a step is always done */
-        if (counter && b->max_calls > 0 && *counter >= b->max_calls)
-            return 0;
-        if (b->max_seconds > 0 && mapi_budget_spent(b) >= b->max_seconds)
-            return 0;
-    }
-    b->units++;
-    if (counter)
-        (*counter)++;
-    return 1;
-}
-
-int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost)
-{
-    if (b && b->units > 0 && cost > 0 && b->max_seconds > 0) {
-        double spent = mapi_budget_spent(b);
-        /* what does not fit waits for the next step -- unless the step has
-           barely begun: a piece longer than a budget still runs, early */
-        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10)
-            return 0;
-    }
-    return mapi_budget_take(b, counter);
-}
-
-double mapi_budget_left(const mapi_budget *b)
-{
-    double left;
-
-    if (!b || b->max_seconds <= 0)
-        return -1.0;
-    if (b->max_calls > 0 && b->reported >= b->max_calls)
-        return 0;
-    left = b->max_seconds - mapi_budget_spent(b);
-    if (left <= 0)
-        return 0;
-    return (double)(long long)(left * 1000.0) / 1000.0; /* whole ms, rounded down */
-}
-
-void mapi_budget_pause(mapi_budget *b)
-{
-    if (b && b->max_seconds > 0 && !b->wait && b->since >= 0) {
-        b->spent += mapi_monotonic_seconds() - b->since;
-        b->since = -1;
-    }
-}
-
-void mapi_budget_resume(mapi_budget *b)
-{
-    if (b && b->max_seconds > 0 && b->since < 0)
-        b->since = mapi_monotonic_seconds();
 }

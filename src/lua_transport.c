@@ -217,7 +217,7 @@ static int l_request(lua_State *L)
     double timeout, connect_timeout;
     size_t max_body, i;
 
-    info = mapi_exchange_begin(xb->x);
+    info = mapi_exchange_begin_attempt(xb->x);
     xb->state = X_SENDING;
     k = mapi_exchange_attempt_call(xb->x); /* the call, or the read settling a confirm */
     mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
@@ -255,7 +255,8 @@ static int l_request(lua_State *L)
 static int end_attempt(lua_State *L, exchange_box *xb, mapi_response *res, int skip_info)
 {
     double wait = -1;
-    mapi_step step = mapi_exchange_end(xb->x, res, &xb->err, &xb->doc, &wait);
+    mapi_step step = mapi_exchange_end_attempt(xb->x, res ? MAPI_ENDED_ANSWER : MAPI_ENDED_FAILED,
+                                               res, &xb->err, &xb->doc, &wait);
     int again = step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE;
 
     xb->state = again ? X_IDLE : X_DONE;

@@ -11,8 +11,9 @@
  * decides, as one call would, so the answer is the same on every driver.
  *
  * The libcurl driver runs each attempt as a call of an event loop of its
- * own (loop.c, mapi_loop_attempt) on the client's multi (mapi_http_pool: the
- * connections of its blocking calls; HTTP/2 multiplexes them).  Its retries
+ * own (loop.c, mapi_loop_attempt) on the client's own loop
+ * (mapi_http_client_loop: the client's connections for its pages; HTTP/2
+ * multiplexes them).  Its retries
  * run in rounds: once a round's transfers are done, the client's sleep hook
  * waits until the soonest retry a page asked for, then the pages whose wait
  * is over run again.  Each page so waits its own wait (its backoff or
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "http.h"
 
 /* The longest a step of the loop waits for activity (seconds). */
 #define POLL_SECONDS 1.0
@@ -271,11 +273,8 @@ static void attempt_done(void *ctx, mapi_step step, mapi_doc *doc, double wait, 
 /* Starts page i's next attempt on the loop (it begins at the next step). */
 static void start_job(driver *d, job *j)
 {
-    int http1 = mapi_http_resend_refused(&j->e); /* the last attempt's error, if any */
-
-    mapi_error_clear(&j->e);
-    if (mapi_loop_attempt(d->loop, d->b->client, j->x, http1, attempt_done, j, &j->op,
-                          &j->e) < 0) {
+    mapi_error_clear(&j->e); /* the last attempt's, if any */
+    if (mapi_loop_attempt(d->loop, d->b->client, j->x, attempt_done, j, &j->op, &j->e) < 0) {
         /* MEMORY: no attempt began */
         mapi_exchange_fail(j->x, &j->e);
         mapi_page_batch_ended(d->b, j->i, NULL, &j->e);
@@ -360,7 +359,7 @@ int mapi_page_batch_run(mapi_page_batch *b, mapi_error *err)
     mapi_client_parts_get(b->client, &d.parts);
     {
         /* on the client's own multi: the connections of its blocking calls */
-        mapi_http_loop *pool = mapi_http_pool(d.parts.http, err);
+        mapi_http_loop *pool = mapi_http_client_loop(d.parts.http, err);
         d.loop = pool ? mapi_loop_over(pool, err) : NULL;
     }
     if (!d.loop)

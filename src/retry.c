@@ -1,10 +1,9 @@
 /*
  * retry.c -- when to retry and how long to wait: Retry-After, exponential
- * backoff with full jitter, and the default sleep and random hooks (the
- * decision to retry is the exchange's).
+ * backoff with full jitter (the decision to retry is the exchange's; the
+ * sleep and the random numbers are clock.c's and random.c's).
  */
 #include <curl/curl.h>
-#include <errno.h>
 #include <time.h>
 
 #include "internal.h"
@@ -83,57 +82,4 @@ double mapi_response_retry_after(const mapi_response *res)
 {
     return mapi_retry_after_parse(res ? mapi_response_header(res, "retry-after") : NULL,
                                   time(NULL));
-}
-
-int mapi_sleep_default(void *ctx, double seconds)
-{
-    (void)ctx;
-    return mapi_sleep_seconds(seconds, 3600);
-}
-
-int mapi_sleep_seconds(double seconds, double cap)
-{
-    struct timespec ts, rem;
-
-    if (!(seconds > 0))
-        return 0;
-    if (seconds > cap)
-        seconds = cap;
-    ts.tv_sec = (time_t)seconds;
-    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec > 999999999L)
-        ts.tv_nsec = 999999999L;
-    while (nanosleep(&ts, &rem) != 0 && errno == EINTR)
-        ts = rem;
-    return 0;
-}
-
-uint64_t mapi_rng_seed(uintptr_t salt)
-{
-    struct timespec ts;
-    uint64_t x;
-
-    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
-        ts.tv_sec = 0, ts.tv_nsec = 0;
-    x = (uint64_t)ts.tv_sec * 1000000007ULL ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)salt << 17) ^
-        (uint64_t)salt;
-    /* splitmix64 finaliser: spreads the bits of similar seeds apart */
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    x ^= x >> 31;
-    return x ? x : 0x2545F4914F6CDD1DULL;
-}
-
-double mapi_random_default(void *ctx)
-{
-    uint64_t *s = ctx;
-    uint64_t x = *s;
-
-    /* xorshift64* */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) * (1.0 / 9007199254740992.0);
 }

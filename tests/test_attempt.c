@@ -50,7 +50,7 @@ static void retry_then_ok(void **state)
     double wait, now = (double)time(NULL);
     (void)state;
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_equal(in->method, "GET");
     assert_string_equal(in->url, "http://h:8080/api/public/v1/channels/c1?x=1"); /* query kept */
     assert_string_equal(in->server_address, "h");
@@ -61,8 +61,10 @@ static void retry_then_ok(void **state)
     assert_true(in->start_time > now - 5 && in->start_time < now + 5);
     assert_null(in->outcome);
     assert_null(in->trace_id);
-    assert_int_equal(mapi_exchange_end(x, tu_response(503, NULL, NULL, "r1", "<html>"), &e, &doc,
-                                       &wait), MAPI_STEP_RETRY);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               tu_response(503, NULL, NULL, "r1", "<html>"), &e,
+                                               &doc, &wait),
+                     MAPI_STEP_RETRY);
     in = mapi_exchange_info(x);
     assert_int_equal(in->status, 503);
     assert_string_equal(in->error_type, "503"); /* OTel: the status code of an HTTP error */
@@ -70,11 +72,13 @@ static void retry_then_ok(void **state)
     assert_string_equal(in->request_id, "r1");
     mapi_error_clear(&e);
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_int_equal(in->resend_count, 1);
     assert_null(in->error_type);
-    assert_int_equal(mapi_exchange_end(x, tu_response(200, JSONAPI, NULL, "r2", CHANNEL_DOC),
-                                       &e, &doc, &wait), MAPI_STEP_DONE);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               tu_response(200, JSONAPI, NULL, "r2", CHANNEL_DOC),
+                                               &e, &doc, &wait),
+                     MAPI_STEP_DONE);
     in = mapi_exchange_info(x);
     assert_string_equal(in->outcome, "ok");
     assert_null(in->error_type);
@@ -101,31 +105,34 @@ static void confirm_unknown_then_settled(void **state)
     double wait;
     (void)state;
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_equal(in->server_address, "::1");
     assert_int_equal(in->server_port, 443);
     transport_failure(&e, MAPI_OUTCOME_NOT_SENT); /* retried: provably not sent */
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_RETRY);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_RETRY);
     assert_string_equal(mapi_exchange_info(x)->outcome, "retry");
     assert_string_equal(mapi_exchange_info(x)->error_type, "transport");
     mapi_error_clear(&e);
 
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     transport_failure(&e, MAPI_OUTCOME_UNKNOWN); /* may have arrived: settled by a read */
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_SETTLE);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_SETTLE);
     in = mapi_exchange_info(x);
     assert_string_equal(in->outcome, "unknown");
     assert_int_equal(in->status, 0);
     assert_string_equal(in->error_type, "transport");
     assert_int_equal(in->resend_count, 1);
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_equal(in->method, "GET");
     assert_string_equal(in->endpoint, "get_payout");
     assert_int_equal(in->attempt, 1);
     assert_int_equal(in->resend_count, 0);
-    assert_int_equal(mapi_exchange_end(x, tu_response(200, JSONAPI, NULL, "r3",
-                                                      PAYOUT_PROCESSING), &e, &doc, &wait),
+    assert_int_equal(mapi_exchange_end_attempt(
+                         x, MAPI_ENDED_ANSWER,
+                         tu_response(200, JSONAPI, NULL, "r3", PAYOUT_PROCESSING), &e, &doc, &wait),
                      MAPI_STEP_DONE);
     in = mapi_exchange_info(x);
     assert_string_equal(in->outcome, "ok");
@@ -143,9 +150,11 @@ static void rejected_confirm_is_its_status(void **state)
     double wait;
     (void)state;
 
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, tu_response(404, NULL, NULL, NULL, ""), &e, &doc,
-                                       &wait), MAPI_STEP_FAILED);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               tu_response(404, NULL, NULL, NULL, ""), &e, &doc,
+                                               &wait),
+                     MAPI_STEP_FAILED);
     assert_string_equal(mapi_exchange_info(x)->outcome, "rejected");
     assert_string_equal(mapi_exchange_info(x)->error_type, "404");
     assert_int_equal(mapi_exchange_info(x)->server_port, 80);
@@ -262,14 +271,14 @@ static void trace_context(void **state)
     s.trace_seed = mapi_trace_seed();
     x = mapi_exchange_new(&k, &s, &e);
     assert_non_null(x);
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_equal(in->trace_id, "0af7651916cd43dd8448eb211c80319c");
     assert_string_equal(in->parent_span_id, "b7ad6b7169203331");
     assert_int_equal(strlen(in->span_id), 16);
     snprintf(first, sizeof first, "00-0af7651916cd43dd8448eb211c80319c-%s-01", in->span_id);
     assert_string_equal(header(x, "traceparent"), first);
     assert_string_equal(header(x, "tracestate"), "congo=t61rcWkgMzE");
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_not_equal(header(x, "traceparent"), first); /* a new span */
     assert_memory_equal(header(x, "traceparent") + 36, in->span_id, 16);
     mapi_exchange_free(x);
@@ -279,7 +288,7 @@ static void trace_context(void **state)
     s.trace = 1;
     x = mapi_exchange_new(&k, &s, &e);
     assert_non_null(x);
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_int_equal(strlen(in->trace_id), 32);
     assert_null(in->parent_span_id);
     assert_int_equal(strlen(header(x, "traceparent")), 55);
@@ -292,7 +301,7 @@ static void trace_context(void **state)
     s.trace = 0;
     x = mapi_exchange_new(&k, &s, &e);
     assert_non_null(x);
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_null(in->trace_id);
     assert_null(header(x, "traceparent"));
     mapi_exchange_free(x);

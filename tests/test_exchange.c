@@ -65,9 +65,11 @@ static void get_retries_then_succeeds(void **state)
     assert_string_equal(name, "User-Agent");
     assert_int_equal(mapi_exchange_header_at(x, 4, &name, &value), 0);
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_int_equal(in->attempt, 1);
-    assert_int_equal(mapi_exchange_end(x, response(503, NULL, NULL, "<html>"), &e, &doc, &wait),
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               response(503, NULL, NULL, "<html>"), &e, &doc,
+                                               &wait),
                      MAPI_STEP_RETRY);
     assert_true(wait >= 0 && wait <= 0.5);
     in = mapi_exchange_info(x);
@@ -77,17 +79,20 @@ static void get_retries_then_succeeds(void **state)
     assert_true(in->retry_in == wait);
     mapi_error_clear(&e);
 
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, response(429, NULL, "3", ""), &e, &doc, &wait),
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, response(429, NULL, "3", ""),
+                                               &e, &doc, &wait),
                      MAPI_STEP_RETRY);
     assert_true(wait == 3.0); /* Retry-After, not the backoff */
     mapi_error_clear(&e);
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_int_equal(in->attempt, 3);
-    assert_int_equal(mapi_exchange_end(x, response(200, "application/vnd.api+json", NULL,
-                                                   CHANNEL_DOC), &e, &doc, &wait),
-                     MAPI_STEP_DONE);
+    assert_int_equal(
+        mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                  response(200, "application/vnd.api+json", NULL, CHANNEL_DOC), &e,
+                                  &doc, &wait),
+        MAPI_STEP_DONE);
     assert_non_null(doc);
     assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)), "c1");
     assert_int_equal(mapi_exchange_info(x)->error, MAPI_ERR_NONE);
@@ -108,13 +113,15 @@ static void get_gives_up_after_max_retries(void **state)
     /* no key: no Authorization header */
     assert_int_equal(mapi_exchange_header_at(x, 2, &name, &value), 1);
     assert_string_equal(name, "User-Agent");
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     transport_failure(&e, MAPI_OUTCOME_UNKNOWN);
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_RETRY);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_RETRY);
     mapi_error_clear(&e);
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     transport_failure(&e, MAPI_OUTCOME_UNKNOWN);
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_FAILED);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_FAILED);
     assert_int_equal(e.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(e.attempts, 2);
     assert_int_equal(e.outcome, MAPI_OUTCOME_NONE); /* a GET has no outcome */
@@ -122,6 +129,70 @@ static void get_gives_up_after_max_retries(void **state)
     assert_string_equal(e.message,
                         "merchantapi: transport: connection refused "
                         "[GET /api/public/v1/channels/c1]");
+    mapi_error_clear(&e);
+    mapi_exchange_free(x);
+}
+
+/* A jitter source of u = 0.5: the backoff's wait is never 0. */
+static double half(void *ctx)
+{
+    (void)ctx;
+    return 0.5;
+}
+
+/* The HTTP/1.1 decision is the exchange's: after an attempt whose resend
+   the transport stopped (libcurl's code 42), the retry goes at once and its
+   request says HTTP/1.1; after any other failure, the backoff and the
+   transport's default again; a confirm whose resend was stopped is settled
+   by a read, never resent. */
+static void stopped_resend_retries_at_once_over_http1(void **state)
+{
+    mapi_exchange *x = new_exchange(0, 3, NULL);
+    mapi_error e = MAPI_ERROR_INIT;
+    mapi_doc *doc = NULL;
+    mapi_attempt_request req;
+    double wait;
+    (void)state;
+
+    mapi_exchange_set_random(x, half, NULL);
+    mapi_exchange_begin_attempt(x);
+    mapi_exchange_request(x, &req);
+    assert_int_equal(req.http1, 0);
+    transport_failure(&e, MAPI_OUTCOME_UNKNOWN);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_RESEND_STOPPED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_RETRY);
+    assert_true(wait == 0.0);
+    mapi_error_clear(&e);
+    mapi_exchange_begin_attempt(x);
+    mapi_exchange_request(x, &req);
+    assert_int_equal(req.http1, 1);
+    assert_string_equal(req.method, "GET");
+    /* the same failure, not a stopped resend: the backoff, no HTTP/1.1 */
+    transport_failure(&e, MAPI_OUTCOME_UNKNOWN);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_RETRY);
+    assert_true(wait > 0.0);
+    mapi_error_clear(&e);
+    mapi_exchange_begin_attempt(x);
+    mapi_exchange_request(x, &req);
+    assert_int_equal(req.http1, 0);
+    assert_int_equal(
+        mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                  response(200, "application/vnd.api+json", NULL, CHANNEL_DOC), &e,
+                                  &doc, &wait),
+        MAPI_STEP_DONE);
+    mapi_doc_free(doc);
+    doc = NULL;
+    mapi_exchange_free(x);
+
+    /* a confirm: the stopped resend may have reached the server -- settled
+       by the read of its payout, which is no resend over HTTP/1.1 */
+    x = new_exchange(1, 3, NULL);
+    mapi_exchange_begin_attempt(x);
+    transport_failure(&e, MAPI_OUTCOME_UNKNOWN);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_RESEND_STOPPED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_FAILED);
+    assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&e);
     mapi_exchange_free(x);
 }
@@ -134,13 +205,15 @@ static void confirm_retries_only_what_was_not_sent(void **state)
     double wait;
     (void)state;
 
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     transport_failure(&e, MAPI_OUTCOME_NOT_SENT);
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_RETRY);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_RETRY);
     mapi_error_clear(&e);
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     transport_failure(&e, MAPI_OUTCOME_UNKNOWN);
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_FAILED);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_FAILED);
     assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
     assert_int_equal(e.attempts, 2);
     mapi_error_clear(&e);
@@ -148,8 +221,9 @@ static void confirm_retries_only_what_was_not_sent(void **state)
 
     /* a 503 may have been processed: never retried */
     x = new_exchange(1, 2, NULL);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, response(503, NULL, NULL, ""), &e, &doc, &wait),
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, response(503, NULL, NULL, ""),
+                                               &e, &doc, &wait),
                      MAPI_STEP_FAILED);
     assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&e);
@@ -168,9 +242,10 @@ static void body_over_max_body_is_decode(void **state)
     assert_non_null(big);
     memset(big, ' ', 4999);
     big[4999] = '\0';
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, response(200, "application/vnd.api+json", NULL, big),
-                                       &e, &doc, &wait),
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               response(200, "application/vnd.api+json", NULL, big),
+                                               &e, &doc, &wait),
                      MAPI_STEP_FAILED);
     assert_int_equal(e.kind, MAPI_ERR_DECODE);
     assert_int_equal(e.status, 200);
@@ -198,10 +273,11 @@ static void key_is_redacted_from_the_url_and_errors(void **state)
     s.api_key = "sk_secret_key";
     x = mapi_exchange_new(&k, &s, &e);
     assert_non_null(x);
-    assert_string_equal(mapi_exchange_begin(x)->url,
+    assert_string_equal(mapi_exchange_begin_attempt(x)->url,
                         "http://h/api/public/v1/channels/x[REDACTED]");
     mapi_error_set(&e, MAPI_ERR_TRANSPORT, "echo Bearer sk_secret_key");
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_FAILED);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_FAILED);
     assert_null(strstr(e.message, "sk_secret_key"));
     assert_null(strstr(e.url, "sk_secret_key"));
     mapi_error_clear(&e);
@@ -279,6 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(get_retries_then_succeeds),
         cmocka_unit_test(get_gives_up_after_max_retries),
+        cmocka_unit_test(stopped_resend_retries_at_once_over_http1),
         cmocka_unit_test(confirm_retries_only_what_was_not_sent),
         cmocka_unit_test(body_over_max_body_is_decode),
         cmocka_unit_test(key_is_redacted_from_the_url_and_errors),

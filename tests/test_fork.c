@@ -16,6 +16,7 @@
  * A traced client's ids after fork(): the child's are not its parent's.
  */
 #include "testutil.h"
+#include "http.h" /* the fork guard: mapi_http_has_socket */
 
 #include <sys/socket.h>
 #include <sys/types.h>

@@ -63,16 +63,17 @@ static void confirm_502_then_read(mapi_exchange *x, mapi_error *e)
     const mapi_attempt_info *in;
     const mapi_call *r;
 
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_equal(in->method, "PUT");
     assert_true(mapi_exchange_attempt_call(x)->moves_money);
-    assert_int_equal(mapi_exchange_end(x, response(502, NULL, NULL, "<html>"), e, &doc, &wait),
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               response(502, NULL, NULL, "<html>"), e, &doc, &wait),
                      MAPI_STEP_SETTLE);
     assert_null(doc);
     assert_int_equal(e->kind, MAPI_ERR_NONE); /* kept inside the exchange */
     assert_int_equal(mapi_exchange_info(x)->status, 502);
     assert_true(mapi_exchange_info(x)->retry_in < 0); /* the last PUT */
-    in = mapi_exchange_begin(x);
+    in = mapi_exchange_begin_attempt(x);
     assert_string_equal(in->method, "GET");
     assert_int_equal(in->attempt, 1);
     r = mapi_exchange_attempt_call(x);
@@ -91,8 +92,9 @@ static void settle_read_processing_is_confirmed(void **state)
     (void)state;
 
     confirm_502_then_read(x, &e);
-    assert_int_equal(mapi_exchange_end(x, response(200, JSONAPI, NULL, PAYOUT_PROCESSING), &e,
-                                       &doc, &wait),
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               response(200, JSONAPI, NULL, PAYOUT_PROCESSING), &e,
+                                               &doc, &wait),
                      MAPI_STEP_DONE);
     assert_non_null(doc);
     assert_string_equal(mapi_doc_settled_by(doc), "read");
@@ -111,8 +113,9 @@ static void settle_read_draft_keeps_unknown_with_the_payout(void **state)
     (void)state;
 
     confirm_502_then_read(x, &e);
-    assert_int_equal(mapi_exchange_end(x, response(200, JSONAPI, NULL, PAYOUT_DRAFT), &e, &doc,
-                                       &wait),
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               response(200, JSONAPI, NULL, PAYOUT_DRAFT), &e, &doc,
+                                               &wait),
                      MAPI_STEP_FAILED);
     assert_null(doc);
     /* the confirm's own error ... */
@@ -143,10 +146,11 @@ static void settle_read_failure_is_the_settle_error(void **state)
 
     /* a 404 is not retried: the read fails at once */
     confirm_502_then_read(x, &e);
-    assert_int_equal(mapi_exchange_end(x, response(404, JSONAPI, NULL,
-                                                   "{\"errors\":[{\"status\":\"404\","
-                                                   "\"code\":\"not_found\"}]}"),
-                                       &e, &doc, &wait),
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               response(404, JSONAPI, NULL,
+                                                        "{\"errors\":[{\"status\":\"404\","
+                                                        "\"code\":\"not_found\"}]}"),
+                                               &e, &doc, &wait),
                      MAPI_STEP_FAILED);
     assert_int_equal(e.status, 502);
     assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
@@ -168,7 +172,8 @@ static void settle_read_failure_is_the_settle_error(void **state)
     {
         mapi_response *r = response(200, JSONAPI, NULL, PAYOUT_NO_STATUS);
         assert_int_equal(mapi_response_add_header(r, "X-Request-Id", 12, "rid-read", 8), 0);
-        assert_int_equal(mapi_exchange_end(x, r, &e, &doc, &wait), MAPI_STEP_FAILED);
+        assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, r, &e, &doc, &wait),
+                         MAPI_STEP_FAILED);
     }
     assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
     assert_non_null(e.settle_error);
@@ -193,19 +198,22 @@ static void settle_is_only_for_an_unknown_outcome(void **state)
 
     /* rejected (4xx): the answer is known, no read */
     x = confirm_exchange(1, 2, 0);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, response(422, JSONAPI, NULL,
-                                                   "{\"errors\":[{\"code\":\"payout_invalid\"}]}"),
-                                       &e, &doc, &wait),
-                     MAPI_STEP_FAILED);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(
+        mapi_exchange_end_attempt(
+            x, MAPI_ENDED_ANSWER,
+            response(422, JSONAPI, NULL, "{\"errors\":[{\"code\":\"payout_invalid\"}]}"), &e, &doc,
+            &wait),
+        MAPI_STEP_FAILED);
     assert_int_equal(e.outcome, MAPI_OUTCOME_REJECTED);
     assert_null(e.settle_error);
     mapi_error_clear(&e);
     mapi_exchange_free(x);
     /* settling off: the unknown outcome is the result */
     x = confirm_exchange(0, 2, 0);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, response(502, NULL, NULL, ""), &e, &doc, &wait),
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, response(502, NULL, NULL, ""),
+                                               &e, &doc, &wait),
                      MAPI_STEP_FAILED);
     assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&e);
@@ -221,7 +229,7 @@ static void deadline_rules_of_the_exchange(void **state)
     size_t max_body;
     (void)state;
 
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     /* each attempt's timeout is what is left of the deadline, when less */
     mapi_exchange_limits(x, &timeout, &connect_timeout, &max_body);
     assert_true(timeout > 0 && timeout <= 0.5);
@@ -229,7 +237,8 @@ static void deadline_rules_of_the_exchange(void **state)
     assert_int_equal(mapi_exchange_fits(x, 0), 1);
     assert_int_equal(mapi_exchange_fits(x, 60), 0);
     /* a 429 asking for more than is left ends the call at once */
-    assert_int_equal(mapi_exchange_end(x, response(429, NULL, "60", ""), &e, &doc, &wait),
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, response(429, NULL, "60", ""),
+                                               &e, &doc, &wait),
                      MAPI_STEP_FAILED);
     assert_true(wait < 0);
     assert_int_equal(e.status, 429);
@@ -243,8 +252,9 @@ static void deadline_rules_of_the_exchange(void **state)
 
     /* a Retry-After that fits is waited for, as before */
     x = confirm_exchange(1, 5, 30);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, response(429, NULL, "2", ""), &e, &doc, &wait),
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, response(429, NULL, "2", ""),
+                                               &e, &doc, &wait),
                      MAPI_STEP_RETRY);
     assert_true(wait == 2.0);
     assert_int_equal(e.deadline_exceeded, 0);

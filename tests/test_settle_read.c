@@ -67,11 +67,13 @@ static mapi_step confirm_then_read(mapi_exchange *x, int status, const char *att
 {
     double wait;
 
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, answer(status, ERROR_502), e, doc, &wait),
-                     MAPI_STEP_SETTLE);
-    assert_string_equal(mapi_exchange_begin(x)->method, "GET");
-    return mapi_exchange_end(x, answer(200, payout(attrs)), e, doc, &wait);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(
+        mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, answer(status, ERROR_502), e, doc, &wait),
+        MAPI_STEP_SETTLE);
+    assert_string_equal(mapi_exchange_begin_attempt(x)->method, "GET");
+    return mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, answer(200, payout(attrs)), e, doc,
+                                     &wait);
 }
 
 static void a_txid_or_processing_settles_it(void **state)
@@ -194,13 +196,15 @@ static void last_attempt(mapi_exchange *x, int status, mapi_outcome outcome, map
     mapi_doc *doc = NULL;
     double wait;
 
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
     if (status) {
-        assert_int_equal(mapi_exchange_end(x, answer(status, ERROR_502), e, &doc, &wait),
+        assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, answer(status, ERROR_502),
+                                                   e, &doc, &wait),
                          MAPI_STEP_FAILED);
     } else {
         transport_failure(e, outcome);
-        assert_int_equal(mapi_exchange_end(x, NULL, e, &doc, &wait), MAPI_STEP_FAILED);
+        assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, e, &doc, &wait),
+                         MAPI_STEP_FAILED);
     }
     assert_null(doc);
 }
@@ -259,12 +263,14 @@ static void retryable_of_a_confirm(void **state)
     /* the PUT answered 502, the read 503 three times (max_retries 2):
        unknown, not retryable; the read's own error is a GET's, retryable */
     x = exchange("PUT", 1, 1, 2);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, answer(502, ERROR_502), &e, &doc, &wait),
-                     MAPI_STEP_SETTLE);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(
+        mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, answer(502, ERROR_502), &e, &doc, &wait),
+        MAPI_STEP_SETTLE);
     for (i = 0; i < 3; i++) {
-        mapi_exchange_begin(x);
-        assert_int_equal(mapi_exchange_end(x, answer(503, ERROR_502), &e, &doc, &wait),
+        mapi_exchange_begin_attempt(x);
+        assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, answer(503, ERROR_502), &e,
+                                                   &doc, &wait),
                          i < 2 ? MAPI_STEP_RETRY : MAPI_STEP_FAILED);
         if (i < 2)
             mapi_error_clear(&e);
@@ -283,12 +289,14 @@ static void retryable_of_a_confirm(void **state)
     /* the read stopped between its attempts (a sleep that failed, a loop
        freed): the same */
     x = exchange("PUT", 1, 1, 2);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, answer(502, ERROR_502), &e, &doc, &wait),
-                     MAPI_STEP_SETTLE);
-    mapi_exchange_begin(x);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(
+        mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER, answer(502, ERROR_502), &e, &doc, &wait),
+        MAPI_STEP_SETTLE);
+    mapi_exchange_begin_attempt(x);
     transport_failure(&e, MAPI_OUTCOME_NONE);
-    assert_int_equal(mapi_exchange_end(x, NULL, &e, &doc, &wait), MAPI_STEP_RETRY);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_FAILED, NULL, &e, &doc, &wait),
+                     MAPI_STEP_RETRY);
     mapi_exchange_fail(x, &e);
     assert_int_equal(e.status, 502);
     assert_int_equal(e.outcome, MAPI_OUTCOME_UNKNOWN);
