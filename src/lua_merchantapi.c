@@ -289,6 +289,7 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"framing", mapi_lua_framing},
                                          {"h1_reader", mapi_lua_h1_reader},
                                          {"backoff", mapi_lua_backoff},
+                                         {"check_options", mapi_lua_check_options_fn},
                                          {NULL, NULL}};
 
     /* Before anything else: a module compiled with another Lua's headers
