@@ -169,8 +169,8 @@ function M.new(opts)
   if not c then
     return errors.fail(err)
   end
-  -- the base URL as the core keeps it: no trailing "/" (nor userinfo, which it refused)
-  client._c, client.base_url = c, opts.base_url:gsub("/+$", "")
+  -- the base URL as the core checked and keeps it (src/url.c: no trailing "/")
+  client._c, client.base_url = c, c:base_url()
   return setmetatable(client, Client)
 end
 

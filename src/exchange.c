@@ -582,10 +582,10 @@ mapi_step mapi_exchange_end(mapi_exchange *x, mapi_response *res, mapi_error *e,
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
         /* a resend libcurl was stopped from making: at once, over HTTP/1.1
            (docs/decisions.md, "No hidden resends") */
-        double w = e->retry_after >= 0     ? e->retry_after
-                   : mapi_http_resend_refused(e) ? 0.0
-                                           : mapi_backoff_delay(x->attempts - 1,
-                                                                x->random(x->random_ctx));
+        double w = e->retry_after < 0 && mapi_http_resend_refused(e)
+                       ? 0.0
+                       : mapi_retry_wait(e->retry_after, x->attempts - 1, 0, 0, x->random,
+                                         x->random_ctx);
         if (mapi_exchange_fits(x, w)) {
             *wait = w;
             x->info.retry_in = w;

@@ -267,9 +267,11 @@ typedef struct mapi_lua_hooks {
 void mapi_lua_observer(void *ctx, mapi_attempt_event event, const mapi_attempt_info *info);
 
 int mapi_lua_framing(lua_State *L);
-/* core.backoff(retry, base, cap) -> seconds: the core's backoff growth
-   (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
-int mapi_lua_backoff(lua_State *L);
+/* core.retry_wait(retry_after, retry, base, cap) -> seconds: the core's
+   "Retry-After first, else backoff" (mapi_retry_wait, no jitter):
+   retry_after when not nil (a response's, err.retry_after), else
+   base * 2^retry, at most cap.  wait_for_txid's waits. */
+int mapi_lua_retry_wait(lua_State *L);
 
 /* Registers the exchange metatable (and the h1_reader's). */
 void mapi_lua_transport_open(lua_State *L);

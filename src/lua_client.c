@@ -487,6 +487,18 @@ static int l_calls_built(lua_State *L)
     return 1;
 }
 
+/* client:base_url() -> string: the base URL as the core checked and keeps
+   it (src/url.c: no trailing '/'); nil once closed. */
+static int l_base_url(lua_State *L)
+{
+    client_box *cb = check_client(L, 1);
+
+    if (!cb->client)
+        return 0;
+    lua_pushstring(L, mapi_client_base_url(cb->client));
+    return 1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
@@ -498,6 +510,7 @@ void mapi_lua_client_open(lua_State *L)
         {"request", l_request},
         {"prepare", l_prepare},
         {"_calls_built", l_calls_built},
+        {"base_url", l_base_url},
         {"close", l_client_close},
         {NULL, NULL}};
     size_t i;

@@ -37,6 +37,16 @@ double mapi_backoff_delay(int retry, double u)
     return u * mapi_backoff_cap(retry, BACKOFF_BASE, BACKOFF_CAP);
 }
 
+double mapi_retry_wait(double retry_after, int retry, double base, double cap,
+                       mapi_random_fn jitter, void *ctx)
+{
+    if (retry_after >= 0) /* the server's word first */
+        return retry_after;
+    if (base <= 0)
+        return mapi_backoff_delay(retry, jitter ? jitter(ctx) : 1.0);
+    return (jitter ? jitter(ctx) : 1.0) * mapi_backoff_cap(retry, base, cap);
+}
+
 double mapi_default_deadline(double timeout, int max_retries)
 {
     double d = timeout * (max_retries + 1.0);
