@@ -129,7 +129,7 @@ end
 --   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
 --   `on_request`, `on_response` (`function(info)`: called for every attempt
---   with its record; see `merchantapi.transport`, "Attempt records"),
+--   with its record: docs/guide/observe.md, "One record per attempt"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
