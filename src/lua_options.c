@@ -67,26 +67,36 @@ mapi_lua_options mapi_lua_endpoint_options(const struct mapi_endpoint *e)
                                                           : MAPI_LUA_OPTS_CALL;
 }
 
-/* 1 when the chunk source (a Lua frame's "@path") is one of the module's own
-   files: merchantapi.lua or a file under a merchantapi/ directory. */
-static int own_source(const char *source)
+/* The chunk source of merchantapi.lua ("@<dir>/merchantapi.lua": the
+   source of package.loaded.merchantapi.new) and in *len the length of its
+   "@<dir>/merchantapi" part, which starts the source of every file of the
+   module; NULL when the module is not loaded (the core used alone). */
+static const char *module_source(lua_State *L, size_t *len)
 {
-    const char *path, *p;
+    lua_Debug ar;
+    const char *src = NULL;
     size_t n;
 
-    if (!source || source[0] != '@')
-        return 0;
-    path = source + 1;
-    n = strlen(path);
-    if (n >= 15 && strcmp(path + n - 15, "merchantapi.lua") == 0 &&
-        (n == 15 || path[n - 16] == '/'))
-        return 1;
-    if (n < 4 || strcmp(path + n - 4, ".lua") != 0)
-        return 0;
-    for (p = path; (p = strstr(p, "merchantapi/")) != NULL; p++)
-        if (p == path || p[-1] == '/')
-            return 1;
-    return 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED"); /* package.loaded, 5.1 to 5.5 */
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_getfield(L, -1, "merchantapi");
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            lua_getfield(L, -1, "new");
+            if (lua_type(L, -1) == LUA_TFUNCTION) {
+                lua_getinfo(L, ">S", &ar); /* pops it */
+                src = ar.source; /* the function's own string: the module holds it */
+            } else {
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    n = src ? strlen(src) : 0;
+    if (n < 5 || src[0] != '@' || strcmp(src + n - 4, ".lua") != 0)
+        return NULL;
+    *len = n - 4;
+    return src;
 }
 
 /* The stack level of the first Lua function outside the module's files
@@ -94,13 +104,17 @@ static int own_source(const char *source)
 static int blame_level(lua_State *L)
 {
     lua_Debug ar;
+    size_t plen = 0;
+    const char *prefix = module_source(L, &plen);
     int level;
 
     for (level = 1; lua_getstack(L, level, &ar); level++) {
         if (!lua_getinfo(L, "S", &ar))
             break;
-        if (strcmp(ar.what, "C") != 0 && strcmp(ar.what, "tail") != 0 &&
-            !own_source(ar.source))
+        if (strcmp(ar.what, "C") == 0 || strcmp(ar.what, "tail") == 0)
+            continue;
+        if (!prefix || strncmp(ar.source, prefix, plen) != 0 ||
+            (ar.source[plen] != '.' && ar.source[plen] != '/'))
             return level;
     }
     return 1;

@@ -186,6 +186,13 @@ describe("the client object", function()
       ok, e = pcall(function() local r = c._c:get_channel("a", { deadline = {} }) return r end)
       assert.is_false(ok)
       assert.matches("^[^:]*client_spec%.lua:%d+: bad option 'deadline' to 'get_channel'", e)
+      -- a caller's file under a directory named merchantapi is still the caller's
+      local chunk = assert((rawget(_G, "loadstring") or load)(
+        "local c = ... local r = c:get_channel('a', { bogus = 1 }) return r",
+        "@/srv/merchantapi/app/handler.lua"))
+      ok, e = pcall(chunk, c)
+      assert.is_false(ok)
+      assert.equal("/srv/merchantapi/app/handler.lua:1: unknown option 'bogus' to 'get_channel'", e)
     end)
 
     it("raise on unknown list options and wrong types", function()
