@@ -46,47 +46,36 @@ end
 -- The product token the core appends to "merchantapi/<v> libcurl/<v>".
 local LUA_TOKEN = (type(jit) == "table" and jit.version) or _VERSION
 
-local CLIENT_OPTIONS = {
-  base_url = "string", api_key = "string", timeout = "number", connect_timeout = "number",
-  max_retries = "integer", max_body = "integer", cafile = "string", capath = "string",
-  proxy = "string", transport = 'function or "libcurl"', on_request = "function",
-  on_response = "function", headers = "table", deadline = "number", settle = "boolean",
-  metrics = "boolean or string", debug = "boolean", trace = "boolean",
+-- The options of merchantapi.new that Lua alone reads; the core checks the
+-- names and types of the others, and refuses unknown ones (src/lua_options.c).
+local LUA_CLIENT_OPTIONS = {
+  transport = 'function or "libcurl"', on_request = "function", on_response = "function",
+  metrics = "boolean or string",
 }
 
--- Options of one call: those of every call, plus a list's, those of one that
--- may move money (settle), the generic call's; client:paginate's own.
-local function call_options(extra)
-  local t = { headers = "table", deadline = "number", traceparent = "string", tracestate = "string" }
-  for k, v in pairs(extra) do
-    t[k] = v
-  end
-  return t
-end
-local CALL_OPTIONS = call_options {}
-local LIST_OPTIONS = call_options { order = "string", order_type = "string", page = "integer",
-  per_page = "integer" }
-local CONFIRM_OPTIONS = call_options { settle = "boolean" }
-local REQUEST_OPTIONS = call_options { query = "table", body = "table or string" }
+-- client:paginate's own options (the pager's; traceparent, tracestate sent
+-- with every page's request)
 local FOLLOW_OPTIONS = { query = "table", max_pages = "integer >= 1", traceparent = "string",
-  tracestate = "string" } -- client:paginate
+  tracestate = "string" }
 -- a pager's options that are sent with every page's call
 local PAGE_CALL = { headers = true, traceparent = true, tracestate = true }
 
 local check_options, check_arg = options.check, options.arg
+-- the names and types of a call's options: the core's one check (src/lua_options.c)
+local check_call_options = core.check_options
 
 local Client = {}
 Client.__index = Client
 
 -- The calls of the core's endpoint table (core.endpoints), each
 -- `client:<name>(id, opts)`, documented one by one below.
+-- The options' names and types are checked by the core's method, from the row.
 for _, e in ipairs(core.endpoints) do
   local name = e.name
-  local allowed = e.lists and LIST_OPTIONS or e.moves_money and CONFIRM_OPTIONS or CALL_OPTIONS
   Client[name] = function(self, id, opts)
     check_arg(id, "string", name, 1)
-    if opts ~= nil then -- nil: nothing to check (and no table made)
-      check_options(opts, allowed, name, 2)
+    if opts ~= nil then
+      check_arg(opts, "table", name, 2)
     end
     return run(self, name, id, opts)
   end
@@ -140,7 +129,7 @@ end
 --   never blocks the worker, and libcurl elsewhere (`init_by_lua*`, ...).
 --   `"libcurl"`: always libcurl, even there (it blocks the worker)),
 --   `on_request`, `on_response` (`function(info)`: called for every attempt
---   with its record; see `merchantapi.dispatch`, "Attempt records"),
+--   with its record: docs/guide/observe.md, "One record per attempt"),
 --   `headers` (table name -> value, both strings: headers of one's own sent
 --   on every request, after the client's, over libcurl and any transport;
 --   a call's own `headers` option replaces one of the same name, in any
@@ -165,7 +154,7 @@ end
 --   wrong type.
 function M.new(opts)
   check_arg(opts, "table", "new", 1)
-  check_options(opts, CLIENT_OPTIONS, "new", 1)
+  check_options(opts, LUA_CLIENT_OPTIONS, "new", 1, nil, true) -- the others: core.new's
   local custom = type(opts.transport) == "function" and opts.transport or nil
   if custom and opts.proxy then
     return errors.fail(errors.new { kind = "usage",
@@ -175,17 +164,13 @@ function M.new(opts)
   if not client then
     return errors.fail(rerr) -- no lua_shared_dict of that name
   end
-  -- the core reads what is its own (the hooks: it runs them over libcurl)
-  local copy = { user_agent = LUA_TOKEN, hooks = client._hooks or nil }
-  for k, v in pairs(opts) do
-    copy[k] = v
-  end
-  local c, err = core.new(copy)
+  -- the core checks and reads what is its own (the hooks: it runs them over libcurl)
+  local c, err = core.new(opts, LUA_TOKEN, client._hooks or nil)
   if not c then
     return errors.fail(err)
   end
-  -- the base URL as the core keeps it: no trailing "/" (nor userinfo, which it refused)
-  client._c, client.base_url = c, opts.base_url:gsub("/+$", "")
+  -- the base URL as the core checked and keeps it (src/url.c: no trailing "/")
+  client._c, client.base_url = c, c:base_url()
   return setmetatable(client, Client)
 end
 
@@ -311,7 +296,7 @@ function Client:addresses(account_id, opts)
       (PAGE_CALL[k] and each or rest)[k] = v
     end
   end
-  check_options(each, CALL_OPTIONS, "addresses", 2)
+  check_call_options("list_addresses", each, "addresses") -- before the first page
   local function with_call(params) -- a new table from the pager: ours to fill
     for k, v in pairs(each) do
       params[k] = v
@@ -374,7 +359,10 @@ end
 function Client:request(method, path, opts)
   check_arg(method, "string", "request", 1)
   check_arg(path, "string", "request", 2)
-  check_options(opts, REQUEST_OPTIONS, "request", 3)
+  if opts ~= nil then
+    check_arg(opts, "table", "request", 3)
+  end
+  check_call_options("request", opts) -- before query and body are built
   local full, body, err = request.build(method, path, opts)
   if err then
     return errors.fail(err)

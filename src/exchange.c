@@ -583,10 +583,10 @@ mapi_step mapi_exchange_end_attempt(mapi_exchange *x, mapi_ended how, mapi_respo
     if (x->attempts <= x->max_retries && should_retry(k, e)) {
         /* a resend the transport was stopped from making: at once, over
            HTTP/1.1 (docs/decisions.md, "No hidden resends") */
-        double w = e->retry_after >= 0 ? e->retry_after
-                   : stopped           ? 0.0
-                                       : mapi_backoff_delay(x->attempts - 1,
-                                                            x->random(x->random_ctx));
+        double w = e->retry_after < 0 && stopped
+                       ? 0.0
+                       : mapi_retry_wait(e->retry_after, x->attempts - 1, 0, 0, x->random,
+                                         x->random_ctx);
         if (mapi_exchange_fits(x, w)) {
             *wait = w;
             x->http1 = stopped;

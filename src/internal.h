@@ -309,10 +309,11 @@ int mapi_host_is_loopback(const char *host, size_t len);
    [:port]..." -- the scheme and host as written, pointers into url (host: an
    IPv6 address without its brackets), and the port: the URL's own, else the
    scheme's (443 for https, 80 for http, in any case), else 0; -1 when the
-   port is not 1 .. 65535.  0, or -1 when url has no "scheme://". */
+   port is not 1 .. 65535; the path up to '?' or '#' without trailing '/'s
+   (mapi_base_url_check's rule).  0, or -1 when url has no "scheme://". */
 typedef struct {
-    const char *scheme, *host;
-    size_t scheme_len, host_len;
+    const char *scheme, *host, *path;
+    size_t scheme_len, host_len, path_len;
     int port;
 } mapi_url_origin;
 int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o);
@@ -335,8 +336,12 @@ int mapi_proxy_resolve(const char *option, const char *base_url, char **out, map
 /* Seconds to wait before retry number `retry` (0 for the first retry): full
    jitter, u * min(8, 0.5 * 2^retry), with u in [0, 1) from the random hook. */
 double mapi_backoff_delay(int retry, double u);
-/* The backoff's growth: base * 2^retry, at most cap (core.backoff for Lua). */
-double mapi_backoff_cap(int retry, double base, double cap);
+/* A wait before a retry (the exchange's; wait_for_txid's, core.retry_wait):
+   retry_after when >= 0, else the backoff of retry number `retry` (0: the
+   first): base <= 0, mapi_backoff_delay's; else base * 2^retry at most cap;
+   times jitter's u (NULL: 1), which is drawn only for a backoff. */
+double mapi_retry_wait(double retry_after, int retry, double base, double cap,
+                       mapi_random_fn jitter, void *ctx);
 /* A Retry-After value (delta seconds, or an HTTP date compared with `now`) in
    seconds, capped at 60 and never negative; -1 when value is NULL or not
    a valid Retry-After. */

@@ -190,6 +190,33 @@ void mapi_lua_error_open(lua_State *L);
 
 /* ---- option tables (lua_options.c) ---- */
 
+struct mapi_endpoint; /* calls.h */
+/* The option sets of the calls: names and Lua types (lua_options.c). */
+typedef enum mapi_lua_options {
+    MAPI_LUA_OPTS_CALL,    /* every endpoint: headers, deadline, traceparent, tracestate */
+    MAPI_LUA_OPTS_LIST,    /* and a list's order, order_type, page, per_page */
+    MAPI_LUA_OPTS_CONFIRM, /* and settle (a call that may move money) */
+    MAPI_LUA_OPTS_REQUEST, /* client:request's: and query, body */
+    MAPI_LUA_OPTS_PAGES,   /* list_addresses_pages: order, order_type, per_page, headers,
+                              traceparent, tracestate */
+    MAPI_LUA_OPTS_NEW      /* merchantapi.new's (transport, hooks, metrics: Lua's) */
+} mapi_lua_options;
+/* The set of an endpoint's options, from its row (lists, moves_money). */
+mapi_lua_options mapi_lua_endpoint_options(const struct mapi_endpoint *e);
+/* The one check of the names and Lua types of the options table at idx
+   (nil: none) against set: raises "unknown option 'x' to 'fname'" or "bad
+   option 'x' to 'fname' (want expected, got <type, or a number's value>)"
+   (headers: "string names and values expected, got ... = ...") at the
+   first caller outside the module's own Lua files.  Reads raw fields only
+   (lua_next): nothing of the table's metatable runs. */
+void mapi_lua_check_options(lua_State *L, int idx, mapi_lua_options set, const char *fname);
+/* core.check_options(call, opts[, fname]): mapi_lua_check_options of the
+   options of call (an endpoint's name, "request" or "list_addresses_pages")
+   for a Lua function that hands them on later (client:request builds its
+   query and body first; client:addresses checks its pages' options before
+   the first page); messages name fname (default: call). */
+int mapi_lua_check_options_fn(lua_State *L);
+
 /* The options at a stack index: a wrong Lua type raises ("bad option
    'name' (... expected, got ...)"); nil is "not given".  A string (NULL
    for nil; *len its length, NUL bytes included); an integer (0: nil, *out
@@ -271,9 +298,11 @@ int mapi_lua_hook_raised(lua_State *L);
 int mapi_lua_hook_results(lua_State *L);
 
 int mapi_lua_framing(lua_State *L);
-/* core.backoff(retry, base, cap) -> seconds: the core's backoff growth
-   (retry.c), base * 2^retry at most cap, for waits of the Lua side. */
-int mapi_lua_backoff(lua_State *L);
+/* core.retry_wait(retry_after, retry, base, cap) -> seconds: the core's
+   "Retry-After first, else backoff" (mapi_retry_wait, no jitter):
+   retry_after when not nil (a response's, err.retry_after), else
+   base * 2^retry, at most cap.  wait_for_txid's waits. */
+int mapi_lua_retry_wait(lua_State *L);
 
 /* Registers the exchange metatable (and the h1_reader's). */
 void mapi_lua_transport_open(lua_State *L);

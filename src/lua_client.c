@@ -35,8 +35,11 @@ static int push_usage_failure(lua_State *L, call_box *eb, const char *method)
     return mapi_lua_push_err_results(L, &eb->err);
 }
 
-/* core.new(opts) -> client | nil, err: opts as merchantapi.new's, read by
-   mapi_lua_read_config and mapi_lua_read_headers; hooks, the observer. */
+/* core.new(opts[, user_agent[, hooks]]) -> client | nil, err: opts as
+   merchantapi.new's (names and types checked here, once; transport, hooks
+   and metrics are Lua's), read by mapi_lua_read_config and
+   mapi_lua_read_headers; user_agent, the product token; hooks, the
+   observer's table. */
 int mapi_lua_new(lua_State *L)
 {
     mapi_config cfg;
@@ -45,6 +48,22 @@ int mapi_lua_new(lua_State *L)
     call_box *eb;
 
     luaL_checktype(L, 1, LUA_TTABLE);
+    mapi_lua_check_options(L, 1, MAPI_LUA_OPTS_NEW, "new");
+    /* a copy of opts with what Lua adds: user_agent (the product token),
+       hooks (the observer's table); not options a caller gives */
+    lua_settop(L, 3);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, 4);
+    }
+    lua_pushvalue(L, 2);
+    lua_setfield(L, 4, "user_agent");
+    lua_pushvalue(L, 3);
+    lua_setfield(L, 4, "hooks");
+    lua_replace(L, 1);
     lua_settop(L, 1);
     /* the values stay on the stack (2..14) while the client is made; the
        limits are mapi_client_new's (limits.c), as for C */
@@ -190,6 +209,7 @@ static int endpoint_call(lua_State *L, const mapi_endpoint *e, int prepare)
     lua_settop(L, 3);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
         return mapic_typeerror(L, 3, "table or nil");
+    mapi_lua_check_options(L, 3, mapi_lua_endpoint_options(e), e->name); /* once, here */
     if ((nret = call_prelude(L, e->method, &id)) != 0)
         return nret;
     memset(&a, 0, sizeof a);
@@ -255,6 +275,7 @@ static int pages_call(lua_State *L, int prepare)
         return mapic_typeerror(L, 5, "integer");
     if (!mapic_tointeger(L, 6, &conc))
         return mapic_typeerror(L, 6, "integer");
+    mapi_lua_check_options(L, 3, MAPI_LUA_OPTS_PAGES, "list_addresses_pages");
     if ((nret = call_prelude(L, "GET", &id)) != 0) { /* nil, err, message */
         lua_newtable(L); /* a usage error is {}, err */
         lua_replace(L, -4);
@@ -395,6 +416,18 @@ static int l_calls_built(lua_State *L)
     return 1;
 }
 
+/* client:base_url() -> string: the base URL as the core checked and keeps
+   it (src/url.c: no trailing '/'); nil once closed. */
+static int l_base_url(lua_State *L)
+{
+    client_box *cb = check_client(L, 1);
+
+    if (!cb->client)
+        return 0;
+    lua_pushstring(L, mapi_client_base_url(cb->client));
+    return 1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
@@ -406,6 +439,7 @@ void mapi_lua_client_open(lua_State *L)
         {"request", l_request},
         {"prepare", l_prepare},
         {"_calls_built", l_calls_built},
+        {"base_url", l_base_url},
         {"close", l_client_close},
         {NULL, NULL}};
     size_t i;

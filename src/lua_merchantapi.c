@@ -102,12 +102,14 @@ static void push_lower(lua_State *L, const char *s, size_t n)
     luaL_pushresult(&B);
 }
 
-/* core.url_parts(url) -> scheme, host, port | nil, message: the origin of
-   an absolute URL "scheme://[userinfo@]host[:port]..." by the core's one
-   rule (url.c, mapi_url_origin_of): scheme and host in lower case (an IPv6
-   host without its brackets), port a number -- the URL's own, else 443 for
-   https and 80 for http -- or nil (another scheme without a port, or a port
-   that is not 1 .. 65535).  nil and a message when url has no "scheme://". */
+/* core.url_parts(url) -> scheme, host, port, path | nil, message: the
+   origin of an absolute URL "scheme://[userinfo@]host[:port]..." by the
+   core's one rule (url.c, mapi_url_origin_of): scheme and host in lower
+   case (an IPv6 host without its brackets), port a number -- the URL's own,
+   else 443 for https and 80 for http -- or nil (another scheme without a
+   port, or a port that is not 1 .. 65535); path up to a query or fragment,
+   without trailing '/'s (a base URL's prefix, "" for none).  nil and a
+   message when url has no "scheme://". */
 static int l_url_parts(lua_State *L)
 {
     size_t len;
@@ -125,7 +127,8 @@ static int l_url_parts(lua_State *L)
         lua_pushinteger(L, o.port);
     else
         lua_pushnil(L);
-    return 3;
+    lua_pushlstring(L, o.path, o.path_len);
+    return 4;
 }
 
 /* Pushes core.endpoints: the core's endpoint table (calls.c), an array of
@@ -288,7 +291,8 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"loop_new", mapi_lua_loop_new},
                                          {"framing", mapi_lua_framing},
                                          {"h1_reader", mapi_lua_h1_reader},
-                                         {"backoff", mapi_lua_backoff},
+                                         {"retry_wait", mapi_lua_retry_wait},
+                                         {"check_options", mapi_lua_check_options_fn},
                                          {"hook_raised", mapi_lua_hook_raised},
                                          {"hook_results", mapi_lua_hook_results},
                                          {NULL, NULL}};

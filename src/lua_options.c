@@ -1,7 +1,12 @@
 /*
- * lua_options.c -- merchantapi.core: the option tables of Lua read into the
- * core's structs.  Names and types are checked in merchantapi.options (a
- * wrong type that comes here anyway raises); values by the core's limits
+ * lua_options.c -- merchantapi.core: the option tables of Lua, checked and
+ * read into the core's structs.  The names and Lua types of the options a
+ * call hands the core are checked here, once, from the call's row (the
+ * endpoint table's lists / moves_money, or client:request's, core.new's),
+ * with the Lua message "bad option 'x' to 'method' (... expected, got
+ * ...)" or "unknown option 'x' to 'method'", raised at the first caller
+ * outside the module's own files; lua/merchantapi/options.lua checks only
+ * the options Lua alone reads.  Values are checked by the core's limits
  * (limits.c), onto which what Lua alone can give (a NUL byte inside a
  * string, an integer beyond the C type, 0 for "the default") is mapped.
  */
@@ -14,6 +19,227 @@
 #include "lua_compat.h"
 #include "lua_binding.h"
 #include "internal.h"
+
+/* ---- the names and types of a call's options: one check, from its row ---- */
+
+/* One option: its name and its Lua type ("integer": a number without a
+   fraction; "table or string": either); want NULL: an option Lua alone
+   reads (merchantapi.new's transport, hooks, metrics), checked there. */
+typedef struct opt_type {
+    const char *name, *want;
+} opt_type;
+
+static const opt_type CALL_OPTS[] = {{"headers", "table"}, {"deadline", "number"},
+                                     {"traceparent", "string"}, {"tracestate", "string"},
+                                     {NULL, NULL}};
+static const opt_type LIST_OPTS[] = {{"order", "string"}, {"order_type", "string"},
+                                     {"page", "integer"}, {"per_page", "integer"},
+                                     {NULL, NULL}};
+static const opt_type CONFIRM_OPTS[] = {{"settle", "boolean"}, {NULL, NULL}};
+static const opt_type REQUEST_OPTS[] = {{"query", "table"}, {"body", "table or string"},
+                                        {NULL, NULL}};
+/* the pages of one list_addresses_pages call: a list's but page, deadline */
+static const opt_type PAGES_OPTS[] = {{"order", "string"}, {"order_type", "string"},
+                                      {"per_page", "integer"}, {"headers", "table"},
+                                      {"traceparent", "string"}, {"tracestate", "string"},
+                                      {NULL, NULL}};
+static const opt_type NEW_OPTS[] = {
+    {"base_url", "string"}, {"api_key", "string"}, {"timeout", "number"},
+    {"connect_timeout", "number"}, {"max_retries", "integer"}, {"max_body", "integer"},
+    {"cafile", "string"}, {"capath", "string"}, {"proxy", "string"}, {"headers", "table"},
+    {"deadline", "number"}, {"settle", "boolean"}, {"debug", "boolean"}, {"trace", "boolean"},
+    {"transport", NULL}, {"on_request", NULL}, {"on_response", NULL}, {"metrics", NULL},
+    {NULL, NULL}};
+
+/* The option sets by mapi_lua_options (at most two lists each). */
+static const opt_type *const SETS[][2] = {
+    {CALL_OPTS, NULL},         /* MAPI_LUA_OPTS_CALL */
+    {CALL_OPTS, LIST_OPTS},    /* MAPI_LUA_OPTS_LIST */
+    {CALL_OPTS, CONFIRM_OPTS}, /* MAPI_LUA_OPTS_CONFIRM */
+    {CALL_OPTS, REQUEST_OPTS}, /* MAPI_LUA_OPTS_REQUEST */
+    {PAGES_OPTS, NULL},        /* MAPI_LUA_OPTS_PAGES */
+    {NEW_OPTS, NULL},          /* MAPI_LUA_OPTS_NEW */
+};
+
+mapi_lua_options mapi_lua_endpoint_options(const struct mapi_endpoint *e)
+{
+    return e->lists ? MAPI_LUA_OPTS_LIST : e->moves_money ? MAPI_LUA_OPTS_CONFIRM
+                                                          : MAPI_LUA_OPTS_CALL;
+}
+
+/* The chunk source of merchantapi.lua ("@<dir>/merchantapi.lua": the
+   source of package.loaded.merchantapi.new) and in *len the length of its
+   "@<dir>/merchantapi" part, which starts the source of every file of the
+   module; NULL when the module is not loaded (the core used alone). */
+static const char *module_source(lua_State *L, size_t *len)
+{
+    lua_Debug ar;
+    const char *src = NULL;
+    size_t n;
+
+    lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED"); /* package.loaded, 5.1 to 5.5 */
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_getfield(L, -1, "merchantapi");
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            lua_getfield(L, -1, "new");
+            if (lua_type(L, -1) == LUA_TFUNCTION) {
+                lua_getinfo(L, ">S", &ar); /* pops it */
+                src = ar.source; /* the function's own string: the module holds it */
+            } else {
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    n = src ? strlen(src) : 0;
+    if (n < 5 || src[0] != '@' || strcmp(src + n - 4, ".lua") != 0)
+        return NULL;
+    *len = n - 4;
+    return src;
+}
+
+/* The stack level of the first Lua function outside the module's files
+   (the caller of the public function: the message's position), or 1. */
+static int blame_level(lua_State *L)
+{
+    lua_Debug ar;
+    size_t plen = 0;
+    const char *prefix = module_source(L, &plen);
+    int level;
+
+    for (level = 1; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "S", &ar))
+            break;
+        if (strcmp(ar.what, "C") == 0 || strcmp(ar.what, "tail") == 0)
+            continue;
+        if (!prefix || strncmp(ar.source, prefix, plen) != 0 ||
+            (ar.source[plen] != '.' && ar.source[plen] != '/'))
+            return level;
+    }
+    return 1;
+}
+
+/* Raises the message pushed on the stack, with the position of the
+   caller outside the module. */
+static int raise_at_caller(lua_State *L)
+{
+    luaL_where(L, blame_level(L));
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+/* Pushes the value at idx as tostring shows it (a number, a string; else
+   its type name, or "true"/"false"). */
+static const char *push_shown(lua_State *L, int idx)
+{
+    int t = lua_type(L, idx);
+
+    if (t == LUA_TNUMBER || t == LUA_TSTRING) {
+        lua_pushvalue(L, idx);
+        return lua_tostring(L, -1); /* the copy: a number becomes its text */
+    }
+    lua_pushstring(L, t == LUA_TBOOLEAN ? (lua_toboolean(L, idx) ? "true" : "false")
+                                        : luaL_typename(L, idx));
+    return lua_tostring(L, -1);
+}
+
+/* Whether the value at idx is of the Lua type `want` (one name, or
+   alternatives "a or b"). */
+static int type_ok(lua_State *L, int idx, const char *want)
+{
+    const char *alt = want;
+    int t = lua_type(L, idx);
+
+    while (alt) {
+        const char *end = strstr(alt, " or ");
+        size_t n = end ? (size_t)(end - alt) : strlen(alt);
+        if (n == 7 && memcmp(alt, "integer", 7) == 0) {
+            lua_Number x = lua_tonumber(L, idx);
+            if (t == LUA_TNUMBER && x - x == 0 && /* finite, and no fraction */
+                (x >= 9007199254740992.0 || x <= -9007199254740992.0 ||
+                 (lua_Number)(int64_t)x == x))
+                return 1;
+        } else if (strlen(lua_typename(L, t)) == n && memcmp(alt, lua_typename(L, t), n) == 0) {
+            return 1;
+        }
+        alt = end ? end + 4 : NULL;
+    }
+    return 0;
+}
+
+void mapi_lua_check_options(lua_State *L, int idx, mapi_lua_options set, const char *fname)
+{
+    idx = idx < 0 ? lua_gettop(L) + 1 + idx : idx;
+    if (lua_isnil(L, idx))
+        return;
+    luaL_checkstack(L, 6, MAPI_LUA_NO_STACK);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const opt_type *o = NULL;
+        int j;
+        for (j = 0; j < 2 && SETS[set][j] && !o; j++) {
+            const opt_type *r;
+            for (r = SETS[set][j]; r->name; r++)
+                if (lua_type(L, -2) == LUA_TSTRING && strcmp(r->name, lua_tostring(L, -2)) == 0) {
+                    o = r;
+                    break;
+                }
+        }
+        if (!o) {
+            lua_pushliteral(L, "unknown option '");
+            push_shown(L, -3);
+            lua_pushfstring(L, "' to '%s'", fname);
+            lua_concat(L, 3);
+            raise_at_caller(L);
+        }
+        if (o->want && !type_ok(L, -1, o->want)) {
+            /* a number's value helps ("got 1.5"), but for the key's */
+            int shown = lua_type(L, -1) == LUA_TNUMBER && strcmp(o->name, "api_key") != 0;
+            lua_pushfstring(L, "bad option '%s' to '%s' (%s expected, got ", o->name, fname,
+                            o->want);
+            if (shown)
+                push_shown(L, -2);
+            else
+                lua_pushstring(L, luaL_typename(L, -2));
+            lua_pushliteral(L, ")");
+            lua_concat(L, 3);
+            raise_at_caller(L);
+        }
+        if (o->want && strcmp(o->name, "headers") == 0) {
+            int h = lua_gettop(L);
+            lua_pushnil(L);
+            while (lua_next(L, h)) {
+                if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
+                    lua_pushfstring(L, "bad option 'headers' to '%s' (string names and values "
+                                       "expected, got %s = %s)",
+                                    fname, luaL_typename(L, -2), luaL_typename(L, -1));
+                    raise_at_caller(L);
+                }
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1);
+    }
+}
+
+int mapi_lua_check_options_fn(lua_State *L)
+{
+    const char *call = luaL_checkstring(L, 1);
+    const mapi_endpoint *e = mapi_endpoint_find(call);
+    mapi_lua_options set = e ? mapi_lua_endpoint_options(e)
+                           : strcmp(call, "request") == 0 ? MAPI_LUA_OPTS_REQUEST
+                           : strcmp(call, "list_addresses_pages") == 0 ? MAPI_LUA_OPTS_PAGES
+                                                                        : (mapi_lua_options)-1;
+
+    if (set == (mapi_lua_options)-1)
+        return luaL_error(L, "merchantapi: no options of a call '%s'", call);
+    if (!lua_isnil(L, 2))
+        luaL_checktype(L, 2, LUA_TTABLE);
+    mapi_lua_check_options(L, 2, set, luaL_optstring(L, 3, call));
+    return 0;
+}
 
 /* Whether the option name at idx is given (0: nil); raises when it is not
    of the Lua type `type` (named tname in the message). */
@@ -163,7 +389,7 @@ const char *mapi_lua_read_config(lua_State *L, mapi_config *cfg)
     cfg->proxy = opt_text(L, 11, "proxy", "proxy contains a NUL byte", &bad);
     mapi_lua_opt_seconds(L, 12, "deadline", &cfg->deadline);
     opt_settle(L, 13, &cfg->settle);
-    lua_getfield(L, 1, "debug"); /* booleans (merchantapi.lua checks the type) */
+    lua_getfield(L, 1, "debug"); /* booleans (their type checked with the names) */
     cfg->debug = lua_toboolean(L, -1);
     lua_getfield(L, 1, "trace");
     cfg->trace = lua_toboolean(L, -1);

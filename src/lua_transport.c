@@ -464,13 +464,14 @@ int mapi_lua_framing(lua_State *L)
     return 1;
 }
 
-int mapi_lua_backoff(lua_State *L)
+int mapi_lua_retry_wait(lua_State *L)
 {
-    lua_Integer retry = luaL_checkinteger(L, 1);
+    lua_Integer retry = luaL_checkinteger(L, 2);
 
-    lua_pushnumber(L, (lua_Number)mapi_backoff_cap(retry > 1000 ? 1000 : (int)retry,
-                                                   luaL_checknumber(L, 2),
-                                                   luaL_checknumber(L, 3)));
+    lua_pushnumber(L, (lua_Number)mapi_retry_wait(luaL_optnumber(L, 1, -1),
+                                                  retry > 1000 ? 1000 : (int)retry,
+                                                  luaL_checknumber(L, 3),
+                                                  luaL_checknumber(L, 4), NULL, NULL));
     return 1;
 }
 

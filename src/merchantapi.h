@@ -1021,28 +1021,13 @@ typedef enum mapi_attempt_event {
  * The record of one attempt (every request that leaves: retries, and the
  * read that settles a confirm, included), by OpenTelemetry's HTTP client
  * semantic conventions.  The fields that were here before keep their names;
- * the comment of each gives the convention's name it stands for (Lua's
- * record uses those names as keys: merchantapi.lua, "Attempt records").
+ * the comment of each gives the convention's name it stands for.  What each
+ * key holds (merchantapi.outcome's verdicts, error.type's rule,
+ * http.request.resend_count) is described once, in docs/guide/observe.md,
+ * "One record per attempt" (its table gives the C field of every key).
  * REQUEST fills what is known before sending; RESPONSE the whole record.
  * Every pointer is borrowed for the duration of the observer call only;
  * none ever holds the api key (it reads "[REDACTED]", should it occur).
- *
- * merchantapi.outcome, the attempt's own verdict:
- *   "ok"        answered 2xx and decoded: the call's result (or the
- *               settling read's payout)
- *   "retry"     failed; the call sends this request again after retry_in s
- *   "error"     failed; the call (or the settling read) ends with it
- *   "not_sent", "unknown", "rejected"
- *               failed; a request that may move money (the confirm, a
- *               generic non-GET/HEAD) ends with it, and this is the error's
- *               outcome ("unknown" of a confirm: the settling read follows
- *               unless settle is off)
- * error.type: NULL when the attempt succeeded; the status code as a string
- * ("503") when an answer with a status >= 400 came (OTel's rule for an HTTP
- * error status); else the error kind's name ("transport", "timeout",
- * "decode", "memory"; a 2xx whose body is refused is "decode").
- * http.request.resend_count: attempt - 1, given on resends only (OTel sets
- * it only when the request was resent); the settling read counts its own.
  */
 typedef struct mapi_attempt_info {
     const char *method;     /* http.request.method: "GET", "PUT", ... */

@@ -17,7 +17,8 @@ int mapi_status_retryable(int status)
     return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-double mapi_backoff_cap(int retry, double base, double cap)
+/* The backoff's growth: base * 2^retry, at most cap. */
+static double backoff_cap(int retry, double base, double cap)
 {
     double d = base;
     int i;
@@ -33,7 +34,17 @@ double mapi_backoff_delay(int retry, double u)
         u = 0.0;
     if (u >= 1.0)
         u = 1.0;
-    return u * mapi_backoff_cap(retry, BACKOFF_BASE, BACKOFF_CAP);
+    return u * backoff_cap(retry, BACKOFF_BASE, BACKOFF_CAP);
+}
+
+double mapi_retry_wait(double retry_after, int retry, double base, double cap,
+                       mapi_random_fn jitter, void *ctx)
+{
+    if (retry_after >= 0) /* the server's word first */
+        return retry_after;
+    if (base <= 0)
+        return mapi_backoff_delay(retry, jitter ? jitter(ctx) : 1.0);
+    return (jitter ? jitter(ctx) : 1.0) * backoff_cap(retry, base, cap);
 }
 
 double mapi_default_deadline(double timeout, int max_retries)

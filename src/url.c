@@ -111,6 +111,15 @@ static int host_port(const char *p, const char *end, const char **host, size_t *
     return 0;
 }
 
+/* The end of a URL's path p..end without its trailing '/'s: the one rule of
+   trailing slashes (a base URL, its prefix under the origin). */
+static const char *trim_slashes(const char *p, const char *end)
+{
+    while (end > p && end[-1] == '/')
+        end--;
+    return end;
+}
+
 int mapi_base_url_check(const char *url, char **out, mapi_error *err)
 {
     const char *p, *host, *auth_end, *bad;
@@ -145,8 +154,7 @@ int mapi_base_url_check(const char *url, char **out, mapi_error *err)
     if (!https && !mapi_host_is_loopback(host, host_len))
         return mapi_error_set(err, MAPI_ERR_USAGE,
                               "base_url must use https:// (http:// only to a loopback host)");
-    while (n > 0 && url[n - 1] == '/' && url + n - 1 >= auth_end)
-        n--;
+    n = (size_t)(trim_slashes(auth_end, url + n) - url);
     copy = mapi_strndup(url, n);
     if (!copy)
         return mapi_error_oom(err);
@@ -173,6 +181,11 @@ int mapi_url_origin_of(const char *url, size_t len, mapi_url_origin *o)
         for (q = auth; q < auth_end && *q != ':'; q++)
             ;
     o->host_len = (size_t)(q - o->host);
+    o->path = auth_end;
+    for (o->path_len = 0; auth_end + o->path_len < end && auth_end[o->path_len] != '?' &&
+                          auth_end[o->path_len] != '#'; o->path_len++)
+        ;
+    o->path_len = (size_t)(trim_slashes(auth_end, auth_end + o->path_len) - auth_end);
     q += q < auth_end && *q == ']';
     if (q == auth_end || (*q == ':' && q + 1 == auth_end)) {
         /* the default ports by scheme: this is their one home */

@@ -29,6 +29,31 @@ static void retry_after_values(void **state)
     assert_true(mapi_retry_after_parse("Fri, 31 Dec 2100 23:59:59 GMT", now) == 60.0);
 }
 
+static int jitter_calls;
+static double half(void *ctx)
+{
+    (void)ctx;
+    jitter_calls++;
+    return 0.5;
+}
+
+/* "Retry-After first, else backoff": the exchange's and wait_for_txid's one rule */
+static void retry_wait_order(void **state)
+{
+    (void)state;
+    jitter_calls = 0;
+    assert_true(mapi_retry_wait(7.0, 3, 0, 0, half, NULL) == 7.0); /* the server's word */
+    assert_true(mapi_retry_wait(0.0, 3, 0, 0, half, NULL) == 0.0); /* "Retry-After: 0" too */
+    assert_int_equal(jitter_calls, 0); /* no random draw when none is needed */
+    assert_true(mapi_retry_wait(-1, 2, 0, 0, half, NULL) == 1.0); /* the client's backoff */
+    assert_int_equal(jitter_calls, 1);
+    assert_true(mapi_retry_wait(-1, 30, 0, 0, NULL, NULL) == 8.0);
+    /* wait_for_txid's: interval 2, cap 30, no jitter */
+    assert_true(mapi_retry_wait(-1, 1, 2, 30, NULL, NULL) == 4.0);
+    assert_true(mapi_retry_wait(-1, 10, 2, 30, NULL, NULL) == 30.0);
+    assert_true(mapi_retry_wait(45, 10, 2, 30, NULL, NULL) == 45.0);
+}
+
 static void backoff_bounds(void **state)
 {
     uint64_t rng = mapi_rng_seed((uintptr_t)&rng);
@@ -75,6 +100,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(retry_after_values),
         cmocka_unit_test(backoff_bounds),
+        cmocka_unit_test(retry_wait_order),
         cmocka_unit_test(retryable_statuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

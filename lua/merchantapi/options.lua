@@ -1,8 +1,11 @@
 --- Internal: the option checks of the Lua modules, in one place: the type
--- of an argument, and option *names and types*, raising at the caller of
--- the public function.  Option *values* and their limits are the core's
--- (src/limits.c: one check, the same messages from C and Lua), but for the
--- pager's own counts (`"integer >= 1"`), which only the Lua side has.
+-- of an argument, and the names and types of the options that only Lua
+-- reads (`merchantapi.new`'s transport, hooks and metrics, the pagers',
+-- `wait_for_txid`'s), raising at the caller of the public function.  The
+-- options a call hands the core (its row's, `merchantapi.new`'s others) are
+-- checked once, in C, by the core (src/lua_options.c, the same messages);
+-- option *values* and their limits are the core's (src/limits.c), but for
+-- the pager's own counts (`"integer >= 1"`), which only the Lua side has.
 --
 -- @module merchantapi.options
 local type = type
@@ -56,8 +59,10 @@ end
 -- @tparam[opt] integer depth how many calls below the public function's
 --   caller `options.check` is called from (default 2: from the public
 --   function itself)
+-- @tparam[opt] boolean others true: names not in `allowed` are left
+--   alone (the core checks them: `merchantapi.new`'s)
 -- @treturn table opts, or a new empty table for nil
-function options.check(opts, allowed, fname, argn, depth)
+function options.check(opts, allowed, fname, argn, depth, others)
   if opts == nil then
     return {}
   end
@@ -65,26 +70,18 @@ function options.check(opts, allowed, fname, argn, depth)
   options.arg(opts, "table", fname, argn, level)
   for k, v in pairs(opts) do
     local want = allowed[k]
-    if not want then
+    if not want and not others then
       error(("unknown option '%s' to '%s'"):format(tostring(k), fname), level)
     end
-    local ok = want == "integer" and is_integer(v) or want == "integer >= 1" and options.is_count(v)
-    for alt in want:gmatch("%S+") do -- "table or string", 'function or "libcurl"'
+    local ok = not want or want == "integer" and is_integer(v) or
+      want == "integer >= 1" and options.is_count(v)
+    for alt in (want or ""):gmatch("%S+") do -- "table or string", 'function or "libcurl"'
       ok = ok or alt == type(v) or alt == '"' .. tostring(v) .. '"'
     end
     if not ok then
-      -- a number's value helps ("got 1.5"), except where it may be a secret
+      -- a number's value helps ("got 1.5")
       error(("bad option '%s' to '%s' (%s expected, got %s)"):format(k, fname, want,
-        (type(v) == "number" and k ~= "api_key") and tostring(v) or type(v)), level)
-    end
-    if k == "headers" then
-      -- the values are checked by the core (merchantapi.h, mapi_header_check)
-      for name, value in pairs(v) do
-        if type(name) ~= "string" or type(value) ~= "string" then
-          error(("bad option 'headers' to '%s' (string names and values expected, got %s = %s)"
-            ):format(fname, type(name), type(value)), level)
-        end
-      end
+        type(v) == "number" and tostring(v) or type(v)), level)
     end
   end
   return opts

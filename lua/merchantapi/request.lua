@@ -13,14 +13,13 @@ local is_count = require("merchantapi.options").is_count
 local type = type
 local pairs = pairs
 local tostring = tostring
-local gsub = string.gsub
 local find, match, sub = string.find, string.match, string.sub
 local concat = table.concat
 
 local request = {}
 
 local escape = core.escape -- the core's one percent-encoding (src/url.c)
-local url_parts = core.url_parts -- the core's origin of a URL, default ports (src/url.c)
+local url_parts = core.url_parts -- the core's origin and path of a URL, default ports (src/url.c)
 
 local function usage(method, path, title, detail, pointer)
   return errors.new {
@@ -156,19 +155,18 @@ function request.link_path(base_url, current, link)
     return nil, "the link is neither a URL nor a link object with href"
   end
   link = match(link, "^[^#]*")
-  local bscheme, prefix = match(base_url, "^(%a[%w+.-]*)://[^/?#]*([^?#]*)")
-  if not bscheme then
+  -- the base URL's origin and prefix (no trailing "/"): the core's parse (src/url.c)
+  local s1, h1, p1, prefix = url_parts(base_url)
+  if not s1 or h1 == "" then
     return nil, "the base URL has no scheme and host"
   end
-  prefix = gsub(prefix, "/+$", "")
-  local s1, h1, p1 = url_parts(base_url)
   local scheme, authority, rest = match(link, "^(%a[%w+.-]*)://([^/?#]*)(.*)$")
   if not scheme then
     if match(link, "^%a[%w+.-]*:") then
       return nil, "it is not an http(s) URL"
     end
     authority, rest = match(link, "^//([^/?#]*)(.*)$")
-    scheme = authority and bscheme
+    scheme = authority and s1
   end
   local full -- the path and query from the origin's root
   if scheme then

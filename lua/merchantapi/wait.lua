@@ -99,10 +99,10 @@ function wait.for_txid(client, payout_id, opts)
     elseif not err.retryable then
       return errors.fail(err) -- 404, 401, decode, ...: waiting cannot help
     else
-      -- the core's rules: the server's Retry-After (never read again
-      -- sooner), else its backoff growth from interval up to max_interval
+      -- the core's rule (core.retry_wait): the server's Retry-After (never
+      -- read again sooner), else the backoff from interval up to max_interval
       last_err, failures, must_wait = err, failures + 1, err.retry_after ~= nil
-      pause = err.retry_after or core.backoff(failures, interval, max_interval)
+      pause = core.retry_wait(err.retry_after, failures, interval, max_interval)
       pause = pause > interval and pause or interval
     end
     local remaining = deadline - clock()

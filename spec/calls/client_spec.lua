@@ -74,6 +74,14 @@ describe("the client object", function()
     c:close()
   end)
 
+  it("keeps the base URL as the core checked it: no trailing slashes", function()
+    local c = assert(merchantapi.new({ base_url = "http://127.0.0.1:18099/api/v1//" }))
+    assert.equal("http://127.0.0.1:18099/api/v1", c.base_url)
+    assert.equal(c.base_url, c._c:base_url())
+    c:close()
+    assert.is_nil(c._c:base_url())
+  end)
+
   it("closes twice safely; calls after close return a usage error", function()
     local c = assert(merchantapi.new({ base_url = DEAD }))
     c:close()
@@ -138,6 +146,53 @@ describe("the client object", function()
         "bad argument #1 to 'list_addresses' (string expected, got table)")
       assert.has_error(function() c:addresses(7) end,
         "bad argument #1 to 'addresses' (string expected, got number)")
+    end)
+
+    it("are the core's: one message from the client and its core object", function()
+      -- names and types checked once, in C, from the endpoint's row (src/lua_options.c)
+      for _, obj in ipairs({ c, c._c }) do
+        assert.has_error(function() obj:get_channel("a", { bogus = 1 }) end,
+          "unknown option 'bogus' to 'get_channel'")
+        assert.has_error(function() obj:get_channel("a", { settle = true }) end,
+          "unknown option 'settle' to 'get_channel'")
+        assert.has_error(function() obj:get_payout("a", { deadline = "1" }) end,
+          "bad option 'deadline' to 'get_payout' (number expected, got string)")
+        assert.has_error(function() obj:list_addresses("a", { per_page = 2.5 }) end,
+          "bad option 'per_page' to 'list_addresses' (integer expected, got 2.5)")
+        assert.has_error(function() obj:confirm_payout("a", { settle = 1 }) end,
+          "bad option 'settle' to 'confirm_payout' (boolean expected, got 1)")
+        assert.has_error(function() obj:get_channel("a", { headers = { X = 1 } }) end,
+          "bad option 'headers' to 'get_channel' (string names and values expected, "
+          .. "got string = number)")
+      end
+      assert.has_error(function() c._c:list_addresses_pages("a", { page = 2 }, 1, 1, 1) end,
+        "unknown option 'page' to 'list_addresses_pages'")
+      assert.has_error(function() c:request("GET", "/x", { max_retries = 1 }) end,
+        "unknown option 'max_retries' to 'request'")
+      assert.has_error(function() c:request("GET", "/x", { query = "a=1" }) end,
+        "bad option 'query' to 'request' (table expected, got string)")
+      assert.has_error(function() c:addresses("a", { headers = "x" }) end,
+        "bad option 'headers' to 'addresses' (table expected, got string)")
+      assert.has_error(function() merchantapi.new({ base_url = DEAD, user_agent = "x" }) end,
+        "unknown option 'user_agent' to 'new'")
+      assert.has_error(function() merchantapi.new({ base_url = DEAD, max_retries = 1.5 }) end,
+        "bad option 'max_retries' to 'new' (integer expected, got 1.5)")
+    end)
+
+    it("raise at the caller's line, through the client or its core object", function()
+      local ok, e = pcall(function() local r = c:get_channel("a", { bogus = 1 }) return r end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*client_spec%.lua:%d+: unknown option 'bogus' to 'get_channel'$", e)
+      ok, e = pcall(function() local r = c._c:get_channel("a", { deadline = {} }) return r end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*client_spec%.lua:%d+: bad option 'deadline' to 'get_channel'", e)
+      -- a caller's file under a directory named merchantapi is still the caller's
+      local chunk = assert((rawget(_G, "loadstring") or load)(
+        "local c = ... local r = c:get_channel('a', { bogus = 1 }) return r",
+        "@/srv/merchantapi/app/handler.lua"))
+      ok, e = pcall(chunk, c)
+      assert.is_false(ok)
+      assert.equal("/srv/merchantapi/app/handler.lua:1: unknown option 'bogus' to 'get_channel'", e)
     end)
 
     it("raise on unknown list options and wrong types", function()
