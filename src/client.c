@@ -260,6 +260,11 @@ int mapi_call_request(mapi_client *c, const char *method, const char *path_and_q
                                    opts, k, err);
 }
 
+const char *mapi_client_base_url(const mapi_client *c)
+{
+    return c->call_base.base_url;
+}
+
 unsigned long mapi_client_calls_built(const mapi_client *c)
 {
     return c->call_base.built;

@@ -522,6 +522,8 @@ int mapi_call_endpoint(mapi_client *c, const mapi_endpoint *e, const char *id,
 int mapi_call_request(mapi_client *c, const char *method, const char *path_and_query,
                       const char *body, size_t body_len, const mapi_request_opts *opts,
                       mapi_call *k, mapi_error *err);
+/* c's base URL, checked, without trailing '/'s; owned by c. */
+const char *mapi_client_base_url(const mapi_client *c);
 /* The calls built for c: a test hook (built once, whatever drives it). */
 unsigned long mapi_client_calls_built(const mapi_client *c);
 /* Replace a client's hooks; fn NULL restores the default.  Tests use them to
