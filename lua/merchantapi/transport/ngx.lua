@@ -89,6 +89,9 @@ end
 local lent, nlent = {}, 0
 local LENT = 16
 
+-- the pieces of a request's bytes, joined at once (one table per worker)
+local scratch = {}
+
 -- A reader for the answer to come (core.h1_reader's arguments).
 local function take_reader(head_only, max_body)
   local n = nlent
@@ -208,28 +211,34 @@ function M.new(opts)
       end
     end
 
-    -- the request
+    -- the request, built in the worker's scratch table (nothing yields
+    -- between filling it and the concat)
     local method = request.method
-    local out = { method, " ", path, " HTTP/1.1\r\nHost: ", authority, "\r\n" }
-    local nout = #out
+    local out = scratch
+    out[1], out[2], out[3], out[4], out[5] = method, " ", path, " HTTP/1.1\r\nHost: ", authority
+    local n = 5
     for name, value in pairs(request.headers) do
-      out[nout + 1], out[nout + 2], out[nout + 3], out[nout + 4] = name, ": ", value, "\r\n"
-      nout = nout + 4
+      out[n + 1], out[n + 2], out[n + 3], out[n + 4] = "\r\n", name, ": ", value
+      n = n + 4
     end
     local body = request.body
     if method ~= "GET" and method ~= "HEAD" then
       body = body or ""
-      out[#out + 1] = "Content-Length: " .. #body .. "\r\n"
+      out[n + 1], out[n + 2] = "\r\nContent-Length: ", #body
+      n = n + 2
     end
-    out[#out + 1] = fresh and "Connection: close\r\n\r\n" or "\r\n"
+    out[n + 1] = fresh and "\r\nConnection: close\r\n\r\n" or "\r\n\r\n"
+    n = n + 1
     if body and body ~= "" then
-      out[#out + 1] = body
+      out[n + 1] = body
+      n = n + 1
     end
+    local bytes = concat(out, "", 1, n)
     local sent
     set_timeout(st)
     -- one string: handed a table, the cosocket sizes and copies its pieces
     -- through Lua's C API, a fifth of what this function cost per request
-    sent, err = sock:send(concat(out))
+    sent, err = sock:send(bytes)
     M.stats.requests = M.stats.requests + 1
     if not sent then
       sock:close()
