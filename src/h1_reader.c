@@ -232,10 +232,15 @@ mapi_h1_reader *mapi_h1_reader_new(int head_only, size_t max_body)
     return r;
 }
 
-/* b emptied, its room kept (a buffer that ran out of memory starts anew) */
+/* the most room a reset keeps in a name or value buffer, in bytes: a line
+   of 100 KiB read once is not held by a reader waiting in a pool */
+#define KEPT_ROOM 4096
+
+/* b emptied, its room kept up to KEPT_ROOM (a buffer that ran out of
+   memory starts anew) */
 static void empty(mapi_buf *b)
 {
-    if (b->oom) {
+    if (b->oom || b->cap > KEPT_ROOM) {
         mapi_buf_free(b);
         mapi_buf_init(b);
     } else if (b->data) {

@@ -387,6 +387,28 @@ static void reset(void **state)
         mapi_response_free(res);
         mapi_h1_reader_free(r);
     }
+    { /* after a long line (its room let go): the same */
+        static char longer[12000];
+        mapi_h1_reader *r = mapi_h1_reader_new(0, 1000);
+        mapi_error err = MAPI_ERROR_INIT;
+        mapi_response *res = NULL;
+        int n = snprintf(longer, sizeof longer, "HTTP/1.1 200 OK\r\nX-Long: %0*d\r\n"
+                         "Content-Length: 0\r\n\r\n", 10000, 7);
+
+        assert_non_null(r);
+        assert_int_equal(mapi_h1_feed(r, longer, (size_t)n), MAPI_H1_DONE);
+        assert_int_equal(mapi_h1_result(r, &res, &err), 0);
+        assert_int_equal(strlen(mapi_response_header(res, "x-long")), 10000);
+        mapi_response_free(res);
+        res = NULL;
+        assert_int_equal(mapi_h1_reader_reset(r, 0, 1000), 0);
+        assert_int_equal(mapi_h1_feed(r, next, strlen(next)), MAPI_H1_DONE);
+        assert_int_equal(mapi_h1_result(r, &res, &err), 0);
+        assert_int_equal(res->nheaders, 2);
+        assert_string_equal(mapi_response_header(res, "x-request-id"), "r2");
+        mapi_response_free(res);
+        mapi_h1_reader_free(r);
+    }
 }
 
 int main(void)
