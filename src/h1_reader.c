@@ -206,24 +206,66 @@ static void parser_init(mapi_h1_reader *r)
 
 /* ---- creation ---- */
 
-mapi_h1_reader *mapi_h1_reader_new(int head_only, size_t max_body)
+/* r (zeroed but for its name and value buffers) ready for an answer */
+static void start(mapi_h1_reader *r, mapi_response *res, int head_only, size_t max_body)
 {
-    mapi_h1_reader *r = calloc(1, sizeof *r);
-
-    if (!r)
-        return NULL;
-    r->res = mapi_response_new();
-    if (!r->res) {
-        free(r);
-        return NULL;
-    }
-    mapi_buf_init(&r->name);
-    mapi_buf_init(&r->value);
+    r->res = res;
     mapi_framing_init(&r->framing);
     r->head_only = head_only;
     r->max_body = max_body;
     parser_init(r);
+}
+
+mapi_h1_reader *mapi_h1_reader_new(int head_only, size_t max_body)
+{
+    mapi_h1_reader *r = calloc(1, sizeof *r);
+    mapi_response *res = mapi_response_new();
+
+    if (!r || !res) {
+        free(r);
+        mapi_response_free(res);
+        return NULL;
+    }
+    mapi_buf_init(&r->name);
+    mapi_buf_init(&r->value);
+    start(r, res, head_only, max_body);
     return r;
+}
+
+/* the most room a reset keeps in a name or value buffer, in bytes: a line
+   of 100 KiB read once is not held by a reader waiting in a pool */
+#define KEPT_ROOM 4096
+
+/* b emptied, its room kept up to KEPT_ROOM (a buffer that ran out of
+   memory starts anew) */
+static void empty(mapi_buf *b)
+{
+    if (b->oom || b->cap > KEPT_ROOM) {
+        mapi_buf_free(b);
+        mapi_buf_init(b);
+    } else if (b->data) {
+        b->len = 0;
+        b->data[0] = '\0';
+    }
+}
+
+int mapi_h1_reader_reset(mapi_h1_reader *r, int head_only, size_t max_body)
+{
+    mapi_buf name = r->name, value = r->value; /* their room is kept */
+    mapi_response *res;
+
+    if (!r->taken)
+        return 1;
+    res = mapi_response_new();
+    if (!res)
+        return -1;
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->value = value;
+    empty(&r->name);
+    empty(&r->value);
+    start(r, res, head_only, max_body);
+    return 0;
 }
 
 void mapi_h1_reader_free(mapi_h1_reader *r)

@@ -46,6 +46,12 @@ typedef struct mapi_h1_reader mapi_h1_reader;
    (no body follows the head).  max_body: bytes of body at most.  NULL when
    out of memory. */
 mapi_h1_reader *mapi_h1_reader_new(int head_only, size_t max_body);
+/* Makes r, whose answer was taken (mapi_h1_result), a new reader as
+   mapi_h1_reader_new(head_only, max_body) makes one (its buffers' room kept,
+   up to 4 KiB each):
+   0 done, 1 its answer was not taken (r unchanged), -1 out of memory (r
+   unchanged). */
+int mapi_h1_reader_reset(mapi_h1_reader *r, int head_only, size_t max_body);
 /* Frees r and what it holds; NULL ignored. */
 void mapi_h1_reader_free(mapi_h1_reader *r);
 /* Reads len bytes of the answer (any split: one byte at a time gives the

@@ -43,23 +43,47 @@ mapi_h1_reader *mapi_lua_to_h1_reader(lua_State *L, int idx)
     return b->r;
 }
 
+/* max_body (bytes) at index idx, as a size */
+static size_t check_max_body(lua_State *L, int idx)
+{
+    lua_Number max_body = luaL_checknumber(L, idx);
+
+    if (max_body < 0)
+        return 0;
+    return max_body >= (lua_Number)SIZE_MAX ? SIZE_MAX : (size_t)max_body;
+}
+
 /* core.h1_reader(head_only, max_body) -> reader: head_only true for the
    answer to a HEAD; max_body in bytes.  Raises when out of memory. */
 int mapi_lua_h1_reader(lua_State *L)
 {
     int head_only = lua_toboolean(L, 1);
-    lua_Number max_body = luaL_checknumber(L, 2);
+    size_t max_body = check_max_body(L, 2);
     reader_box *b;
 
-    if (max_body < 0)
-        max_body = 0;
     b = (reader_box *)mapic_newuserdata(L, sizeof *b);
     b->r = NULL;
     mapic_setmetatable(L, H1_READER_MT);
-    b->r = mapi_h1_reader_new(head_only, max_body >= (lua_Number)SIZE_MAX
-                                             ? SIZE_MAX : (size_t)max_body);
+    b->r = mapi_h1_reader_new(head_only, max_body);
     if (!b->r)
         return luaL_error(L, MAPI_LUA_NO_MEMORY);
+    return 1;
+}
+
+/* reader:reset(head_only, max_body) -> true: the reader, whose answer the
+   exchange took (x:response), reads a new answer as core.h1_reader(head_only,
+   max_body) would (its buffers kept: a transport reuses its readers); false:
+   its answer was not taken (the reader unchanged, still its holder's).
+   Raises when out of memory. */
+static int l_reset(lua_State *L)
+{
+    reader_box *b = check_box(L);
+    int head_only = lua_toboolean(L, 2);
+    int rc = mapi_h1_reader_reset(b->r, head_only, check_max_body(L, 3));
+
+    if (rc < 0)
+        return luaL_error(L, MAPI_LUA_NO_MEMORY);
+    lua_pushboolean(L, rc == 0);
     return 1;
 }
 
@@ -177,11 +201,12 @@ void mapi_lua_h1_reader_open(lua_State *L)
                                        {"eof", l_eof},
                                        {"keep_alive", l_keep_alive},
                                        {"error", l_error},
+                                       {"reset", l_reset},
                                        {NULL, NULL}};
 
     luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
     mapi_lua_new_metatable(L, H1_READER_MT);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     mapic_setfuncs(L, methods, 0);
     lua_pushcclosure(L, l_index, 1);
     lua_setfield(L, -2, "__index");

@@ -346,6 +346,71 @@ static void caps(void **state)
                      MAPI_H1_DONE);
 }
 
+/* A reader reset once its answer was taken reads the next answer as a new
+   one would: nothing of the last (a fault, bytes after it, a close, HEAD)
+   left; one whose answer was not taken is not reset. */
+static void reset(void **state)
+{
+    static const char *const lasts[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n", /* refused */
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  /* failed */
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxy",                 /* bytes after */
+        "HTTP/1.0 200 OK\r\nContent-Length: 5\r\nA: 1\r\n\r\n",           /* HEAD, 1.0 */
+    };
+    const char *next = "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\nX-Request-Id: r2"
+                       "\r\n\r\n2\r\nok\r\n0\r\n\r\n";
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof lasts / sizeof lasts[0]; i++) {
+        mapi_h1_reader *r = mapi_h1_reader_new(i == 3, 1000);
+        mapi_error err = MAPI_ERROR_INIT;
+        mapi_response *res = NULL;
+
+        assert_non_null(r);
+        mapi_h1_feed(r, lasts[i], strlen(lasts[i]));
+        assert_int_equal(mapi_h1_reader_reset(r, 0, 1000), 1); /* not taken: kept */
+        assert_non_null(mapi_h1_response(r));
+        if (mapi_h1_result(r, &res, &err) == 0)
+            mapi_response_free(res);
+        mapi_error_clear(&err);
+        res = NULL;
+        assert_int_equal(mapi_h1_reader_reset(r, 0, 1000), 0);
+        assert_int_equal(mapi_h1_feed(r, next, strlen(next)), MAPI_H1_DONE);
+        assert_int_equal(mapi_h1_keep_alive(r), 1);
+        assert_int_equal(mapi_h1_result(r, &res, &err), 0);
+        assert_int_equal(res->status, 201);
+        assert_int_equal(res->nheaders, 2);
+        assert_int_equal(res->len, 2);
+        assert_memory_equal(res->body, "ok", 2);
+        assert_string_equal(mapi_response_header(res, "x-request-id"), "r2");
+        mapi_response_free(res);
+        mapi_h1_reader_free(r);
+    }
+    { /* after a long line (its room let go): the same */
+        static char longer[12000];
+        mapi_h1_reader *r = mapi_h1_reader_new(0, 1000);
+        mapi_error err = MAPI_ERROR_INIT;
+        mapi_response *res = NULL;
+        int n = snprintf(longer, sizeof longer, "HTTP/1.1 200 OK\r\nX-Long: %0*d\r\n"
+                         "Content-Length: 0\r\n\r\n", 10000, 7);
+
+        assert_non_null(r);
+        assert_int_equal(mapi_h1_feed(r, longer, (size_t)n), MAPI_H1_DONE);
+        assert_int_equal(mapi_h1_result(r, &res, &err), 0);
+        assert_int_equal(strlen(mapi_response_header(res, "x-long")), 10000);
+        mapi_response_free(res);
+        res = NULL;
+        assert_int_equal(mapi_h1_reader_reset(r, 0, 1000), 0);
+        assert_int_equal(mapi_h1_feed(r, next, strlen(next)), MAPI_H1_DONE);
+        assert_int_equal(mapi_h1_result(r, &res, &err), 0);
+        assert_int_equal(res->nheaders, 2);
+        assert_string_equal(mapi_response_header(res, "x-request-id"), "r2");
+        mapi_response_free(res);
+        mapi_h1_reader_free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +421,7 @@ int main(void)
         cmocka_unit_test(unreadable_length),
         cmocka_unit_test(trailer_without_colon),
         cmocka_unit_test(caps),
+        cmocka_unit_test(reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,4 +223,49 @@ describe("merchantapi.transport.ngx", function()
       assert.is_true(took >= 1 and took <= 1.1, "ended after " .. took .. " s")
       assert.equal(1, #fake.sent)
     end)
+  it("reads into the reader whose last answer a client took, never into one still held",
+    function()
+      local merchantapi = require "merchantapi"
+      local f = assert(io.open((os.getenv("MERCHANTAPI_FIXTURES") or "fixtures")
+        .. "/get_channel.200.json", "rb"))
+      local doc = f:read("*a")
+      f:close()
+      local ok = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\nContent-Length: "
+        .. #doc .. "\r\n\r\n" .. doc
+      local id = "60e05bc0-4690-4985-a08a-8acf00e48294"
+      with_ngx(ok, function(fake)
+        -- the transport called by itself: each answer its own reader, kept
+        local a = assert(transport(request { max_body = 65536 }))
+        local b = assert(transport(request { max_body = 65536 }))
+        assert.are_not.equal(a, b)
+        assert.equal(200, a.status)
+        assert.equal(doc, a.body)
+        -- a client takes each answer at once: the next request reads into
+        -- the same reader, from its first byte
+        local readers = {}
+        local client = assert(merchantapi.new { base_url = "http://127.0.0.1:8080",
+          api_key = "sk_test", max_retries = 0, transport = function(req)
+            local res, err = transport(req)
+            readers[#readers + 1] = res
+            return res, err
+          end })
+        local channel = assert(client:get_channel(id))
+        assert.equal(id, channel.id)
+        fake.answer = "HTTP/1.1 404 Not Found\r\nX-Request-Id: r404\r\nContent-Length: 0\r\n\r\n"
+        local v, err = client:get_channel(id)
+        assert.is_nil(v)
+        assert.equal(404, err.status)
+        fake.answer = ok
+        channel = assert(client:get_channel(id))
+        assert.equal("TJTuEYJ8P9to4Zhdw7zg55VPH3gzLaQDV6", channel.address)
+        assert.equal(3, #readers)
+        assert.equal(readers[1], readers[2])
+        assert.equal(readers[1], readers[3])
+        assert.is_nil(readers[1].status) -- the answer is the exchange's
+        -- the answers held above are untouched
+        assert.equal(200, a.status)
+        assert.equal(doc, a.body)
+        assert.equal(doc, b.body)
+      end)
+    end)
 end)

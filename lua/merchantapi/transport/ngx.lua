@@ -20,15 +20,16 @@ local sub = string.sub
 local find = string.find
 local byte = string.byte
 local max = math.max
+local concat = table.concat
 
 local core = require "merchantapi.core"
 local h1_reader, DEFAULT_MAX_BODY = core.h1_reader, core.defaults.max_body
 -- the reader's methods, looked up once (a reader's __index is a function:
 -- its fields are built when read)
-local feed, eof, keep_alive
+local feed, eof, keep_alive, reset
 do
   local r = h1_reader(false, 0)
-  feed, eof, keep_alive = r.feed, r.eof, r.keep_alive
+  feed, eof, keep_alive, reset = r.feed, r.eof, r.keep_alive, r.reset
 end
 local url_parts = core.url_parts
 
@@ -78,6 +79,30 @@ local function parse_url(url)
     origins[origin], norigins = o, norigins + 1
   end
   return o[1], o[2], o[3], o[4], path, o
+end
+
+-- The readers this worker handed out with an answer, the last on top (at
+-- most LENT): the exchange takes the answer at once (x:response), and a
+-- reader whose answer was taken reads the next one (reader:reset), so that
+-- no reader is made and collected per request.  One whose answer is still
+-- held (a caller of the transport itself) is let go, unchanged.
+local lent, nlent = {}, 0
+local LENT = 16
+
+-- the pieces of a request's bytes, joined at once (one table per worker)
+local scratch = {}
+
+-- A reader for the answer to come (core.h1_reader's arguments).
+local function take_reader(head_only, max_body)
+  local n = nlent
+  if n > 0 then
+    local r = lent[n]
+    lent[n], nlent = nil, n - 1
+    if reset(r, head_only, max_body) then
+      return r
+    end
+  end
+  return h1_reader(head_only, max_body)
 end
 
 -- Sets the socket's timeouts to the time left before st.deadline (the
@@ -186,26 +211,34 @@ function M.new(opts)
       end
     end
 
-    -- the request
+    -- the request, built in the worker's scratch table (nothing yields
+    -- between filling it and the concat)
     local method = request.method
-    local out = { method, " ", path, " HTTP/1.1\r\nHost: ", authority, "\r\n" }
-    local nout = #out
+    local out = scratch
+    out[1], out[2], out[3], out[4], out[5] = method, " ", path, " HTTP/1.1\r\nHost: ", authority
+    local n = 5
     for name, value in pairs(request.headers) do
-      out[nout + 1], out[nout + 2], out[nout + 3], out[nout + 4] = name, ": ", value, "\r\n"
-      nout = nout + 4
+      out[n + 1], out[n + 2], out[n + 3], out[n + 4] = "\r\n", name, ": ", value
+      n = n + 4
     end
     local body = request.body
     if method ~= "GET" and method ~= "HEAD" then
       body = body or ""
-      out[#out + 1] = "Content-Length: " .. #body .. "\r\n"
+      out[n + 1], out[n + 2] = "\r\nContent-Length: ", #body
+      n = n + 2
     end
-    out[#out + 1] = fresh and "Connection: close\r\n\r\n" or "\r\n"
+    out[n + 1] = fresh and "\r\nConnection: close\r\n\r\n" or "\r\n\r\n"
+    n = n + 1
     if body and body ~= "" then
-      out[#out + 1] = body
+      out[n + 1] = body
+      n = n + 1
     end
+    local bytes = concat(out, "", 1, n)
     local sent
     set_timeout(st)
-    sent, err = sock:send(out)
+    -- one string: handed a table, the cosocket sizes and copies its pieces
+    -- through Lua's C API, a fifth of what this function cost per request
+    sent, err = sock:send(bytes)
     M.stats.requests = M.stats.requests + 1
     if not sent then
       sock:close()
@@ -215,7 +248,7 @@ function M.new(opts)
     end
 
     -- the answer: the core reads it, this only moves bytes
-    local reader = h1_reader(method == "HEAD", request.max_body or DEFAULT_MAX_BODY)
+    local reader = take_reader(method == "HEAD", request.max_body or DEFAULT_MAX_BODY)
     local state
     state, err = pump(st, reader)
     if state == 1 and keep_alive(reader) and not fresh then
@@ -229,6 +262,10 @@ function M.new(opts)
       return failure(reader:error(), true)
     end
     -- the answer, or a head the exchange refuses as libcurl's path does
+    if nlent < LENT then
+      nlent = nlent + 1
+      lent[nlent] = reader
+    end
     return reader
   end
 end
