@@ -34,6 +34,9 @@
 -- from list when absent), differ = { <driver> = "why" | { why = "...",
 -- get = <expect>, ... } }, na = { <driver> = "why not" }, known = { <driver> =
 -- "why; who fixes" } (its cells as KNOWN_FAILING's, every call) }.
+-- A cell n/a, or of a driver that cannot run here (cosocket without nginx's
+-- Lua module, MERCHANTAPI_NGINX_MODULES), is busted's pending with its
+-- reason; only cells that ran and held are counted passed.
 -- An expectation: { ok = true, reached = {lo, hi}, resource_status (a
 -- put's payout status; default "processing"), settled_by } or { kind,
 -- outcome, status, attempts = {lo, hi}, deadline_exceeded, retryable,
@@ -225,14 +228,28 @@ local RUN_MANY = { loop1 = run_loop, loop8 = run_loop }
 -- ---------------------------------------------------------------------------
 
 local nginx = nil -- { url, prefix } once started; { failed = why } when it cannot
-local NO_NGINX = "n/a (no nginx)"
+
+-- Why the cosocket column cannot run here, or nil: nginx's Lua module
+-- (Debian's libnginx-mod-http-lua) is not in MERCHANTAPI_NGINX_MODULES
+-- (default /usr/lib/nginx/modules; point it at an empty directory to see
+-- the column pending).  Its cells are then pending with this reason, never
+-- passed; installed, an nginx that does not start fails them.
+local function cosocket_absent()
+  local dir = os.getenv("MERCHANTAPI_NGINX_MODULES") or ""
+  if dir == "" then
+    dir = "/usr/lib/nginx/modules"
+  end
+  local path = dir .. "/ngx_http_lua_module.so"
+  local f = io.open(path, "rb")
+  if f then
+    f:close()
+    return nil
+  end
+  return "no nginx Lua module here (" .. path .. " is missing: libnginx-mod-http-lua)"
+end
 
 local function start_nginx()
   if nginx then
-    return nginx
-  end
-  if not io.open("/usr/lib/nginx/modules/ngx_http_lua_module.so", "rb") then
-    nginx = { failed = NO_NGINX }
     return nginx
   end
   local root = helpers.ROOT
@@ -479,7 +496,12 @@ end
 
 local SLOW = {} -- { seconds, "row [driver]" }
 local TABLE = {} -- { name, cells = { [driver] = text } } in row order
-local COUNTS = { ok = 0, fail = 0, known = 0, na = 0, differs = 0 }
+local LINE = {} -- row -> its line of TABLE
+-- ok, fail and differs are busted's successes and failures; known, na and
+-- absent its pending cells (n/a: does not apply to the row; absent: the
+-- driver cannot run here, ABSENT[driver] says why)
+local COUNTS = { ok = 0, fail = 0, known = 0, na = 0, differs = 0, absent = 0 }
+local ABSENT = {} -- driver -> why it cannot run here
 
 -- An expectation in a few words: "api 503 unknown ×1", "ok (2 requests)".
 local function say(e)
@@ -533,7 +555,7 @@ local function markdown_table()
       local c = line.cells[d] or "-"
       local word = c:match("^(%S+)"):gsub(":$", "")
       cols[#cols + 1] = word
-      if word ~= "ok" and word ~= "-" then
+      if word ~= "ok" and word ~= "-" and c ~= "pending" then -- (pending: told once, below)
         local last = notes[#notes]
         if last and last.name == line.name and last.text == c then
           last.drivers = last.drivers .. ", " .. d
@@ -547,6 +569,11 @@ local function markdown_table()
   out[#out + 1] = ""
   for _, n in ipairs(notes) do
     out[#out + 1] = format("- %s, %s: %s", n.name, n.drivers, n.text)
+  end
+  for _, d in ipairs(DRIVERS) do
+    if ABSENT[d] then
+      out[#out + 1] = format("- every row, %s: pending (not run here): %s", d, ABSENT[d])
+    end
   end
   return concat(out, "\n")
 end
@@ -581,6 +608,11 @@ local function print_table()
     end
     out[#out + 1] = concat(cols, " | ")
   end
+  for _, d in ipairs(DRIVERS) do
+    if ABSENT[d] then
+      notes[#notes + 1] = format("  every row [%s]: pending (not run here): %s", d, ABSENT[d])
+    end
+  end
   if #notes > 0 then
     out[#out + 1] = "notes:"
     for _, n in ipairs(notes) do
@@ -609,22 +641,30 @@ local function print_table()
   if #slow > 0 then
     out[#out + 1] = "slowest: " .. concat(slow, "; ")
   end
-  out[#out + 1] = format("cells: %d ok, %d FAIL, %d known (pending), %d differ (with a reason), %d n/a",
-    COUNTS.ok, COUNTS.fail, COUNTS.known, COUNTS.differs, COUNTS.na)
+  out[#out + 1] = format("cells: %d ok, %d FAIL, %d differ (with a reason); pending: %d known, "
+    .. "%d n/a (with a reason), %d not run here", COUNTS.ok, COUNTS.fail, COUNTS.differs,
+    COUNTS.known, COUNTS.na, COUNTS.absent)
   io.stdout:write(concat(out, "\n"), "\n")
   io.stdout:flush()
+end
+
+-- The line of `row` in TABLE, made in the order rows are first seen (the
+-- order they are declared in: the pending cells are recorded then).
+local function line_of(row)
+  local line = LINE[row]
+  if not line then
+    line = { row = row, name = row.name, cells = {} }
+    TABLE[#TABLE + 1] = line
+    LINE[row] = line
+  end
+  return line
 end
 
 local function record(row, driver, text, count, seconds)
   if seconds then
     SLOW[#SLOW + 1] = { seconds, format("%s [%s]", row.name, driver) }
   end
-  local line = TABLE[#TABLE]
-  if not line or line.row ~= row then
-    line = { row = row, name = row.name, cells = {} }
-    TABLE[#TABLE + 1] = line
-  end
-  line.cells[driver] = text
+  line_of(row).cells[driver] = text
   COUNTS[count] = COUNTS[count] + 1
 end
 
@@ -816,7 +856,16 @@ describe("the fault matrix", function()
     end
   end
 
+  for _, driver in ipairs(drivers) do
+    if driver == "cosocket" then
+      ABSENT.cosocket = cosocket_absent()
+    end
+  end
+  -- A cell that does not apply to its row (n/a), or whose driver cannot run
+  -- here (ABSENT), is busted's pending with its reason, recorded now: it is
+  -- never an `it`, so never counted passed.
   for index, row in ipairs(rows) do
+    line_of(row)
     for _, driver in ipairs(drivers) do
       local name = format("%s [%s]", row.name, driver)
       local na = row.na and (row.na[driver] or (driver:match("^pages") and row.na.pages))
@@ -824,20 +873,17 @@ describe("the fault matrix", function()
         na = na or (driver:match("^pages") and "no pages in this row" or "no call for it")
       end
       if na then
-        it(name .. ": n/a", function()
-          record(row, driver, "n/a: " .. na, "na")
-        end)
+        record(row, driver, "n/a: " .. na, "na")
+        pending(name .. ": n/a: " .. na)
+      elseif ABSENT[driver] then
+        record(row, driver, "pending", "absent")
+        pending(name .. ": not run here: " .. ABSENT[driver])
       else
         it(name, function()
           start_row(row)
           if driver == "cosocket" and not start_nginx().url then
-            local why = start_nginx().failed
-            if why == NO_NGINX then -- nginx's Lua module is not installed here
-              record(row, driver, why, "na")
-              return
-            end
             record(row, driver, "FAIL", "fail")
-            error(why, 0) -- installed, yet it did not start: that is a failure
+            error(start_nginx().failed, 0) -- installed, yet it did not start: a failure
           end
           local t0 = helpers.now()
           local failing, known, d = run_cell(rows, index, driver)
