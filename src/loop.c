@@ -504,9 +504,16 @@ int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
     report_done(l, b);
     /* a step that may wait sends what began at once, so that the answers
        can come within it; a step that may not (a host's tick) leaves that
-       to libcurl's timer, at the next step, spreading the work */
-    if (begin_due(l) > 0 && timeout != 0 && !l->stopping)
-        mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
+       to libcurl's timer, at the next step, spreading the work -- but for
+       the last pass of a step whose budget may wait (timeout 0): what began
+       goes out whatever the budget has left, so that its answers come
+       before the next step (nothing is read then) */
+    if (begin_due(l) > 0 && !l->stopping) {
+        if (timeout != 0)
+            mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
+        else if (b && b->wait)
+            mapi_http_loop_wait(l->io, NAN, NULL, transfer_done, l);
+    }
     if (l->count > 0 && !l->stopping) {
         double wait = next_timeout(l);
         /* the caller's bound; negative: whatever the next event needs */
@@ -577,6 +584,8 @@ int mapi_budget_take(mapi_budget *b, size_t *counter)
     if (!b)
         return 1;
     if (b->units > 0) { /* the first piece of work of a step is always done */
+        if (b->full)
+            return 0;
         if (counter && b->max_calls > 0 && *counter >= b->max_calls)
             return 0;
         if (b->max_seconds > 0 && mapi_budget_spent(b) >= b->max_seconds)
@@ -594,8 +603,10 @@ int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost)
         double spent = mapi_budget_spent(b);
         /* what does not fit waits for the next step -- unless the step has
            barely begun: a piece longer than a budget still runs, early */
-        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10)
+        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10) {
+            b->full = 1;
             return 0;
+        }
     }
     return mapi_budget_take(b, counter);
 }
@@ -606,7 +617,7 @@ double mapi_budget_left(const mapi_budget *b)
 
     if (!b || b->max_seconds <= 0)
         return -1.0;
-    if (b->max_calls > 0 && b->reported >= b->max_calls)
+    if ((b->max_calls > 0 && b->reported >= b->max_calls) || b->full)
         return 0;
     left = b->max_seconds - mapi_budget_spent(b);
     if (left <= 0)

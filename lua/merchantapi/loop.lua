@@ -437,6 +437,15 @@ function Loop:step(timeout, budget)
       break
     end
   end
+  if wait and self._running > 0 and not self._closed then
+    -- what the tasks began in the last pass goes out before the step
+    -- returns, so that its answers come before the next step; what ended
+    -- meanwhile waits for the next step (after what this one left)
+    local _, ended = c:step(0)
+    if ended then
+      self._calls = self._calls == NONE and ended or rest(self._calls, 1, ended)
+    end
+  end
   local spent = bounded and c:budget_end() or 0
   self._bounded = false
   notify(self)
