@@ -549,6 +549,10 @@ int mapi_loop_step_within(mapi_loop *l, double max_seconds, int max_calls)
     do
         n = mapi_loop_step_in(l, -1.0, &b);
     while (n > 0 && mapi_budget_left(&b) > 0);
+    /* what the last pass's callbacks began goes out before the step returns
+       (the last pass of a step: nothing more is read) */
+    if (n > 0)
+        n = mapi_loop_step_in(l, 0.0, &b);
     return n;
 }
 
