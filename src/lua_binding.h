@@ -37,6 +37,15 @@ call_box *mapi_lua_push_call_box(lua_State *L);
 
 /* Pushes the body of resp as a string ("" for none). */
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp);
+/* Pushes a body box: a copy of doc's body in the C heap, freed by the box's
+   __gc -- what a page's holder keeps (lua_values.c), whose body no Lua
+   string holds: a page's body (300 KB at 1,000 addresses) made a Lua string
+   would charge the collector with it at once, paid in a loop step's piece.
+   Raises out of memory (the box owns nothing yet). */
+void mapi_lua_push_body_box(lua_State *L, const mapi_doc *doc);
+/* The body held by the value at idx (> 0): a string or a body box; NULL for
+   anything else or an empty box. */
+const char *mapi_lua_body_of(lua_State *L, int idx, size_t *len);
 /* The results of a call that succeeded, on a document and an error whose
    owner anchors them (a call_box, an exchange): value, nil, res -- value
    merchantapi.null when the document has no primary data (data null, a

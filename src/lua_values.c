@@ -317,71 +317,6 @@ enum {
 
 static const char holder_mark = 'h';
 
-/* A body box: a copy of a document's body in the C heap, for a holder
-   whose body no Lua string holds (a list's page, mapi_lua_push_data): a
-   page's body (300 KB at 1,000 addresses) made a Lua string would charge
-   the collector's debt with it at once, and an incremental collector pays
-   a debt in the next step -- a step of a loop task's budget.  Freed by its
-   __gc, with the holder. */
-#define BODY_BOX_MT "merchantapi.body"
-
-typedef struct body_box {
-    char *data; /* malloc'd, or NULL for an empty body */
-    size_t len;
-} body_box;
-
-static int body_box_gc(lua_State *L)
-{
-    body_box *bb = (body_box *)luaL_checkudata(L, 1, BODY_BOX_MT);
-
-    free(bb->data);
-    bb->data = NULL;
-    bb->len = 0;
-    return 0;
-}
-
-/* Pushes a body box holding a copy of doc's body; raises out of memory
-   (nothing to free: the box owns nothing yet). */
-static void push_body_box(lua_State *L, const mapi_doc *doc)
-{
-    const mapi_response *resp = mapi_doc_response(doc);
-    size_t len = 0;
-    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
-    body_box *bb = (body_box *)mapic_newuserdata(L, sizeof *bb);
-
-    bb->data = NULL;
-    bb->len = 0;
-    mapic_setmetatable(L, BODY_BOX_MT);
-    if (body && len > 0) {
-        bb->data = (char *)malloc(len);
-        if (!bb->data)
-            luaL_error(L, "%s", MAPI_LUA_NO_MEMORY);
-        memcpy(bb->data, body, len);
-        bb->len = len;
-    }
-}
-
-/* The body a holder keeps (the value at idx > 0: a string or a body box),
-   or NULL. */
-static const char *holder_body(lua_State *L, int idx, size_t *len)
-{
-    body_box *bb;
-
-    if (lua_type(L, idx) == LUA_TSTRING)
-        return lua_tolstring(L, idx, len);
-    bb = (body_box *)lua_touserdata(L, idx);
-    if (!bb || !lua_getmetatable(L, idx))
-        return NULL;
-    luaL_getmetatable(L, BODY_BOX_MT);
-    if (!lua_rawequal(L, -1, -2))
-        bb = NULL;
-    lua_pop(L, 2);
-    if (!bb || !bb->data)
-        return NULL;
-    *len = bb->len;
-    return bb->data;
-}
-
 /* A list's array gets .meta and .links (the values at stack indexes meta
    and links); a resource table with links, meta or relationships gets the
    document's holder (below), which keeps the body at stack index body, or
@@ -412,7 +347,7 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
                 if (body)
                     lua_pushvalue(L, body);
                 else
-                    push_body_box(L, doc);
+                    mapi_lua_push_body_box(L, doc);
                 lua_rawseti(L, -2, HOLDER_BODY);
                 lua_pushvalue(L, slots);
                 lua_rawseti(L, -2, HOLDER_SLOTS);
@@ -593,7 +528,7 @@ static void build_infos(lua_State *L, int holder)
         return;
     }
     lua_rawgeti(L, holder, HOLDER_BODY);
-    body = holder_body(L, lua_gettop(L), &len);
+    body = mapi_lua_body_of(L, lua_gettop(L), &len);
     cb = mapi_lua_push_call_box(L);
     if (body == NULL || mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0) {
         mapi_error_clear(&cb->err);
@@ -701,7 +636,6 @@ void mapi_lua_values_open(lua_State *L)
     static const char *const mts[2][2] = {{WEAK_V_MT, "v"}, {WEAK_K_MT, "k"}};
     int i;
 
-    mapi_lua_class_metatable(L, BODY_BOX_MT, NULL, body_box_gc);
     luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
     for (i = 0; i < 2; i++) {
         mapi_lua_new_metatable(L, mts[i][0]);

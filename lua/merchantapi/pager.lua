@@ -214,8 +214,9 @@ local function fetch_raw(self, page)
   do
     if count > 1 then
       -- batch: the core's page batch holding the pages not in lists (a
-      -- loop task's, transport.pages), else nil
+      -- loop task's, transport.pages: a userdata), else nil
       local lists, err, batch = self._fetch_pages(params(self), page, count, self.concurrency)
+      batch = type(batch) == "userdata" and batch or nil
       ahead = { first = page, err = err, n = #lists, batch = batch, since = nil }
       for i = 1, #lists do
         ahead[i] = lists[i]
