@@ -57,6 +57,15 @@ function M.current()
   return task
 end
 
+--- Whether a task can give a turn between two pieces of work (a yield
+-- inside `pcall`: Lua 5.2+ and LuaJIT, not Lua 5.1), as
+-- `yield_if_over_budget` does.
+-- @local
+M.turns_between_pieces = (function()
+  local _, yielded = co_resume(co_create(function() pcall(co_yield, true) end))
+  return yielded == true
+end)()
+
 --- Before a piece of work inside a loop task whose step has a budget
 -- (`loop:step(timeout, { time = s })`): when the budget (the C loop's, the
 -- one budget of the step) is spent, a plain yield, so that the task goes on

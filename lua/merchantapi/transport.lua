@@ -319,7 +319,7 @@ end
 -- @tparam integer count how many pages.
 -- @tparam integer concurrency pages in flight at once, at most.
 -- @treturn table the lists, and the error of the first page that failed;
---   in a loop task the lists are empty and the pages are in the batch
+--   in a loop task (but on Lua 5.1) the lists are empty and the pages are in the batch
 --   returned third (`b:kept()` of them, taken one by one with `b:take()`):
 --   the pager turns each into tables when it hands it out.
 function M.pages(client, account_id, params, first_page, count, concurrency)
@@ -375,13 +375,16 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     next_ended = function() return table.remove(done, 1) end
   end
   -- the pages kept so far, turned into tables as they come (one page at a
-  -- time) -- but in a loop task: there they stay in the core's batch until
-  -- the pager hands them out (the batch is returned third), one page per
-  -- piece of a step, so that Lua's heap holds the page being handed out,
-  -- not the whole batch (the collector's work in a step stays that of a page)
+  -- time) -- but in a loop task that can give a turn between two pieces:
+  -- there they stay in the core's batch until the pager hands them out (the
+  -- batch is returned third), one page per piece of a step, so that Lua's
+  -- heap holds the page being handed out, not the whole batch (the
+  -- collector's work in a step stays that of a page).  On Lua 5.1 a task
+  -- gives its turns at each page's end instead (next_ended).
+  local lazy = task and loop.turns_between_pieces
   local lists = {}
   local function take_kept()
-    if task then
+    if lazy then
       return
     end
     local list = b:take()
@@ -416,7 +419,7 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     b:ended(x) -- after a failed page: not kept
     take_kept()
   end
-  if task then
+  if lazy then
     local _, perr = b:kept()
     local v, e = results(state, lists, perr or raised)
     return v, e, b

@@ -50,6 +50,11 @@ describe("merchantapi.loop: a step's budget", function()
   end)
 
   it("in a task, a batch's pages become tables one at a time, as the pager hands them out", function()
+    if not helpers.YIELDS_IN_PCALL then
+      pending("Lua 5.1: a task gives no turn between two pages; a batch's pages become "
+        .. "tables as they come")
+      return
+    end
     counting_takes(function(n)
       local c = client()
       local loop = assert(merchantapi.loop())
@@ -109,6 +114,11 @@ describe("merchantapi.loop: a step's budget", function()
   end)
 
   it("wait = true: a call a task starts at the end of a step is sent before the step returns", function()
+    if not rawget(coroutine, "isyieldable") then
+      pending("Lua 5.1, 5.2: a call's start is one plain yield first (loop.before_start), "
+        .. "so a call after the budget is spent starts at the next step")
+      return
+    end
     local c = client()
     local loop = assert(merchantapi.loop())
     -- a connection of the loop's, kept alive: the request needs no connect
@@ -145,9 +155,17 @@ describe("merchantapi.loop: a step's budget", function()
       .. way .. "]", function()
       local c = client()
       local function walk()
-        local kept = {}
-        for list in c:addresses("acct-25000", { per_page = 100, concurrency = 4, max_pages = 5 }):pages() do
-          kept[#kept + 1] = list[#list]
+        local kept, n = {}, 0
+        local pager = c:addresses("acct-25000", { per_page = 100, concurrency = 4, max_pages = 5 })
+        while true do -- pager:next(), not a generic for: Lua 5.1 yields from no iterator
+          local item = pager:next()
+          if not item then
+            break
+          end
+          n = n + 1
+          if n % 100 == 0 then -- a page's last item
+            kept[#kept + 1] = item
+          end
         end
         return kept
       end
