@@ -382,7 +382,8 @@ end
 -- that would end after the budget (by the last page's cost) is left for
 -- the next step, and the step then does no more work.  In a task, a batch
 -- of pages fetched together waits in the core's memory until the pager
--- hands each page out: Lua's heap holds the page being handed out, so the
+-- hands each page out (not on Lua 5.1: there each page becomes tables as
+-- it comes): Lua's heap holds the page being handed out, so the
 -- collector's work that a step pays for is that of one page.  What it leaves -- answers
 -- not read, ended calls, tasks to resume, pages not turned into tables,
 -- due timers -- is done first by the next step, and `loop:timeout()` is 0
