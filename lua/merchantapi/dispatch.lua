@@ -107,7 +107,6 @@ local errors = require "merchantapi.errors"
 local metrics = require "merchantapi.metrics"
 
 local core = require "merchantapi.core"
-local monotonic = core.monotonic
 local hook_raised = core.hook_raised
 
 local type = type
