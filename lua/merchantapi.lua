@@ -186,6 +186,9 @@ function M.new(opts)
   end
   -- the base URL as the core keeps it: no trailing "/" (nor userinfo, which it refused)
   client._c, client.base_url = c, opts.base_url:gsub("/+$", "")
+  if client._metrics then -- from now on the core counts every attempt
+    client._metrics = metrics.attach(c, client._metrics)
+  end
   return setmetatable(client, Client)
 end
 

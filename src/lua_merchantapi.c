@@ -289,6 +289,8 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"framing", mapi_lua_framing},
                                          {"h1_reader", mapi_lua_h1_reader},
                                          {"backoff", mapi_lua_backoff},
+                                         {"metrics_new", mapi_lua_metrics_new},
+                                         {"client_metrics", mapi_lua_client_metrics},
                                          {NULL, NULL}};
 
     /* Before anything else: a module compiled with another Lua's headers
