@@ -479,8 +479,7 @@ typedef struct mapi_exchange_settings {
     size_t nheaders;
     int trace;              /* 1: a new trace for the call (mapi_config.trace) */
     uint64_t trace_seed;    /* the seed of the call's trace and span ids */
-    struct mapi_metrics *metrics; /* the client's metrics (borrowed: the client outlives
-                                     its exchanges), or NULL: nothing recorded */
+    struct mapi_metrics *metrics; /* the client's (metrics.h; borrowed), or NULL: none */
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;
@@ -575,11 +574,6 @@ int mapi_client_run(mapi_client *c, mapi_call *k, mapi_doc **out, mapi_error *er
    hook (what every driver runs: the blocking loop, pages.c, a Lua
    transport); NULL with err MEMORY.  k is copied: release it after. */
 mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_error *err);
-/* The client's metrics (metrics.h), made at the first call (each endpoint's
-   cell at 0 under the base URL's server): from then on every attempt of
-   every driver is counted.  Owned by the client (mapi_metrics_retain to keep
-   it longer); NULL when out of memory. */
-struct mapi_metrics *mapi_client_metrics(mapi_client *c);
 /* The client's observer, when one is set (for drivers other than client.c's). */
 void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,
                          const mapi_attempt_info *info);

@@ -182,14 +182,11 @@ static store_box *push_store(lua_State *L)
     store_box *b = (store_box *)mapic_newuserdata(L, sizeof *b);
 
     b->m = NULL;
-    if (luaL_newmetatable(L, METRICS_MT)) {
-        lua_createtable(L, 0, 2);
-        mapic_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_store_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_setmetatable(L, -2);
+    lua_getfield(L, LUA_REGISTRYINDEX, METRICS_MT);
+    if (lua_isnil(L, -1)) /* the first store: its metatable */
+        mapi_lua_class_metatable(L, METRICS_MT, methods, l_store_gc);
+    lua_pop(L, 1);
+    mapic_setmetatable(L, METRICS_MT);
     return b;
 }
 

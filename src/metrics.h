@@ -75,4 +75,12 @@ const mapi_metrics_cell *mapi_metrics_cell_at(const mapi_metrics *m, size_t i);
    *out holds something to add (a count, or a cell not taken before), else 0. */
 int mapi_metrics_take_cell(mapi_metrics *m, size_t i, mapi_metrics_cell *out);
 
+/* The client's metrics (client.c), made by the first call of this function
+   (each endpoint's cell at 0 under the base URL's server): from then on
+   every attempt of the client's calls is counted, whatever drives it (the
+   exchanges borrow the store: a client outlives its exchanges).  Owned by
+   the client (mapi_metrics_retain to keep it longer); NULL when out of
+   memory. */
+mapi_metrics *mapi_client_metrics(mapi_client *c);
+
 #endif /* MAPI_METRICS_H */
