@@ -322,8 +322,8 @@ if has_valgrind then
   io.stderr:write(format("bench: callgrind, 3 modes x %d and %d calls\n", N1, N2))
   local function instructions(mode, n)
     local file = os.tmpname()
-    run(format("BENCH_CALLS=%d valgrind --tool=callgrind --callgrind-out-file=%s %s", n,
-      sh_quote(file), lua_cmd("lua5.4", LUAMOD, "bench/calls.lua", mode, HTTP, 1)))
+    run(format("BENCH_CALLS=%d %s", n, lua_cmd("valgrind --tool=callgrind --callgrind-out-file="
+      .. sh_quote(file) .. " lua5.4", LUAMOD, "bench/calls.lua", mode, HTTP, 1)))
     local f = assert(io.open(file, "rb"))
     local text = f:read("*a")
     f:close()

@@ -96,8 +96,10 @@ static int trace_headers(mapi_exchange *x, const mapi_call *k)
         x->trace_id[32] = x->parent_id[16] = '\0';
         memcpy(x->traceparent, k->traceparent, MAPI_TRACEPARENT_LEN + 1);
     } else {
-        mapi_trace_id(&x->trace_rng, x->trace_id, 16);
-        snprintf(x->traceparent, MAPI_TRACEPARENT_LEN + 1, "00-%s-%016d-01", x->trace_id, 0);
+        mapi_trace_id(&x->trace_rng, x->trace_id, 16); /* 32 digits: 3 + 32 + 20 = 55 */
+        memcpy(x->traceparent, "00-", 3);
+        memcpy(x->traceparent + 3, x->trace_id, 32);
+        memcpy(x->traceparent + 35, "-0000000000000000-01", 21);
     }
     if (k->tracestate) {
         h[++n].name = mapi_strdup("tracestate");
