@@ -417,6 +417,9 @@ function Recorder:prometheus()
   return #out > 0 and concat(out, "\n") .. "\n" or ""
 end
 
+-- M._flush_pending: true while a client with a dict waits for this worker's
+-- timer to start (transport.call tries again before each call).
+
 --- Starts this worker's flush timer if it is not running and a client
 -- with a dict asks for it: `ngx.timer.every(FLUSH_PERIOD)`, whose last run
 -- (premature, at the worker's exit) flushes too.  Called when such a
@@ -426,7 +429,7 @@ end
 -- @local
 function M.start_flush()
   if timer_started or next(flushing) == nil then
-    M.flush_pending = not timer_started and next(flushing) ~= nil
+    M._flush_pending = not timer_started and next(flushing) ~= nil
     return
   end
   local ngx = rawget(_G, "ngx")
@@ -435,7 +438,7 @@ function M.start_flush()
     local ok, made = pcall(timer.every, M.FLUSH_PERIOD, flush_all)
     timer_started = ok and made and true or false
   end
-  M.flush_pending = not timer_started
+  M._flush_pending = not timer_started
 end
 
 --- The recorder of a client made with `metrics = where`: the core client

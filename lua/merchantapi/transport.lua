@@ -283,7 +283,7 @@ end
 -- @tparam string name the method.
 -- @return the method's results.
 function M.call(client, name, ...)
-  if metrics.flush_pending then -- a client with a dict made where no timer could start
+  if metrics._flush_pending then -- a client with a dict made where no timer could start
     metrics.start_flush()
   end
   local c, t = client._c, transport_of(client)

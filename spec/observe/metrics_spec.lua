@@ -469,8 +469,8 @@ describe("merchantapi.new{ metrics = ... } and client:metrics()", function()
         assert.equal("unknown", err.outcome)
         return counts(assert(c:metrics()))
       end
-      local function client(transport)
-        return helpers.client { max_retries = 2, metrics = true, transport = transport }
+      local function client(over)
+        return helpers.client { max_retries = 2, metrics = true, transport = over }
       end
       local blocking = traffic(client(false), "mb")
       local in_loop = helpers.in_loop(function()
