@@ -188,8 +188,9 @@ if wrk_ok then
   for _, h in ipairs(handlers) do
     O[h], OT[h] = {}, {}
   end
-  for _ = 1, ROUNDS do
-    for _, h in ipairs(handlers) do
+  for r = 1, ROUNDS do
+    for i = 1, #handlers do -- each round begins with another handler: no order favoured
+      local h = handlers[(i + r - 2) % #handlers + 1]
       local url = OPENRESTY .. "/bench/" .. h
       run("curl -sf " .. sh_quote(url) .. " >/dev/null") -- fails the bench when the handler does
       local c0 = worker_cpu(worker)
@@ -212,7 +213,9 @@ local NT
 if has_luajit then
   local out = run(lua_cmd("luajit", LUAJITMOD, "bench/ngx_transport.lua", 7, 20000))
   NT = { transport = tonumber(out:match("transport ([%d.]+)")),
-         get_channel = tonumber(out:match("get_channel ([%d.]+)")) }
+         get_channel = tonumber(out:match("get_channel ([%d.]+)")),
+         metrics = tonumber(out:match("get_channel_metrics ([%d.]+)")),
+         trace = tonumber(out:match("get_channel_trace ([%d.]+)")) }
 end
 
 -- The OpenResty rows of the table.  The target (issue 29): the handler's
@@ -239,6 +242,15 @@ local function openresty_rows(row, section, rate, target)
       "LuaJIT, outside nginx: the transport function alone")
     row("get_channel over it, scripted socket, us", format("%.2f", NT.get_channel),
       "the call, the core's exchange, decoding and tables included")
+    -- what metrics and traces add to the call in LuaJIT (issue 32: at most 1 us
+    -- each): CPU of one process, steady whatever else runs on the machine
+    for _, w in ipairs({ { "metrics", "metrics = true" }, { "trace", "trace = true" } }) do
+      if NT[w[1]] then
+        local add = NT[w[1]] - NT.get_channel
+        row("  the same, " .. w[2] .. ", us", format("%.2f", NT[w[1]]),
+          target(add <= 1, format("%+.2f us per call (<= 1)", add)))
+      end
+    end
   end
   if O and NT and #OT.mapi > 0 and #OT.bare > 0 then
     local over = (median(OT.mapi) - median(OT.bare)) * 1e6
@@ -332,6 +344,22 @@ if has_valgrind then
   end
   for _, mode in ipairs({ "merchantapi", "merchantapi-metrics", "merchantapi-trace" }) do
     IR[mode] = (instructions(mode, N2) - instructions(mode, N1)) / (N2 - N1)
+  end
+  -- the same over the cosocket transport on the scripted socket (LuaJIT, no network)
+  if has_luajit then
+    local function ngx_instructions(way, n)
+      local file = os.tmpname()
+      run(lua_cmd("valgrind --tool=callgrind --callgrind-out-file=" .. sh_quote(file) .. " luajit",
+        LUAJITMOD, "bench/ngx_transport.lua", 1, n, way))
+      local f = assert(io.open(file, "rb"))
+      local text = f:read("*a")
+      f:close()
+      os.remove(file)
+      return tonumber(text:match("\nsummary:%s*(%d+)") or text:match("\ntotals:%s*(%d+)"))
+    end
+    for _, way in ipairs({ "get_channel", "get_channel_metrics", "get_channel_trace" }) do
+      IR["ngx-" .. way] = (ngx_instructions(way, 6000) - ngx_instructions(way, 1000)) / 5000
+    end
   end
 end
 if pinned then
@@ -477,6 +505,16 @@ if IR.merchantapi then
       format("%.4fx plain (<= 1.03)", IR["merchantapi-metrics"] / base)))
   row("  instructions per call, trace = true", format("%.0f", IR["merchantapi-trace"]),
     format("%.4fx plain", IR["merchantapi-trace"] / base))
+end
+local ngx_base = IR["ngx-get_channel"]
+if ngx_base then
+  row("  instructions per call over transport.ngx, scripted", format("%.0f", ngx_base),
+    "LuaJIT, no network: the client's whole call")
+  row("    metrics = true", format("%.0f", IR["ngx-get_channel_metrics"]),
+    target(IR["ngx-get_channel_metrics"] / ngx_base <= 1.03,
+      format("%.4fx plain (<= 1.03)", IR["ngx-get_channel_metrics"] / ngx_base)))
+  row("    trace = true", format("%.0f", IR["ngx-get_channel_trace"]),
+    format("%.4fx plain", IR["ngx-get_channel_trace"] / ngx_base))
 end
 row("C mapi_get_channel loop (libmerchantapi, no Lua)", rate(C.http_capi),
   format("%.2fx the limit;  %.2fx libcurl loop", C.http_capi / C.http_limit,
