@@ -140,9 +140,10 @@ local function add_cell(add, cell, all)
   end
 end
 
---- The dict of `where` (a name in ngx.shared, or a dict), or `nil, err`
--- (`"usage"`: no `lua_shared_dict` of that name).
+--- The dict a recorder adds to.
 -- @local
+-- @param where the name of a `lua_shared_dict` (`ngx.shared[where]`), or a dict.
+-- @return the dict, or `nil, err` (`"usage"`: no `lua_shared_dict` of that name).
 function M.dict_of(where)
   if type(where) ~= "string" then
     return where
