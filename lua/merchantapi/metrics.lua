@@ -101,16 +101,17 @@ end
 -- The attributes of an attribute key, integers as integers.
 local function attr_decode(akey, attrs)
   local t, i = {}, 0
-  for v in (akey .. "\31"):gmatch("([^\31]*)\31") do
+  for s in (akey .. "\31"):gmatch("([^\31]*)\31") do
     i = i + 1
-    if v ~= "" and attrs[i] then
-      local a = attrs[i]
+    local a = attrs[i]
+    if s ~= "" and a then
       if INTEGER_ATTR[a] then
-        v = tonumber(v)
+        t[a] = tonumber(s)
       elseif BOOLEAN_ATTR[a] then
-        v = v == "true"
+        t[a] = s == "true"
+      else
+        t[a] = s
       end
-      t[a] = v
     end
   end
   return t
