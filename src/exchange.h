@@ -22,6 +22,7 @@ typedef struct mapi_exchange_settings {
     size_t nheaders;
     int trace;              /* 1: a new trace for the call (mapi_config.trace) */
     uint64_t trace_seed;    /* the seed of the call's trace and span ids */
+    struct mapi_metrics *metrics; /* the client's (metrics.h; borrowed), or NULL: none */
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;

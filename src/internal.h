@@ -492,6 +492,7 @@ int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, map
 /* ---- the attempt record and W3C trace context (attempt.h) ---- */
 
 #include "attempt.h"
+#include "metrics.h"
 
 /* The HTTP layer (http.h) is not included here: the exchange above and it
    are siblings that do not know each other; the drivers below include it. */
