@@ -69,7 +69,7 @@ double mapi_budget_left(const mapi_budget *b)
     left = b->max_seconds - mapi_budget_spent(b);
     if (left <= 0)
         return 0;
-    return (double)(long long)(left * 1000.0) / 1000.0; /* whole ms, rounded down */
+    return left;
 }
 
 void mapi_budget_pause(mapi_budget *b)

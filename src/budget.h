@@ -47,9 +47,10 @@ void mapi_budget_pause(mapi_budget *b);
 void mapi_budget_resume(mapi_budget *b);
 /* Seconds of work so far (0 without max_seconds). */
 double mapi_budget_spent(const mapi_budget *b);
-/* Seconds the step may still wait for and work, in whole milliseconds
-   rounded down (a wait never ends after the budget): 0 when the time is
-   spent, or max_calls calls were reported; -1 without max_seconds. */
+/* Seconds the step may still wait for and work (the loop's wait ends
+   within them: to the microsecond, or in whole milliseconds rounded down
+   where the kernel has no epoll_pwait2): 0 when the time is spent, or
+   max_calls calls were reported; -1 without max_seconds. */
 double mapi_budget_left(const mapi_budget *b);
 
 #endif /* MAPI_BUDGET_H */

@@ -10,11 +10,13 @@
  * easy handle, on its share (DNS cache and TLS sessions); connections are
  * the loop's own, in two multis (struct loop_lane).
  */
+#define _GNU_SOURCE /* epoll_pwait2: a wait to the microsecond */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http_private.h"
@@ -409,6 +411,30 @@ static void loop_collect(mapi_http_loop *l, mapi_budget *b, mapi_http_loop_done_
     }
 }
 
+/* epoll_wait for seconds (< 0: no end) -- to the microsecond where the
+   kernel can (epoll_pwait2, Linux 5.11), else for ms milliseconds: a step's
+   budget ends between two whole milliseconds, and waiting to the next one
+   would overrun it or, rounded down, leave the rest of it unused. */
+static int wait_events(int epfd, struct epoll_event *evs, double seconds, int ms)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+    if (seconds >= 0 && ms < 86400 * 1000) {
+        struct timespec ts;
+        int n;
+        ts.tv_sec = (time_t)seconds;
+        ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec > 999999999L)
+            ts.tv_nsec = 999999999L;
+        n = epoll_pwait2(epfd, evs, LOOP_EVENTS, &ts, NULL);
+        if (n >= 0 || errno != ENOSYS)
+            return n; /* else an older kernel: whole milliseconds */
+    }
+#else
+    (void)seconds;
+#endif
+    return epoll_wait(epfd, evs, LOOP_EVENTS, ms);
+}
+
 int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
                         mapi_http_loop_done_fn done, void *ctx)
 {
@@ -432,10 +458,12 @@ int mapi_http_loop_wait(mapi_http_loop *l, double seconds, mapi_budget *b,
             ms = -1;
         else if (seconds > 86400.0)
             ms = 86400 * 1000;
+        else if (b && b->wait)
+            ms = (int)(seconds * 1000.0); /* a step's budget: never wake after it */
         else
             ms = (int)(seconds * 1000.0 + 0.999); /* never wake before the time */
         mapi_budget_pause(b);
-        n = epoll_wait(l->epfd, evs, LOOP_EVENTS, ms);
+        n = wait_events(l->epfd, evs, seconds, ms);
         mapi_budget_resume(b);
         if (n < 0)
             n = 0; /* EINTR: a signal; the caller steps again */

@@ -275,7 +275,7 @@ static int l_take(lua_State *L)
     return 1;
 }
 
-/* loop:left() -> seconds the step may still wait and work (whole ms), 0
+/* loop:left() -> seconds the step may still wait and work, 0
    when its budget is spent, nil without a time budget. */
 static int l_left(lua_State *L)
 {

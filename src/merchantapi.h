@@ -1218,7 +1218,8 @@ MAPI_API int mapi_loop_step_budget(mapi_loop *loop, double timeout, double max_s
  * max_calls (<= 0: no bound) calls were reported, or no call is left.
  * Here the waits count against the budget: the step's whole time, by the
  * wall clock (monotonic), is at most max_seconds, a wait ending no later
- * than the budget (in whole milliseconds), plus at most the one piece of
+ * than the budget (to the microsecond on Linux 5.11 and later, else in
+ * whole milliseconds rounded down), plus at most the one piece of
  * work begun before the budget ran out (a socket event, an answer read, a
  * callback).  An attempt begun when the budget is spent (by a callback of
  * the last piece) is still sent before the step returns, whatever the

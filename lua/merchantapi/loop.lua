@@ -393,7 +393,8 @@ end
 -- for the answers, for at most the time its budget has left (`timeout` is
 -- not used then), until the budget is spent or no task is left.  Its waits
 -- count against the budget: the step lasts at most `time` seconds by the
--- wall clock (a wait ends within it, in whole milliseconds), plus the one
+-- wall clock (a wait ends within it, to the microsecond; in whole
+-- milliseconds on a Linux older than 5.11), plus the one
 -- piece begun before the budget ran out; a call a task started in that
 -- last piece is sent before the step returns (nothing more is read), so its
 -- answer comes between two steps.  Without `wait` (the default) a step does

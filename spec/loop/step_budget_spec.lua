@@ -150,6 +150,27 @@ describe("merchantapi.loop: a step's budget", function()
     c:close()
   end)
 
+  it("wait = true: a budget that ends between two milliseconds is waited out whole", function()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local task = loop:spawn(function()
+      return c:get_channel("echo-wait-fraction", { headers = { ["X-Sandbox-Delay-Ms"] = "3000" } })
+    end)
+    loop:step(0) -- the call sent: the steps below have nothing ready
+    -- 1.9 ms each: a wait cut to whole milliseconds would end the step
+    -- after 1 ms, leaving nearly half of its budget unused
+    for _ = 1, 5 do
+      local t0 = clock()
+      local running = loop:step(0, { time = 0.0019, wait = true })
+      local wall = clock() - t0
+      assert.equal(1, running)
+      assert.is_true(wall >= 0.0018, "the step returned after " .. wall .. " s")
+    end
+    loop:close()
+    assert.is_nil(task:result())
+    c:close()
+  end)
+
   for _, way in ipairs({ "blocking", "loop" }) do
     it("a concurrent walk's items keep their links, meta and relationships after a collection ["
       .. way .. "]", function()
