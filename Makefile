@@ -180,11 +180,11 @@ deps-bench:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/http_private.h src/doc.h src/memory.h
+$(OBJDIR)/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(OBJDIR)/h1_reader.o: src/h1_reader.c src/h1_reader.h src/merchantapi.h src/internal.h
+$(OBJDIR)/h1_reader.o: src/h1_reader.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -I$(LLHTTP_INCDIR) -c $< -o $@
 
@@ -211,8 +211,7 @@ LUA_STAMP  := $(OBJDIR)/$(LUA_TAG).cflags
 $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
-$(OBJDIR)/%-$(LUA_TAG).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h src/h1_reader.h \
-                      src/lua_binding.h src/memory.h $(LUA_STAMP)
+$(OBJDIR)/%-$(LUA_TAG).o: src/%.c $(wildcard src/*.h) $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 
