@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every relative link of the given Markdown files resolves.
 
-    python3 tests/doc_links.py README.md CONTRIBUTING.md docs/...
+    python3 scripts/doc_links.py README.md CONTRIBUTING.md docs/...
 
 A link is an inline one, [text](target), outside code blocks and `code`.
 Links with a scheme (https:, mailto:, ...) are not followed.  The target,
@@ -11,7 +11,7 @@ as GitHub names them (lower case, punctuation dropped, spaces as "-", a
 repeated heading "-1", "-2", ...) or an <a id=...>/<a name=...>.  Prints one
 line per broken link ("file:line: target: why") and ends with
 "links: N checked, N broken"; exits 1 when one is broken.  Used by
-tests/suites/45-docs.
+scripts/check-docs (the suite tests/suites/45-docs).
 """
 import os
 import re

@@ -1,5 +1,5 @@
 /*
- * test_hostile.c -- hostile documents through mapi_doc_parse, no HTTP:
+ * test_doc_hostile.c -- hostile documents through mapi_doc_parse, no HTTP:
  * strict UTF-8 (overlong forms, surrogates, past U+10FFFF, lone surrogate
  * escapes), nesting far past the cap, duplicate member names, and every
  * input kept in tests/fuzz/regressions/ (what the fuzzers once found or

@@ -1,5 +1,5 @@
 /*
- * test_secrets.c -- the api key on the C side: redacted from every field of
+ * test_api_key.c -- the api key on the C side: redacted from every field of
  * a mapi_error even when the server echoes it (an id holding the key comes
  * back in the 404's detail and in the URL), refused with CR/LF by
  * mapi_client_new without being quoted, and absent from the

@@ -1,5 +1,5 @@
 /*
- * test_fidelity.c -- nothing a document says is lost silently (mapi_doc_parse
+ * test_doc_fidelity.c -- nothing a document says is lost silently (mapi_doc_parse
  * over the simdjson reader, no HTTP): the accessors with lengths (ids, types
  * and member names are byte strings; a \u0000 is kept and resources that
  * differ only after it stay two), the field rules (an attribute and a

@@ -1,5 +1,5 @@
 /*
- * test_links.c -- mapi_resource_relationship_at: the relationships resolved
+ * test_relationships.c -- mapi_resource_relationship_at: the relationships resolved
  * once while parsing (what the Lua binding reads), against
  * mapi_resource_relationship / mapi_resource_related, which look each one
  * up by name.

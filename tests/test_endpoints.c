@@ -1,5 +1,5 @@
 /*
- * test_client.c -- the client against the sandbox (MERCHANTAPI_BASE_URL):
+ * test_endpoints.c -- the client against the sandbox (MERCHANTAPI_BASE_URL):
  * the three endpoints, the 422 error documents, 404 and 401, percent-encoding
  * as the server sees it, pages, and the client's rules.  Failures, retries
  * and transport errors: test_faults.c.

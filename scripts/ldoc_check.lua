@@ -1,7 +1,7 @@
---- What tests/suites/45-docs asks of the doc comments, checked on LDoc's own
+--- What scripts/check-docs (the suite 45-docs) asks of the doc comments, checked on LDoc's own
 -- reading of them:
 --
---     LUA_PATH="tests/?.lua;;" lua5.1 /usr/bin/ldoc -c config.ld --define all \
+--     LUA_PATH="scripts/?.lua;;" lua5.1 /usr/bin/ldoc -c config.ld --define all \
 --       --filter ldoc_check.run .
 --
 -- * every module and every documented item has a summary that is a whole
