@@ -31,6 +31,8 @@ int mapi_budget_take(mapi_budget *b, size_t *counter)
     if (!b)
         return 1;
     if (b->units > 0) { /* the first piece of work of a step is always done */
+        if (b->full)
+            return 0;
         if (counter && b->max_calls > 0 && *counter >= b->max_calls)
             return 0;
         if (b->max_seconds > 0 && mapi_budget_spent(b) >= b->max_seconds)
@@ -48,8 +50,10 @@ int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost)
         double spent = mapi_budget_spent(b);
         /* what does not fit waits for the next step -- unless the step has
            barely begun: a piece longer than a budget still runs, early */
-        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10)
+        if (spent + cost > b->max_seconds && spent >= b->max_seconds / 10) {
+            b->full = 1;
             return 0;
+        }
     }
     return mapi_budget_take(b, counter);
 }
@@ -60,7 +64,7 @@ double mapi_budget_left(const mapi_budget *b)
 
     if (!b || b->max_seconds <= 0)
         return -1.0;
-    if (b->max_calls > 0 && b->reported >= b->max_calls)
+    if ((b->max_calls > 0 && b->reported >= b->max_calls) || b->full)
         return 0;
     left = b->max_seconds - mapi_budget_spent(b);
     if (left <= 0)

@@ -24,6 +24,7 @@ typedef struct mapi_budget {
     size_t units;         /* pieces of work done: socket events, timer calls, collected, reported */
     size_t collected;     /* finished transfers handed to the done callback */
     size_t reported;      /* ended calls reported (loop.c) */
+    int full;             /* 1: a piece did not fit (mapi_budget_take_cost): the step is over */
 } mapi_budget;
 /* A budget of max_seconds (<= 0: none) and max_calls (0: none), its work
    counted from now. */
@@ -35,7 +36,10 @@ int mapi_budget_take(mapi_budget *b, size_t *counter);
 /* mapi_budget_take for a piece expected to last `cost` seconds (<= 0: not
    known): also 0 when it would end after max_seconds, unless less than a
    tenth of them is spent (a piece longer than the budget runs at the start
-   of a step, never starved). */
+   of a step, never starved); once it refuses, the budget is full: every
+   later take of the step is refused (the work that did not fit is not
+   offered again in the same step, nor squeezed out by smaller pieces), and
+   mapi_budget_left is 0. */
 int mapi_budget_take_cost(mapi_budget *b, size_t *counter, double cost);
 /* A wait begins (its time is not work, unless b->wait) / ends.  b NULL:
    nothing. */

@@ -502,9 +502,16 @@ int mapi_loop_step_in(mapi_loop *l, double timeout, mapi_budget *b)
     report_done(l, b);
     /* a step that may wait sends what began at once, so that the answers
        can come within it; a step that may not (a host's tick) leaves that
-       to libcurl's timer, at the next step, spreading the work */
-    if (begin_due(l) > 0 && timeout != 0 && !l->stopping)
-        mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
+       to libcurl's timer, at the next step, spreading the work -- but for
+       the last pass of a step whose budget may wait (timeout 0): what began
+       goes out whatever the budget has left, so that its answers come
+       before the next step (nothing is read then) */
+    if (begin_due(l) > 0 && !l->stopping) {
+        if (timeout != 0)
+            mapi_http_loop_wait(l->io, NAN, b, transfer_done, l);
+        else if (b && b->wait)
+            mapi_http_loop_wait(l->io, NAN, NULL, transfer_done, l);
+    }
     if (l->count > 0 && !l->stopping) {
         double wait = next_timeout(l);
         /* the caller's bound; negative: whatever the next event needs */
@@ -540,6 +547,10 @@ int mapi_loop_step_within(mapi_loop *l, double max_seconds, int max_calls)
     do
         n = mapi_loop_step_in(l, -1.0, &b);
     while (n > 0 && mapi_budget_left(&b) > 0);
+    /* what the last pass's callbacks began goes out before the step returns
+       (the last pass of a step: nothing more is read) */
+    if (n > 0)
+        n = mapi_loop_step_in(l, 0.0, &b);
     return n;
 }
 

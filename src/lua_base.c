@@ -87,6 +87,63 @@ void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
     lua_pushlstring(L, body ? body : "", body ? len : 0);
 }
 
+/* A body box (lua_binding.h): a copy of a document's body in the C heap,
+   freed by its __gc. */
+#define BODY_BOX_MT "merchantapi.body"
+
+typedef struct body_box {
+    char *data; /* malloc'd, or NULL for an empty body */
+    size_t len;
+} body_box;
+
+static int body_box_gc(lua_State *L)
+{
+    body_box *bb = (body_box *)luaL_checkudata(L, 1, BODY_BOX_MT);
+
+    free(bb->data);
+    bb->data = NULL;
+    bb->len = 0;
+    return 0;
+}
+
+void mapi_lua_push_body_box(lua_State *L, const mapi_doc *doc)
+{
+    const mapi_response *resp = mapi_doc_response(doc);
+    size_t len = 0;
+    const char *body = resp ? mapi_response_body(resp, &len) : NULL;
+    body_box *bb = (body_box *)mapic_newuserdata(L, sizeof *bb);
+
+    bb->data = NULL;
+    bb->len = 0;
+    mapic_setmetatable(L, BODY_BOX_MT);
+    if (body && len > 0) {
+        bb->data = (char *)malloc(len);
+        if (!bb->data)
+            luaL_error(L, "%s", MAPI_LUA_NO_MEMORY);
+        memcpy(bb->data, body, len);
+        bb->len = len;
+    }
+}
+
+const char *mapi_lua_body_of(lua_State *L, int idx, size_t *len)
+{
+    body_box *bb;
+
+    if (lua_type(L, idx) == LUA_TSTRING)
+        return lua_tolstring(L, idx, len);
+    bb = (body_box *)lua_touserdata(L, idx);
+    if (!bb || !lua_getmetatable(L, idx))
+        return NULL;
+    luaL_getmetatable(L, BODY_BOX_MT);
+    if (!lua_rawequal(L, -1, -2))
+        bb = NULL;
+    lua_pop(L, 2);
+    if (!bb || !bb->data)
+        return NULL;
+    *len = bb->len;
+    return bb->data;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Anchors for C memory                                                     */
 /* ------------------------------------------------------------------------ */
@@ -234,4 +291,5 @@ exchange_box *mapi_lua_push_exchange_box(lua_State *L)
 void mapi_lua_base_open(lua_State *L)
 {
     mapi_lua_class_metatable(L, CALL_BOX_MT, NULL, call_box_gc);
+    mapi_lua_class_metatable(L, BODY_BOX_MT, NULL, body_box_gc);
 }

@@ -56,6 +56,16 @@ void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
 void mapi_lua_set_int(lua_State *L, const char *key, long value);
 void mapi_lua_set_number(lua_State *L, const char *key, double value);
 
+/* Pushes a body box: a copy of doc's body in the C heap, freed by the box's
+   __gc -- what a page's holder keeps (lua_values.c), whose body no Lua
+   string holds: a page's body (300 KB at 1,000 addresses) made a Lua string
+   would charge the collector with it at once, paid in a loop step's piece.
+   Raises out of memory (the box owns nothing yet). */
+void mapi_lua_push_body_box(lua_State *L, const mapi_doc *doc);
+/* The body held by the value at idx (> 0): a string or a body box; NULL for
+   anything else or an empty box. */
+const char *mapi_lua_body_of(lua_State *L, int idx, size_t *len);
+
 /* The context of the observer that runs hooks (mapi_lua_observer,
    lua_transport.c), a client's or a loop call's: L the thread running
    the call, ref the registry ref of the table holding on_request and

@@ -17,6 +17,11 @@
  *       document freed; nil when that page has not come (yet).  One page
  *       per call: a loop task checks its step's budget between two
  *       (dispatch.lua), so a step stops between pages, never in a batch.
+ *   n, err = b:kept()   how many pages are kept (from the first, every
+ *       one before them came), and the error of the page after them when
+ *       it failed, else nil; nothing is turned into tables: a loop task's
+ *       pager takes the pages one by one as it hands them out, so that a
+ *       batch's pages wait in the core's memory, not in Lua's heap.
  *   lists, err = b:result()   once: the pages kept (those before the first
  *       that did not come) that b:take() did not give, each in the
  *       list_addresses shape, in page order; err the error of the page
@@ -143,6 +148,22 @@ static int l_take(lua_State *L)
     return 1;
 }
 
+/* b:kept() -> n, err */
+static int l_kept(lua_State *L)
+{
+    batch_box *bb = check_batch(L);
+    mapi_error *e;
+    size_t n = mapi_page_batch_kept(bb->b, &e);
+
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
+    mapic_pushint64(L, (int64_t)n);
+    if (e)
+        mapi_lua_push_error(L, e);
+    else
+        lua_pushnil(L);
+    return 2;
+}
+
 int mapi_lua_page_batch_result(lua_State *L, int idx)
 {
     batch_box *bb = (batch_box *)luaL_checkudata(L, idx, PAGE_BATCH_MT);
@@ -177,7 +198,8 @@ static int l_result(lua_State *L)
 void mapi_lua_pages_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"next", l_next}, {"ended", l_ended}, {"take", l_take}, {"result", l_result},
+        {"next", l_next}, {"ended", l_ended}, {"take", l_take}, {"kept", l_kept},
+        {"result", l_result},
         {NULL, NULL}};
 
     mapi_lua_class_metatable(L, PAGE_BATCH_MT, methods, batch_gc);

@@ -307,7 +307,7 @@ static int has_extras(const mapi_resource *r)
    their metatable: what merchantapi.links / meta / relationship read,
    built lazily. */
 enum {
-    HOLDER_BODY = 1, /* the document's body string, until the infos are built */
+    HOLDER_BODY = 1, /* the document's body (a string or a body box), until the infos are built */
     HOLDER_SLOTS,    /* weak-valued: resource index + 1 -> its table */
     HOLDER_INFO,     /* resource index + 1 -> info table (push_info), once built */
     HOLDER_REV,      /* weak-keyed: resource table -> index + 1, once built */
@@ -318,7 +318,8 @@ static const char holder_mark = 'h';
 
 /* A list's array gets .meta and .links (the values at stack indexes meta
    and links); a resource table with links, meta or relationships gets the
-   document's holder (below), which keeps the body at stack index body. */
+   document's holder (below), which keeps the body at stack index body, or
+   for body 0 a body box made when the first holder is. */
 int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body)
 {
     size_t n = mapi_doc_resource_count(doc), i, ndata;
@@ -342,7 +343,10 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
         if (has_extras(r)) {
             if (lua_isnil(L, holder)) {
                 lua_createtable(L, 5, 0);
-                lua_pushvalue(L, body);
+                if (body)
+                    lua_pushvalue(L, body);
+                else
+                    mapi_lua_push_body_box(L, doc);
                 lua_rawseti(L, -2, HOLDER_BODY);
                 lua_pushvalue(L, slots);
                 lua_rawseti(L, -2, HOLDER_SLOTS);
@@ -392,16 +396,14 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
 
 int mapi_lua_push_data(lua_State *L, const mapi_doc *doc)
 {
-    int body, pushed;
+    int base = lua_gettop(L), pushed;
 
     luaL_checkstack(L, 5, MAPI_LUA_NO_STACK);
-    mapi_lua_push_body(L, mapi_doc_response(doc));
-    body = lua_gettop(L);
     mapi_lua_push_doc_members(L, doc);
-    pushed = mapi_lua_push_flattened(L, doc, body + 1, body + 3, body);
+    pushed = mapi_lua_push_flattened(L, doc, base + 1, base + 3, 0); /* the body: a box */
     if (pushed)
-        lua_replace(L, body);
-    lua_settop(L, body - !pushed);
+        lua_replace(L, base + 1);
+    lua_settop(L, base + pushed);
     return pushed;
 }
 
@@ -525,7 +527,7 @@ static void build_infos(lua_State *L, int holder)
         return;
     }
     lua_rawgeti(L, holder, HOLDER_BODY);
-    body = lua_tolstring(L, -1, &len);
+    body = mapi_lua_body_of(L, lua_gettop(L), &len);
     cb = mapi_lua_push_call_box(L);
     if (body == NULL || mapi_doc_parse(body, len, &cb->doc, &cb->err) != 0) {
         mapi_error_clear(&cb->err);

@@ -1220,8 +1220,11 @@ MAPI_API int mapi_loop_step_budget(mapi_loop *loop, double timeout, double max_s
  * wall clock (monotonic), is at most max_seconds, a wait ending no later
  * than the budget (in whole milliseconds), plus at most the one piece of
  * work begun before the budget ran out (a socket event, an answer read, a
- * callback).  With nothing ready it returns after max_seconds.  Returns as
- * mapi_loop_step; -1 also for max_seconds <= 0.
+ * callback).  An attempt begun when the budget is spent (by a callback of
+ * the last piece) is still sent before the step returns, whatever the
+ * budget has left, so that its answer comes before the next step; nothing
+ * more is read then.  With nothing ready it returns after max_seconds.
+ * Returns as mapi_loop_step; -1 also for max_seconds <= 0.
  */
 MAPI_API int mapi_loop_step_within(mapi_loop *loop, double max_seconds, int max_calls);
 

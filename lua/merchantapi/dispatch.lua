@@ -289,7 +289,10 @@ end
 -- @tparam integer first_page the first page.
 -- @tparam integer count how many pages.
 -- @tparam integer concurrency pages in flight at once, at most.
--- @treturn table the lists, and the error of the first page that failed.
+-- @treturn table the lists, and the error of the first page that failed;
+--   in a loop task (but on Lua 5.1) the lists are empty and the pages are in the batch
+--   returned third (`b:kept()` of them, taken one by one with `b:take()`):
+--   the pager turns each into tables when it hands it out.
 function M.pages(client, account_id, params, first_page, count, concurrency)
   local c, t = client._c, transport_of(client)
   local task = not t and loop.current()
@@ -342,22 +345,22 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     end
     next_ended = function() return table.remove(done, 1) end
   end
-  -- the pages kept so far, turned into tables one page at a time: in a loop
-  -- task the step's budget is checked before each, so a step stops between
-  -- two pages, never inside a batch (the task goes on at the next step)
-  -- (the check given the last page's cost: a page that would end after the
-  -- budget waits for the next step)
+  -- the pages kept so far, turned into tables as they come (one page at a
+  -- time) -- but in a loop task that can give a turn between two pieces:
+  -- there they stay in the core's batch until the pager hands them out (the
+  -- batch is returned third), one page per piece of a step, so that Lua's
+  -- heap holds the page being handed out, not the whole batch (the
+  -- collector's work in a step stays that of a page).  On Lua 5.1 a task
+  -- gives its turns at each page's end instead (next_ended).
+  local lazy = task and loop.turns_between_pieces
   local lists = {}
   local function take_kept()
-    local t0 = task and monotonic()
+    if lazy then
+      return
+    end
     local list = b:take()
     while list do
       lists[#lists + 1] = list
-      if task then
-        task._page_cost = monotonic() - t0
-        loop.yield_if_over_budget(task._page_cost)
-        t0 = monotonic()
-      end
       list = b:take()
     end
   end
@@ -386,6 +389,11 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     inflight = inflight - 1
     b:ended(x) -- after a failed page: not kept
     take_kept()
+  end
+  if lazy then
+    local _, perr = b:kept()
+    local v, e = results(state, lists, perr or raised)
+    return v, e, b
   end
   take_kept()
   local rest, perr = b:result() -- (none left but when a page was lost in flight)

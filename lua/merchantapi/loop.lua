@@ -57,6 +57,13 @@ function M.current()
   return task
 end
 
+--- Whether a task can give a turn between two pieces of work (a yield
+-- inside `pcall`: Lua 5.2+ and LuaJIT, not Lua 5.1), as
+-- `yield_if_over_budget` does.  Told by the version, never by trying: a
+-- yield at load time raises inside `require` (OpenResty's coroutines).
+-- @local
+M.turns_between_pieces = not (_VERSION == "Lua 5.1" and rawget(_G, "jit") == nil)
+
 --- Before a piece of work inside a loop task whose step has a budget
 -- (`loop:step(timeout, { time = s })`): when the budget (the C loop's, the
 -- one budget of the step) is spent, a plain yield, so that the task goes on
@@ -368,8 +375,14 @@ end
 -- not counted), and `calls`, how many ended calls are handed back to their
 -- tasks (each a resume of its task).  The budget is checked before each
 -- piece of work (a socket event, an answer read, a task resumed, one page
--- turned into tables), so a step can overrun it by one piece; the first
--- piece is always done, so every step moves on.  What it leaves -- answers
+-- turned into tables and handed out), so a step can overrun it by one
+-- piece; the first piece is always done, so every step moves on.  A page
+-- that would end after the budget (by the last page's cost) is left for
+-- the next step, and the step then does no more work.  In a task, a batch
+-- of pages fetched together waits in the core's memory until the pager
+-- hands each page out (not on Lua 5.1: there each page becomes tables as
+-- it comes): Lua's heap holds the page being handed out, so the
+-- collector's work that a step pays for is that of one page.  What it leaves -- answers
 -- not read, ended calls, tasks to resume, pages not turned into tables,
 -- due timers -- is done first by the next step, and `loop:timeout()` is 0
 -- until then; nothing is lost, nothing reordered.
@@ -381,9 +394,10 @@ end
 -- not used then), until the budget is spent or no task is left.  Its waits
 -- count against the budget: the step lasts at most `time` seconds by the
 -- wall clock (a wait ends within it, in whole milliseconds), plus the one
--- piece begun before the budget ran out.  Without `wait` (the default) a
--- step does what is ready and returns: a call started in it is sent at the
--- next step.
+-- piece begun before the budget ran out; a call a task started in that
+-- last piece is sent before the step returns (nothing more is read), so its
+-- answer comes between two steps.  Without `wait` (the default) a step does
+-- what is ready and returns: a call started in it is sent at the next step.
 --
 -- syntax: `running, spent = loop:step(timeout[, budget])`
 -- @tparam[opt] number timeout seconds; `0` does not wait; nil waits as long
@@ -435,6 +449,15 @@ function Loop:step(timeout, budget)
     run_ready(self)
     if not wait or c:left() <= 0 then
       break
+    end
+  end
+  if wait and self._running > 0 and not self._closed then
+    -- what the tasks began in the last pass goes out before the step
+    -- returns, so that its answers come before the next step; what ended
+    -- meanwhile waits for the next step (after what this one left)
+    local _, ended = c:step(0)
+    if ended then
+      self._calls = self._calls == NONE and ended or rest(self._calls, 1, ended)
     end
   end
   local spent = bounded and c:budget_end() or 0

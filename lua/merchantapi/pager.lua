@@ -52,6 +52,7 @@ local error = error
 local setmetatable = setmetatable
 local getmetatable = getmetatable
 local page_walk, page_is_last = core.page_walk, core.page_is_last
+local clock = core.monotonic
 
 local M = {}
 
@@ -133,6 +134,7 @@ function M.paginate(fetch_page, opts, fetch_pages, follow)
     _err = nil,
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
+    _piece = nil,           -- seconds the last page fetched ahead took to hand out
   }, Pager)
 end
 
@@ -173,31 +175,57 @@ end
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
 -- fetched ahead, else `concurrency` pages at once through fetch_pages when
 -- the last page is known (as many as the walk plans), else fetch_page alone.
+-- Page i of the pages fetched ahead (1: the first), or nil past them:
+-- from their lists, else (a loop task's) from the core's batch, turned into
+-- tables now.  In a loop task each page is a piece of a step's budget,
+-- checked before it with the last page's cost -- from one check to the
+-- next within a batch: its tables, the walk's checks, its items handed out;
+-- never the wait for a batch -- so that a page that would end after the
+-- budget waits for the next step.
+local function take_ahead(self, ahead, i)
+  if i > ahead.n then
+    return nil
+  end
+  local list = ahead[i]
+  ahead[i] = false -- handed out: the pager keeps no reference to it
+  local since = ahead.since
+  if since then
+    self._piece = clock() - since
+  end
+  loop.yield_if_over_budget(self._piece) -- a step's budget may end here
+  ahead.since = clock()
+  return list or ahead.batch:take()
+end
+
 local function fetch_raw(self, page)
   local ahead = self._ahead
   if ahead then
     local i = page - ahead.first + 1
-    local list = ahead[i]
+    local list = take_ahead(self, ahead, i)
     if list then
-      ahead[i] = false -- handed out: the pager keeps no reference to it
-      loop.yield_if_over_budget() -- in a loop task: a step's budget may end here
       return list
     end
     self._ahead = nil
-    if i == #ahead + 1 and ahead.err ~= nil then
+    if i == ahead.n + 1 and ahead.err ~= nil then
       return nil, ahead.err
     end
   end
   local count = self._fetch_pages and self._walk:batch(self.concurrency) or 1
   do
     if count > 1 then
-      local lists, err = self._fetch_pages(params(self), page, count, self.concurrency)
-      local first = lists[1]
+      -- batch: the core's page batch holding the pages not in lists (a
+      -- loop task's, transport.pages: a userdata), else nil
+      local lists, err, batch = self._fetch_pages(params(self), page, count, self.concurrency)
+      batch = type(batch) == "userdata" and batch or nil
+      ahead = { first = page, err = err, n = #lists, batch = batch, since = nil }
+      for i = 1, #lists do
+        ahead[i] = lists[i]
+      end
+      if batch then
+        ahead.n = batch:kept()
+      end
+      local first = take_ahead(self, ahead, 1)
       if first then
-        ahead = { first = page, err = err, false }
-        for i = 2, #lists do
-          ahead[i] = lists[i]
-        end
         self._ahead = ahead
         return first
       end
