@@ -83,7 +83,7 @@ CXXFLAGS_ALL := -std=c++17 -fno-exceptions -fno-rtti -DMAPI_BUILDING -fPIC -fvis
 
 CORE_SRC   := src/http.c src/http_transfer.c src/http_loop.c src/response.c src/doc_parse.c \
               src/doc_index.c src/doc_resolve.c src/doc_access.c src/value.c src/client.c \
-              src/mapping.c src/url.c src/retry.c src/clock.c src/random.c src/budget.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c \
+              src/mapping.c src/url.c src/retry.c src/clock.c src/random.c src/budget.c src/error.c src/error_doc.c src/buf.c src/exchange.c src/attempt.c src/trace.c src/metrics.c \
               src/pages.c src/version.c src/headers.c src/calls.c src/loop.c \
               src/framing.c src/limits.c src/json_tree.c src/page_walk.c src/pager.c \
               src/h1_reader.c
@@ -204,7 +204,7 @@ $(OBJDIR)/%.o: src/%.cpp src/merchantapi.h src/json_parse.h src/memory.h
 
 # The binding's files, compiled once per Lua target.
 LUA_SRC    := src/lua_merchantapi.c src/lua_base.c src/lua_values.c src/lua_error.c src/lua_response.c src/lua_options.c src/lua_client.c src/lua_transport.c \
-              src/lua_loop.c src/lua_pages.c src/lua_walk.c src/lua_h1_reader.c
+              src/lua_loop.c src/lua_pages.c src/lua_walk.c src/lua_h1_reader.c src/lua_metrics.c
 LUA_OBJ    := $(LUA_SRC:src/%.c=$(OBJDIR)/%-$(LUA_TAG).o)
 # the headers the binding was last compiled with: other headers of the same
 # version (LUA_INCDIR=another dir) compile it again

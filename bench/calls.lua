@@ -13,7 +13,10 @@
 -- resource as merchantapi does.  socket.http opens a new connection for
 -- every request (it has no keep-alive); ssl.https a new TLS session too.
 --
--- Prints `calls N seconds S` (after one warm-up call); raises on a failed call.
+-- Prints `calls N seconds S cpu C` (after one warm-up call; C: the process's
+-- CPU seconds over those calls, os.clock); raises on a failed call.
+-- BENCH_CALLS=N: exactly N calls, whatever SECONDS says (the instruction
+-- counts of bench/run.lua, under callgrind).
 local mode, base_url, seconds, cafile = arg[1], arg[2], tonumber(arg[3]), arg[4]
 local CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
 local API_KEY = os.getenv("MERCHANTAPI_API_KEY") or "sk_test_sandbox_4f9a2c"
@@ -60,12 +63,13 @@ else
   error("usage: calls.lua merchantapi[-metrics|-trace]|luasocket BASE_URL SECONDS [CAFILE]")
 end
 
+local fixed = tonumber(os.getenv("BENCH_CALLS") or "")
 call()
-local calls, t0 = 0, now()
+local calls, t0, c0 = 0, now(), os.clock()
 local t
 repeat
   call()
   calls = calls + 1
   t = now() - t0
-until t >= seconds
-print(("calls %d seconds %.6f"):format(calls, t))
+until (fixed and calls >= fixed) or (not fixed and t >= seconds)
+print(("calls %d seconds %.6f cpu %.6f"):format(calls, t, os.clock() - c0))

@@ -5,9 +5,15 @@
 -- sends.  No network, no nginx: CPU time of what the transport and the
 -- client do per request, steady whatever else runs on the machine.
 --
---   luajit bench/ngx_transport.lua ROUNDS ITERATIONS
+--   luajit bench/ngx_transport.lua ROUNDS ITERATIONS [WAY]
 --
--- Prints `transport <median us>` and `get_channel <median us>` (CPU per request).
+-- WAY (e.g. get_channel_trace): that way alone (its instructions under
+-- callgrind, bench/run.lua).
+--
+-- Prints `transport <median us>`, `get_channel <median us>` (CPU per request),
+-- and `get_channel_metrics`, `get_channel_trace`: the same call on a client
+-- made with `metrics = true` (the core's counting; a dict adds only the
+-- worker's flush, once a second) or `trace = true`.
 package.path = "spec/?.lua;" .. package.path
 local fake_cosocket = require "support.fake_cosocket"
 
@@ -32,8 +38,15 @@ rawset(_G, "ngx", fake)
 local merchantapi = require "merchantapi"
 local transport = require("merchantapi.transport.ngx").request
 local CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
-local client = assert(merchantapi.new { base_url = "http://127.0.0.1:8089/static", api_key = "k",
-  transport = transport })
+local function new_client(extra)
+  local opts = { base_url = "http://127.0.0.1:8089/static", api_key = "k", transport = transport }
+  for k, v in pairs(extra) do
+    opts[k] = v
+  end
+  return assert(merchantapi.new(opts))
+end
+local client = new_client {}
+local metrics_client, trace_client = new_client { metrics = true }, new_client { trace = true }
 local request = {
   method = "GET", url = "http://127.0.0.1:8089/static/api/public/v1/channels/" .. CHANNEL_ID,
   headers = { Authorization = "Bearer k", Accept = "application/vnd.api+json",
@@ -51,8 +64,27 @@ local ways = {
       local channel = assert(client:get_channel(CHANNEL_ID))
       assert(channel.targetAccount)
     end },
+  { "get_channel_metrics", function()
+      local channel = assert(metrics_client:get_channel(CHANNEL_ID))
+      assert(channel.targetAccount)
+    end },
+  { "get_channel_trace", function()
+      local channel = assert(trace_client:get_channel(CHANNEL_ID))
+      assert(channel.targetAccount)
+    end },
 }
-local times = { transport = {}, get_channel = {} }
+if arg[3] then
+  for i = #ways, 1, -1 do
+    if ways[i][1] ~= arg[3] then
+      table.remove(ways, i)
+    end
+  end
+  assert(#ways == 1, "no way " .. arg[3])
+end
+local times = {}
+for _, w in ipairs(ways) do
+  times[w[1]] = {}
+end
 for _ = 1, rounds do
   for _, w in ipairs(ways) do
     local fn = w[2]

@@ -5,6 +5,9 @@
 --                (merchantapi.transport.ngx): the request built and the answer
 --                decoded, resolved and mapped by the C core, one client per
 --                worker shared by every request;
+--   /bench/mapi_metrics, /bench/mapi_trace  the same on a client made with
+--                `metrics = "merchantapi_metrics"` (the example's
+--                lua_shared_dict) or `trace = true`: what each adds;
 --   /bench/bare  the same GET (the same request line and headers, to the same
 --                keep-alive pool size) with a bare cosocket: the request out,
 --                the status line, the headers and the body read -- nothing
@@ -25,7 +28,7 @@ local CHANNEL_ID = "60e05bc0-4690-4985-a08a-8acf00e48294"
 
 local M = {}
 
-local client -- one per worker, made at the first request
+local clients = {} -- one per worker and handler, made at its first request
 
 local function fail(what)
   ngx.status = 500
@@ -33,13 +36,19 @@ local function fail(what)
   return ngx.exit(500)
 end
 
-function M.mapi()
+local function get_channel(name, extra)
+  local client = clients[name]
   if not client then
-    client = assert(merchantapi.new {
+    local opts = {
       base_url = getenv("MERCHANTAPI_BASE_URL"),
       api_key = getenv("MERCHANTAPI_API_KEY"),
       transport = ngx_transport.request,
-    })
+    }
+    for k, v in pairs(extra) do
+      opts[k] = v
+    end
+    client = assert(merchantapi.new(opts))
+    clients[name] = client
   end
   local channel, err = client:get_channel(CHANNEL_ID)
   if not channel then
@@ -49,6 +58,18 @@ function M.mapi()
     return fail("no targetAccount")
   end
   ngx.say("ok")
+end
+
+function M.mapi()
+  return get_channel("mapi", {})
+end
+
+function M.mapi_metrics()
+  return get_channel("metrics", { metrics = "merchantapi_metrics" })
+end
+
+function M.mapi_trace()
+  return get_channel("trace", { trace = true })
 end
 
 -- The request bytes merchantapi.transport.ngx sends for that call: the

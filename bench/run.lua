@@ -94,6 +94,12 @@ local function calls_of(out)
   return tonumber(n) / tonumber(s)
 end
 
+-- The client process's CPU seconds per call (bench/calls.lua's `cpu`), or nil.
+local function cpu_of(out)
+  local n, c = out:match("calls (%d+) seconds [%d.]+ cpu ([%d.]+)")
+  return n and tonumber(c) / tonumber(n) or nil
+end
+
 local call_ways = {
   { key = "http_mapi", cmd = function()
       return lua_cmd("lua5.4", LUAMOD, "bench/calls.lua", "merchantapi", HTTP, SECONDS)
@@ -175,10 +181,16 @@ local wrk_ok = OPENRESTY and OPENRESTY ~= ""
 if wrk_ok then
   local master = first_line("cat " .. sh_quote(OPENRESTY_PID))
   local worker = first_line("pgrep -P " .. sh_quote(master) .. " | head -1")
-  io.stderr:write(format("bench: OpenResty, %d rounds of 2 handlers x %g s\n", ROUNDS, SECONDS * 2))
-  O, OT = { mapi = {}, bare = {} }, { mapi = {}, bare = {} }
-  for _ = 1, ROUNDS do
-    for _, h in ipairs({ "mapi", "bare" }) do
+  local handlers = { "mapi", "bare", "mapi_metrics", "mapi_trace" }
+  io.stderr:write(format("bench: OpenResty, %d rounds of %d handlers x %g s\n", ROUNDS, #handlers,
+    SECONDS * 2))
+  O, OT = {}, {}
+  for _, h in ipairs(handlers) do
+    O[h], OT[h] = {}, {}
+  end
+  for r = 1, ROUNDS do
+    for i = 1, #handlers do -- each round begins with another handler: no order favoured
+      local h = handlers[(i + r - 2) % #handlers + 1]
       local url = OPENRESTY .. "/bench/" .. h
       run("curl -sf " .. sh_quote(url) .. " >/dev/null") -- fails the bench when the handler does
       local c0 = worker_cpu(worker)
@@ -201,7 +213,9 @@ local NT
 if has_luajit then
   local out = run(lua_cmd("luajit", LUAJITMOD, "bench/ngx_transport.lua", 7, 20000))
   NT = { transport = tonumber(out:match("transport ([%d.]+)")),
-         get_channel = tonumber(out:match("get_channel ([%d.]+)")) }
+         get_channel = tonumber(out:match("get_channel ([%d.]+)")),
+         metrics = tonumber(out:match("get_channel_metrics ([%d.]+)")),
+         trace = tonumber(out:match("get_channel_trace ([%d.]+)")) }
 end
 
 -- The OpenResty rows of the table.  The target (issue 29): the handler's
@@ -228,12 +242,30 @@ local function openresty_rows(row, section, rate, target)
       "LuaJIT, outside nginx: the transport function alone")
     row("get_channel over it, scripted socket, us", format("%.2f", NT.get_channel),
       "the call, the core's exchange, decoding and tables included")
+    -- what metrics and traces add to the call in LuaJIT (issue 32: at most 1 us
+    -- each): CPU of one process, steady whatever else runs on the machine
+    for _, w in ipairs({ { "metrics", "metrics = true" }, { "trace", "trace = true" } }) do
+      if NT[w[1]] then
+        local add = NT[w[1]] - NT.get_channel
+        row("  the same, " .. w[2] .. ", us", format("%.2f", NT[w[1]]),
+          target(add <= 1, format("%+.2f us per call (<= 1)", add)))
+      end
+    end
   end
   if O and NT and #OT.mapi > 0 and #OT.bare > 0 then
     local over = (median(OT.mapi) - median(OT.bare)) * 1e6
     row("handler CPU minus bare cosocket's, us", format("%.2f", over),
       target(over <= NT.get_channel + 3, format("<= get_channel scripted + 3 us (%.2f)",
         NT.get_channel + 3)))
+  end
+  -- what asking for metrics (the example's lua_shared_dict) or traces adds to
+  -- the handler's worker CPU per request (issue 32: at most 1 us each)
+  for _, w in ipairs({ { "mapi_metrics", "metrics = <lua_shared_dict>" }, { "mapi_trace", "trace = true" } }) do
+    if O and #OT.mapi > 0 and #OT[w[1]] > 0 then
+      local add = (median(OT[w[1]]) - median(OT.mapi)) * 1e6
+      row("  the handler with " .. w[2], rate(median(O[w[1]])),
+        target(add <= 1, format("%+.2f us worker CPU per request (<= 1)", add)))
+    end
   end
 end
 
@@ -273,19 +305,62 @@ end
 io.stderr:write(format("bench: calls/s, %d rounds of %d ways x %g s%s\n", ROUNDS, #call_ways,
   SECONDS, pinned and ", on CPU " .. CPU or ""))
 sandbox_latency(0)
-local calls = {}
+local calls, cpus = {}, {}
 for _, w in ipairs(call_ways) do
-  calls[w.key] = {}
+  calls[w.key], cpus[w.key] = {}, {}
 end
 for _ = 1, ROUNDS do
   for _, w in ipairs(call_ways) do -- interleaved: load drifts hit every way alike
     local t = calls[w.key]
-    t[#t + 1] = calls_of(run(w.cmd()))
+    local out = run(w.cmd())
+    t[#t + 1] = calls_of(out)
+    cpus[w.key][#cpus[w.key] + 1] = cpu_of(out)
   end
 end
-local C = {}
+local C, CPU_PER_CALL = {}, {}
 for k, t in pairs(calls) do
   C[k] = median(t)
+  CPU_PER_CALL[k] = #cpus[k] > 0 and median(cpus[k]) or nil
+end
+
+-- Instructions per call of the client process (valgrind's callgrind, the
+-- total of its run): the difference between runs of N2 and N1 calls over
+-- N2 - N1, so the start and the warm-up cancel out.  A count, not a time:
+-- it repeats to a fraction of a percent whatever the load.
+local IR = {}
+local has_valgrind = os.execute("command -v valgrind >/dev/null 2>&1")
+if has_valgrind then
+  local N1, N2 = 200, 1200
+  io.stderr:write(format("bench: callgrind, 3 modes x %d and %d calls\n", N1, N2))
+  local function instructions(mode, n)
+    local file = os.tmpname()
+    run(format("BENCH_CALLS=%d %s", n, lua_cmd("valgrind --tool=callgrind --callgrind-out-file="
+      .. sh_quote(file) .. " lua5.4", LUAMOD, "bench/calls.lua", mode, HTTP, 1)))
+    local f = assert(io.open(file, "rb"))
+    local text = f:read("*a")
+    f:close()
+    os.remove(file)
+    return tonumber(text:match("\nsummary:%s*(%d+)") or text:match("\ntotals:%s*(%d+)"))
+  end
+  for _, mode in ipairs({ "merchantapi", "merchantapi-metrics", "merchantapi-trace" }) do
+    IR[mode] = (instructions(mode, N2) - instructions(mode, N1)) / (N2 - N1)
+  end
+  -- the same over the cosocket transport on the scripted socket (LuaJIT, no network)
+  if has_luajit then
+    local function ngx_instructions(way, n)
+      local file = os.tmpname()
+      run(lua_cmd("valgrind --tool=callgrind --callgrind-out-file=" .. sh_quote(file) .. " luajit",
+        LUAJITMOD, "bench/ngx_transport.lua", 1, n, way))
+      local f = assert(io.open(file, "rb"))
+      local text = f:read("*a")
+      f:close()
+      os.remove(file)
+      return tonumber(text:match("\nsummary:%s*(%d+)") or text:match("\ntotals:%s*(%d+)"))
+    end
+    for _, way in ipairs({ "get_channel", "get_channel_metrics", "get_channel_trace" }) do
+      IR["ngx-" .. way] = (ngx_instructions(way, 6000) - ngx_instructions(way, 1000)) / 5000
+    end
+  end
 end
 if pinned then
   pin_sandbox("0-" .. (tonumber(first_line("nproc")) or 1) - 1) -- every CPU again
@@ -411,6 +486,36 @@ row("  the same, metrics = true (every attempt counted)", rate(C.http_mapi_metri
   cost(C.http_mapi_metrics))
 row("  the same, trace = true (traceparent, span ids)", rate(C.http_mapi_trace),
   cost(C.http_mapi_trace))
+-- the client process's own CPU per call (os.clock), the median over the
+-- rounds: what metrics and traces add to it (issue 32: at most 1 us each)
+if CPU_PER_CALL.http_mapi then
+  local base = CPU_PER_CALL.http_mapi
+  row("  client CPU per call, plain (us)", format("%.2f", base * 1e6), "os.clock of the calls process")
+  for _, w in ipairs({ { "http_mapi_metrics", "metrics = true" }, { "http_mapi_trace", "trace = true" } }) do
+    local add = (CPU_PER_CALL[w[1]] - base) * 1e6
+    row("  client CPU per call, " .. w[2] .. " (us)", format("%.2f", CPU_PER_CALL[w[1]] * 1e6),
+      target(add <= 1, format("%+.2f us per call (<= 1)", add)))
+  end
+end
+if IR.merchantapi then
+  local base = IR.merchantapi
+  row("  instructions per call, plain (callgrind)", format("%.0f", base), "client process, N2 - N1 calls")
+  row("  instructions per call, metrics = true", format("%.0f", IR["merchantapi-metrics"]),
+    target(IR["merchantapi-metrics"] / base <= 1.03,
+      format("%.4fx plain (<= 1.03)", IR["merchantapi-metrics"] / base)))
+  row("  instructions per call, trace = true", format("%.0f", IR["merchantapi-trace"]),
+    format("%.4fx plain", IR["merchantapi-trace"] / base))
+end
+local ngx_base = IR["ngx-get_channel"]
+if ngx_base then
+  row("  instructions per call over transport.ngx, scripted", format("%.0f", ngx_base),
+    "LuaJIT, no network: the client's whole call")
+  row("    metrics = true", format("%.0f", IR["ngx-get_channel_metrics"]),
+    target(IR["ngx-get_channel_metrics"] / ngx_base <= 1.03,
+      format("%.4fx plain (<= 1.03)", IR["ngx-get_channel_metrics"] / ngx_base)))
+  row("    trace = true", format("%.0f", IR["ngx-get_channel_trace"]),
+    format("%.4fx plain", IR["ngx-get_channel_trace"] / ngx_base))
+end
 row("C mapi_get_channel loop (libmerchantapi, no Lua)", rate(C.http_capi),
   format("%.2fx the limit;  %.2fx libcurl loop", C.http_capi / C.http_limit,
     C.http_capi / C.http_curl))

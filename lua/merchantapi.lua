@@ -171,6 +171,9 @@ function M.new(opts)
   end
   -- the base URL as the core checked and keeps it (src/url.c: no trailing "/")
   client._c, client.base_url = c, c:base_url()
+  if client._metrics then -- from now on the core counts every attempt
+    client._metrics = metrics.attach(c, client._metrics)
+  end
   return setmetatable(client, Client)
 end
 

@@ -59,7 +59,7 @@ check: deps
 	@$(TEST_ENV) MERCHANTAPI_CHECK=1 ./scripts/test
 
 lint:
-	luacheck lua spec examples sandbox tests/keepalive bench bin/merchantapi
+	luacheck --formatter plain lua spec examples sandbox tests/keepalive bench bin/merchantapi
 
 # The fault matrix alone (spec/faults/fault_matrix_spec.lua, RELIABILITY.md "The
 # fault matrix"): every row through every driver against a sandbox and an

@@ -38,6 +38,7 @@ struct mapi_client {
     mapi_observer_fn observer; /* mapi_client_set_observer */
     void *observer_ctx;
     mapi_call_base call_base;  /* what calls.c's builders need of it, as plain values */
+    mapi_metrics *metrics; /* mapi_client_metrics: NULL until asked for */
 };
 
 /* ---- configuration and global init ---- */
@@ -128,6 +129,7 @@ void mapi_client_free(mapi_client *c)
     mapi_wipe_free(c->api_key);
     free(c->user_agent);
     mapi_headers_free(c->headers, c->nheaders);
+    mapi_metrics_release(c->metrics);
     free(c);
 }
 
@@ -177,10 +179,34 @@ mapi_exchange *mapi_client_prepare(mapi_client *c, const mapi_call *k, mapi_erro
     }
     s.headers = c->headers;
     s.nheaders = c->nheaders;
+    s.metrics = c->metrics;
     x = mapi_exchange_new(k, &s, err);
     if (x)
         mapi_exchange_set_random(x, c->random, c->random_ctx);
     return x;
+}
+
+mapi_metrics *mapi_client_metrics(mapi_client *c)
+{
+    mapi_attempt_info seed;
+    size_t r;
+
+    if (c->metrics)
+        return c->metrics;
+    c->metrics = mapi_metrics_new();
+    memset(&seed, 0, sizeof seed);
+    seed.server_address = c->metrics ? mapi_attempt_server(c->base_url, &seed.server_port) : NULL;
+    if (!seed.server_address) {
+        mapi_metrics_release(c->metrics);
+        return c->metrics = NULL;
+    }
+    for (r = 0; r < MAPI_EP_COUNT; r++) { /* each endpoint's cell, at 0 from the first read */
+        seed.method = mapi_endpoints[r].method;
+        seed.endpoint = mapi_endpoints[r].name;
+        mapi_metrics_seed(c->metrics, &seed);
+    }
+    free((char *)seed.server_address);
+    return c->metrics;
 }
 
 void mapi_client_observe(const mapi_client *c, mapi_attempt_event ev,

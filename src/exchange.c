@@ -39,6 +39,7 @@ struct mapi_exchange {
     mapi_attempt_info info; /* the record of the attempt begun last */
     char *redacted_url;   /* info.url: the URL with the key (if ever in it) redacted */
     char *server_address; /* info.server_address */
+    mapi_metrics *metrics; /* the client's metrics (metrics.c), or NULL */
     uint64_t trace_rng;   /* the call's trace and span ids (trace.c) */
     char *traceparent;    /* the header's value, in x->headers; NULL: not traced */
     char trace_id[33], span_id[17], parent_id[17]; /* info's; parent_id "" when none */
@@ -90,8 +91,10 @@ static int trace_headers(mapi_exchange *x, const mapi_call *k)
         x->trace_id[32] = x->parent_id[16] = '\0';
         memcpy(x->traceparent, k->traceparent, MAPI_TRACEPARENT_LEN + 1);
     } else {
-        mapi_trace_id(&x->trace_rng, x->trace_id, 16);
-        snprintf(x->traceparent, MAPI_TRACEPARENT_LEN + 1, "00-%s-%016d-01", x->trace_id, 0);
+        mapi_trace_id(&x->trace_rng, x->trace_id, 16); /* 32 digits: 3 + 32 + 20 = 55 */
+        memcpy(x->traceparent, "00-", 3);
+        memcpy(x->traceparent + 3, x->trace_id, 32);
+        memcpy(x->traceparent + 35, "-0000000000000000-01", 21);
     }
     if (k->tracestate) {
         h[++n].name = mapi_strdup("tracestate");
@@ -131,6 +134,7 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
     if (x->url)
         x->server_address = mapi_attempt_server(x->url, &x->info.server_port);
     x->trace_rng = s->trace_seed;
+    x->metrics = s->metrics;
     if (mapi_headers_merge(s->headers, s->nheaders, k->headers, k->nheaders, &x->headers,
                            &x->nheaders) < 0 ||
         ((k->traceparent || s->trace) && trace_headers(x, k) < 0) || !x->method || !x->url ||
@@ -523,8 +527,8 @@ static void debug_line(const mapi_exchange *x)
     free(line);
 }
 
-mapi_step mapi_exchange_end_attempt(mapi_exchange *x, mapi_ended how, mapi_response *res,
-                                    mapi_error *e, mapi_doc **out, double *wait)
+static mapi_step end_attempt(mapi_exchange *x, mapi_ended how, mapi_response *res,
+                             mapi_error *e, mapi_doc **out, double *wait)
 {
     const mapi_call *k = mapi_exchange_attempt_call(x);
     double elapsed = mapi_monotonic_seconds() - x->started;
@@ -611,4 +615,14 @@ mapi_step mapi_exchange_end_attempt(mapi_exchange *x, mapi_ended how, mapi_respo
     if (x->settling)
         read_failed(x, e);
     return call_failed(x, e);
+}
+
+mapi_step mapi_exchange_end_attempt(mapi_exchange *x, mapi_ended how, mapi_response *res,
+                                    mapi_error *e, mapi_doc **out, double *wait)
+{
+    mapi_step step = end_attempt(x, how, res, e, out, wait);
+
+    if (x->metrics) /* the record is whole: every driver's attempt counted here */
+        mapi_metrics_record(x->metrics, &x->info);
+    return step;
 }

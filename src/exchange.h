@@ -4,11 +4,12 @@
  * messages.h), how an attempt ended in the exchange's terms (mapi_ended),
  * and every decision between attempts; with what it runs on each answer:
  * error documents (error_doc.c), a response mapped (mapping.c), retries
- * (retry.c), and attempt.h (attempt.c, trace.c).  The header of the layer
- * "one call across attempts" (floor 60 of docs/architecture.md's "The
- * layers"): it includes only the headers of the layers below (documents.h,
- * calls.h and through them messages.h, base.h), never http.h, the HTTP
- * layer's, its sibling at the same floor.
+ * (retry.c), and attempt.h (attempt.c, trace.c); the metrics it records
+ * into where an attempt ends are metrics.h's (floor 55).  The header of
+ * the layer "one call across attempts" (floor 60 of docs/architecture.md's
+ * "The layers"): it includes only the headers of the layers below
+ * (documents.h, calls.h and through them messages.h, base.h; metrics.h),
+ * never http.h, the HTTP layer's, its sibling at the same floor.
  */
 #ifndef MAPI_EXCHANGE_H
 #define MAPI_EXCHANGE_H
@@ -20,6 +21,7 @@
 #include "documents.h"
 #include "calls.h"
 #include "attempt.h"
+#include "metrics.h"
 
 /* ---- error documents (error_doc.c) ---- */
 
@@ -95,6 +97,7 @@ typedef struct mapi_exchange_settings {
     size_t nheaders;
     int trace;              /* 1: a new trace for the call (mapi_config.trace) */
     uint64_t trace_seed;    /* the seed of the call's trace and span ids */
+    struct mapi_metrics *metrics; /* the client's (metrics.h; borrowed), or NULL: none */
 } mapi_exchange_settings;
 
 typedef struct mapi_exchange mapi_exchange;

@@ -332,14 +332,19 @@ int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_respon
     transfer t;
     CURLcode rc;
     int sent = 0, oom, result;
-    struct curl_slist *own;
+    struct curl_slist *own, *tail;
 
     *out = NULL;
     if (mapi_http_own_process(h, err) < 0)
         return -1;
     memset(&t, 0, sizeof t);
     t.max_body = h->max_body;
-    own = mapi_http_request_headers(h, req, &oom);
+    /* the request's own lines (a traced call's traceparent) hung after the
+       client's list for this transfer: the client's lines are not copied */
+    own = mapi_http_own_headers(req, &oom);
+    tail = h->headers;
+    while (tail && tail->next)
+        tail = tail->next;
     t.res = oom ? NULL : mapi_response_new();
     if (!t.res) {
         mapi_http_wipe_headers(own);
@@ -348,7 +353,9 @@ int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_respon
     }
     h->errbuf[0] = '\0';
     rc = (CURLcode)mapi_http_set_request(h->easy, req, h->timeout_ms);
-    if (rc == CURLE_OK && own)
+    if (own && tail)
+        tail->next = own;
+    else if (rc == CURLE_OK && own)
         rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
     if (rc == CURLE_OK) {
         rc = mapi_http_set_transfer(h->easy, &t);
@@ -359,7 +366,10 @@ int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_respon
     }
     result = mapi_http_finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
     if (own) {
-        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
+        if (tail)
+            tail->next = NULL; /* the client's list alone again */
+        else
+            curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
         mapi_http_wipe_headers(own);
         curl_slist_free_all(own);
     }

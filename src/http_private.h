@@ -101,6 +101,9 @@ int mapi_http_http1_only(const mapi_attempt_request *req);
 int mapi_http_set_request(CURL *easy, const mapi_attempt_request *req, long timeout_ms);
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                              int *oom);
+/* The request's own header lines alone (what mapi_http_request_headers puts
+   after the client's), or NULL: none, or *oom set. */
+struct curl_slist *mapi_http_own_headers(const mapi_attempt_request *req, int *oom);
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                      size_t max_body, mapi_response **out, mapi_error *err);
 

@@ -268,28 +268,26 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
 }
 
 /* An empty value as "Name;": libcurl's way to send "Name:". */
-struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
-                                          int *oom)
+struct curl_slist *mapi_http_own_headers(const mapi_attempt_request *req, int *oom)
 {
-    struct curl_slist *list = NULL, *l;
+    struct curl_slist *list = NULL;
     size_t i;
 
     *oom = 0;
-    if (req->nheaders == 0)
-        return NULL;
-    for (l = h->headers; l; l = l->next)
-        if (mapi_http_append_header(&list, l->data) < 0)
-            goto fail;
     for (i = 0; i < req->nheaders; i++) {
         const mapi_header_field *f = &req->headers[i];
-        mapi_buf line;
-        char *s;
+        size_t nl = strlen(f->name), vl = strlen(f->value);
+        char *s = malloc(nl + vl + 3); /* "name: value" or "name;" (libcurl's empty value) */
         int rc;
-        mapi_buf_init(&line);
-        mapi_buf_printf(&line, *f->value ? "%s: %s" : "%s;", f->name, f->value);
-        s = mapi_buf_take(&line);
         if (!s)
             goto fail;
+        memcpy(s, f->name, nl);
+        if (vl > 0) {
+            memcpy(s + nl, ": ", 2);
+            memcpy(s + nl + 2, f->value, vl + 1);
+        } else {
+            memcpy(s + nl, ";", 2);
+        }
         rc = mapi_http_append_header(&list, s);
         free(s);
         if (rc < 0)
@@ -301,6 +299,34 @@ fail:
     curl_slist_free_all(list);
     *oom = 1;
     return NULL;
+}
+
+struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
+                                          int *oom)
+{
+    struct curl_slist *list = NULL, *own, *l;
+
+    *oom = 0;
+    if (req->nheaders == 0)
+        return NULL;
+    own = mapi_http_own_headers(req, oom);
+    if (*oom)
+        return NULL;
+    for (l = h->headers; l; l = l->next)
+        if (mapi_http_append_header(&list, l->data) < 0) {
+            mapi_http_wipe_headers(list);
+            curl_slist_free_all(list);
+            mapi_http_wipe_headers(own);
+            curl_slist_free_all(own);
+            *oom = 1;
+            return NULL;
+        }
+    if (!list)
+        return own;
+    for (l = list; l->next; l = l->next)
+        ;
+    l->next = own; /* the client's lines, then the request's own */
+    return list;
 }
 
 /* rc: curl_easy_perform's, or the multi's CURLMSG_DONE. */

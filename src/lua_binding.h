@@ -338,4 +338,14 @@ int mapi_lua_loop_new(lua_State *L);
 /* Registers the loop's metatable. */
 void mapi_lua_loop_open(lua_State *L);
 
+/* ---- metrics (lua_metrics.c) ---- */
+
+/* core.metrics_new() -> store: an empty store of metrics cells, with
+   store:record(rec) and store:cells(take) (merchantapi.metrics). */
+int mapi_lua_metrics_new(lua_State *L);
+/* core.client_metrics(c) -> store: client c's own store, made at the first
+   call (from then on every attempt of c is counted in C, whatever drives
+   it); raises for a closed client. */
+int mapi_lua_client_metrics(lua_State *L);
+
 #endif /* MAPI_LUA_BINDING_H */

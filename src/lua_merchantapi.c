@@ -294,6 +294,8 @@ MAPI_LUA_EXPORT int luaopen_merchantapi_core(lua_State *L)
                                          {"check_options", mapi_lua_check_options_fn},
                                          {"hook_raised", mapi_lua_hook_raised},
                                          {"hook_results", mapi_lua_hook_results},
+                                         {"metrics_new", mapi_lua_metrics_new},
+                                         {"client_metrics", mapi_lua_client_metrics},
                                          {NULL, NULL}};
 
     /* Before anything else: a module compiled with another Lua's headers

@@ -67,16 +67,19 @@ void mapi_trace_id(uint64_t *state, char *out, size_t bytes)
 {
     static const char hex[] = "0123456789abcdef";
     size_t i;
+    uint64_t any;
 
     do {
         uint64_t r = 0;
+        any = 0;
         for (i = 0; i < bytes; i++) {
             if (i % 8 == 0)
                 r = mapi_trace_next(state);
+            any |= r & 0xff;
             out[2 * i] = hex[(r >> 4) & 0xf];
             out[2 * i + 1] = hex[r & 0xf];
             r >>= 8;
         }
         out[2 * bytes] = '\0';
-    } while (!mapi_trace_hex(out, 2 * bytes, 1)); /* an id of zeros is invalid: drawn again */
+    } while (!any); /* an id of zeros is invalid: drawn again */
 }

@@ -107,7 +107,6 @@ local errors = require "merchantapi.errors"
 local metrics = require "merchantapi.metrics"
 
 local core = require "merchantapi.core"
-local monotonic = core.monotonic
 local hook_raised = core.hook_raised
 
 local type = type
@@ -153,9 +152,10 @@ end
 -- (a custom transport, or false), `_ngx` (OpenResty's cosocket transport
 -- for the phases that can yield, or false: a client with neither
 -- `transport`, `proxy` nor `cafile`/`capath`, made inside OpenResty;
--- `transport = "libcurl"` opts out), `_hooks` (the hooks, or false) and
--- `_metrics` (with `opts.metrics`, the recorder its `on_response` feeds
--- before the user's own: `merchantapi.metrics`).
+-- `transport = "libcurl"` opts out), `_hooks` (the hooks, or false: the
+-- attempt records are made only for a hook) and `_metrics` (with
+-- `opts.metrics`, true or its dict: merchantapi.new puts the client's
+-- recorder there, `merchantapi.metrics.attach`; the core counts).
 -- @local
 -- @tparam table opts the client's options.
 -- @return the fields, merged into the client by merchantapi.new, or `nil,
@@ -164,16 +164,17 @@ function M.route(opts)
   local custom = type(opts.transport) == "function" and opts.transport or false
   local ngx = opts.transport == nil and not (opts.proxy or opts.cafile or opts.capath) and
     type(rawget(_G, "ngx")) == "table" and require("merchantapi.transport.ngx").request
-  local on_response, recorder = opts.on_response, nil
-  if opts.metrics then
-    recorder, on_response = metrics.hook(opts.metrics, on_response)
-    if not recorder then
-      return nil, on_response
+  local where = opts.metrics
+  if where and where ~= true then
+    local err
+    where, err = metrics.dict_of(where)
+    if not where then
+      return nil, err
     end
   end
-  local hooks = (opts.on_request or on_response) and
-    { on_request = opts.on_request, on_response = on_response } or false
-  return { _transport = custom, _ngx = ngx or false, _hooks = hooks, _metrics = recorder }
+  local hooks = (opts.on_request or opts.on_response) and
+    { on_request = opts.on_request, on_response = opts.on_response } or false
+  return { _transport = custom, _ngx = ngx or false, _hooks = hooks, _metrics = where or nil }
 end
 
 -- A call's hook state (the core's observer takes the same table): the
@@ -250,6 +251,9 @@ end
 -- @tparam string name the method.
 -- @return the method's results.
 function M.call(client, name, ...)
+  if metrics._flush_pending then -- a client with a dict made where no timer could start
+    metrics.start_flush()
+  end
   local c, t = client._c, transport_of(client)
   local task = not t and loop.current()
   if not (t or task) then -- libcurl, now

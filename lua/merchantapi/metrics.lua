@@ -3,10 +3,15 @@
 --
 -- `merchantapi.new{ metrics = true }` (the counts in the client) or
 -- `metrics = "<lua_shared_dict name>"` (in that OpenResty dict, shared by
--- the workers) feeds a recorder every attempt record; without the option
--- nothing is kept.  The metrics and their names: docs/guide/observe.md,
--- "Metrics"; what each counts: `recorder:record`.  The Prometheus text is
--- our own formatter (no Lua library for it in Debian 12: docs/decisions.md).
+-- the workers) has the core count every attempt where it ends, whatever
+-- drives the call (src/metrics.c: cells found by their attributes, no
+-- string or table made per attempt); without the option nothing is kept.
+-- With a dict, each client's cells are added to it by a timer of the
+-- worker every `FLUSH_PERIOD` seconds and when the worker exits (a request
+-- does no dict operation), and by a read of the client's metrics.  The
+-- metrics and their names: docs/guide/observe.md, "Metrics"; what each
+-- counts: `recorder:record`.  The Prometheus text is our own formatter (no
+-- Lua library for it in Debian 12: docs/decisions.md).
 --
 -- @module merchantapi.metrics
 local core = require "merchantapi.core"
@@ -38,10 +43,19 @@ local NB = #BOUNDS
 local DURATION = "http.client.request.duration"
 -- the histogram's attributes (the conventions require method, address and
 -- port; status code and error.type when there is one), then ours
+-- (the overflow cell, where the core counts the attempts whose attribute
+-- set found no room, has OpenTelemetry's otel.metric.overflow = true alone)
+local OVERFLOW = "otel.metric.overflow"
 local DURATION_ATTRS = { "http.request.method", "server.address", "server.port",
-  "http.response.status_code", "error.type", "merchantapi.endpoint" }
-local COUNTER_ATTRS = { "http.request.method", "merchantapi.endpoint" }
+  "http.response.status_code", "error.type", "merchantapi.endpoint", OVERFLOW }
+local COUNTER_ATTRS = { "http.request.method", "merchantapi.endpoint", OVERFLOW }
 local INTEGER_ATTR = { ["server.port"] = true, ["http.response.status_code"] = true }
+local BOOLEAN_ATTR = { [OVERFLOW] = true }
+
+--- Seconds between two flushes of a client's counts to its
+-- `lua_shared_dict` (a worker's timer): what another worker's scrape may
+-- lag behind.
+M.FLUSH_PERIOD = 1
 
 -- The instruments, in the order of the Prometheus text.
 local METRICS = {
@@ -61,11 +75,13 @@ for _, m in ipairs(METRICS) do
   BY_NAME[m.name] = m
 end
 
--- The endpoints that list (core.endpoints, the rows whose `lists` is true).
-local LISTS = {}
-for _, e in ipairs(core.endpoints) do
-  LISTS[e.name] = e.lists or nil
-end
+-- The counters and the field of a core cell (src/lua_metrics.c) each reads.
+local COUNTERS = {
+  { "merchantapi.client.retries", "retries" },
+  { "merchantapi.client.unknown_outcomes", "unknown_outcomes" },
+  { "merchantapi.client.settled_confirms", "settled_confirms" },
+  { "merchantapi.client.pages", "pages" },
+}
 
 -- A store's key: name \30 attribute values (\31 between, "" for none) \30
 -- field (a bucket's index, "s" the sum, "v" a counter's value).
@@ -85,54 +101,71 @@ end
 -- The attributes of an attribute key, integers as integers.
 local function attr_decode(akey, attrs)
   local t, i = {}, 0
-  for v in (akey .. "\31"):gmatch("([^\31]*)\31") do
+  for s in (akey .. "\31"):gmatch("([^\31]*)\31") do
     i = i + 1
-    if v ~= "" and attrs[i] then
-      t[attrs[i]] = INTEGER_ATTR[attrs[i]] and tonumber(v) or v
+    local a = attrs[i]
+    if s ~= "" and a then
+      if INTEGER_ATTR[a] then
+        t[a] = tonumber(s)
+      elseif BOOLEAN_ATTR[a] then
+        t[a] = s == "true"
+      else
+        t[a] = s
+      end
     end
   end
   return t
 end
 
--- Adds 1 to counter name under rec's attributes.
-local function count(add, name, rec)
-  add(name .. "\30" .. attr_key(rec, COUNTER_ATTRS) .. "\30v", 1)
+-- Adds a core cell's counts (store:cells) under the store keys with
+-- add(key, n): a count that is 0 only when `all` (a cell that must read 0).
+local function add_cell(add, cell, all)
+  local a = cell.attributes
+  local head = DURATION .. "\30" .. attr_key(a, DURATION_ATTRS) .. "\30"
+  local buckets = cell.buckets
+  for i = 1, NB + 1 do
+    local n = buckets[i]
+    if all or n ~= 0 then
+      add(head .. i, n)
+    end
+  end
+  if all or cell.sum ~= 0 then
+    add(head .. "s", cell.sum)
+  end
+  local tail = "\30" .. attr_key(a, COUNTER_ATTRS) .. "\30v"
+  for _, c in ipairs(COUNTERS) do
+    local n = cell[c[2]]
+    if all or n ~= 0 then
+      add(c[1] .. tail, n)
+    end
+  end
+end
+
+--- The dict a recorder adds to.
+-- @local
+-- @param where the name of a `lua_shared_dict` (`ngx.shared[where]`), or a dict.
+-- @return the dict, or `nil, err` (`"usage"`: no `lua_shared_dict` of that name).
+function M.dict_of(where)
+  if type(where) ~= "string" then
+    return where
+  end
+  local ngx = rawget(_G, "ngx")
+  local dict = type(ngx) == "table" and ngx.shared and ngx.shared[where]
+  if not dict then
+    return nil, errors.new { kind = "usage",
+      title = "metrics: no lua_shared_dict named '" .. where .. "'" }
+  end
+  return dict
 end
 
 local Recorder = {}
 Recorder.__index = Recorder
 
---- Makes a recorder.
---
--- syntax: `recorder, err = metrics.new(where)`
---
--- @param where `true` (the counts in a Lua table of the recorder), the name
---   of an OpenResty `lua_shared_dict` (`ngx.shared[name]`), or such a dict
---   itself (any object with `incr(key, n, init)`, `get(key)` and
---   `get_keys(0)`).
--- @return the recorder, or `nil, err` with `err.kind == "usage"` when
---   there is no `ngx.shared` dict of that name.
-function M.new(where)
-  local add, each
-  if where == true then
-    local t = {}
-    add = function(k, n)
-      t[k] = (t[k] or 0) + n
-    end
-    each = function() return pairs(t) end
-  else
-    local dict = where
-    if type(where) == "string" then
-      local ngx = rawget(_G, "ngx")
-      dict = type(ngx) == "table" and ngx.shared and ngx.shared[where]
-      if not dict then
-        return nil, errors.new { kind = "usage",
-          title = "metrics: no lua_shared_dict named '" .. where .. "'" }
-      end
-    end
-    add = function(k, n)
-      dict:incr(k, n, 0) -- a full dict drops the count (docs/guide/observe.md)
-    end
+-- A recorder over the core store `store`, its counts kept there (dict
+-- nil) or added to dict by each flush.
+local function make_recorder(store, dict)
+  local each
+  if dict then
     each = function()
       local keys, i = dict:get_keys(0), 0
       return function()
@@ -149,11 +182,63 @@ function M.new(where)
         end
       end
     end
+  else
+    each = function()
+      local t = {}
+      local function add(k, n)
+        t[k] = (t[k] or 0) + n
+      end
+      for _, cell in ipairs(store:cells(false)) do
+        add_cell(add, cell, true) -- every cell's counters, at 0 too
+      end
+      return pairs(t)
+    end
   end
-  return setmetatable({ _add = add, _each = each }, Recorder)
+  return setmetatable({ _store = store, _dict = dict or nil, _each = each }, Recorder)
 end
 
---- Records one attempt.
+-- The recorders of this worker that flush to a dict, each until the flush
+-- after its client was collected (owners: weak, the core client of each);
+-- flushed by a timer of the worker, started once, when ngx.timer can be
+-- used, and by a read of any of them.
+local flushing = {}
+local owners = setmetatable({}, { __mode = "v" })
+local timer_started = false
+
+local function flush_all()
+  for r in pairs(flushing) do
+    pcall(r.flush, r) -- a dict error never stops the others
+    if owners[r] == nil then -- its client is gone: nothing more will come
+      flushing[r] = nil
+    end
+  end
+end
+
+--- Makes a recorder fed by `recorder:record` (a client made with
+-- `metrics` has one of its own, fed by the core).
+--
+-- syntax: `recorder, err = metrics.new(where)`
+--
+-- @param where `true` (the counts in the recorder), the name
+--   of an OpenResty `lua_shared_dict` (`ngx.shared[name]`), or such a dict
+--   itself (any object with `incr(key, n, init)`, `get(key)` and
+--   `get_keys(0)`): the counts are kept in the recorder and added to the
+--   dict by `recorder:flush` (and by each read).
+-- @return the recorder, or `nil, err` with `err.kind == "usage"` when
+--   there is no `ngx.shared` dict of that name.
+function M.new(where)
+  local dict, err
+  if where ~= true then
+    dict, err = M.dict_of(where)
+    if not dict then
+      return nil, err
+    end
+  end
+  return make_recorder(core.metrics_new(), dict)
+end
+
+--- Records one attempt, as the core records each attempt of a client's
+-- calls where it ends (src/metrics.c decides what counts).
 --
 -- syntax: `recorder:record(rec)`
 --
@@ -162,31 +247,29 @@ end
 --   record's attributes; `http.request.resend_count` >= 1 counts a retry,
 --   `merchantapi.outcome == "unknown"` an unknown outcome,
 --   `merchantapi.settled_by == "read"` a settled confirm, and a successful
---   attempt (no `error.type`) of an endpoint that lists a page.
+--   attempt (no `error.type`) of an endpoint that lists a page.  An
+--   attribute set beyond the core's table of cells (128) is counted under
+--   `otel.metric.overflow = true` alone.
 function Recorder:record(rec)
-  local add = self._add
-  local d = rec.duration
-  if type(d) == "number" then
-    local head = DURATION .. "\30" .. attr_key(rec, DURATION_ATTRS) .. "\30"
-    local i = 1
-    while i <= NB and d > BOUNDS[i] do
-      i = i + 1
-    end
-    add(head .. i, 1)
-    add(head .. "s", d)
+  self._store:record(rec)
+end
+
+--- Adds the counts kept since the last flush to the recorder's dict (with
+-- `incr(key, n, 0)`; a cell the dict has not had yet is written at 0 too,
+-- so that it reads 0 before it counts); nothing for a recorder without a
+-- dict.  A full dict drops what it cannot hold (docs/guide/observe.md).
+--
+-- syntax: `recorder:flush()`
+function Recorder:flush()
+  local dict = self._dict
+  if not dict then
+    return
   end
-  local resend = rec["http.request.resend_count"]
-  if type(resend) == "number" and resend >= 1 then
-    count(add, "merchantapi.client.retries", rec)
+  local function add(k, n)
+    dict:incr(k, n, 0)
   end
-  if rec["merchantapi.outcome"] == "unknown" then
-    count(add, "merchantapi.client.unknown_outcomes", rec)
-  end
-  if rec["merchantapi.settled_by"] == "read" then
-    count(add, "merchantapi.client.settled_confirms", rec)
-  end
-  if LISTS[rec["merchantapi.endpoint"]] and rec["error.type"] == nil then
-    count(add, "merchantapi.client.pages", rec)
+  for _, cell in ipairs(self._store:cells(true)) do
+    add_cell(add, cell, cell.fresh)
   end
 end
 
@@ -205,6 +288,11 @@ end
 --   the 15th holds those > 10 s).  Points are in the order of their attributes'
 --   values; integers (`server.port`, `http.response.status_code`) are numbers.
 function Recorder:read()
+  if flushing[self] then
+    flush_all() -- this worker's counts first: the dict's totals, as fresh as they can be
+  else
+    self:flush()
+  end
   local out, points, keys = {}, {}, {}
   for _, m in ipairs(METRICS) do
     out[m.name] = { type = m.type, unit = m.unit, description = m.description, points = {},
@@ -331,24 +419,46 @@ function Recorder:prometheus()
   return #out > 0 and concat(out, "\n") .. "\n" or ""
 end
 
---- A recorder for a client made with `metrics = where`, and the
--- `on_response` hook that feeds it every attempt record, then calls the
--- user's own `on_response` (if any) with the same record.
+-- M._flush_pending: true while a client with a dict waits for this worker's
+-- timer to start (dispatch.call tries again before each call).
+
+--- Starts this worker's flush timer if it is not running and a client
+-- with a dict asks for it: `ngx.timer.every(FLUSH_PERIOD)`, whose last run
+-- (premature, at the worker's exit) flushes too.  Called when such a
+-- client is made and before each of its calls until it started (a client
+-- made in `init_by_lua`, where timers cannot be made, starts it with its
+-- first call).
 -- @local
--- @param where `merchantapi.new`'s `metrics`: true or a dict's name (see `new`).
--- @tparam[opt] function on_response the user's hook.
--- @return the recorder and the hook, or `nil, err` (see `new`).
-function M.hook(where, on_response)
-  local recorder, err = M.new(where)
-  if not recorder then
-    return nil, err
+function M.start_flush()
+  if timer_started or next(flushing) == nil then
+    M._flush_pending = not timer_started and next(flushing) ~= nil
+    return
   end
-  return recorder, function(info)
-    recorder:record(info) -- the attempt record (merchantapi.dispatch, "Attempt records")
-    if on_response then
-      return on_response(info)
-    end
+  local ngx = rawget(_G, "ngx")
+  local timer = type(ngx) == "table" and ngx.timer
+  if timer and timer.every then
+    local ok, made = pcall(timer.every, M.FLUSH_PERIOD, flush_all)
+    timer_started = ok and made and true or false
   end
+  M._flush_pending = not timer_started
+end
+
+--- The recorder of a client made with `metrics = where`: the core client
+-- `c` counts every attempt of its calls in its own cells (from now on),
+-- which this recorder reads, or flushes to the dict.
+-- @local
+-- @param c the core client (core.new's).
+-- @param where true, or the dict (`metrics.dict_of` of `merchantapi.new`'s `metrics`).
+-- @return the recorder.
+function M.attach(c, where)
+  local dict = where ~= true and where or nil
+  local r = make_recorder(core.client_metrics(c), dict)
+  if dict then
+    flushing[r], owners[r] = true, c
+    r:flush() -- every counter and histogram of the client in the dict at 0, now
+    M.start_flush()
+  end
+  return r
 end
 
 --- A client's metrics: `client:metrics(format)` is this function.

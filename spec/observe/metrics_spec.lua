@@ -24,6 +24,24 @@ end
 
 local DURATION = "http.client.request.duration"
 
+-- The points of metric t[name] whose attributes hold every pair of want
+-- (false: the attribute absent).
+local function points_with(t, name, want)
+  local out = {}
+  for _, p in ipairs(t[name].points) do
+    local ok = true
+    for k, v in pairs(want) do
+      if p.attributes[k] ~= (v or nil) then
+        ok = false
+      end
+    end
+    if ok then
+      out[#out + 1] = p
+    end
+  end
+  return out
+end
+
 -- A stand-in for an ngx.shared dict: get, set, incr (with init, as
 -- lua-nginx-module's: without init a missing key is an error) and
 -- get_keys(max_count), 1024 keys at most when max_count is not given.
@@ -133,25 +151,32 @@ describe("merchantapi.metrics", function()
     r:record(rec { ["merchantapi.endpoint"] = "list_addresses", ["error.type"] = "decode" })
     r:record(rec { ["merchantapi.endpoint"] = false }) -- a generic request
     local t = r:read()
-    local function only(name)
-      local m = t[name]
+    -- every counter has a point per method and endpoint seen, 0 where it
+    -- did not count: the counts (method and endpoint of each)
+    local function counts(name)
+      local m, c = t[name], {}
       assert.equal("counter", m.type)
-      assert.equal(1, #m.points, name)
-      return m.points[1]
+      assert.equal(5, #m.points, name)
+      for _, p in ipairs(m.points) do
+        local a = p.attributes
+        c[(a["http.request.method"] or "") .. " " .. (a["merchantapi.endpoint"] or "-")] = p.value
+      end
+      return c
     end
-    local retries = only("merchantapi.client.retries")
-    assert.equal(2, retries.value)
-    assert.same({ ["http.request.method"] = "GET", ["merchantapi.endpoint"] = "get_channel" },
-      retries.attributes)
-    local unknown = only("merchantapi.client.unknown_outcomes")
-    assert.equal(1, unknown.value)
-    assert.same({ ["http.request.method"] = "PUT", ["merchantapi.endpoint"] = "confirm_payout" },
-      unknown.attributes)
-    assert.equal(1, only("merchantapi.client.settled_confirms").value)
-    assert.equal("get_payout", only("merchantapi.client.settled_confirms").attributes["merchantapi.endpoint"])
-    local pages = only("merchantapi.client.pages")
-    assert.equal(2, pages.value)
-    assert.equal("list_addresses", pages.attributes["merchantapi.endpoint"])
+    local zero = { ["GET get_channel"] = 0, ["PUT confirm_payout"] = 0, ["GET get_payout"] = 0,
+                   ["GET list_addresses"] = 0, ["GET -"] = 0 }
+    local function with(k, v)
+      local w = {}
+      for a, b in pairs(zero) do
+        w[a] = b
+      end
+      w[k] = v
+      return w
+    end
+    assert.same(with("GET get_channel", 2), counts("merchantapi.client.retries"))
+    assert.same(with("PUT confirm_payout", 1), counts("merchantapi.client.unknown_outcomes"))
+    assert.same(with("GET get_payout", 1), counts("merchantapi.client.settled_confirms"))
+    assert.same(with("GET list_addresses", 2), counts("merchantapi.client.pages"))
     local n = 0
     for _, p in ipairs(t[DURATION].points) do
       n = n + p.count
@@ -203,6 +228,12 @@ http_client_request_duration_seconds_count{http_request_method="GET",http_respon
 # HELP merchantapi_client_retries_total Attempts that resend a request (http.request.resend_count >= 1).
 # TYPE merchantapi_client_retries_total counter
 merchantapi_client_retries_total{http_request_method="GET",merchantapi_endpoint="list_addresses"} 1
+# HELP merchantapi_client_unknown_outcomes_total Attempts whose outcome is unknown.
+# TYPE merchantapi_client_unknown_outcomes_total counter
+merchantapi_client_unknown_outcomes_total{http_request_method="GET",merchantapi_endpoint="list_addresses"} 0
+# HELP merchantapi_client_settled_confirms_total Reads that settled a confirm whose outcome was unknown.
+# TYPE merchantapi_client_settled_confirms_total counter
+merchantapi_client_settled_confirms_total{http_request_method="GET",merchantapi_endpoint="list_addresses"} 0
 # HELP merchantapi_client_pages_total Pages of a list received.
 # TYPE merchantapi_client_pages_total counter
 merchantapi_client_pages_total{http_request_method="GET",merchantapi_endpoint="list_addresses"} 2
@@ -219,7 +250,8 @@ merchantapi_client_pages_total{http_request_method="GET",merchantapi_endpoint="l
     assert.matches('\nhttp_client_request_duration_seconds_bucket{le="0.005"} 0\n', text, 1, true)
     assert.matches('\nhttp_client_request_duration_seconds_bucket{le="+Inf"} 2\n', text, 1, true)
     assert.matches("\nhttp_client_request_duration_seconds_sum 0.30000000000000004\n", text, 1, true)
-    assert.matches("\nhttp_client_request_duration_seconds_count 2\n$", text)
+    assert.matches("\nhttp_client_request_duration_seconds_count 2\n", text, 1, true)
+    assert.matches("\nmerchantapi_client_retries_total 0\n", text, 1, true)
   end)
 
   it("escapes backslash, double quote and newline in label values", function()
@@ -234,20 +266,53 @@ merchantapi_client_pages_total{http_request_method="GET",merchantapi_endpoint="l
     assert.equal('a\\b"c\nd', r:read()[DURATION].points[1].attributes["server.address"])
   end)
 
+  it("counts attribute sets beyond its 128 cells in one overflow cell that says so", function()
+    local r = metrics.new(true)
+    for status = 400, 599 do -- 200 attribute sets: an open set of status codes
+      r:record(rec { ["http.response.status_code"] = status, ["error.type"] = tostring(status),
+                     ["http.request.resend_count"] = 1 })
+    end
+    local t = r:read()
+    local points, n, over = t[DURATION].points, 0, nil
+    for _, p in ipairs(points) do
+      n = n + p.count
+      if p.attributes["otel.metric.overflow"] then
+        over = p
+      end
+    end
+    assert.equal(129, #points) -- 128 cells and the overflow cell
+    assert.equal(200, n) -- no attempt lost
+    assert.same({ ["otel.metric.overflow"] = true }, over.attributes)
+    assert.equal(72, over.count)
+    local retries = points_with(t, "merchantapi.client.retries", { ["otel.metric.overflow"] = true })
+    assert.equal(72, retries[1].value)
+    assert.matches('\nhttp_client_request_duration_seconds_count{otel_metric_overflow="true"} 72\n',
+      r:prometheus(), 1, true)
+  end)
+
   describe("in an ngx.shared dict", function()
-    it("adds with incr(key, n, 0) and reads back with get_keys(0) and get", function()
+    it("keeps the counts until a flush adds them with incr(key, n, 0); reads with get_keys(0) and get", function()
       local dict = fake_dict()
       local r = assert(metrics.new(dict))
       r:record(rec { duration = 0.02, ["http.request.resend_count"] = 1 })
       r:record(rec { duration = 3 })
-      assert.equal(5, dict.incr_calls) -- a bucket and the sum per record, one retry
-      local p = r:read()[DURATION].points[1]
-      assert.equal(2, p.count)
-      assert.near(3.02, p.sum, 1e-12)
-      assert.equal(1, p.bucket_counts[3])
-      assert.equal(1, p.bucket_counts[12]) -- 3 s: le 5
+      assert.equal(0, dict.incr_calls) -- an attempt does no dict operation
+      r:flush()
+      -- a cell the dict has not had: each of its 15 buckets, the sum and 4 counters, 0s too
+      assert.equal(20, dict.incr_calls)
+      r:record(rec { duration = 3 })
+      r:flush()
+      assert.equal(22, dict.incr_calls) -- then only what changed: the bucket and the sum
+      r:flush()
+      assert.equal(22, dict.incr_calls) -- nothing new: nothing written
+      r:record(rec { duration = 0.02, ["http.request.resend_count"] = 1 })
+      local p = r:read()[DURATION].points[1] -- a read flushes this recorder first
+      assert.equal(4, p.count)
+      assert.near(6.04, p.sum, 1e-12)
+      assert.equal(2, p.bucket_counts[3])
+      assert.equal(2, p.bucket_counts[12]) -- 3 s: le 5
       assert.equal(8089, p.attributes["server.port"])
-      assert.equal(1, r:read()["merchantapi.client.retries"].points[1].value)
+      assert.equal(2, r:read()["merchantapi.client.retries"].points[1].value)
     end)
 
     it("shows the counts of every recorder on the dict (the workers' totals)", function()
@@ -256,6 +321,7 @@ merchantapi_client_pages_total{http_request_method="GET",merchantapi_endpoint="l
       w1:record(rec { ["merchantapi.endpoint"] = "list_addresses" })
       w2:record(rec { ["merchantapi.endpoint"] = "list_addresses" })
       w2:record(rec { ["merchantapi.endpoint"] = "list_addresses" })
+      w2:flush() -- as a worker's timer does; w1's read flushes its own
       assert.equal(w1:prometheus(), w2:prometheus())
       assert.equal(3, w1:read()["merchantapi.client.pages"].points[1].value)
       assert.matches('\nmerchantapi_client_pages_total{http_request_method="GET",'
@@ -320,7 +386,9 @@ describe("merchantapi.new{ metrics = ... } and client:metrics()", function()
     assert(c:get_channel(id))
     assert.equal(2, #seen)
     local t = assert(c:metrics())
-    local p = t[DURATION].points[1]
+    local ps = points_with(t, DURATION, { ["http.response.status_code"] = 200 })
+    assert.equal(1, #ps)
+    local p = ps[1]
     assert.equal(2, p.count)
     assert.equal("GET", p.attributes["http.request.method"])
     assert.equal(200, p.attributes["http.response.status_code"])
@@ -335,9 +403,99 @@ describe("merchantapi.new{ metrics = ... } and client:metrics()", function()
       "bad argument #1 to 'metrics' (string expected, got number)")
   end)
 
+  it("reads every counter and each endpoint's histogram at 0 before any call", function()
+    local c = assert(merchantapi.new { base_url = BASE, transport = transport, metrics = true })
+    local t = assert(c:metrics())
+    local core = require "merchantapi.core"
+    for _, e in ipairs(core.endpoints) do
+      local want = { ["http.request.method"] = e.method, ["merchantapi.endpoint"] = e.name }
+      local h = points_with(t, DURATION, want)
+      assert.equal(1, #h, e.name)
+      assert.equal(0, h[1].count)
+      assert.equal("127.0.0.1", h[1].attributes["server.address"])
+      assert.equal(9, h[1].attributes["server.port"])
+      for _, name in ipairs({ "merchantapi.client.retries", "merchantapi.client.unknown_outcomes",
+                              "merchantapi.client.settled_confirms", "merchantapi.client.pages" }) do
+        local p = points_with(t, name, want)
+        assert.equal(1, #p, name .. " " .. e.name)
+        assert.equal(0, p[1].value)
+      end
+    end
+    local text = assert(c:metrics("prometheus"))
+    assert.matches('\nmerchantapi_client_unknown_outcomes_total{http_request_method="PUT",'
+      .. 'merchantapi_endpoint="confirm_payout"} 0\n', text, 1, true)
+    assert.matches('\nhttp_client_request_duration_seconds_count{http_request_method="GET",'
+      .. 'server_address="127.0.0.1",server_port="9",merchantapi_endpoint="get_channel"} 0\n', text, 1, true)
+  end)
+
+  it("makes no hook of its own: the core counts, and records are made for a hook only", function()
+    local c = assert(merchantapi.new { base_url = BASE, transport = transport, metrics = true })
+    assert.is_false(c._hooks)
+    assert(c:get_channel(helpers.CHANNEL_ID))
+    local p = points_with(c:metrics(), DURATION, { ["http.response.status_code"] = 200 })
+    assert.equal(1, p[1].count)
+  end)
+
   describe("against the sandbox", function()
     before_each(function()
       helpers.reset()
+    end)
+
+    -- what a client's metrics counted, without the durations (timing)
+    local function counts(t)
+      local out = {}
+      for name, m in pairs(t) do
+        for _, p in ipairs(m.points) do
+          local keys = {}
+          for k, v in pairs(p.attributes) do
+            if k ~= "server.port" then -- each driver's own sandbox URL
+              keys[#keys + 1] = k .. "=" .. tostring(v)
+            end
+          end
+          table.sort(keys)
+          out[name .. " " .. table.concat(keys, ",")] = p.count or p.value
+        end
+      end
+      return out
+    end
+
+    it("counts the same on every driver: libcurl, a loop task, a custom transport, pages", function()
+      local socket_transport = require "support.socket_transport"
+      local function traffic(c, tag)
+        assert(c:get_channel("fault-flaky-2-503~" .. tag)) -- 503, 503, 200
+        local all = assert(c:addresses("acct-22", { per_page = 5, concurrency = 4 }):all())
+        assert.equal(22, #all) -- 5 pages
+        local _, err = c:confirm_payout("fault-reset~" .. tag, { settle = false })
+        assert.equal("unknown", err.outcome)
+        return counts(assert(c:metrics()))
+      end
+      local function client(over)
+        return helpers.client { max_retries = 2, metrics = true, transport = over }
+      end
+      local blocking = traffic(client(false), "mb")
+      local in_loop = helpers.in_loop(function()
+        return traffic(client(false), "ml")
+      end)
+      local custom = traffic(client(socket_transport), "mt")
+      local host = "server.address=" .. helpers.base_url():match("//([^:/]+)")
+      local function key(name, attrs)
+        return name .. " " .. attrs:gsub("HOST", host)
+      end
+      local D = "http.client.request.duration"
+      assert.equal(2, blocking[key(D, "error.type=503,http.request.method=GET,"
+        .. "http.response.status_code=503,merchantapi.endpoint=get_channel,HOST")])
+      assert.equal(5, blocking[key(D, "http.request.method=GET,http.response.status_code=200,"
+        .. "merchantapi.endpoint=list_addresses,HOST")]) -- 5 pages
+      assert.equal(2, blocking[key("merchantapi.client.retries",
+        "http.request.method=GET,merchantapi.endpoint=get_channel")])
+      assert.equal(5, blocking[key("merchantapi.client.pages",
+        "http.request.method=GET,merchantapi.endpoint=list_addresses")])
+      assert.equal(1, blocking[key("merchantapi.client.unknown_outcomes",
+        "http.request.method=PUT,merchantapi.endpoint=confirm_payout")])
+      assert.equal(0, blocking[key("merchantapi.client.settled_confirms",
+        "http.request.method=PUT,merchantapi.endpoint=confirm_payout")])
+      assert.same(blocking, in_loop)
+      assert.same(blocking, custom)
     end)
 
     helpers.both("counts a GET retried after two 503s: three attempts, two retries", function()
@@ -345,14 +503,16 @@ describe("merchantapi.new{ metrics = ... } and client:metrics()", function()
       assert(c:get_channel("fault-flaky-2-503"))
       local t = c:metrics()
       local by_status = {}
-      for _, p in ipairs(t[DURATION].points) do
-        by_status[p.attributes["http.response.status_code"]] = p
+      for _, p in ipairs(points_with(t, DURATION, { ["merchantapi.endpoint"] = "get_channel" })) do
+        by_status[p.attributes["http.response.status_code"] or 0] = p
       end
       assert.equal(2, by_status[503].count)
       assert.equal(1, by_status[200].count)
+      assert.equal(0, by_status[0].count) -- the endpoint's point at 0 from the start
       assert.is_nil(by_status[200].attributes["error.type"])
       assert.equal("string", type(by_status[503].attributes["error.type"]))
-      assert.equal(2, t["merchantapi.client.retries"].points[1].value)
+      assert.equal(2, points_with(t, "merchantapi.client.retries",
+        { ["merchantapi.endpoint"] = "get_channel" })[1].value)
       c:close()
     end)
   end)

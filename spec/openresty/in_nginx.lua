@@ -65,6 +65,28 @@ describe("merchantapi in OpenResty", function()
     assert.equal("0.1.0", v.core_version)
   end)
 
+  it("scrapes every counter and each endpoint's histogram at 0 before any traffic", function()
+    -- the first test to reach the example handler: its client is made by
+    -- this scrape, and the dict holds nothing counted yet
+    local chunks = {}
+    local _, status = socket_http.request { url = OR .. "/metrics", sink = ltn12.sink.table(chunks) }
+    assert.equal(200, status)
+    local text = table.concat(chunks)
+    local port = SANDBOX:match(":(%d+)$")
+    for _, e in ipairs { { "PUT", "confirm_payout" }, { "GET", "get_channel" },
+                         { "GET", "list_addresses" }, { "GET", "get_payout" } } do
+      local labels = ('http_request_method="%s",merchantapi_endpoint="%s"'):format(e[1], e[2])
+      for _, name in ipairs { "merchantapi_client_retries_total", "merchantapi_client_unknown_outcomes_total",
+                              "merchantapi_client_settled_confirms_total", "merchantapi_client_pages_total" } do
+        assert.matches("\n" .. name .. "{" .. labels .. "} 0\n", "\n" .. text, 1, true)
+      end
+      assert.matches(('\nhttp_client_request_duration_seconds_count{http_request_method="%s",'
+        .. 'server_address="127.0.0.1",server_port="%s",merchantapi_endpoint="%s"} 0\n'):format(
+          e[1], port, e[2]), text, 1, true)
+    end
+    assert.is_nil(text:find("_count{[^}]*} [1-9]"), text) -- nothing counted yet
+  end)
+
   it("answers the example handler: the channel and every address", function()
     local v, status = get_json("/channel-and-addresses?channel=" .. CHANNEL_ID .. "&account=acct-22")
     assert.equal(200, status)
@@ -285,6 +307,13 @@ describe("merchantapi in OpenResty", function()
     assert.equal(2, added("merchantapi_client_retries_total", retries), text)
     assert.matches("\n# TYPE http_client_request_duration_seconds histogram\n", text)
     assert.is_nil(text:find(os.getenv("MERCHANTAPI_API_KEY"), 1, true))
+  end)
+
+  it("adds a call's attempts to the lua_shared_dict at a flush, not in the request", function()
+    local v = get_json("/probe/metrics-flush?id=fault-429-after-60")
+    assert.equal(429, v.status)
+    assert.equal(v.before, v.after_call) -- the request did no dict operation
+    assert.equal(v.before + 1, v.after_read) -- the flush (here the read's) added it
   end)
 
   it("logs the message of a plain assert(call()) out of a handler, over both drivers", function()

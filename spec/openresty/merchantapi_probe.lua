@@ -332,4 +332,31 @@ function M.metrics_traffic()
   reply { id = ch and ch.id or cjson.null, err = error_fields(err) or cjson.null }
 end
 
+--- A call's attempt goes to the lua_shared_dict only when the worker's
+-- counts are flushed (a read of the metrics here), never by the request:
+-- the dict's count of get_channel's 429s before, right after the call
+-- (?id= answers 429 once) and after c:metrics().
+function M.metrics_flush()
+  local dict = ngx.shared.merchantapi_metrics
+  local c = client { max_retries = 0, metrics = "merchantapi_metrics" }
+  local head = "http.client.request.duration\030"
+  local function count429()
+    local n = 0
+    for _, k in ipairs(dict:get_keys(0)) do
+      if k:sub(1, #head) == head and k:find("\031429\031", 1, true)
+        and k:find("\031get_channel\031", 1, true) and k:match("\030%d+$") then
+        n = n + dict:get(k)
+      end
+    end
+    return n
+  end
+  assert(c:metrics()) -- this worker's counts so far, flushed
+  local before = count429()
+  local _, err = c:get_channel(ngx.var.arg_id)
+  local after_call = count429()
+  assert(c:metrics())
+  reply { status = err and err.status or cjson.null, before = before, after_call = after_call,
+          after_read = count429() }
+end
+
 return M
