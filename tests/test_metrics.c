@@ -151,13 +151,17 @@ static void the_exchange_counts_each_attempt(void **state)
     s.metrics = m;
     x = mapi_exchange_new(&k, &s, &e);
     assert_non_null(x);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, tu_response(503, NULL, NULL, "r1", "<html>"), &e, &doc,
-                                       &wait), MAPI_STEP_RETRY);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               tu_response(503, NULL, NULL, "r1", "<html>"), &e,
+                                               &doc, &wait),
+                     MAPI_STEP_RETRY);
     mapi_error_clear(&e);
-    mapi_exchange_begin(x);
-    assert_int_equal(mapi_exchange_end(x, tu_response(200, JSONAPI, NULL, "r2", CHANNEL_DOC), &e,
-                                       &doc, &wait), MAPI_STEP_DONE);
+    mapi_exchange_begin_attempt(x);
+    assert_int_equal(mapi_exchange_end_attempt(x, MAPI_ENDED_ANSWER,
+                                               tu_response(200, JSONAPI, NULL, "r2", CHANNEL_DOC),
+                                               &e, &doc, &wait),
+                     MAPI_STEP_DONE);
     mapi_doc_free(doc);
     mapi_exchange_free(x);
     assert_int_equal(mapi_metrics_cells(m), 2);
