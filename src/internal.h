@@ -80,8 +80,8 @@ int mapi_hex_digit(int c);
 /* ---- responses: the type (response.c builds, http.c fills, the rest read) ---- */
 
 typedef struct mapi_header {
-    char *name;  /* lower-cased */
-    char *value; /* trimmed */
+    char *name;  /* lower-cased; one block with the value: free the name only */
+    char *value; /* trimmed; in the name's block (response.c) */
 } mapi_header;
 
 struct mapi_response {
@@ -152,6 +152,10 @@ mapi_response *mapi_response_new(void);
    tabs at both ends.  0, or -1 when out of memory. */
 int mapi_response_add_header(mapi_response *res, const char *name, size_t name_len,
                              const char *value, size_t value_len);
+/* Replaces header i with copies of name and value (C strings, taken as
+   given: redaction's).  0, or -1 when i is out of range or out of memory
+   (header i unchanged). */
+int mapi_response_set_header(mapi_response *res, size_t i, const char *name, const char *value);
 /* Appends data[0..n) to the body, which never grows past max_body bytes:
    0; 1 when it would (nothing appended); -1 out of memory.  The body keeps a
    NUL and the JSON reader's padding after it (the document is read in place,

@@ -83,14 +83,37 @@ void mapi_error_redact(mapi_error *err, const char *secret)
     mapi_redact(&err->message, secret);
 }
 
+/* Masks every occurrence of secret in s in place (no memory needed). */
+static void mask_secret(char *s, const char *secret, size_t slen, int icase)
+{
+    char *hit;
+
+    for (; (hit = find_secret(s, secret, slen, icase)) != NULL; s = hit + slen)
+        memset(hit, '*', slen);
+}
+
 void mapi_response_redact(mapi_response *res, const char *secret)
 {
-    size_t i;
+    size_t i, slen = secret ? strlen(secret) : 0;
+    mapi_header *h;
+    char *name, *value;
 
-    if (!res)
+    if (!res || slen < 4)
         return;
     for (i = 0; i < res->nheaders; i++) {
-        mapi_redact_ex(&res->headers[i].name, secret, 1);
-        mapi_redact(&res->headers[i].value, secret);
+        h = &res->headers[i];
+        if (!find_secret(h->name, secret, slen, 1) && !find_secret(h->value, secret, slen, 0))
+            continue; /* the usual case: nothing copied */
+        /* name and value share one block (response.c): redact copies, then
+           put them back as a new block */
+        name = mapi_strdup(h->name);
+        value = mapi_strdup(h->value);
+        if (!name || !value || mapi_redact_ex(&name, secret, 1) < 0 ||
+            mapi_redact(&value, secret) < 0 || mapi_response_set_header(res, i, name, value) < 0) {
+            mask_secret(h->name, secret, slen, 1); /* out of memory: mask where it stands */
+            mask_secret(h->value, secret, slen, 0);
+        }
+        free(name);
+        free(value);
     }
 }

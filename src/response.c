@@ -28,10 +28,8 @@ void mapi_response_clear_headers(mapi_response *res)
 {
     size_t i;
 
-    for (i = 0; i < res->nheaders; i++) {
-        free(res->headers[i].name);
-        free(res->headers[i].value);
-    }
+    for (i = 0; i < res->nheaders; i++)
+        free(res->headers[i].name); /* the value lives in the same block */
     res->nheaders = 0;
 }
 
@@ -55,6 +53,41 @@ static void trim(const char **s, size_t *len)
         (*len)--;
 }
 
+/* A header's name and value in one block (name, NUL, value, NUL): one
+   allocation a header, freed by freeing the name (the one layout of a
+   response's headers: add_header and set_header). */
+static int header_block(mapi_header *h, const char *name, size_t name_len, const char *value,
+                        size_t value_len)
+{
+    char *p;
+
+    if (name_len > SIZE_MAX - 2 || value_len > SIZE_MAX - 2 - name_len)
+        return -1;
+    p = malloc(name_len + value_len + 2);
+    if (!p)
+        return -1;
+    if (name_len)
+        memcpy(p, name, name_len);
+    p[name_len] = '\0';
+    if (value_len)
+        memcpy(p + name_len + 1, value, value_len);
+    p[name_len + 1 + value_len] = '\0';
+    h->name = p;
+    h->value = p + name_len + 1;
+    return 0;
+}
+
+int mapi_response_set_header(mapi_response *res, size_t i, const char *name, const char *value)
+{
+    mapi_header h;
+
+    if (i >= res->nheaders || header_block(&h, name, strlen(name), value, strlen(value)) < 0)
+        return -1;
+    free(res->headers[i].name);
+    res->headers[i] = h;
+    return 0;
+}
+
 int mapi_response_add_header(mapi_response *res, const char *name, size_t name_len,
                              const char *value, size_t value_len)
 {
@@ -71,13 +104,8 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
     }
     trim(&name, &name_len);
     trim(&value, &value_len);
-    h.name = mapi_strndup(name, name_len);
-    h.value = mapi_strndup(value, value_len);
-    if (!h.name || !h.value) {
-        free(h.name);
-        free(h.value);
+    if (header_block(&h, name, name_len, value, value_len) < 0)
         return -1;
-    }
     for (i = 0; h.name[i]; i++)
         h.name[i] = (char)mapi_ascii_lower((unsigned char)h.name[i]);
     res->headers[res->nheaders++] = h;
