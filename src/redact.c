@@ -12,39 +12,59 @@
    compared without case when icase is set. */
 static char *find_secret(char *s, const char *secret, size_t slen, int icase)
 {
+    unsigned char first = (unsigned char)secret[0] | 0x20;
+
     if (!icase)
         return strstr(s, secret);
+    /* letters equal without case are equal with bit 0x20 set: a first test
+       inline, then the whole comparison */
     for (; *s; s++)
-        if (mapi_ascii_ieq(s, slen, secret, slen))
+        if (((unsigned char)*s | 0x20) == first && mapi_ascii_ieq(s, slen, secret, slen))
             return s;
     return NULL;
 }
 
-int mapi_redact_ex(char **field, const char *secret, int icase)
+int mapi_redact_into(char *s, const char *secret, int icase, char **out)
 {
     size_t slen = secret ? strlen(secret) : 0;
-    char *p, *hit;
+    char *p, *hit, *copy;
     mapi_buf b;
 
-    if (!field || !*field || slen < 4 || !find_secret(*field, secret, slen, icase))
+    if (out)
+        *out = NULL;
+    if (!s || slen < 4 || !find_secret(s, secret, slen, icase))
         return 0;
-    mapi_buf_init(&b);
-    p = *field;
-    while ((hit = find_secret(p, secret, slen, icase)) != NULL) {
-        mapi_buf_append(&b, p, (size_t)(hit - p));
-        mapi_buf_puts(&b, "[REDACTED]");
-        p = hit + slen;
+    if (out) {
+        mapi_buf_init(&b);
+        p = s;
+        while ((hit = find_secret(p, secret, slen, icase)) != NULL) {
+            mapi_buf_append(&b, p, (size_t)(hit - p));
+            mapi_buf_puts(&b, "[REDACTED]");
+            p = hit + slen;
+        }
+        mapi_buf_puts(&b, p);
+        copy = mapi_buf_take(&b);
+        if (copy) {
+            *out = copy;
+            return 1;
+        }
     }
-    mapi_buf_puts(&b, p);
-    p = mapi_buf_take(&b);
-    if (p) {
-        free(*field);
-        *field = p;
-        return 1;
-    }
-    /* out of memory: mask the secret where it stands rather than keep it */
-    for (p = *field; (hit = find_secret(p, secret, slen, icase)) != NULL; p = hit + slen)
+    /* asked to, or out of memory: mask the secret where it stands */
+    for (p = s; (hit = find_secret(p, secret, slen, icase)) != NULL; p = hit + slen)
         memset(hit, '*', slen);
+    return 1;
+}
+
+int mapi_redact_ex(char **field, const char *secret, int icase)
+{
+    char *copy;
+
+    if (!field || !mapi_redact_into(*field, secret, icase, &copy))
+        return 0;
+    if (copy) {
+        free(*field);
+        *field = copy;
+    }
     return 1;
 }
 
@@ -83,37 +103,36 @@ void mapi_error_redact(mapi_error *err, const char *secret)
     mapi_redact(&err->message, secret);
 }
 
-/* Masks every occurrence of secret in s in place (no memory needed). */
-static void mask_secret(char *s, const char *secret, size_t slen, int icase)
-{
-    char *hit;
-
-    for (; (hit = find_secret(s, secret, slen, icase)) != NULL; s = hit + slen)
-        memset(hit, '*', slen);
-}
-
 void mapi_response_redact(mapi_response *res, const char *secret)
 {
-    size_t i, slen = secret ? strlen(secret) : 0;
+    size_t i;
     mapi_header *h;
-    char *name, *value;
+    char *name, *value, *block, *block_value;
+    int hit;
 
-    if (!res || slen < 4)
-        return;
-    for (i = 0; i < res->nheaders; i++) {
+    for (i = 0; res && i < res->nheaders; i++) {
         h = &res->headers[i];
-        if (!find_secret(h->name, secret, slen, 1) && !find_secret(h->value, secret, slen, 0))
+        hit = mapi_redact_into(h->name, secret, 1, &name);
+        hit |= mapi_redact_into(h->value, secret, 0, &value);
+        if (!hit)
             continue; /* the usual case: nothing copied */
-        /* name and value share one block (response.c): redact copies, then
-           put them back as a new block */
-        name = mapi_strdup(h->name);
-        value = mapi_strdup(h->value);
-        if (!name || !value || mapi_redact_ex(&name, secret, 1) < 0 ||
-            mapi_redact(&value, secret) < 0 || mapi_response_set_header(res, i, name, value) < 0) {
-            mask_secret(h->name, secret, slen, 1); /* out of memory: mask where it stands */
-            mask_secret(h->value, secret, slen, 0);
+        /* name and value share one block (struct mapi_header): a new one */
+        if (!name)
+            name = h->name;
+        if (!value)
+            value = h->value;
+        block = mapi_strndup2(name, strlen(name), value, strlen(value), &block_value);
+        if (name != h->name)
+            free(name);
+        if (value != h->value)
+            free(value);
+        if (block) {
+            free(h->name);
+            h->name = block;
+            h->value = block_value;
+        } else { /* out of memory: the secret masked where it stands */
+            mapi_redact_into(h->name, secret, 1, NULL);
+            mapi_redact_into(h->value, secret, 0, NULL);
         }
-        free(name);
-        free(value);
     }
 }

@@ -53,41 +53,6 @@ static void trim(const char **s, size_t *len)
         (*len)--;
 }
 
-/* A header's name and value in one block (name, NUL, value, NUL): one
-   allocation a header, freed by freeing the name (the one layout of a
-   response's headers: add_header and set_header). */
-static int header_block(mapi_header *h, const char *name, size_t name_len, const char *value,
-                        size_t value_len)
-{
-    char *p;
-
-    if (name_len > SIZE_MAX - 2 || value_len > SIZE_MAX - 2 - name_len)
-        return -1;
-    p = malloc(name_len + value_len + 2);
-    if (!p)
-        return -1;
-    if (name_len)
-        memcpy(p, name, name_len);
-    p[name_len] = '\0';
-    if (value_len)
-        memcpy(p + name_len + 1, value, value_len);
-    p[name_len + 1 + value_len] = '\0';
-    h->name = p;
-    h->value = p + name_len + 1;
-    return 0;
-}
-
-int mapi_response_set_header(mapi_response *res, size_t i, const char *name, const char *value)
-{
-    mapi_header h;
-
-    if (i >= res->nheaders || header_block(&h, name, strlen(name), value, strlen(value)) < 0)
-        return -1;
-    free(res->headers[i].name);
-    res->headers[i] = h;
-    return 0;
-}
-
 int mapi_response_add_header(mapi_response *res, const char *name, size_t name_len,
                              const char *value, size_t value_len)
 {
@@ -104,7 +69,8 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
     }
     trim(&name, &name_len);
     trim(&value, &value_len);
-    if (header_block(&h, name, name_len, value, value_len) < 0)
+    h.name = mapi_strndup2(name, name_len, value, value_len, &h.value); /* one block */
+    if (!h.name)
         return -1;
     for (i = 0; h.name[i]; i++)
         h.name[i] = (char)mapi_ascii_lower((unsigned char)h.name[i]);
