@@ -149,7 +149,8 @@ help:
 	@echo "  check-c     build the C tests (make test runs them)"
 	@echo "  lint        luacheck over every Lua file"
 	@echo "  matrix      the fault matrix: every fault through every driver, printed as a table"
-	@echo "  call-path   the files whose code one blocking client:get_channel runs (gcov), counted"
+	@echo "  call-path   the files whose code one blocking client:get_channel runs (gcov), counted,"
+	@echo "              and the layers it crosses, in order (-finstrument-functions)"
 	@echo "  sandbox     run the local sandbox in the foreground (SANDBOX_PORT, default 8089)"
 	@echo "  examples    install into build/, build and run every example against a sandbox"
 	@echo "  docs        the Lua reference (LDoc) into docs/lua/, the header into docs/c/"
@@ -180,11 +181,11 @@ deps-bench:
 lib: $(LIB_SO) $(LIB_A)
 lua: $(LUAMOD)
 
-$(OBJDIR)/%.o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/http_private.h src/doc.h src/memory.h
+$(OBJDIR)/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(OBJDIR)/h1_reader.o: src/h1_reader.c src/h1_reader.h src/merchantapi.h src/internal.h
+$(OBJDIR)/h1_reader.o: src/h1_reader.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -I$(LLHTTP_INCDIR) -c $< -o $@
 
@@ -211,8 +212,7 @@ LUA_STAMP  := $(OBJDIR)/$(LUA_TAG).cflags
 $(shell mkdir -p $(OBJDIR) && { echo '$(LUA_CFLAGS)' | cmp -s - $(LUA_STAMP) 2>/dev/null || \
           echo '$(LUA_CFLAGS)' >$(LUA_STAMP); })
 
-$(OBJDIR)/%-$(LUA_TAG).o: src/%.c src/merchantapi.h src/internal.h src/calls.h src/attempt.h src/http.h src/json_parse.h src/lua_compat.h src/h1_reader.h \
-                      src/lua_binding.h src/memory.h $(LUA_STAMP)
+$(OBJDIR)/%-$(LUA_TAG).o: src/%.c $(wildcard src/*.h) $(LUA_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) -c $< -o $@
 

@@ -25,8 +25,7 @@ $(FUZZ_CXX_OBJ): $(CORE_CXX) src/json_parse.h src/merchantapi.h | deps
 FIXTURES     ?= $(abspath fixtures)
 
 # `| deps`: clang and libclang-rt-14-dev come from scripts/deps on a fresh machine.
-$(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) src/merchantapi.h \
-                      src/internal.h src/calls.h src/http.h src/json_parse.h | deps
+$(FUZZ_DIR)/fuzz_doc: tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) $(wildcard src/*.h) | deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -Isrc -o $@ tests/fuzz/fuzz_doc.c $(FUZZ_SRC) $(FUZZ_CXX_OBJ) $(DEP_LIBS)
 
@@ -37,8 +36,7 @@ FUZZ_LUA_SRC := $(LUA_SRC) $(CORE_SRC) $(LLHTTP_OBJ)
 FUZZ_LUA_FLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 FUZZ_LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
-$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) $(FUZZ_CXX_OBJ) src/merchantapi.h \
-                      src/internal.h src/calls.h src/http.h src/json_parse.h $(wildcard src/lua_*.h) | deps
+$(FUZZ_DIR)/fuzz_lua: tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) $(FUZZ_CXX_OBJ) $(wildcard src/*.h) | deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(FUZZ_LUA_FLAGS) -Isrc -o $@ tests/fuzz/fuzz_lua.c $(FUZZ_LUA_SRC) \
 	  $(FUZZ_CXX_OBJ) $(FUZZ_LUA_LIBS) $(DEP_LIBS) -lm

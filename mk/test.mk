@@ -71,8 +71,9 @@ matrix: deps
 	@env MERCHANTAPI_BASE_URL= LUA_PATH="$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;$(CURDIR)/spec/?.lua;;" \
 	  LUA_CPATH="$(CURDIR)/$(LUAMOD_DIR)/?.so;;" $(LUA) /usr/bin/busted spec/faults/fault_matrix_spec.lua
 
-# The files whose code one blocking `client:get_channel` runs (docs/architecture.md,
-# "The path of one call"): a build with gcov's counters in $(BUILD)/call-path.
+# The files whose code one blocking `client:get_channel` runs, and the layers it
+# crosses (docs/architecture.md, "The path of one call"): a build with gcov's
+# counters and -finstrument-functions in $(BUILD)/call-path.
 .PHONY: call-path
 call-path: deps
 	@BUILD=$(BUILD) ./scripts/call-path

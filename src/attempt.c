@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "exchange.h"
 
 char *mapi_attempt_server(const char *url, int *port)
 {

@@ -1,7 +1,8 @@
 /*
  * attempt.h -- internal: the facts of an attempt's record the exchange
- * cannot take from elsewhere (attempt.c) and W3C Trace Context (trace.c).
- * Included by internal.h.
+ * cannot take from elsewhere (attempt.c) and W3C Trace Context's ids
+ * (trace.c; its format is the builder's, calls.h).  Of the exchange's layer
+ * (floor 60): exchange.h includes it.
  */
 #ifndef MAPI_ATTEMPT_H
 #define MAPI_ATTEMPT_H
@@ -22,17 +23,6 @@ char *mapi_attempt_line(const mapi_attempt_info *in);
 /* error.type (mapi_attempt_info) of an attempt that got status (0: none)
    and failed with kind (a status is written into buf; a kind's name is static). */
 const char *mapi_attempt_error_type(int status, mapi_error_kind kind, char *buf, size_t size);
-
-/* ---- W3C Trace Context: its format (trace_context.c) ---- */
-
-#define MAPI_TRACEPARENT_LEN 55 /* "00-" 32 "-" 16 "-" 2 */
-#define MAPI_TRACESTATE_MAX 512
-/* The rule of a call's traceparent and tracestate (mapi_call_opts); NULL
-   is none.  0, or -1 with USAGE. */
-int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error *err);
-/* 1 when s[0..n) is lowercase hex, and not all zeros when nonzero is set
-   (an id of the format). */
-int mapi_trace_hex(const char *s, size_t n, int nonzero);
 
 /* ---- W3C Trace Context: the ids (trace.c) ---- */
 

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 void mapi_budget_start(mapi_budget *b, double max_seconds, size_t max_calls)
 {

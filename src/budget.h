@@ -1,7 +1,7 @@
 /*
  * budget.h -- internal: a step's budget (budget.c), what an event loop's
  * step may do, shared by the HTTP layer's loop, the C loop and the binding.
- * Included by internal.h.
+ * Of the base layer: base.h includes it.
  */
 #ifndef MAPI_BUDGET_H
 #define MAPI_BUDGET_H

@@ -1,12 +1,12 @@
 /*
- * buf.c -- a growable NUL-terminated byte string (mapi_buf, internal.h: out
+ * buf.c -- a growable NUL-terminated byte string (mapi_buf, base.h: out
  * of memory is sticky), and the small byte-string helpers.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 void mapi_buf_init(mapi_buf *b)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "calls.h"
 
 #define API_PREFIX "/api/public/v1"
 

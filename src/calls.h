@@ -1,11 +1,18 @@
 /*
  * calls.h -- the service's rules, written once (calls.c): the endpoint
  * table (interface, "Endpoints") and the builders that turn a row, an id
- * and a call's options into the request an exchange sends.  Internal: the
- * core, the binding and the tests include it through internal.h.
+ * and a call's options into the request an exchange sends; the limits of
+ * option values (limits.c) and W3C Trace Context's format
+ * (trace_context.c).  The header of the service's rules (floor 50 of
+ * docs/architecture.md's "The layers"; the page walk's is page_walk.h).
+ * Internal.  Includes only messages.h, below it.
  */
 #ifndef MAPI_CALLS_H
 #define MAPI_CALLS_H
+
+#include <stddef.h>
+
+#include "messages.h"
 
 /* One row of the endpoint table (interface, "Endpoints"): everything the
    core, the binding and the Lua modules know of one call.  The rows are
@@ -122,5 +129,50 @@ int mapi_call_build_request(mapi_call_base *base, const char *method,
                             const mapi_request_opts *opts, mapi_call *k, mapi_error *err);
 /* Frees what a builder allocated (k->url); k NULL ignored. */
 void mapi_call_release(mapi_call *k);
+
+/* ---- option limits (limits.c): one check per option value, for C and Lua ---- */
+
+/* Each returns NULL when the value is within its limits (mapi_config's and
+   mapi_list_addresses's, merchantapi.h; page and per_page >= 1 and within a
+   long), else the USAGE title (a static string: the same from the C API and
+   from Lua).  NULL is refused: the caller skips what was not given (in the
+   C structs 0 or NULL). */
+const char *mapi_limit_timeout(double seconds);
+const char *mapi_limit_connect_timeout(double seconds);
+const char *mapi_limit_deadline(double seconds);
+const char *mapi_limit_max_retries(long long n);
+const char *mapi_limit_max_body(unsigned long long n);
+const char *mapi_limit_max_depth(long long n); /* >= 0 (0: the default) */
+const char *mapi_limit_page(long long n);
+const char *mapi_limit_per_page(long long n);
+const char *mapi_limit_order(const char *s);
+const char *mapi_limit_order_type(const char *s);
+/* The limits of a list's parameters, each checked when given (order and
+   order_type non-NULL, page and per_page non-zero); NULL when p is NULL. */
+const char *mapi_limit_page_params(const mapi_page_params *p);
+/* title NULL: 0.  Else err = USAGE title, and -1. */
+int mapi_limit_refuse(const char *title, mapi_error *err);
+/* The caps of one list_addresses_pages call: pages, and transfers in flight
+   (a larger concurrency is cut to it). */
+#define MAPI_PAGES_MAX 1000
+#define MAPI_PAGES_MAX_CONCURRENCY 64
+/* count 1 .. MAPI_PAGES_MAX, concurrency >= 1: the binding's own checks of
+   list_addresses_pages (its arrays are sized by count; first_page is
+   mapi_list_addresses_pages_ex's).  0, or -1 with USAGE. */
+int mapi_pages_check(long count, long concurrency, mapi_error *err);
+/* concurrency within 1 .. MAPI_PAGES_MAX_CONCURRENCY. */
+size_t mapi_pages_concurrency(size_t concurrency);
+
+
+/* ---- W3C Trace Context: its format (trace_context.c) ---- */
+
+#define MAPI_TRACEPARENT_LEN 55 /* "00-" 32 "-" 16 "-" 2 */
+#define MAPI_TRACESTATE_MAX 512
+/* The rule of a call's traceparent and tracestate (mapi_call_opts); NULL
+   is none.  0, or -1 with USAGE. */
+int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error *err);
+/* 1 when s[0..n) is lowercase hex, and not all zeros when nonzero is set
+   (an id of the format). */
+int mapi_trace_hex(const char *s, size_t n, int nonzero);
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "drivers.h"
 #include "http.h"
 
 struct mapi_client {

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "internal.h"
+#include "base.h"
 
 double mapi_monotonic_seconds(void)
 {

@@ -1,6 +1,7 @@
 /*
  * clock.h -- internal: the process's clocks and its one blocking sleep
- * (clock.c), its randomness (random.c).  Included by internal.h.
+ * (clock.c), its randomness (random.c).  Of the base layer: base.h
+ * includes it.
  */
 #ifndef MAPI_CLOCK_H
 #define MAPI_CLOCK_H

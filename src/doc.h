@@ -1,7 +1,7 @@
 /*
  * doc.h -- what the files of the JSON:API document layer share (not
  * installed): the document and resource structs, and the calls one file
- * makes into another (docs/architecture.md's "Layout" names each file's job).
+ * makes into another; what the layer offers those above is documents.h (docs/architecture.md's "Layout" names each file's job).
  *
  * Everything is built in the call that reads the body, touching resource
  * objects only (the values below them are the tree's).  Nothing is
@@ -16,7 +16,7 @@
 #ifndef MAPI_DOC_H
 #define MAPI_DOC_H
 
-#include "internal.h"
+#include "documents.h"
 
 /* A relationship of a resource, resolved once while parsing. */
 typedef struct rel_rec {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 /* The path and query of an absolute URL ("/api/...?.."), borrowed from url;
    "/" when it has none (for messages). */

@@ -1,12 +1,12 @@
 /*
- * error_doc.c -- a JSON:API error document into a mapi_error (internal.h,
+ * error_doc.c -- a JSON:API error document into a mapi_error (exchange.h,
  * mapi_error_from_errors), the limits an amount error's detail carries, and
  * the one rule of what is an error document.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "exchange.h"
 
 /* ---- error documents ---- */
 

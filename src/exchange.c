@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "exchange.h"
 
 struct mapi_exchange {
     mapi_call call;       /* call.method/url/type/id point at the copies below */

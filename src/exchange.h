@@ -1,12 +1,87 @@
 /*
  * exchange.h -- internal: one call across its attempts, without I/O
  * (exchange.c): the request each attempt sends (mapi_attempt_request,
- * internal.h), how an attempt ended in the exchange's terms (mapi_ended),
- * and every decision between attempts.  Included by internal.h in its
- * place; it knows nothing of the HTTP layer (http.h), its sibling.
+ * messages.h), how an attempt ended in the exchange's terms (mapi_ended),
+ * and every decision between attempts; with what it runs on each answer:
+ * error documents (error_doc.c), a response mapped (mapping.c), retries
+ * (retry.c), and attempt.h (attempt.c, trace.c); the metrics it records
+ * into where an attempt ends are metrics.h's (floor 55).  The header of
+ * the layer "one call across attempts" (floor 60 of docs/architecture.md's
+ * "The layers"): it includes only the headers of the layers below
+ * (documents.h, calls.h and through them messages.h, base.h; metrics.h),
+ * never http.h, the HTTP layer's, its sibling at the same floor.
  */
 #ifndef MAPI_EXCHANGE_H
 #define MAPI_EXCHANGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "documents.h"
+#include "calls.h"
+#include "attempt.h"
+#include "metrics.h"
+
+/* ---- error documents (error_doc.c) ---- */
+
+/* Fills err->errors / nerrors from an errors[] array value, and code,
+   title, detail, pointer from its first entry, and amount/minimum/maximum
+   from the first amount_below_minimum / amount_above_maximum entry whose
+   detail parses.  Sets kind API.  0, or -1 when out of memory. */
+int mapi_error_from_errors(mapi_error *err, const mapi_value *errors);
+/* mapi_doc_error's rule (merchantapi.h: "is this an error document"), for
+   the client's mapping of every response (mapping.c) too: status is the
+   HTTP status the document came with (0: none, as mapi_doc_error).  A
+   list's meta is not read (its counts: the list calls', mapping.c).  Under
+   a non-2xx status errors with primary data is API (status and errors
+   agree on a failure); the DECODE of both keeps errors[] only (no code,
+   title, detail, pointer). */
+int mapi_doc_error_rule(const mapi_doc *doc, int status, mapi_error *err);
+/* Parses a limit detail "amount: 5.5, minimum: 10.0" (or "maximum: ..."):
+   each out pointer (may be NULL) gets a new string with the exact decimal
+   text of that member, or NULL when the member is absent.  0, or -1 when
+   out of memory (all outputs NULL then). */
+int mapi_limit_detail_parse(const char *detail, char **amount, char **minimum,
+                            char **maximum);
+
+/* ---- mapping responses to results (mapping.c) ---- */
+
+/* 1 when a Content-Type is application/vnd.api+json or application/json
+   (case-insensitive, parameters allowed). */
+int mapi_media_type_is_json(const char *content_type);
+/* Maps one response of call k: 0 with *out (a document that owns res), or
+   -1 with *e filled (kind, status, request_id, retry_after, retryable;
+   e->response owns res or a copy of it).  The outcome is the exchange's. */
+int mapi_map_response(const mapi_call *k, mapi_response *res, int max_depth, mapi_doc **out,
+                      mapi_error *e);
+
+/* ---- retries (retry.c) ---- */
+
+/* Seconds to wait before retry number `retry` (0 for the first retry): full
+   jitter, u * min(8, 0.5 * 2^retry), with u in [0, 1) from the random hook. */
+double mapi_backoff_delay(int retry, double u);
+/* A wait before a retry (the exchange's; wait_for_txid's, core.retry_wait):
+   retry_after when >= 0, else the backoff of retry number `retry` (0: the
+   first): base <= 0, mapi_backoff_delay's; else base * 2^retry at most cap;
+   times jitter's u (NULL: 1), which is drawn only for a backoff. */
+double mapi_retry_wait(double retry_after, int retry, double base, double cap,
+                       mapi_random_fn jitter, void *ctx);
+/* A Retry-After value (delta seconds, or an HTTP date compared with `now`) in
+   seconds, capped at 60 and never negative; -1 when value is NULL or not
+   a valid Retry-After. */
+double mapi_retry_after_parse(const char *value, time_t now);
+/* The Retry-After of response res (NULL: none) as above, against the time
+   now: the one reading of the header for every answer. */
+double mapi_response_retry_after(const mapi_response *res);
+/* 1 for the statuses a call may retry: 429, 502, 503, 504. */
+int mapi_status_retryable(int status);
+/* The default deadline of a call (merchantapi.h, mapi_config.deadline): what
+   max_retries + 1 attempts of `timeout` seconds and the longest backoff
+   before each retry can take together. */
+double mapi_default_deadline(double timeout, int max_retries);
+
+/* ---- one call across its attempts (exchange.c) ---- */
 
 /* What an exchange copies from its client (nothing is borrowed). */
 typedef struct mapi_exchange_settings {

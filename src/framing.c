@@ -27,7 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "messages.h"
 
 void mapi_framing_init(mapi_framing *f)
 {

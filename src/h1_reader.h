@@ -27,7 +27,7 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "messages.h"
 
 /* libcurl's cap of one header line (CURL_MAX_HTTP_HEADER), in bytes */
 #define MAPI_H1_MAX_LINE (100 * 1024)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "messages.h"
 
 /* The headers the client writes itself, and those that frame the message
    or steer the connection: none can be set by the caller. */

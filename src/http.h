@@ -1,17 +1,19 @@
 /*
  * http.h -- what the HTTP layer (http.c, http_transfer.c, http_loop.c: the
  * only files that call libcurl) offers the rest of the core: one request on
- * a client's easy handle, and transfers driven by an event loop.  Hidden
- * like internal.h; included after it by the drivers above the layer
+ * a client's easy handle, and transfers driven by an event loop.  The
+ * header of the layer "HTTP over libcurl" (floor 60 of
+ * docs/architecture.md's "The layers"): it includes only messages.h (and
+ * through it base.h), below it; included by the drivers above the layer
  * (client.c, loop.c, pages.c) and by the layer's own files
  * (http_private.h), never by the exchange, its sibling: a request is
- * internal.h's mapi_attempt_request, the exchange's to hand out.  What the
+ * messages.h's mapi_attempt_request, the exchange's to hand out.  What the
  * three files share is http_private.h.
  */
 #ifndef MAPI_HTTP_H
 #define MAPI_HTTP_H
 
-#include "internal.h"
+#include "messages.h"
 
 /* ---- the HTTP layer: libcurl (http.c, http_transfer.c) ---- */
 

@@ -11,7 +11,6 @@
 #include <curl/curl.h>
 #include <sys/types.h>
 
-#include "internal.h"
 #include "http.h"
 
 /* CURLOPT_PREREQFUNCTION: libcurl 7.80.0 */

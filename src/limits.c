@@ -5,13 +5,13 @@
  * USAGE title from C and from Lua, before anything is sent.  Lua checks
  * only what Lua alone can (a value's Lua type: lua/merchantapi/options.lua;
  * the binding, lua_options.c, only converts); every limit is here (each
- * is listed in internal.h).  The service's largest page size is not shown
+ * is listed in calls.h).  The service's largest page size is not shown
  * by the interface: the server refuses a larger one.
  */
 #include <limits.h>
 #include <string.h>
 
-#include "internal.h"
+#include "calls.h"
 
 static const char *seconds_in_range(double seconds, const char *title)
 {

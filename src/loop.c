@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "drivers.h"
 #include "http.h"
 
 typedef enum op_state {

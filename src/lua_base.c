@@ -29,7 +29,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Metatables and small pushes                                              */

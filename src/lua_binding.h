@@ -3,13 +3,17 @@
  * installed; every symbol is hidden (the module exports only
  * luaopen_merchantapi_core).  docs/architecture.md's "Layout" names each
  * file's job; one section below per file.  A declaration without a comment
- * is documented at its definition.
+ * is documented at its definition.  The header of the binding's base
+ * (floor 80 of docs/architecture.md's "The layers"): it includes the
+ * drivers' header (drivers.h, and through it every layer of the core below
+ * them) and no header of the binding above its base.
  */
 #ifndef MAPI_LUA_BINDING_H
 #define MAPI_LUA_BINDING_H
 
 #include "merchantapi.h"
 #include "lua_compat.h"
+#include "drivers.h"
 
 /* Metatables, in the registry under these names. */
 #define CLIENT_MT "merchantapi.client"

@@ -11,7 +11,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 /* The fields an error and each of its entries share, into the table on top. */
 static void set_entry(lua_State *L, int status, const char *code, const char *title,

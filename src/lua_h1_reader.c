@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "h1_reader.h"
-#include "internal.h"
 #include "lua_binding.h"
 
 typedef struct reader_box {

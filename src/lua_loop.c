@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "lua_binding.h"
 
 #define LOOP_MT "merchantapi.loop"

@@ -12,7 +12,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 /* core.monotonic() -> seconds (a number) on a clock that never jumps
    (CLOCK_MONOTONIC): only differences between two readings mean anything.
@@ -157,9 +156,9 @@ static void push_endpoints(lua_State *L)
 }
 
 /* Pushes core.defaults: the options' defaults, written once in the core
-   (internal.h): timeout, connect_timeout (seconds), max_retries, max_body
+   (base.h): timeout, connect_timeout (seconds), max_retries, max_body
    (bytes), max_depth (nesting levels); max_header_bytes, the fixed cap of a
-   response's header lines; pages_max, the most pages of one
+   response's header lines (messages.h); pages_max, the most pages of one
    list_addresses_pages call (the pager's batch); integers are integers in
    5.3+. */
 static void push_defaults(lua_State *L)

@@ -11,7 +11,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 #define METRICS_MT "merchantapi.metrics_store"
 

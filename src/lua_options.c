@@ -18,7 +18,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 /* ---- the names and types of a call's options: one check, from its row ---- */
 

@@ -30,7 +30,6 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include "lua_binding.h"
 
 #define PAGE_BATCH_MT "merchantapi.page_batch"

@@ -12,7 +12,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* The response object                                                      */

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "h1_reader.h"
-#include "internal.h"
 #include "lua_binding.h"
 
 /* ------------------------------------------------------------------------ */

@@ -17,7 +17,6 @@
 #include "merchantapi.h"
 #include "lua_compat.h"
 #include "lua_binding.h"
-#include "internal.h"
 
 /* The metatables that make a table weak-valued / weak-keyed (see "Links,
    meta and relationships" below). */

@@ -25,7 +25,6 @@
 #include <limits.h>
 #include <string.h>
 
-#include "internal.h"
 #include "lua_binding.h"
 #include "page_walk.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "exchange.h"
 
 int mapi_media_type_is_json(const char *ct)
 {

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "calls.h"
+#include "metrics.h"
 
 const double mapi_metrics_bounds[MAPI_METRICS_BOUNDS] = {
     0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};

@@ -1,8 +1,8 @@
 /*
  * metrics.h -- internal: a client's metrics, recorded where an attempt ends
  * (the exchange calls mapi_metrics_record) into cells found by their
- * attributes: no string and no Lua table is made per attempt.  Included by
- * internal.h.  The metrics, their names and attributes: docs/guide/observe.md,
+ * attributes: no string and no Lua table is made per attempt.  The header
+ * of the metrics layer (floor 55): exchange.h includes it.  The metrics, their names and attributes: docs/guide/observe.md,
  * "Metrics"; read out by lua/merchantapi/metrics.lua (src/lua_metrics.c).
  */
 #ifndef MAPI_METRICS_H

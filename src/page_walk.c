@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "calls.h"
 #include "page_walk.h"
 
 struct mapi_key_slot {

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "calls.h"
+#include "drivers.h"
 #include "page_walk.h"
 
 struct mapi_pager {

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "drivers.h"
 #include "http.h"
 
 /* The longest a step of the loop waits for activity (seconds). */

@@ -5,7 +5,7 @@
  */
 #include <time.h>
 
-#include "internal.h"
+#include "base.h"
 
 uint64_t mapi_rng_seed(uintptr_t salt)
 {

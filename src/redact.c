@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 /* The first occurrence of secret (slen bytes) in s, or NULL; ASCII letters
    compared without case when icase is set. */

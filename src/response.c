@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "messages.h"
 
 /* the room a body takes at its first bytes (then doubled as it grows) */
 #define BODY_FIRST_CAP 16384

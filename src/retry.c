@@ -6,7 +6,7 @@
 #include <curl/curl.h>
 #include <time.h>
 
-#include "internal.h"
+#include "exchange.h"
 
 #define BACKOFF_BASE 0.5  /* seconds before the first retry, at most */
 #define BACKOFF_CAP 8.0   /* seconds, at most, before any retry */

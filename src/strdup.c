@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 char *mapi_strdup(const char *s)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "exchange.h"
 
 static unsigned long forks;   /* written only in a child, before it has other threads */
 static int watched;           /* 1: count_fork is registered */

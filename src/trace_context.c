@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "calls.h"
 
 int mapi_trace_hex(const char *s, size_t n, int nonzero)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "messages.h"
 
 int mapi_url_encode(mapi_buf *b, const char *s)
 {

@@ -1,5 +1,5 @@
 /* version.c -- the library's version at run time (mapi_version). */
-#include "merchantapi.h"
+#include "base.h"
 
 const char *mapi_version(void)
 {

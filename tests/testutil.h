@@ -22,7 +22,7 @@
 #include <curl/curl.h>
 
 #include "merchantapi.h"
-#include "internal.h"
+#include "drivers.h"
 
 #define TU_DEFAULT_KEY "sk_test_sandbox_4f9a2c"
 

@@ -1,6 +1,6 @@
 -- The core's endpoint table and defaults, as Lua sees them (core.endpoints,
 -- core.defaults): one row per call, by index and by name, with the rules the
--- C core applies (src/calls.c, src/internal.h).
+-- C core applies (src/calls.c, src/calls.h, src/base.h).
 local core = require "merchantapi.core"
 
 describe("core.endpoints", function()

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h" /* mapi_error_redact, as the client calls it */
+#include "base.h" /* mapi_error_redact, as the client calls it */
 #include "merchantapi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
