@@ -111,7 +111,7 @@ char *mapi_strndup(const char *s, size_t n);
 /* a[0..alen) and b[0..blen) copied into one block, each NUL-terminated:
    the block (a's copy; free it, and so both), *second b's copy; NULL (and
    *second NULL) when out of memory. */
-char *mapi_strndup2(const char *a, size_t alen, const char *b, size_t blen, char **second);
+char *mapi_strpair(const char *a, size_t alen, const char *b, size_t blen, char **second);
 /* Clears err, then sets kind and a printf-formatted title. Returns -1. */
 int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
 /* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */

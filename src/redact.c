@@ -13,14 +13,16 @@
 static char *find_secret(char *s, const char *secret, size_t slen, int icase)
 {
     unsigned char first = (unsigned char)secret[0] | 0x20;
+    size_t i, n;
 
     if (!icase)
         return strstr(s, secret);
-    /* letters equal without case are equal with bit 0x20 set: a first test
-       inline, then the whole comparison */
-    for (; *s; s++)
-        if (((unsigned char)*s | 0x20) == first && mapi_ascii_ieq(s, slen, secret, slen))
-            return s;
+    n = strlen(s);
+    /* only where the secret fits; letters equal without case are equal with
+       bit 0x20 set: a first test inline, then the whole comparison */
+    for (i = 0; n >= slen && i <= n - slen; i++)
+        if (((unsigned char)s[i] | 0x20) == first && mapi_ascii_ieq(s + i, slen, secret, slen))
+            return s + i;
     return NULL;
 }
 
@@ -121,7 +123,7 @@ void mapi_response_redact(mapi_response *res, const char *secret)
             name = h->name;
         if (!value)
             value = h->value;
-        block = mapi_strndup2(name, strlen(name), value, strlen(value), &block_value);
+        block = mapi_strpair(name, strlen(name), value, strlen(value), &block_value);
         if (name != h->name)
             free(name);
         if (value != h->value)

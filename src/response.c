@@ -69,7 +69,7 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
     }
     trim(&name, &name_len);
     trim(&value, &value_len);
-    h.name = mapi_strndup2(name, name_len, value, value_len, &h.value); /* one block */
+    h.name = mapi_strpair(name, name_len, value, value_len, &h.value); /* one block */
     if (!h.name)
         return -1;
     for (i = 0; h.name[i]; i++)

@@ -28,7 +28,7 @@ char *mapi_strndup(const char *s, size_t n)
     return p;
 }
 
-char *mapi_strndup2(const char *a, size_t alen, const char *b, size_t blen, char **second)
+char *mapi_strpair(const char *a, size_t alen, const char *b, size_t blen, char **second)
 {
     char *p;
 
