@@ -83,8 +83,8 @@ int mapi_hex_digit(int c);
    here for the redaction, redact.c: the functions are in messages.h) ---- */
 
 typedef struct mapi_header {
-    char *name;  /* lower-cased */
-    char *value; /* trimmed */
+    char *name;  /* lower-cased; one block with the value: free the name only */
+    char *value; /* trimmed; in the name's block (response.c) */
 } mapi_header;
 
 struct mapi_response {
@@ -108,6 +108,10 @@ struct mapi_response {
 /* strdup / strndup that return NULL for NULL (or when out of memory). */
 char *mapi_strdup(const char *s);
 char *mapi_strndup(const char *s, size_t n);
+/* a[0..alen) and b[0..blen) copied into one block, each NUL-terminated:
+   the block (a's copy; free it, and so both), *second b's copy; NULL (and
+   *second NULL) when out of memory. */
+char *mapi_strpair(const char *a, size_t alen, const char *b, size_t blen, char **second);
 /* Clears err, then sets kind and a printf-formatted title. Returns -1. */
 int mapi_error_set(mapi_error *err, mapi_error_kind kind, const char *fmt, ...) MAPI_PRINTF(3, 4);
 /* Sets err to MAPI_ERR_MEMORY "out of memory". Returns -1.  err may be NULL. */
@@ -135,6 +139,10 @@ int mapi_error_message(mapi_error *err);
    the secret was found, else 0.  field or *field NULL: 0. */
 int mapi_redact_ex(char **field, const char *secret, int icase);
 int mapi_redact(char **field, const char *secret); /* icase 0 */
+/* The same redaction of s left in place: 0 when s (NULL: 0) holds no
+   secret, *out NULL; else 1 and *out the redacted copy (the caller frees
+   it), or, out NULL or out of memory (*out NULL), s masked in place. */
+int mapi_redact_into(char *s, const char *secret, int icase, char **out);
 /* mapi_redact over every string field of err (entries included) and the
    header names and values of err->response, then rebuilds the message.
    When the message cannot be rebuilt, err becomes a MEMORY error. */

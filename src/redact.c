@@ -12,39 +12,61 @@
    compared without case when icase is set. */
 static char *find_secret(char *s, const char *secret, size_t slen, int icase)
 {
+    unsigned char first = (unsigned char)secret[0] | 0x20;
+    size_t i, n;
+
     if (!icase)
         return strstr(s, secret);
-    for (; *s; s++)
-        if (mapi_ascii_ieq(s, slen, secret, slen))
-            return s;
+    n = strlen(s);
+    /* only where the secret fits; letters equal without case are equal with
+       bit 0x20 set: a first test inline, then the whole comparison */
+    for (i = 0; n >= slen && i <= n - slen; i++)
+        if (((unsigned char)s[i] | 0x20) == first && mapi_ascii_ieq(s + i, slen, secret, slen))
+            return s + i;
     return NULL;
+}
+
+int mapi_redact_into(char *s, const char *secret, int icase, char **out)
+{
+    size_t slen = secret ? strlen(secret) : 0;
+    char *p, *hit, *copy;
+    mapi_buf b;
+
+    if (out)
+        *out = NULL;
+    if (!s || slen < 4 || !find_secret(s, secret, slen, icase))
+        return 0;
+    if (out) {
+        mapi_buf_init(&b);
+        p = s;
+        while ((hit = find_secret(p, secret, slen, icase)) != NULL) {
+            mapi_buf_append(&b, p, (size_t)(hit - p));
+            mapi_buf_puts(&b, "[REDACTED]");
+            p = hit + slen;
+        }
+        mapi_buf_puts(&b, p);
+        copy = mapi_buf_take(&b);
+        if (copy) {
+            *out = copy;
+            return 1;
+        }
+    }
+    /* asked to, or out of memory: mask the secret where it stands */
+    for (p = s; (hit = find_secret(p, secret, slen, icase)) != NULL; p = hit + slen)
+        memset(hit, '*', slen);
+    return 1;
 }
 
 int mapi_redact_ex(char **field, const char *secret, int icase)
 {
-    size_t slen = secret ? strlen(secret) : 0;
-    char *p, *hit;
-    mapi_buf b;
+    char *copy;
 
-    if (!field || !*field || slen < 4 || !find_secret(*field, secret, slen, icase))
+    if (!field || !mapi_redact_into(*field, secret, icase, &copy))
         return 0;
-    mapi_buf_init(&b);
-    p = *field;
-    while ((hit = find_secret(p, secret, slen, icase)) != NULL) {
-        mapi_buf_append(&b, p, (size_t)(hit - p));
-        mapi_buf_puts(&b, "[REDACTED]");
-        p = hit + slen;
-    }
-    mapi_buf_puts(&b, p);
-    p = mapi_buf_take(&b);
-    if (p) {
+    if (copy) {
         free(*field);
-        *field = p;
-        return 1;
+        *field = copy;
     }
-    /* out of memory: mask the secret where it stands rather than keep it */
-    for (p = *field; (hit = find_secret(p, secret, slen, icase)) != NULL; p = hit + slen)
-        memset(hit, '*', slen);
     return 1;
 }
 
@@ -86,11 +108,33 @@ void mapi_error_redact(mapi_error *err, const char *secret)
 void mapi_response_redact(mapi_response *res, const char *secret)
 {
     size_t i;
+    mapi_header *h;
+    char *name, *value, *block, *block_value;
+    int hit;
 
-    if (!res)
-        return;
-    for (i = 0; i < res->nheaders; i++) {
-        mapi_redact_ex(&res->headers[i].name, secret, 1);
-        mapi_redact(&res->headers[i].value, secret);
+    for (i = 0; res && i < res->nheaders; i++) {
+        h = &res->headers[i];
+        hit = mapi_redact_into(h->name, secret, 1, &name);
+        hit |= mapi_redact_into(h->value, secret, 0, &value);
+        if (!hit)
+            continue; /* the usual case: nothing copied */
+        /* name and value share one block (struct mapi_header): a new one */
+        if (!name)
+            name = h->name;
+        if (!value)
+            value = h->value;
+        block = mapi_strpair(name, strlen(name), value, strlen(value), &block_value);
+        if (name != h->name)
+            free(name);
+        if (value != h->value)
+            free(value);
+        if (block) {
+            free(h->name);
+            h->name = block;
+            h->value = block_value;
+        } else { /* out of memory: the secret masked where it stands */
+            mapi_redact_into(h->name, secret, 1, NULL);
+            mapi_redact_into(h->value, secret, 0, NULL);
+        }
     }
 }

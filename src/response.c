@@ -28,10 +28,8 @@ void mapi_response_clear_headers(mapi_response *res)
 {
     size_t i;
 
-    for (i = 0; i < res->nheaders; i++) {
-        free(res->headers[i].name);
-        free(res->headers[i].value);
-    }
+    for (i = 0; i < res->nheaders; i++)
+        free(res->headers[i].name); /* the value lives in the same block */
     res->nheaders = 0;
 }
 
@@ -71,13 +69,9 @@ int mapi_response_add_header(mapi_response *res, const char *name, size_t name_l
     }
     trim(&name, &name_len);
     trim(&value, &value_len);
-    h.name = mapi_strndup(name, name_len);
-    h.value = mapi_strndup(value, value_len);
-    if (!h.name || !h.value) {
-        free(h.name);
-        free(h.value);
+    h.name = mapi_strpair(name, name_len, value, value_len, &h.value); /* one block */
+    if (!h.name)
         return -1;
-    }
     for (i = 0; h.name[i]; i++)
         h.name[i] = (char)mapi_ascii_lower((unsigned char)h.name[i]);
     res->headers[res->nheaders++] = h;
