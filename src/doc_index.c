@@ -98,7 +98,7 @@ static uint64_t load32(const char *s)
 /* Eight bytes at a time (ids are often 36-byte UUIDs), then the last
    n % 8 bytes as a word of their own (they differ most between ids): read
    with one load ending at s + n, never past it. */
-static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+uint64_t mapi_hash_bytes(uint64_t h, const char *s, size_t n)
 {
     size_t r = n % 8, i;
     uint64_t w;
@@ -120,8 +120,8 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
 
 static size_t hash_key(const char *type, size_t tlen, unsigned kind, const char *v, size_t vlen)
 {
-    uint64_t h = hash_bytes(UINT64_C(0xC2B2AE3D27D4EB4F) + kind, type, tlen);
-    return (size_t)hash_bytes(h, v, vlen);
+    uint64_t h = mapi_hash_bytes(UINT64_C(0xC2B2AE3D27D4EB4F) + kind, type, tlen);
+    return (size_t)mapi_hash_bytes(h, v, vlen);
 }
 
 static const mapi_value *key_value(const mapi_resource *r, unsigned kind)

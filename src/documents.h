@@ -35,6 +35,12 @@ int mapi_value_equal(const mapi_value *a, const mapi_value *b);
 
 /* ---- JSON:API documents (doc_*.c, doc.h) ---- */
 
+/* h mixed with the n bytes at s (any bytes; none read past s + n, so any
+   buffer will do): the one hash of the index's keys (doc_index.c) and of
+   the page walk's seen items (page_walk.c).  Chain calls for a key of
+   several parts: the length is mixed in first, so parts cannot shift. */
+uint64_t mapi_hash_bytes(uint64_t h, const char *s, size_t n);
+
 /* Parses res->body into a document that takes ownership of res: on success
    the document owns it (mapi_doc_response); on failure err->response owns it
    (freed by mapi_error_clear).  Either way the caller must not free res.

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "documents.h"
 #include "page_walk.h"
 
 struct mapi_key_slot {
@@ -34,15 +35,7 @@ struct mapi_key_slot {
 
 static uint64_t key_hash(const char *a, size_t alen, const char *b, size_t blen)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a, 64 bits */
-    size_t i;
-
-    for (i = 0; i < alen; i++)
-        h = (h ^ (unsigned char)a[i]) * 1099511628211ULL;
-    h = (h ^ 0xffu) * 1099511628211ULL; /* between the two parts */
-    for (i = 0; i < blen; i++)
-        h = (h ^ (unsigned char)b[i]) * 1099511628211ULL;
-    return h;
+    return mapi_hash_bytes(mapi_hash_bytes(UINT64_C(0x9E3779B97F4A7C15), a, alen), b, blen);
 }
 
 static void set_clear(mapi_key_set *s)
