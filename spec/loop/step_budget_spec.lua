@@ -1,4 +1,6 @@
--- merchantapi.loop: what one step of a budget holds -- a batch's pages kept
+-- merchantapi.loop: a budget per step (calls, time, wait) -- what a step
+-- hands back and sends, when it returns with work left and what it waits
+-- out, bad budgets -- and what one step of a budget holds: a batch's pages kept
 -- in the core until the pager hands each out (Lua's heap, and so the
 -- collector's work in a step, holds one page, not a batch), a piece that
 -- does not fit ends the step's work, what a task starts at the end of a
@@ -7,15 +9,12 @@
 -- kept outside Lua's heap).
 local merchantapi = require "merchantapi"
 local helpers = require "helpers"
+local support = require "support.loop"
 
 local clock = merchantapi.monotonic
 local count = helpers.count
-
-local function client(opts)
-  opts = opts or {}
-  opts.transport = false
-  return helpers.client(opts)
-end
+local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
+local client = support.client
 
 -- Wall-clock work of s seconds (a task's own work on a page).
 local function busy(s)
@@ -206,4 +205,230 @@ describe("merchantapi.loop: a step's budget", function()
       c:close()
     end)
   end
+end)
+
+describe("merchantapi.loop: a budget per step", function()
+  -- Steps with budget until no task is left; per step, the tasks that
+  -- ended in it, and whether work was left for the next (timeout 0).
+  local function run_with(loop, tasks, timeout, budget)
+    local per_step, left_over = {}, 0
+    while true do
+      local before = 0
+      for _, t in ipairs(tasks) do
+        before = before + (t:done() and 1 or 0)
+      end
+      local running = loop:step(timeout, budget)
+      local after = 0
+      for _, t in ipairs(tasks) do
+        after = after + (t:done() and 1 or 0)
+      end
+      per_step[#per_step + 1] = after - before
+      if running == 0 then
+        break
+      end
+      if loop:timeout() == 0 then
+        left_over = left_over + 1
+      end
+      assert(#per_step < 10000, "the loop does not move on")
+    end
+    return per_step, left_over
+  end
+
+  it("calls = 1: one call handed back per step, the others at the next steps", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local ids, tasks = {}, {}
+    for i = 1, 5 do
+      ids[i] = "echo-budget-" .. i
+      tasks[i] = loop:spawn(function()
+        -- answered together, 300 ms after they all arrived
+        return c:get_channel(ids[i], { headers = { ["X-Sandbox-Delay-Ms"] = "300" } })
+      end)
+    end
+    local per_step, left_over = run_with(loop, tasks, 1, { calls = 1 })
+    for _, n in ipairs(per_step) do
+      assert.is_true(n <= 1)
+    end
+    assert.is_true(#per_step >= 5)
+    assert.is_true(left_over >= 1) -- answers read or calls ended, waiting for a step
+    for i = 1, 5 do
+      assert.equal(ids[i], (tasks[i]:result()).id)
+      assert.equal(1, count(ids[i])) -- nothing lost, nothing sent twice
+    end
+    loop:close()
+    c:close()
+  end)
+
+  it("time: a step returns early with work left, and the next carries on", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local tasks, started = {}, 0
+    for i = 1, 6 do
+      tasks[i] = loop:spawn(function()
+        started = started + 1
+        busy(0.02)
+        local ch = c:get_channel(helpers.CHANNEL_ID)
+        busy(0.02)
+        return ch and ch.id, i
+      end)
+    end
+    -- the first step starts one task: the 20 ms it works spend the 5 ms budget
+    assert.equal(6, loop:step(0, { time = 0.005 }))
+    assert.equal(1, started)
+    assert.equal(0, loop:timeout()) -- work left: a step is due now
+    assert.equal(6, loop:step(0, { time = 0.005 }))
+    assert.equal(2, started)
+    local per_step = run_with(loop, tasks, 0.05, { time = 0.005 })
+    for _, n in ipairs(per_step) do
+      assert.is_true(n <= 1) -- each task's end is 20 ms of work
+    end
+    for i = 1, 6 do
+      assert.same({ helpers.CHANNEL_ID, i }, { tasks[i]:result() })
+    end
+    assert.equal(6, count(helpers.CHANNEL_ID))
+    -- without a budget, one step starts every task
+    started = 0
+    for _ = 1, 3 do
+      loop:spawn(function() started = started + 1; busy(0.01) end)
+    end
+    loop:step(0)
+    assert.equal(3, started)
+    loop:close()
+    c:close()
+  end)
+
+  it("a pager's pages fetched ahead are handed out across steps once the budget is spent", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local pages_at_step, step_no = {}, 0
+    local task = loop:spawn(function()
+      local n, pager = 0, c:addresses("acct-22", { per_page = 5, concurrency = 5 })
+      while true do
+        local item = pager:next()
+        if not item then break end
+        n = n + 1
+        if n % 5 == 1 then -- a page's first item: 10 ms of work on the page
+          pages_at_step[#pages_at_step + 1] = step_no
+          busy(0.01)
+        end
+      end
+      return n
+    end)
+    while true do
+      step_no = step_no + 1
+      if loop:step(0.05, { time = 0.005 }) == 0 then break end
+    end
+    assert.equal(22, task:result())
+    assert.equal(5, #pages_at_step)
+    if helpers.YIELDS_IN_PCALL then -- not Lua 5.1: there the pager cannot yield a turn
+      for i = 2, 5 do -- one page of work (10 ms) per step: each page in a step of its own
+        assert.is_true(pages_at_step[i] > pages_at_step[i - 1])
+      end
+    end
+    loop:close()
+    c:close()
+  end)
+
+  it("a batch's pages are turned into tables one page per piece: a spent budget stops after one", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    -- each page turned into tables, by take or by result
+    local ok, err = pcall(counting_takes, function(counted)
+      local function converted() return counted.take + counted.result end
+      -- page 1 alone, then pages 2-6 and 7-11 in two batches of 5
+      local task = loop:spawn(function()
+        return #c:addresses("acct-22", { per_page = 2, concurrency = 5 }):all()
+      end)
+      local per_step = {}
+      repeat
+        local before = converted()
+        local running = loop:step(0.05, { time = 1e-6 })
+        per_step[#per_step + 1] = converted() - before
+      until running == 0 or #per_step > 5000
+      assert.equal(22, task:result())
+      assert.equal(10, converted())
+      for i, n in ipairs(per_step) do
+        assert.is_true(n <= 1, "step " .. i .. " turned " .. n .. " pages into tables")
+      end
+    end)
+    loop:close()
+    c:close()
+    assert(ok, err)
+  end)
+
+  -- Steps the walk of acct-22 (2 per page, concurrency 2: 11 requests) with
+  -- budget until it is done; the requests each step sent, and its results.
+  local function requests_per_step(budget)
+    local sent, per_step = 0, {}
+    local c = client { on_request = function() sent = sent + 1 end }
+    local loop = assert(merchantapi.loop())
+    local task = loop:spawn(function()
+      return #c:addresses("acct-22", { per_page = 2, concurrency = 2 }):all()
+    end)
+    repeat
+      local before = sent
+      local running = loop:step(0.05, budget)
+      per_step[#per_step + 1] = sent - before
+    until running == 0 or #per_step > 5000
+    local n = task:result()
+    loop:close()
+    c:close()
+    return per_step, n, sent
+  end
+
+  it("wait = true: a page that ends starts the next in the same step", function()
+    helpers.reset()
+    local per_step, n, sent = requests_per_step({ time = 5, wait = true })
+    assert.equal(22, n)
+    assert.equal(11, sent)
+    -- more requests in one step than pages in flight at once: the next
+    -- page of one that ended was sent in the step (all of them, here)
+    assert.is_true(math.max(unpack(per_step)) > 2)
+    -- without wait, a page started in a step is sent at the next one
+    per_step, n, sent = requests_per_step({ time = 5 })
+    assert.equal(22, n)
+    assert.equal(11, sent)
+    assert.is_true(math.max(unpack(per_step)) <= 2)
+  end)
+
+  it("wait = true with nothing ready: the step waits out its budget and no longer", function()
+    helpers.reset()
+    local c = client()
+    local loop = assert(merchantapi.loop())
+    local task = loop:spawn(function()
+      return c:get_channel("echo-wait-budget", { headers = { ["X-Sandbox-Delay-Ms"] = "3000" } })
+    end)
+    local t0 = clock()
+    local running, spent = loop:step(5, { time = 0.1, wait = true })
+    local wall = clock() - t0
+    assert.equal(1, running)
+    -- what the loop counted: the whole budget (waits count with wait), the
+    -- last wait ending within it; the wall clock only far from 3 s and 5 s
+    assert.is_number(spent)
+    assert.is_true(spent >= 0.099, "spent " .. tostring(spent))
+    assert.is_true(spent <= 0.1 + 0.25, "spent " .. tostring(spent))
+    assert.is_true(wall < 1.5, "wall " .. wall)
+    -- without wait, the wait is not counted: a step of timeout 0 spends little
+    local _, spent0 = loop:step(0, { time = 0.1 })
+    assert.is_true(spent0 < 0.1)
+    loop:close()
+    assert.is_nil(task:result())
+    c:close()
+  end)
+
+  it("a bad budget raises", function()
+    local loop = assert(merchantapi.loop())
+    assert.has_error(function() loop:step(0, 5) end)
+    assert.has_error(function() loop:step(0, { time = 0 }) end)
+    assert.has_error(function() loop:step(0, { calls = 0.5 }) end)
+    assert.has_error(function() loop:step(0, { calls = 0 }) end)
+    assert.has_error(function() loop:step(0, { calls = 1, wait = true }) end)
+    assert.has_error(function() loop:step(0, { time = 1, wait = 1 }) end)
+    assert.equal(0, loop:step(0, {}))
+    loop:close()
+  end)
 end)
