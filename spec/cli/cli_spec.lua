@@ -14,86 +14,62 @@ local T = require "support.cli"
 local format = string.format
 local quote = helpers.shell_quote
 local count = helpers.count
-local BIN = T.BIN
-local KEY = T.KEY
-local PAYOUT = T.PAYOUT
-local CHANNEL = T.CHANNEL
-local EXIT = T.EXIT
-local read_file = T.read_file
-local write_file = T.write_file
-local outputs = T.outputs
-local cli = T.cli
-local run = T.run
-local cli_tty = T.cli_tty
-local under_asan = T.under_asan
-local have = T.have
-local sandbox_config = T.sandbox_config
-local escape_pattern = T.escape_pattern
 
-describe("merchantapi (the command-line tool)", function()
-  local client
-  setup(function()
-    client = helpers.client()
-  end)
-  before_each(function()
-    helpers.reset()
-  end)
-  teardown(function()
-    client:close()
-  end)
+T.describe_tool(function()
   describe("in process: merchantapi.cli.run", function()
     it("confirm on a terminal: shows the draft and asks; 'n' sends nothing (exit 1), 'y' confirms", function()
-      local out, err, code = run("confirm " .. PAYOUT, { tty = true, stdin = "n\n" })
-      assert.equal(EXIT.declined, code, err)
+      local out, err, code = T.run("confirm " .. T.PAYOUT, { tty = true, stdin = "n\n" })
+      assert.equal(T.EXIT.declined, code, err)
       assert.equal("", out)
-      assert.equal("payout " .. PAYOUT .. ": 250.10 EUR to TJTuEYJ8P9to4Zhdw7zg55VPH3gzLaQDV6, status draft\n"
-        .. "Confirm payout " .. PAYOUT .. "? This moves money. [y/N] merchantapi: not confirmed (nothing sent)\n", err)
-      assert.equal(1, count(PAYOUT)) -- the read shown, no PUT
-      out, err, code = run("confirm " .. PAYOUT .. " --json", { tty = true, stdin = "y\n" })
-      assert.equal(EXIT.ok, code, err)
+      assert.equal("payout " .. T.PAYOUT .. ": 250.10 EUR to TJTuEYJ8P9to4Zhdw7zg55VPH3gzLaQDV6, status draft\n"
+        .. "Confirm payout " .. T.PAYOUT .. "? This moves money. [y/N] "
+        .. "merchantapi: not confirmed (nothing sent)\n", err)
+      assert.equal(1, count(T.PAYOUT)) -- the read shown, no PUT
+      out, err, code = T.run("confirm " .. T.PAYOUT .. " --json", { tty = true, stdin = "y\n" })
+      assert.equal(T.EXIT.ok, code, err)
       assert.matches('"status":"processing"', out)
-      assert.equal(3, count(PAYOUT))
+      assert.equal(3, count(T.PAYOUT))
     end)
 
     it("payout --wait-txid on a terminal: a line per read without a txid", function()
       local _, out, err, code
-      out, err, code = run("payout draft-track-fast --wait-txid=0.2")
-      assert.equal(EXIT.timeout, code, err) -- a draft never gets a txid
+      out, err, code = T.run("payout draft-track-fast --wait-txid=0.2")
+      assert.equal(T.EXIT.timeout, code, err) -- a draft never gets a txid
       assert.equal("", out)
-      _, err, code = run("payout " .. PAYOUT .. " --wait-txid=0", { tty = true })
-      assert.equal(EXIT.timeout, code)
-      assert.matches("^merchantapi: payout " .. escape_pattern(PAYOUT) .. " is draft, no txid yet\n", err)
-      _, err, code = run("payout x --wait-txid=soon")
-      assert.equal(EXIT.usage, code)
+      _, err, code = T.run("payout " .. T.PAYOUT .. " --wait-txid=0", { tty = true })
+      assert.equal(T.EXIT.timeout, code)
+      assert.matches("^merchantapi: payout " .. T.escape_pattern(T.PAYOUT) .. " is draft, no txid yet\n", err)
+      _, err, code = T.run("payout x --wait-txid=soon")
+      assert.equal(T.EXIT.usage, code)
       assert.equal("merchantapi: --wait-txid: expected seconds (a number >= 0), got 'soon'\n", err)
     end)
 
     it("usage errors, version and sandbox without its files", function()
       local _, out, err, code
-      out, err, code = run("addresses acct-22 --concurrency 2")
-      assert.same({ "", "merchantapi: --concurrency is for --all\n", EXIT.usage }, { out, err, code })
-      _, err, code = run("--json --csv channel x")
-      assert.same({ "merchantapi: --json and --csv: one output format at a time\n", EXIT.usage }, { err, code })
-      _, err, code = run("channel x --per-page 2")
-      assert.equal(EXIT.usage, code)
+      out, err, code = T.run("addresses acct-22 --concurrency 2")
+      assert.same({ "", "merchantapi: --concurrency is for --all\n", T.EXIT.usage }, { out, err, code })
+      _, err, code = T.run("--json --csv channel x")
+      assert.same({ "merchantapi: --json and --csv: one output format at a time\n", T.EXIT.usage }, { err, code })
+      _, err, code = T.run("channel x --per-page 2")
+      assert.equal(T.EXIT.usage, code)
       assert.matches("^merchantapi: unknown option '%-%-per%-page'", err)
-      _, err, code = run("addresses x --max-retries 1.5")
-      assert.equal(EXIT.usage, code)
+      _, err, code = T.run("addresses x --max-retries 1.5")
+      assert.equal(T.EXIT.usage, code)
       assert.matches("expected an integer, got '1%.5'", err)
-      out, err, code = run("version")
-      assert.same({ "", EXIT.ok }, { err, code })
+      out, err, code = T.run("version")
+      assert.same({ "", T.EXIT.ok }, { err, code })
       assert.equal(format("merchantapi %s (%s)\n", merchantapi._VERSION, rawget(_G, "jit") and jit.version or _VERSION),
         out)
-      out, err, code = run("sandbox")
-      assert.same({ "", EXIT.tool }, { out, code })
+      out, err, code = T.run("sandbox")
+      assert.same({ "", T.EXIT.tool }, { out, code })
       assert.matches("^merchantapi: the sandbox is not installed with this copy", err)
     end)
 
     it("the exit statuses are one table: --help and the man page's EXIT STATUS match it", function()
       local status = require "merchantapi.cli.status"
-      local help = (cli("--help"))
+      local help = (T.cli("--help"))
       assert.truthy(help:find(status.HELP, 1, true), help)
-      local man = read_file(helpers.ROOT .. "/man/merchantapi.1"):match("\n%.SH EXIT STATUS\n(.-)\n%.SH ")
+      local man = T.read_file(helpers.ROOT .. "/man/merchantapi.1"):match("\n%.SH EXIT STATUS\n(.-)\n%.SH ")
       local codes = {}
       for n, text in man:gmatch("\n%.TP\n%.B (%d+)\n([^\n]*)") do
         codes[#codes + 1] = tonumber(n)
@@ -116,7 +92,7 @@ describe("merchantapi (the command-line tool)", function()
         end
       end
       for _, s in ipairs(status.LIST) do
-        assert.equal(s[1], EXIT[s[2]])
+        assert.equal(s[1], T.EXIT[s[2]])
         assert.truthy(help:find(s[1] .. " " .. s[3], 1, true))
       end
     end)
@@ -125,61 +101,61 @@ describe("merchantapi (the command-line tool)", function()
   describe("confirm and the terminal", function()
     it("refuses without --yes when stdin is not a terminal, even with 'y' on it, sending nothing", function()
       for _, input in ipairs({ "", "y\n" }) do
-        local out, err, code = cli("confirm " .. PAYOUT, { stdin = input })
-        assert.equal(EXIT.usage, code)
+        local out, err, code = T.cli("confirm " .. T.PAYOUT, { stdin = input })
+        assert.equal(T.EXIT.usage, code)
         assert.equal("", out)
         assert.equal("merchantapi: confirm moves money: pass --yes when stdin is not a terminal "
           .. "(nothing was sent)\n", err)
       end
-      assert.equal(0, count(PAYOUT))
-      assert.equal("draft", assert(client:get_payout(PAYOUT)).status)
+      assert.equal(0, count(T.PAYOUT))
+      assert.equal("draft", assert(T.client():get_payout(T.PAYOUT)).status)
     end)
 
     it("asks on a terminal: 'n' sends nothing (exit 1), 'y' confirms", function()
-      if not have("script") then
+      if not T.have("script") then
         pending("no `script` (bsdutils) for a pseudo-terminal")
         return
       end
-      local shown, code = cli_tty("confirm " .. PAYOUT, "n\n")
+      local shown, code = T.cli_tty("confirm " .. T.PAYOUT, "n\n")
       assert.equal(1, code, shown)
       assert.matches("250%.10 EUR to TJTuEYJ8P9to4Zhdw7zg55VPH3gzLaQDV6, status draft", shown)
-      assert.matches("Confirm payout " .. escape_pattern(PAYOUT) .. "%? This moves money%. %[y/N%]", shown)
+      assert.matches("Confirm payout " .. T.escape_pattern(T.PAYOUT) .. "%? This moves money%. %[y/N%]", shown)
       assert.matches("not confirmed %(nothing sent%)", shown)
-      assert.equal(1, count(PAYOUT)) -- the read that showed the draft, no PUT
-      assert.equal("draft", assert(client:get_payout(PAYOUT)).status)
-      shown, code = cli_tty("confirm " .. PAYOUT, "y\n")
+      assert.equal(1, count(T.PAYOUT)) -- the read that showed the draft, no PUT
+      assert.equal("draft", assert(T.client():get_payout(T.PAYOUT)).status)
+      shown, code = T.cli_tty("confirm " .. T.PAYOUT, "y\n")
       assert.equal(0, code, shown)
       assert.matches("\nstatus +processing\r?\n", shown)
-      assert.equal(4, count(PAYOUT)) -- + this spec's read, the read shown, the one PUT
-      assert.equal("processing", assert(client:get_payout(PAYOUT)).status)
+      assert.equal(4, count(T.PAYOUT)) -- + this spec's read, the read shown, the one PUT
+      assert.equal("processing", assert(T.client():get_payout(T.PAYOUT)).status)
     end)
   end)
 
   describe("configuration and the key", function()
     it("the key from --api-key-file; never as an argument; none: the service's 401", function()
       local path = os.tmpname()
-      write_file(path, KEY .. "\n")
+      T.write_file(path, T.KEY .. "\n")
       local _
-      local out, err, code = cli("addresses acct-one --api-key-file " .. quote(path), { key = false })
+      local out, err, code = T.cli("addresses acct-one --api-key-file " .. quote(path), { key = false })
       os.remove(path)
       assert.equal(0, code, err)
       assert.matches("\npage 1: 1 address of 1", out)
-      for _, args in ipairs({ "--api-key=" .. KEY .. " channel x", "channel x --api-key " .. KEY }) do
-        err, code = select(2, cli(args))
-        assert.equal(EXIT.usage, code)
+      for _, args in ipairs({ "--api-key=" .. T.KEY .. " channel x", "channel x --api-key " .. T.KEY }) do
+        err, code = select(2, T.cli(args))
+        assert.equal(T.EXIT.usage, code)
         assert.equal("merchantapi: the api key is never an argument (other users can read argv): "
           .. "set MERCHANTAPI_API_KEY or pass --api-key-file FILE\n", err)
       end
-      _, err, code = cli("channel " .. CHANNEL, { key = false })
-      assert.equal(EXIT.api, code)
+      _, err, code = T.cli("channel " .. T.CHANNEL, { key = false })
+      assert.equal(T.EXIT.api, code)
       assert.matches("^merchantapi: 401 unauthorized", err)
-      _, err, code = cli("channel " .. CHANNEL, { env = "MERCHANTAPI_BASE_URL=" })
-      assert.equal(EXIT.usage, code)
+      _, err, code = T.cli("channel " .. T.CHANNEL, { env = "MERCHANTAPI_BASE_URL=" })
+      assert.equal(T.EXIT.usage, code)
       assert.equal("merchantapi: no base URL: set MERCHANTAPI_BASE_URL or pass --base-url\n", err)
     end)
 
     it("--verbose logs every attempt with the module's one line (MERCHANTAPI_DEBUG's), never the key", function()
-      local _, err, code = cli("-v channel fault-flaky-1-503 --max-retries 1")
+      local _, err, code = T.cli("-v channel fault-flaky-1-503 --max-retries 1")
       assert.equal(0, code, err)
       assert.matches("^merchantapi: base URL [^\n]+; api key from MERCHANTAPI_API_KEY\n"
         .. "merchantapi: GET [^\n]+/channels/fault%-flaky%-1%-503 attempt 1/2: 503 %(api service_unavailable%) "
@@ -190,60 +166,60 @@ describe("merchantapi (the command-line tool)", function()
         return (text:gsub("^[^\n]*base URL[^\n]*\n", ""):gsub("[%d.]+ s", "T s"):gsub("request id %x+", "ID"))
       end
       helpers.reset()
-      local _, debug_err = cli("channel fault-flaky-1-503 --max-retries 1", { env = "MERCHANTAPI_DEBUG=1" })
+      local _, debug_err = T.cli("channel fault-flaky-1-503 --max-retries 1", { env = "MERCHANTAPI_DEBUG=1" })
       helpers.reset()
-      local _, verbose_err = cli("channel fault-flaky-1-503 --max-retries 1 --verbose")
+      local _, verbose_err = T.cli("channel fault-flaky-1-503 --max-retries 1 --verbose")
       assert.equal(shape(debug_err), shape(verbose_err))
-      _, err = cli("channel " .. CHANNEL .. " --verbose")
+      _, err = T.cli("channel " .. T.CHANNEL .. " --verbose")
       assert.matches("attempt 1/3: 200", err)
     end)
 
     -- (every run of the tool in this file before this test; `merchantapi sandbox`,
     -- below, prints the sandbox's own key on purpose)
     it("the key is in no output, also when the server echoes it back", function()
-      sandbox_config('{"echo_key":true}')
+      T.sandbox_config('{"echo_key":true}')
       local path = os.tmpname()
-      write_file(path, KEY)
+      T.write_file(path, T.KEY)
       for _, args in ipairs({
-        "-v channel " .. CHANNEL, "-v channel nope", "-v --json channel fault-500 --max-retries 0",
+        "-v channel " .. T.CHANNEL, "-v channel nope", "-v --json channel fault-500 --max-retries 0",
         "-v confirm fault-502-json -y --max-retries 0", "-v addresses acct-22 --all --per-page 10 --csv",
-        "-v request GET /api/public/v1/channels/" .. CHANNEL .. " --json",
-        "-v --api-key-file " .. quote(path) .. " payout " .. PAYOUT,
+        "-v request GET /api/public/v1/channels/" .. T.CHANNEL .. " --json",
+        "-v --api-key-file " .. quote(path) .. " payout " .. T.PAYOUT,
       }) do
-        cli(args)
+        T.cli(args)
       end
       os.remove(path)
-      sandbox_config('{"echo_key":false}')
-      for _, text in ipairs(outputs) do
-        assert.is_nil(text:find(KEY, 1, true), "the key in:\n" .. text)
+      T.sandbox_config('{"echo_key":false}')
+      for _, text in ipairs(T.outputs) do
+        assert.is_nil(text:find(T.KEY, 1, true), "the key in:\n" .. text)
       end
-      assert.is_true(#outputs > 60) -- every run of this file was checked
+      assert.is_true(#T.outputs > 60) -- every run of this file was checked
     end)
   end)
 
   describe("help, version, sandbox", function()
     it("--help for the tool and each command; version", function()
-      local out, _, code = cli("--help")
+      local out, _, code = T.cli("--help")
       assert.equal(0, code)
       assert.matches("^Usage: merchantapi ", out)
       assert.matches("8 outcome unknown", out)
       for _, c in ipairs({ "confirm", "payout", "channel", "addresses", "request", "sandbox", "version" }) do
-        local c_out, _, c_code = cli(c .. " --help")
+        local c_out, _, c_code = T.cli(c .. " --help")
         assert.equal(0, c_code)
         assert.matches("^Usage: merchantapi " .. c .. " ", c_out)
       end
-      assert.matches("%-%-wait%-txid", (cli("help payout")))
-      out, _, code = cli("version")
+      assert.matches("%-%-wait%-txid", (T.cli("help payout")))
+      out, _, code = T.cli("version")
       assert.equal(0, code)
-      assert.matches("^merchantapi " .. escape_pattern(merchantapi._VERSION) .. " %(", out)
+      assert.matches("^merchantapi " .. T.escape_pattern(merchantapi._VERSION) .. " %(", out)
       local _, err
-      _, err, code = cli("")
-      assert.equal(EXIT.usage, code)
+      _, err, code = T.cli("")
+      assert.equal(T.EXIT.usage, code)
       assert.matches("a command is required", err)
     end)
 
     it("sandbox: prints its URL and key, runs in the foreground, stops with nginx", function()
-      if under_asan() then
+      if T.under_asan() then
         pending("nginx must not inherit the sanitizer's preload, which the tool's Lua needs here")
         return
       end
@@ -253,7 +229,7 @@ describe("merchantapi (the command-line tool)", function()
       local prefix = helpers.ROOT .. "/build/sandbox-cli-" .. work:match("([^/]+)$")
       local cmd = format("(env MERCHANTAPI_BASE_URL= SANDBOX_PREFIX=%s %s %s sandbox --port auto "
         .. ">%s.out 2>%s.err; echo $? >%s.rc) >/dev/null 2>&1 &",
-        quote(prefix), helpers.lua_command(), quote(BIN), work, work, work)
+        quote(prefix), helpers.lua_command(), quote(T.BIN), work, work, work)
       assert(helpers.run(cmd, true) ~= nil)
       local url
       for _ = 1, 200 do -- until it answers, or the tool has exited
@@ -271,9 +247,9 @@ describe("merchantapi (the command-line tool)", function()
         end
         helpers.run("sleep 0.05")
       end
-      local errors = read_file(work .. ".err")
-      local shown = read_file(work .. ".out")
-      local out, err, code = cli("channel " .. CHANNEL .. " --json", { base_url = url })
+      local errors = T.read_file(work .. ".err")
+      local shown = T.read_file(work .. ".out")
+      local out, err, code = T.cli("channel " .. T.CHANNEL .. " --json", { base_url = url })
       assert.equal(0, code, err .. errors)
       helpers.run(format("env SANDBOX_PREFIX=%s %s stop", quote(prefix), quote(helpers.ROOT .. "/sandbox/run")))
       local rc
@@ -289,7 +265,7 @@ describe("merchantapi (the command-line tool)", function()
       os.remove(work .. ".rc")
       helpers.run("rm -rf " .. quote(prefix))
       assert.matches("^export MERCHANTAPI_BASE_URL=http://127%.0%.0%.1:%d+\n"
-        .. "export MERCHANTAPI_API_KEY=" .. KEY .. "\n$", shown)
+        .. "export MERCHANTAPI_API_KEY=" .. T.KEY .. "\n$", shown)
       assert.equal(0, code, err)
       assert.matches('"balance":"6194.43"', out)
       assert.equal("0", (rc or ""):match("%d+"))

@@ -5,31 +5,13 @@
 -- SEE ALSO names a README section that exists.  man/merchantapi.1.
 local helpers = require "helpers"
 local cjson = require "cjson"
+local T = require "support.cli"
 
 local format = string.format
-local quote = helpers.shell_quote
-local BIN = helpers.ROOT .. "/bin/merchantapi"
 
-local function read_file(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
-
--- Runs the tool with args (shell words); returns stdout, stderr, exit code.
-local function cli(args)
-  local o, e = os.tmpname(), os.tmpname()
-  local p = assert(io.popen(format("env -u MERCHANTAPI_DEBUG MERCHANTAPI_BASE_URL=%s MERCHANTAPI_API_KEY=%s "
-    .. "%s %s %s </dev/null >%s 2>%s; echo $?", quote(helpers.base_url()), quote(helpers.API_KEY),
-    helpers.lua_command(), quote(BIN), args, o, e)))
-  local code = tonumber(p:read("*a"):match("(%d+)%s*$"))
-  p:close()
-  local stdout, stderr = read_file(o), read_file(e)
-  os.remove(o)
-  os.remove(e)
-  return stdout, stderr, code
-end
+-- The runs of the tool (as a process, stdout, stderr, exit code) and the
+-- file reads: spec/support/cli.lua.
+local cli, read_file = T.cli, T.read_file
 
 local function lines(text)
   local t = {}

@@ -13,170 +13,140 @@ local format = string.format
 local unpack = table.unpack or unpack
 local quote = helpers.shell_quote
 local count = helpers.count
-local BIN = T.BIN
-local KEY = T.KEY
-local PAYOUT = T.PAYOUT
-local CHANNEL = T.CHANNEL
-local FIRST_ADDRESS = T.FIRST_ADDRESS
-local EXIT = T.EXIT
-local read_file = T.read_file
-local write_file = T.write_file
-local outputs = T.outputs
-local cli = T.cli
-local run = T.run
-local cli_tty = T.cli_tty
-local under_asan = T.under_asan
-local have = T.have
-local fixture_scalars = T.fixture_scalars
-local assert_json_has = T.assert_json_has
-local escape_pattern = T.escape_pattern
-local assert_table_has = T.assert_table_has
-local csv_records = T.csv_records
-local assert_csv_has = T.assert_csv_has
 
-describe("merchantapi (the command-line tool)", function()
-  local client
-  setup(function()
-    client = helpers.client()
-  end)
-  before_each(function()
-    helpers.reset()
-  end)
-  teardown(function()
-    client:close()
-  end)
+T.describe_tool(function()
   describe("output: exact numbers, byte for byte against the fixtures", function()
     it("channel: table, --json (the module's encoding of the same resource) and --csv", function()
-      local scalars = fixture_scalars("get_channel.200")
-      local json, err, code = run("channel " .. CHANNEL .. " --json")
+      local scalars = T.fixture_scalars("get_channel.200")
+      local json, err, code = T.run("channel " .. T.CHANNEL .. " --json")
       assert.equal(0, code, err)
       assert.equal("", err)
-      assert.equal(merchantapi.encode(assert(client:get_channel(CHANNEL))) .. "\n", json)
-      assert_json_has(json, scalars)
+      assert.equal(merchantapi.encode(assert(T.client():get_channel(T.CHANNEL))) .. "\n", json)
+      T.assert_json_has(json, scalars)
       assert.truthy(json:find('"balance":"6194.43"', 1, true))
-      local tbl = run("channel " .. CHANNEL)
-      assert_table_has(tbl, scalars)
+      local tbl = T.run("channel " .. T.CHANNEL)
+      T.assert_table_has(tbl, scalars)
       assert.matches("\ntargetAccount%.balance +6194%.43\n", tbl)
-      local csv = run("--csv channel " .. CHANNEL)
-      local records = csv_records(csv)
+      local csv = T.run("--csv channel " .. T.CHANNEL)
+      local records = T.csv_records(csv)
       assert.equal(1, #records)
-      assert_csv_has(records[1], scalars)
+      T.assert_csv_has(records[1], scalars)
       assert.equal("6194.43", records[1]["targetAccount.balance"])
     end)
 
     it("confirm --yes: the payout fixture's amount 250.10 stays 250.10, in each format", function()
-      local scalars = fixture_scalars("confirm_payout.201")
-      local json, err, code = run("confirm " .. PAYOUT .. " --yes --json")
+      local scalars = T.fixture_scalars("confirm_payout.201")
+      local json, err, code = T.run("confirm " .. T.PAYOUT .. " --yes --json")
       assert.equal(0, code, err)
       assert.equal("", err)
-      assert_json_has(json, scalars)
+      T.assert_json_has(json, scalars)
       assert.truthy(json:find('"amount":"250.10"', 1, true))
-      assert.equal(1, count(PAYOUT)) -- one PUT
+      assert.equal(1, count(T.PAYOUT)) -- one PUT
       -- the same payout read back: table and CSV
-      local tbl = run("payout " .. PAYOUT)
-      assert_table_has(tbl, scalars)
+      local tbl = T.run("payout " .. T.PAYOUT)
+      T.assert_table_has(tbl, scalars)
       assert.matches("\namount +250%.10\n", tbl)
-      local records = csv_records((run("payout " .. PAYOUT .. " --csv")))
-      assert_csv_has(records[1], scalars)
+      local records = T.csv_records((T.run("payout " .. T.PAYOUT .. " --csv")))
+      T.assert_csv_has(records[1], scalars)
       assert.equal("250.10", records[1].amount)
       assert.equal("251.02", records[1].amountCharged)
     end)
 
     it("numbers beyond a double: 30 digits, 18 decimals and an exponent keep their text", function()
-      local json = run("confirm draft-big-numbers --yes --json")
+      local json = T.run("confirm draft-big-numbers --yes --json")
       assert.truthy(json:find('"bigInteger":"123456789012345678901234567890"', 1, true), json)
       assert.truthy(json:find('"exponent":"1.5e-7"', 1, true), json)
-      local records = csv_records((run("payout draft-big-numbers --csv")))
+      local records = T.csv_records((T.run("payout draft-big-numbers --csv")))
       assert.equal("123456789012345678901234567890", records[1].bigInteger)
       assert.equal("1.5e-7", records[1].exponent)
-      json = run("confirm draft-18-decimals -y --json")
+      json = T.run("confirm draft-18-decimals -y --json")
       assert.truthy(json:find('"amount":"0.123456789012345678"', 1, true), json)
-      json = run("confirm draft-integer-amount -y --json")
+      json = T.run("confirm draft-integer-amount -y --json")
       assert.truthy(json:find('"amount":"1200"', 1, true), json)
     end)
 
     it("addresses, one page: the fixture's address and meta, in each format", function()
-      local scalars = fixture_scalars("list_addresses.200")
+      local scalars = T.fixture_scalars("list_addresses.200")
       -- the fixture is page 1 of acct-22 with per_page 1
-      local json, err, code = run("addresses acct-22 --per-page 1 --json")
+      local json, err, code = T.run("addresses acct-22 --per-page 1 --json")
       assert.equal(0, code, err)
       local item = json:match('^{"data":%[\n(.-)\n%],"meta":')
       assert(item, json)
-      assert_json_has(item, scalars)
+      T.assert_json_has(item, scalars)
       local meta = helpers.fixture("list_addresses.200"):match('.*"meta":%s*(%b{})'):gsub("%s", "")
       assert.equal('{"page":1,"per_page":1,"total":22}', meta)
       assert.equal('],"meta":' .. meta .. "}\n", json:sub(#json - #meta - 10))
       assert.same({ "data", "meta" }, helpers.keys(cjson.decode(json)))
-      local records, header = csv_records((run("addresses acct-22 --per-page 1 --csv")))
+      local records, header = T.csv_records((T.run("addresses acct-22 --per-page 1 --csv")))
       assert.same({ "id", "value", "network.code", "label", "createdAt", "network.name",
         "network.currencyCode", "network.id" }, { unpack(header, 1, 8) })
       assert.equal(1, #records)
-      assert_csv_has(records[1], scalars)
-      assert.equal(FIRST_ADDRESS, records[1].id)
-      local tbl = run("addresses acct-22 --per-page 1")
+      T.assert_csv_has(records[1], scalars)
+      assert.equal(T.FIRST_ADDRESS, records[1].id)
+      local tbl = T.run("addresses acct-22 --per-page 1")
       assert.matches("^ID +VALUE +NETWORK +LABEL +CREATED\n", tbl)
-      assert.matches("\n" .. escape_pattern(FIRST_ADDRESS) .. "  TUbHdtAyfeiWTJPzF12gcBnpLtmLo3qgkS  "
+      assert.matches("\n" .. T.escape_pattern(T.FIRST_ADDRESS) .. "  TUbHdtAyfeiWTJPzF12gcBnpLtmLo3qgkS  "
         .. "ttrx:usdt  Apr 11  2025%-04%-11T07:19:09%.729Z\n", tbl)
       assert.matches("\npage 1: 1 address of 22 %(1 per page%)\n$", tbl)
     end)
 
     it("meta written as strings by the service reads as integers; a value being generated is empty", function()
-      local json = run("addresses meta-strings-acct-22 --page 2 --per-page 5 --json")
+      local json = T.run("addresses meta-strings-acct-22 --page 2 --per-page 5 --json")
       assert.matches('%],"meta":{"page":2,"per_page":5,"total":22}}\n$', json)
-      local records = csv_records((run("addresses acct-generating --csv")))
+      local records = T.csv_records((T.run("addresses acct-generating --csv")))
       assert.equal(2, #records)
       assert.equal("", records[2].value)
-      assert.matches("\nc4f1e0a2%-0b7d%-4a53%-9d7e%-52a8f3e1b6c9  %- ", (run("addresses acct-generating")))
+      assert.matches("\nc4f1e0a2%-0b7d%-4a53%-9d7e%-52a8f3e1b6c9  %- ", (T.run("addresses acct-generating")))
     end)
 
     it("addresses --all: every page in order, the same bytes with --concurrency", function()
-      local csv, err, code = run("addresses acct-22 --all --per-page 5 --csv")
+      local csv, err, code = T.run("addresses acct-22 --all --per-page 5 --csv")
       assert.equal(0, code, err)
       assert.equal("", err) -- no progress off a terminal
       assert.equal(5, count("acct-22"))
-      local records = csv_records(csv)
+      local records = T.csv_records(csv)
       assert.equal(22, #records)
-      assert.equal(FIRST_ADDRESS, records[1].id)
+      assert.equal(T.FIRST_ADDRESS, records[1].id)
       for i = 2, 22 do
         assert.equal(format("00000022-0000-4000-8000-%012d", i), records[i].id)
       end
-      assert.equal(csv, (run("addresses acct-22 --all --per-page 5 --csv --concurrency 3")))
-      local json = run("addresses acct-22 --all --per-page 5 --json")
+      assert.equal(csv, (T.run("addresses acct-22 --all --per-page 5 --csv --concurrency 3")))
+      local json = T.run("addresses acct-22 --all --per-page 5 --json")
       local doc = cjson.decode(json)
       assert.equal(22, #doc.data)
       assert.same({ total = 22, received = 22, pages = 5, total_changed = false }, doc.meta)
       -- a line for the opening, one per address, one for the closing
       assert.equal(24, select(2, json:gsub("\n", "")))
-      local tbl = run("addresses acct-22 --all --per-page 5")
+      local tbl = T.run("addresses acct-22 --all --per-page 5")
       assert.matches("\n22 addresses\n$", tbl)
     end)
 
     it("request: GET as the endpoints, a list with its meta, POST bodies byte for byte, null", function()
-      local json = run("request GET /api/public/v1/channels/" .. CHANNEL .. " --json")
-      assert.equal(merchantapi.encode(assert(client:get_channel(CHANNEL))) .. "\n", json)
-      json = run("request get /api/public/v1/accounts/acct-22/addresses -q page=2 -q per_page=3 --json")
+      local json = T.run("request GET /api/public/v1/channels/" .. T.CHANNEL .. " --json")
+      assert.equal(merchantapi.encode(assert(T.client():get_channel(T.CHANNEL))) .. "\n", json)
+      json = T.run("request get /api/public/v1/accounts/acct-22/addresses -q page=2 -q per_page=3 --json")
       assert.matches('%],"meta":{"page":2,"per_page":3,"total":22}}\n$', json)
       assert.equal(3, #cjson.decode(json).data)
       local body = '{"data":{"type":"payouts","attributes":{"amount":250.10}}}'
-      json = run("request POST /api/public/v1/echo --json --body " .. quote(body))
+      json = T.run("request POST /api/public/v1/echo --json --body " .. quote(body))
       assert.equal(body, cjson.decode(json).body)
       local path = os.tmpname()
-      write_file(path, body)
-      json = run("request PATCH /api/public/v1/echo --json -d @" .. quote(path))
+      T.write_file(path, body)
+      json = T.run("request PATCH /api/public/v1/echo --json -d @" .. quote(path))
       os.remove(path)
       assert.equal(body, cjson.decode(json).body)
       assert.equal("PATCH", cjson.decode(json).method)
-      json = run("request POST /api/public/v1/echo --json -d @-", { stdin = body })
+      json = T.run("request POST /api/public/v1/echo --json -d @-", { stdin = body })
       assert.equal(body, cjson.decode(json).body)
-      local out, err, code = run("request DELETE /api/public/v1/echo/no-content --json")
+      local out, err, code = T.run("request DELETE /api/public/v1/echo/no-content --json")
       assert.equal(0, code, err)
       assert.equal("null\n", out)
     end)
 
     it("RFC 4180 quoting: commas, quotes and line ends in a field", function()
       local body = '{"data":\n{"a":"x, \\"y\\""}}' -- a raw line end between two tokens
-      local out = run("request POST /api/public/v1/echo --csv -d " .. quote(body))
-      local records = csv_records(out)
+      local out = T.run("request POST /api/public/v1/echo --csv -d " .. quote(body))
+      local records = T.csv_records(out)
       assert.equal(body, records[1].body)
       assert.truthy(out:find('"{""data"":\n{""a"":""x, \\""y\\""""}}"', 1, true), out)
     end)
@@ -195,18 +165,18 @@ describe("merchantapi (the command-line tool)", function()
         { "timeout", "payout draft-track-never --wait-txid=0" },
       }
       for _, c in ipairs(cases) do
-        local out, err, code = run(c[2])
-        assert.equal(EXIT[c[1]], code, c[2] .. ": " .. err)
+        local out, err, code = T.run(c[2])
+        assert.equal(T.EXIT[c[1]], code, c[2] .. ": " .. err)
         assert.matches("^merchantapi: [^\n]+\n$", err)
         assert.equal("", out)
       end
       -- a page that contradicts meta.total, after the pages before it
-      local out, err, code = run("addresses fault-pages-overfull --all --per-page 5 --csv")
-      assert.equal(EXIT.decode, code)
+      local out, err, code = T.run("addresses fault-pages-overfull --all --per-page 5 --csv")
+      assert.equal(T.EXIT.decode, code)
       assert.equal(11, select(2, out:gsub("\n", "")))
       assert.matches("\nmerchantapi: decode: page 3: 5 items, but meta.total 12 [^\n]+\n$", err)
       assert.equal(3, count("fault-pages-overfull"))
-      out, err = run("channel nope")
+      out, err = T.run("channel nope")
       assert.equal("", out)
       assert.equal("merchantapi: 404 not_found: Not found (no channel nope) "
         .. "[GET /api/public/v1/channels/nope]\n", err)
@@ -214,9 +184,9 @@ describe("merchantapi (the command-line tool)", function()
 
     it("a confirm whose outcome stays unknown exits 8 and says how to check", function()
       -- fault-502-json: the confirm answers 502 and the read that would settle it too
-      local out, err, code = run("confirm fault-502-json --yes --max-retries 0")
+      local out, err, code = T.run("confirm fault-502-json --yes --max-retries 0")
       local _
-      assert.equal(EXIT.unknown, code)
+      assert.equal(T.EXIT.unknown, code)
       assert.equal("", out)
       assert.matches("^merchantapi: 502 bad_gateway: [^\n]+%[PUT /api/public/v1/payouts/fault%-502%-json%]\n"
         .. "merchantapi: outcome unknown: it may have gone through, and reading the payout failed too "
@@ -224,14 +194,14 @@ describe("merchantapi (the command-line tool)", function()
         .. "before confirming again\n$", err)
       assert.equal(2, count("fault-502-json")) -- one PUT, one GET; the PUT never resent
       -- carried out, then the connection dropped: unknown without settling ...
-      _, err, code = run("confirm fault-applied-no-response --yes --no-settle")
-      assert.equal(EXIT.unknown, code)
+      _, err, code = T.run("confirm fault-applied-no-response --yes --no-settle")
+      assert.equal(T.EXIT.unknown, code)
       assert.matches("\nmerchantapi: outcome unknown: it may have gone through: check with "
         .. "`merchantapi payout fault%-applied%-no%-response` before confirming again\n$", err)
       assert.equal(1, count("fault-applied-no-response"))
       -- ... and settled by the read, when settling is on: confirmed
       helpers.reset()
-      out, err, code = run("confirm fault-applied-no-response --yes --json")
+      out, err, code = T.run("confirm fault-applied-no-response --yes --json")
       assert.equal(0, code, err)
       assert.matches('"status":"processing"', out)
       assert.matches("reading the payout showed it confirmed", err)
@@ -239,40 +209,40 @@ describe("merchantapi (the command-line tool)", function()
     end)
 
     it("a request that may move money exits 8 on an unknown outcome; a GET by its kind", function()
-      local _, err, code = run("request PUT /api/public/v1/payouts/fault-502-json --max-retries 0")
-      assert.equal(EXIT.unknown, code)
+      local _, err, code = T.run("request PUT /api/public/v1/payouts/fault-502-json --max-retries 0")
+      assert.equal(T.EXIT.unknown, code)
       assert.matches("outcome unknown: it may have gone through: read the resource before "
         .. "sending it again\n$", err)
       assert.equal(1, count("fault-502-json"))
-      _, err, code = run("request GET /api/public/v1/payouts/fault-502-json --max-retries 0")
-      assert.equal(EXIT.api, code)
+      _, err, code = T.run("request GET /api/public/v1/payouts/fault-502-json --max-retries 0")
+      assert.equal(T.EXIT.api, code)
       assert.matches("^merchantapi: 502 [^\n]+\n$", err)
     end)
 
     it("the other outcomes of a confirm, spelled out", function()
       -- not sent: a refused header (nothing leaves), and a port nobody listens on
-      local _, err, code = run("confirm " .. PAYOUT .. " --yes -H 'Authorization: Bearer x'")
-      assert.equal(EXIT.usage, code)
+      local _, err, code = T.run("confirm " .. T.PAYOUT .. " --yes -H 'Authorization: Bearer x'")
+      assert.equal(T.EXIT.usage, code)
       assert.matches("\nmerchantapi: not sent: safe to retry\n$", err)
       local port = helpers.run(helpers.ROOT .. "/scripts/free-port"):match("%d+")
-      _, err, code = run("confirm " .. PAYOUT .. " --yes --max-retries 0",
+      _, err, code = T.run("confirm " .. T.PAYOUT .. " --yes --max-retries 0",
         { base_url = "http://127.0.0.1:" .. port })
-      assert.equal(EXIT.transport, code)
+      assert.equal(T.EXIT.transport, code)
       assert.matches("\nmerchantapi: not sent: safe to retry\n$", err)
-      assert.equal(0, count(PAYOUT))
+      assert.equal(0, count(T.PAYOUT))
       -- rejected: a 422
-      _, err, code = run("confirm draft-amount-below-minimum --yes")
-      assert.equal(EXIT.api, code)
+      _, err, code = T.run("confirm draft-amount-below-minimum --yes")
+      assert.equal(T.EXIT.api, code)
       assert.matches("^merchantapi: 422 amount_below_minimum: [^\n]+\n"
         .. "merchantapi: rejected by the service: not confirmed by this request\n$", err)
       -- unknown, settled as still a draft: not confirmed, safe to confirm again
-      _, err, code = run("confirm fault-flaky-1-502 --yes --max-retries 0")
-      assert.equal(EXIT.api, code)
+      _, err, code = T.run("confirm fault-flaky-1-502 --yes --max-retries 0")
+      assert.equal(T.EXIT.api, code)
       assert.matches("\nmerchantapi: not confirmed: the payout read after the failure is still a "
         .. "draft; confirming again is safe\n$", err)
       assert.equal(2, count("fault-flaky-1-502")) -- the PUT and the read that settled it
       local out
-      out, err, code = run("confirm fault-flaky-1-502 --yes --json")
+      out, err, code = T.run("confirm fault-flaky-1-502 --yes --json")
       assert.equal(0, code, err)
       assert.matches('"status":"processing"', out)
       assert.equal(3, count("fault-flaky-1-502"))
@@ -283,7 +253,7 @@ describe("merchantapi (the command-line tool)", function()
     it("prints as the pages come: the first lines arrive long before the last page is asked for", function()
       local cmd = format("env MERCHANTAPI_BASE_URL=%s MERCHANTAPI_API_KEY=%s %s %s "
         .. "addresses acct-25000 --all --csv --per-page 100 2>/dev/null",
-        quote(helpers.base_url()), quote(KEY), helpers.lua_command(), quote(BIN))
+        quote(helpers.base_url()), quote(T.KEY), helpers.lua_command(), quote(T.BIN))
       local p = assert(io.popen(cmd))
       assert.equal("id,value,network.code,label,createdAt,network.name,network.currencyCode,"
         .. "network.id,network.type,type", p:read("*l"))
@@ -295,20 +265,20 @@ describe("merchantapi (the command-line tool)", function()
     end)
 
     it("--csv holds one page at a time: peak RSS close to a 22-address listing's", function()
-      if under_asan() then
+      if T.under_asan() then
         pending("not measured under AddressSanitizer (its quarantine keeps freed memory)")
         return
       end
-      if not have("/usr/bin/time") then
+      if not T.have("/usr/bin/time") then
         pending("no GNU time (package time) to measure the peak RSS")
         return
       end
       local function peak(account)
         local t = os.tmpname()
-        local out, err, code = cli(format("addresses %s --all --csv --per-page 100", account),
+        local out, err, code = T.cli(format("addresses %s --all --csv --per-page 100", account),
           { prefix = "/usr/bin/time -f %M -o " .. quote(t) })
         assert.equal(0, code, err)
-        local kib = tonumber(read_file(t):match("(%d+)%s*$"))
+        local kib = tonumber(T.read_file(t):match("(%d+)%s*$"))
         os.remove(t)
         return kib, out
       end
@@ -323,16 +293,16 @@ describe("merchantapi (the command-line tool)", function()
       assert.is_true(big < small * 2, format("peak RSS %d KiB for 25,000 vs %d KiB for 22", big, small))
       -- the control: the same walk collected with pager:all() in one process
       local t, script = os.tmpname(), os.tmpname()
-      write_file(script, [[
+      T.write_file(script, [[
 local m = require "merchantapi"
 local c = assert(m.new { base_url = arg[1], api_key = arg[2] })
 local items = assert(c:addresses("acct-25000", { per_page = 100 }):all())
 assert(#items == 25000)
 ]])
       local out2, ok2 = helpers.run(format("/usr/bin/time -f %%M -o %s %s %s %s %s", quote(t),
-        helpers.lua_command(), quote(script), quote(helpers.base_url()), quote(KEY)), true)
+        helpers.lua_command(), quote(script), quote(helpers.base_url()), quote(T.KEY)), true)
       assert(ok2, out2)
-      local all = tonumber(read_file(t):match("(%d+)%s*$"))
+      local all = tonumber(T.read_file(t):match("(%d+)%s*$"))
       os.remove(t)
       os.remove(script)
       assert.is_true(all - small > 2 * (big - small),
@@ -340,20 +310,20 @@ assert(#items == 25000)
     end)
 
     it("progress on stderr only when it is a terminal; a failed page ends the output there", function()
-      if have("script") then
-        local shown, code = cli_tty("addresses acct-22 --all --per-page 5 --csv >/dev/null")
+      if T.have("script") then
+        local shown, code = T.cli_tty("addresses acct-22 --all --per-page 5 --csv >/dev/null")
         assert.equal(0, code, shown)
         assert.truthy(shown:find("\rmerchantapi: 5 pages, 22 of 22 addresses", 1, true), shown)
       end
-      local out, err, code = cli("addresses fault-page-3-500 --all --per-page 100 --csv --max-retries 0")
-      assert.equal(EXIT.api, code)
+      local out, err, code = T.cli("addresses fault-page-3-500 --all --per-page 100 --csv --max-retries 0")
+      assert.equal(T.EXIT.api, code)
       assert.equal(201, select(2, out:gsub("\n", "")))
       assert.matches("^merchantapi: the listing stopped after 200 addresses of 25000\n"
         .. "merchantapi: 500 sandbox_page_fault: [^\n]+\n$", err)
       assert.equal(3, count("fault-page-3-500"))
-      out, err, code = cli("addresses fault-page-3-500 --all --per-page 100 --json --max-retries 0")
+      out, err, code = T.cli("addresses fault-page-3-500 --all --per-page 100 --json --max-retries 0")
       assert.matches("stopped after 200 addresses", err)
-      assert.equal(EXIT.api, code)
+      assert.equal(T.EXIT.api, code)
       assert.is_false(pcall(cjson.decode, out)) -- left unclosed: not a whole list
       assert.matches("^{\"data\":%[\n", out)
     end)
@@ -361,9 +331,9 @@ assert(#items == 25000)
 
   -- (every run of the tool in this file before this test)
   it("the key is in no output of this file", function()
-    for _, text in ipairs(outputs) do
-      assert.is_nil(text:find(KEY, 1, true), "the key in:\n" .. text)
+    for _, text in ipairs(T.outputs) do
+      assert.is_nil(text:find(T.KEY, 1, true), "the key in:\n" .. text)
     end
-    assert.is_true(#outputs > 90) -- every run of this file was checked
+    assert.is_true(#T.outputs > 90) -- every run of this file was checked
   end)
 end)

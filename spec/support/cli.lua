@@ -1,11 +1,13 @@
---- The command-line tool run for its specs (spec/cli/cli_spec.lua,
--- spec/cli/output_spec.lua): as a process on the Lua the spec runs on (cli),
+--- The command-line tool run for its specs (spec/cli/*_spec.lua):
+-- as a process on the Lua the spec runs on (cli),
 -- in this process (run: merchantapi.cli.run with streams of its own), under a
 -- pseudo-terminal (cli_tty); every stdout and stderr it wrote kept in
--- `outputs` (each spec file checks the key is in none); and the fixtures' scalars
--- looked for in its JSON, table and CSV output.
+-- `outputs` (cli_spec and output_spec check the key is in none); and the fixtures' scalars
+-- looked for in its JSON, table and CSV output; and the describe of those
+-- spec files (describe_tool), with the client their specs read (client).
 local helpers = require "helpers"
 local assert = require "luassert"
+local busted = require "busted"
 
 local format = string.format
 local quote = helpers.shell_quote
@@ -270,7 +272,34 @@ local function assert_csv_has(record, scalars)
   end
 end
 
+-- The client of the specs that run the tool (describe_tool), open between
+-- its setup and its teardown.
+local client
+
+-- The describe of a spec file of the tool (spec/cli/cli_spec.lua,
+-- spec/cli/output_spec.lua): body() declares its specs inside
+-- describe("merchantapi (the command-line tool)"), with a client
+-- (helpers.client, read by client()) open around them and the sandbox reset
+-- before each.
+local function describe_tool(body)
+  busted.describe("merchantapi (the command-line tool)", function()
+    busted.setup(function()
+      client = helpers.client()
+    end)
+    busted.before_each(function()
+      helpers.reset()
+    end)
+    busted.teardown(function()
+      client:close()
+      client = nil
+    end)
+    body()
+  end)
+end
+
 return {
+  describe_tool = describe_tool,
+  client = function() return assert(client, "no client: describe_tool's specs only") end,
   BIN = BIN,
   KEY = KEY,
   PAYOUT = PAYOUT,
