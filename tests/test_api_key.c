@@ -9,14 +9,6 @@
 
 #include "testutil.h"
 
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
-
 /* The sandbox writes the id into its 404 detail: "no channel <id>". */
 static void server_echo_is_redacted(void **state)
 {
@@ -169,9 +161,9 @@ static void debug_lines_hold_no_key(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(server_echo_is_redacted, setup_reset),
+        cmocka_unit_test_setup(server_echo_is_redacted, tu_setup_reset),
         cmocka_unit_test(new_refuses_control_bytes_without_quoting),
-        cmocka_unit_test_setup(debug_lines_hold_no_key, setup_reset),
+        cmocka_unit_test_setup(debug_lines_hold_no_key, tu_setup_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,17 +6,6 @@
  */
 #include "testutil.h"
 
-#define PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
-#define PARTNER_ID "9a1d2f64-58c3-4b0e-a7d1-3f2c6b8e4a17"
-#define CHANNEL_ID "60e05bc0-4690-4985-a08a-8acf00e48294"
-
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
 
 /* ---- confirm ---- */
 
@@ -28,10 +17,8 @@ static void confirm_payout_201(void **state)
     const mapi_resource *p, *acct, *author;
     const mapi_response *res;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_confirm_payout(c, PAYOUT_ID, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    c = tu_sandbox_client();
+    TU_OK(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), err);
     assert_int_equal(err.kind, MAPI_ERR_NONE);
     res = mapi_doc_response(doc);
     assert_int_equal(mapi_response_status(res), 201);
@@ -41,7 +28,7 @@ static void confirm_payout_201(void **state)
     assert_int_equal(mapi_doc_data_count(doc), 1);
     p = mapi_doc_data(doc, 0);
     assert_string_equal(mapi_resource_type(p), "payouts");
-    assert_string_equal(mapi_resource_id(p), PAYOUT_ID);
+    assert_string_equal(mapi_resource_id(p), TU_PAYOUT_ID);
     assert_string_equal(tu_attr_str(p, "status"), "processing");
     assert_int_equal(mapi_value_type(mapi_resource_attr(p, "amount")), MAPI_NUMBER);
     assert_string_equal(tu_attr_num(p, "amount"), "250.10");
@@ -55,7 +42,7 @@ static void confirm_payout_201(void **state)
     assert_string_equal(tu_attr_str(author, "name"), "payouts-bot");
     mapi_doc_free(doc);
     mapi_client_free(c);
-    assert_int_equal(tu_sandbox_count(PAYOUT_ID), 1);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 1);
 }
 
 static void confirm_twice_is_rejected(void **state)
@@ -64,21 +51,16 @@ static void confirm_twice_is_rejected(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), 0);
+    c = tu_sandbox_client();
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), 0);
     mapi_doc_free(doc);
     doc = NULL;
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), -1);
     assert_null(doc);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 422);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 422, MAPI_OUTCOME_REJECTED, 0, 1);
     assert_string_equal(err.code, "payout_not_draft");
-    assert_int_equal(err.outcome, MAPI_OUTCOME_REJECTED);
-    assert_int_equal(err.retryable, 0);
-    assert_int_equal(err.attempts, 1);
     assert_string_equal(err.method, "PUT");
-    assert_true(tu_contains(err.url, "/api/public/v1/payouts/" PAYOUT_ID));
+    assert_true(tu_contains(err.url, "/api/public/v1/payouts/" TU_PAYOUT_ID));
     assert_true(strncmp(err.message, "merchantapi: 422 payout_not_draft: ", 35) == 0);
     mapi_error_clear(&err);
     mapi_client_free(c);
@@ -91,10 +73,8 @@ static void confirm_partner_pay_amount_string(void **state)
     mapi_error err = MAPI_ERROR_INIT;
     const mapi_resource *p;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_confirm_payout(c, PARTNER_ID, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    c = tu_sandbox_client();
+    TU_OK(mapi_confirm_payout(c, TU_PARTNER_ID, &doc, &err), err);
     p = mapi_doc_data(doc, 0);
     assert_int_equal(mapi_value_type(mapi_resource_attr(p, "amount")), MAPI_STRING);
     assert_string_equal(tu_attr_str(p, "amount"), "1200");
@@ -113,8 +93,7 @@ static void confirm_exact_numbers(void **state)
     const mapi_resource *p;
     int64_t n = 0;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_confirm_payout(c, "draft-integer-amount", &doc, &err), 0);
     p = mapi_doc_data(doc, 0);
     assert_int_equal(mapi_value_type(mapi_resource_attr(p, "amount")), MAPI_INT);
@@ -149,10 +128,7 @@ static void confirm_422_codes(void **state)
     mapi_client *c;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-#define SAME(a, b) \
-    do { if (b) assert_string_equal(a, b); else assert_null(a); } while (0)
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mapi_doc *doc = NULL, *fx = tu_fixture_doc(cases[i].fixture);
         mapi_error err = MAPI_ERROR_INIT, want = MAPI_ERROR_INIT;
@@ -160,27 +136,22 @@ static void confirm_422_codes(void **state)
         mapi_doc_free(fx);
         assert_int_equal(mapi_confirm_payout(c, cases[i].id, &doc, &err), -1);
         assert_null(doc);
-        assert_int_equal(err.kind, MAPI_ERR_API);
-        assert_int_equal(err.status, 422);
-        assert_int_equal(err.outcome, MAPI_OUTCOME_REJECTED);
-        assert_int_equal(err.retryable, 0);
-        assert_int_equal(err.attempts, 1);
+        TU_ASSERT_ERROR(err, MAPI_ERR_API, 422, MAPI_OUTCOME_REJECTED, 0, 1);
         assert_int_equal(err.nerrors, 1);
         assert_int_equal(err.errors[0].status, 422);
         assert_string_equal(err.code, want.code);
         assert_string_equal(err.title, want.title);
-        SAME(err.detail, want.detail);
-        SAME(err.pointer, want.pointer);
-        SAME(err.amount, want.amount);
-        SAME(err.minimum, want.minimum);
-        SAME(err.maximum, want.maximum);
+        TU_ASSERT_STR_OR_NULL(err.detail, want.detail);
+        TU_ASSERT_STR_OR_NULL(err.pointer, want.pointer);
+        TU_ASSERT_STR_OR_NULL(err.amount, want.amount);
+        TU_ASSERT_STR_OR_NULL(err.minimum, want.minimum);
+        TU_ASSERT_STR_OR_NULL(err.maximum, want.maximum);
         assert_non_null(err.request_id);
         assert_non_null(err.response);
         assert_int_equal(mapi_response_status(err.response), 422);
         mapi_error_clear(&err);
         mapi_error_clear(&want);
     }
-#undef SAME
     {
         mapi_doc *doc = NULL;
         mapi_error err = MAPI_ERROR_INIT;
@@ -211,13 +182,10 @@ static void unknown_payout_404(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_confirm_payout(c, "no-such-draft", &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 404);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 404, MAPI_OUTCOME_REJECTED, 0, 1);
     assert_string_equal(err.code, "not_found");
-    assert_int_equal(err.outcome, MAPI_OUTCOME_REJECTED);
     mapi_error_clear(&err);
     mapi_client_free(c);
 }
@@ -235,29 +203,25 @@ static void no_key_401(void **state)
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     assert_int_equal(err.attempts, 0);
     mapi_error_clear(&err);
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
     mapi_error_clear(&err);
-    assert_int_equal(tu_sandbox_count(PAYOUT_ID), 0);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 0);
     /* reading a channel goes without, and the service answers 401 */
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 401);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), -1);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 401, MAPI_OUTCOME_NONE, 0, 1);
     assert_string_equal(err.code, "unauthorized");
-    assert_int_equal(err.retryable, 0);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
-    assert_int_equal(err.attempts, 1);
     mapi_error_clear(&err);
     mapi_client_free(c);
     /* a wrong key: 401 on confirm (rejected), and it stays out of the error */
     c = tu_client_ex(NULL, "sk_wrong_key_123456", 2, 0, NULL);
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), -1);
     assert_int_equal(err.status, 401);
     assert_int_equal(err.outcome, MAPI_OUTCOME_REJECTED);
     tu_assert_no_key(&err, "sk_wrong_key_123456");
     mapi_error_clear(&err);
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), -1);
     assert_int_equal(err.status, 401);
     tu_assert_no_key(&err, "sk_wrong_key_123456");
     mapi_error_clear(&err);
@@ -273,14 +237,12 @@ static void get_channel_200(void **state)
     mapi_error err = MAPI_ERROR_INIT;
     const mapi_resource *ch, *acct;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_get_channel(c, CHANNEL_ID, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    c = tu_sandbox_client();
+    TU_OK(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), err);
     assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 200);
     ch = mapi_doc_data(doc, 0);
     assert_string_equal(mapi_resource_type(ch), "channels");
-    assert_string_equal(mapi_resource_id(ch), CHANNEL_ID);
+    assert_string_equal(mapi_resource_id(ch), TU_CHANNEL_ID);
     assert_string_equal(tu_attr_str(ch, "status"), "enabled");
     assert_string_equal(tu_attr_str(ch, "network"), "ttrx:usdt");
     acct = mapi_resource_related(doc, ch, "targetAccount", 0);
@@ -306,8 +268,7 @@ static void ids_are_percent_encoded(void **state)
     mapi_client *c;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mapi_doc *doc = NULL;
         mapi_error err = MAPI_ERROR_INIT;
@@ -333,14 +294,12 @@ static void list_addresses_pages(void **state)
     size_t nseen = 0, i, j;
     long page;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (page = 1; page <= 3; page++) {
         mapi_doc *doc = NULL;
         const mapi_value *meta;
         p.page = page;
-        if (mapi_list_addresses(c, "acct-22", &p, &doc, &err) != 0)
-            fail_msg("%s", err.message);
+        TU_OK(mapi_list_addresses(c, "acct-22", &p, &doc, &err), err);
         assert_true(mapi_doc_is_list(doc));
         meta = mapi_doc_meta(doc);
         assert_int_equal(tu_int(meta, "page"), page);
@@ -379,8 +338,7 @@ static void list_addresses_shapes(void **state)
     mapi_error err = MAPI_ERROR_INIT;
     size_t i, nulls = 0;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_list_addresses(c, "acct-empty", NULL, &doc, &err), 0);
     assert_true(mapi_doc_is_list(doc));
     assert_int_equal(mapi_doc_data_count(doc), 0);
@@ -527,17 +485,17 @@ static void empty_ids_are_usage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(confirm_payout_201, setup_reset),
-        cmocka_unit_test_setup(confirm_twice_is_rejected, setup_reset),
-        cmocka_unit_test_setup(confirm_partner_pay_amount_string, setup_reset),
-        cmocka_unit_test_setup(confirm_exact_numbers, setup_reset),
-        cmocka_unit_test_setup(confirm_422_codes, setup_reset),
-        cmocka_unit_test_setup(unknown_payout_404, setup_reset),
-        cmocka_unit_test_setup(no_key_401, setup_reset),
-        cmocka_unit_test_setup(get_channel_200, setup_reset),
-        cmocka_unit_test_setup(ids_are_percent_encoded, setup_reset),
-        cmocka_unit_test_setup(list_addresses_pages, setup_reset),
-        cmocka_unit_test_setup(list_addresses_shapes, setup_reset),
+        cmocka_unit_test_setup(confirm_payout_201, tu_setup_reset),
+        cmocka_unit_test_setup(confirm_twice_is_rejected, tu_setup_reset),
+        cmocka_unit_test_setup(confirm_partner_pay_amount_string, tu_setup_reset),
+        cmocka_unit_test_setup(confirm_exact_numbers, tu_setup_reset),
+        cmocka_unit_test_setup(confirm_422_codes, tu_setup_reset),
+        cmocka_unit_test_setup(unknown_payout_404, tu_setup_reset),
+        cmocka_unit_test_setup(no_key_401, tu_setup_reset),
+        cmocka_unit_test_setup(get_channel_200, tu_setup_reset),
+        cmocka_unit_test_setup(ids_are_percent_encoded, tu_setup_reset),
+        cmocka_unit_test_setup(list_addresses_pages, tu_setup_reset),
+        cmocka_unit_test_setup(list_addresses_shapes, tu_setup_reset),
         cmocka_unit_test(client_new_rules),
         cmocka_unit_test(config_defaults),
         cmocka_unit_test(empty_ids_are_usage),

@@ -9,14 +9,6 @@
  */
 #include "testutil.h"
 
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
-
 static mapi_doc *parse(const char *text)
 {
     mapi_doc *doc = NULL;
@@ -124,25 +116,21 @@ static void empty_errors_next_to_data_is_success(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
 
-    if (mapi_confirm_payout(c, "fault-empty-errors", &doc, &err) != 0)
-        fail_msg("confirm: %s", err.message ? err.message : "?");
+    TU_OK(mapi_confirm_payout(c, "fault-empty-errors", &doc, &err), err);
     assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 201);
     assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)), "fault-empty-errors");
     assert_string_equal(tu_attr_str(mapi_doc_data(doc, 0), "status"), "processing");
     mapi_doc_free(doc);
     doc = NULL;
 
-    if (mapi_get_channel(c, "fault-empty-errors", &doc, &err) != 0)
-        fail_msg("get_channel: %s", err.message ? err.message : "?");
+    TU_OK(mapi_get_channel(c, "fault-empty-errors", &doc, &err), err);
     assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)), "fault-empty-errors");
     mapi_doc_free(doc);
     doc = NULL;
 
-    if (mapi_list_addresses(c, "fault-empty-errors", NULL, &doc, &err) != 0)
-        fail_msg("list_addresses: %s", err.message ? err.message : "?");
+    TU_OK(mapi_list_addresses(c, "fault-empty-errors", NULL, &doc, &err), err);
     assert_int_equal(mapi_doc_data_count(doc), 22);
     mapi_doc_free(doc);
     assert_int_equal(tu_sandbox_count("fault-empty-errors"), 3); /* one request each */
@@ -152,22 +140,17 @@ static void empty_errors_next_to_data_is_success(void **state)
 /* The sandbox's fault-data-and-errors: a 201/200 with data and one error. */
 static void data_and_errors_under_2xx_is_decode(void **state)
 {
-    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     mapi_client *c;
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
 
     /* settling off: the confirm's own answer (settling is test_settle's) */
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-data-and-errors", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-data-and-errors", tu_no_settle(), &doc, &err), -1);
     assert_null(doc);
-    assert_int_equal(err.kind, MAPI_ERR_DECODE);
-    assert_int_equal(err.status, 201);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN); /* answered 201: it may have happened */
-    assert_int_equal(err.retryable, 0);
-    assert_int_equal(err.attempts, 1);
+    /* answered 201: it may have happened */
+    TU_ASSERT_ERROR(err, MAPI_ERR_DECODE, 201, MAPI_OUTCOME_UNKNOWN, 0, 1);
     assert_string_equal(err.method, "PUT");
     assert_true(tu_contains(err.url, "/api/public/v1/payouts/fault-data-and-errors"));
     assert_int_equal(err.nerrors, 1);
@@ -178,10 +161,8 @@ static void data_and_errors_under_2xx_is_decode(void **state)
     assert_int_equal(tu_sandbox_count("fault-data-and-errors"), 1);
 
     assert_int_equal(mapi_get_channel(c, "fault-data-and-errors", &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_DECODE);
-    assert_int_equal(err.status, 200);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
-    assert_int_equal(err.attempts, 1); /* DECODE is not retried */
+    /* DECODE is not retried */
+    TU_ASSERT_ERROR(err, MAPI_ERR_DECODE, 200, MAPI_OUTCOME_NONE, 0, 1);
     mapi_error_clear(&err);
     assert_int_equal(tu_sandbox_count("fault-data-and-errors"), 2);
     mapi_client_free(c);
@@ -246,8 +227,6 @@ static void error_documents_from_fixtures(void **state)
     };
     size_t i;
     (void)state;
-#define EQ_OR_NULL(got, want) \
-    do { if (want) assert_string_equal(got, want); else assert_null(got); } while (0)
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mapi_doc *doc = tu_fixture_doc(cases[i].file);
         mapi_error e = MAPI_ERROR_INIT;
@@ -259,15 +238,14 @@ static void error_documents_from_fixtures(void **state)
         assert_string_equal(e.code, cases[i].code);
         assert_string_equal(e.errors[0].code, cases[i].code);
         assert_string_equal(e.title, cases[i].title);
-        EQ_OR_NULL(e.detail, cases[i].detail);
-        EQ_OR_NULL(e.pointer, cases[i].pointer);
-        EQ_OR_NULL(e.errors[0].pointer, cases[i].pointer);
-        EQ_OR_NULL(e.amount, cases[i].amount);
-        EQ_OR_NULL(e.minimum, cases[i].minimum);
-        EQ_OR_NULL(e.maximum, cases[i].maximum);
+        TU_ASSERT_STR_OR_NULL(e.detail, cases[i].detail);
+        TU_ASSERT_STR_OR_NULL(e.pointer, cases[i].pointer);
+        TU_ASSERT_STR_OR_NULL(e.errors[0].pointer, cases[i].pointer);
+        TU_ASSERT_STR_OR_NULL(e.amount, cases[i].amount);
+        TU_ASSERT_STR_OR_NULL(e.minimum, cases[i].minimum);
+        TU_ASSERT_STR_OR_NULL(e.maximum, cases[i].maximum);
         mapi_error_clear(&e);
     }
-#undef EQ_OR_NULL
 }
 
 /* errors[].status as a string; every entry kept; limits from a later entry. */
@@ -308,8 +286,8 @@ int main(void)
         cmocka_unit_test(error_document_shapes),
         cmocka_unit_test(the_rule_on_documents),
         cmocka_unit_test(mapi_doc_error_follows_the_rule),
-        cmocka_unit_test_setup(empty_errors_next_to_data_is_success, setup_reset),
-        cmocka_unit_test_setup(data_and_errors_under_2xx_is_decode, setup_reset),
+        cmocka_unit_test_setup(empty_errors_next_to_data_is_success, tu_setup_reset),
+        cmocka_unit_test_setup(data_and_errors_under_2xx_is_decode, tu_setup_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,22 +6,8 @@
  */
 #include "testutil.h"
 
-#define PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
-#define CHANNEL_ID "60e05bc0-4690-4985-a08a-8acf00e48294"
 /* A port nobody listens on: the discard port on loopback. */
 #define DEAD_BASE "http://127.0.0.1:9"
-
-/* The confirm alone, without the read that settles an unknown outcome
-   (tests/test_settle.c): what is counted here is the confirm's requests. */
-static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
-
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
 
 /* ---- faults ---- */
 
@@ -31,13 +17,9 @@ static void fault_redirect_is_http_302(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_get_channel(c, "fault-redirect", &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_HTTP);
-    assert_int_equal(err.status, 302);
-    assert_int_equal(err.retryable, 0);
-    assert_int_equal(err.attempts, 1);
+    TU_ASSERT_ERROR(err, MAPI_ERR_HTTP, 302, MAPI_OUTCOME_NONE, 0, 1);
     assert_string_equal(err.title, "HTTP 302");
     assert_true(tu_contains(err.detail, "other-host.invalid"));
     assert_non_null(err.response);
@@ -62,10 +44,7 @@ static void fault_html_502_is_retried_http(void **state)
     TU_NEED_SANDBOX();
     c = tu_client_ex(NULL, tu_api_key(), 2, 0, &sl);
     assert_int_equal(mapi_get_channel(c, "fault-html-502", &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_HTTP);
-    assert_int_equal(err.status, 502);
-    assert_int_equal(err.retryable, 1);
-    assert_int_equal(err.attempts, 3);
+    TU_ASSERT_ERROR(err, MAPI_ERR_HTTP, 502, MAPI_OUTCOME_NONE, 1, 3);
     assert_int_equal(tu_sandbox_count("fault-html-502"), 3);
     /* backoff: full jitter under 0.5 s, then under 1 s */
     assert_int_equal(sl.calls, 2);
@@ -87,17 +66,11 @@ static void fault_5xx(void **state)
     c = tu_client_ex(NULL, tu_api_key(), 2, 0, &sl);
     /* 500: not retryable, for GET either */
     assert_int_equal(mapi_get_channel(c, "fault-500", &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 500);
-    assert_int_equal(err.retryable, 0);
-    assert_int_equal(err.attempts, 1);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 500, MAPI_OUTCOME_NONE, 0, 1);
     mapi_error_clear(&err);
     /* 503, 504, 502 with an error document: GET retries them */
     assert_int_equal(mapi_get_channel(c, "fault-503", &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 503);
-    assert_int_equal(err.retryable, 1);
-    assert_int_equal(err.attempts, 3);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 503, MAPI_OUTCOME_NONE, 1, 3);
     mapi_error_clear(&err);
     assert_int_equal(mapi_get_channel(c, "fault-504", &doc, &err), -1);
     assert_int_equal(err.status, 504);
@@ -110,13 +83,11 @@ static void fault_5xx(void **state)
     mapi_error_clear(&err);
     assert_int_equal(tu_sandbox_count("fault-503"), 3);
     /* the confirm PUT is not retried on a 5xx: it may have gone through */
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-503", &no_settle, &doc, &err), -1);
-    assert_int_equal(err.status, 503);
-    assert_int_equal(err.retryable, 0); /* calling again is not known to be safe */
-    assert_int_equal(err.attempts, 1);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-503", tu_no_settle(), &doc, &err), -1);
+    /* calling again is not known to be safe */
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 503, MAPI_OUTCOME_UNKNOWN, 0, 1);
     mapi_error_clear(&err);
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-500", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-500", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.attempts, 1);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&err);
@@ -165,8 +136,7 @@ static void fault_flaky_recovers(void **state)
     (void)state;
     TU_NEED_SANDBOX();
     c = tu_client_ex(NULL, tu_api_key(), 2, 0, &sl);
-    if (mapi_get_channel(c, "fault-flaky-2-503", &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_get_channel(c, "fault-flaky-2-503", &doc, &err), err);
     assert_string_equal(mapi_resource_type(mapi_doc_data(doc, 0)), "channels");
     assert_int_equal(err.kind, MAPI_ERR_NONE);
     mapi_doc_free(doc);
@@ -178,8 +148,7 @@ static void fault_flaky_recovers(void **state)
     assert_int_equal(err.attempts, 3);
     mapi_error_clear(&err);
     /* confirm through a flaky 429 */
-    if (mapi_confirm_payout(c, "fault-flaky-1-429", &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_confirm_payout(c, "fault-flaky-1-429", &doc, &err), err);
     assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 201);
     mapi_doc_free(doc);
     mapi_client_free(c);
@@ -193,8 +162,7 @@ static void fault_bodies_fail_as_decode(void **state)
     mapi_client *c;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         mapi_doc *doc = NULL;
         mapi_error err = MAPI_ERROR_INIT;
@@ -225,8 +193,7 @@ static void fault_big_body_is_capped(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_get_channel(c, "fault-big-body", &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_string_equal(err.title, "body over max_body (16777216 bytes)");
@@ -242,7 +209,7 @@ static void fault_big_body_is_capped(void **state)
     cfg.max_body = 1000;
     c = mapi_client_new(&cfg, &err);
     assert_non_null(c);
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_string_equal(err.title, "body over max_body (1000 bytes)");
     assert_true(err.response->len <= 1000);
@@ -260,13 +227,10 @@ static void transport_failures(void **state)
     TU_NEED_SANDBOX();
     c = tu_client_ex(NULL, tu_api_key(), 2, 1.0, &sl);
     /* the server reads the PUT and closes without answering */
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-no-response", &no_settle, &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-no-response", tu_no_settle(), &doc, &err), -1);
+    /* it may have gone through: not safe to send again */
+    TU_ASSERT_ERROR(err, MAPI_ERR_TRANSPORT, 0, MAPI_OUTCOME_UNKNOWN, 0, 1);
     assert_int_equal(err.curl_code, CURLE_GOT_NOTHING);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
-    assert_int_equal(err.retryable, 0); /* it may have gone through: not safe to send again */
-    assert_int_equal(err.attempts, 1);
-    assert_int_equal(err.status, 0);
     assert_null(err.response);
     mapi_error_clear(&err);
     assert_int_equal(tu_sandbox_count("fault-no-response"), 1);
@@ -275,20 +239,20 @@ static void transport_failures(void **state)
     assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(err.attempts, 3);
     mapi_error_clear(&err);
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-truncated-chunked", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-truncated-chunked", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     assert_int_equal(err.attempts, 1);
     mapi_error_clear(&err);
     /* timeout (1 s) after the request was sent: outcome unknown, not retried */
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-slow-first-byte", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-slow-first-byte", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(err.curl_code, CURLE_OPERATION_TIMEDOUT);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     assert_int_equal(err.attempts, 1);
     assert_true(strncmp(err.message, "merchantapi: transport: ", 24) == 0);
     mapi_error_clear(&err);
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-slow-body", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-slow-body", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&err);
@@ -304,27 +268,23 @@ static void connection_refused_not_sent(void **state)
     tu_sleeps sl;
     (void)state;
     c = tu_client_ex(DEAD_BASE, TU_DEFAULT_KEY, 2, 0, &sl);
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), -1);
     assert_null(doc);
-    assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
+    TU_ASSERT_ERROR(err, MAPI_ERR_TRANSPORT, 0, MAPI_OUTCOME_NOT_SENT, 1, 3);
     assert_int_equal(err.curl_code, CURLE_COULDNT_CONNECT);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
-    assert_int_equal(err.retryable, 1);
-    assert_int_equal(err.attempts, 3);
     assert_int_equal(sl.calls, 2);
-    assert_int_equal(err.status, 0);
     assert_true(err.retry_after == -1.0);
     assert_string_equal(err.method, "PUT");
-    assert_string_equal(err.url, DEAD_BASE "/api/public/v1/payouts/" PAYOUT_ID);
+    assert_string_equal(err.url, DEAD_BASE "/api/public/v1/payouts/" TU_PAYOUT_ID);
     assert_non_null(err.title);
     assert_true(strncmp(err.message, "merchantapi: transport: ", 24) == 0);
-    assert_true(tu_contains(err.message, "[PUT /api/public/v1/payouts/" PAYOUT_ID "]"));
+    assert_true(tu_contains(err.message, "[PUT /api/public/v1/payouts/" TU_PAYOUT_ID "]"));
     tu_assert_no_key(&err, TU_DEFAULT_KEY);
     mapi_error_clear(&err);
     /* a GET likewise; with max_retries 0 a single attempt */
     mapi_client_free(c);
     c = tu_client_ex(DEAD_BASE, TU_DEFAULT_KEY, 0, 0, &sl);
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(err.attempts, 1);
     assert_int_equal(sl.calls, 0);
@@ -376,7 +336,7 @@ static void sleep_hook_can_stop_retries(void **state)
     (void)state;
     c = tu_client_ex(DEAD_BASE, NULL, 5, 0, NULL);
     mapi_client_set_sleep(c, stop_sleep, &calls);
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), -1);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), -1);
     assert_int_equal(err.attempts, 1);
     assert_int_equal(calls, 1);
     mapi_error_clear(&err);
@@ -414,18 +374,18 @@ static void api_key_never_in_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(fault_redirect_is_http_302, setup_reset),
-        cmocka_unit_test_setup(fault_html_502_is_retried_http, setup_reset),
-        cmocka_unit_test_setup(fault_5xx, setup_reset),
-        cmocka_unit_test_setup(fault_429_honours_retry_after, setup_reset),
-        cmocka_unit_test_setup(fault_flaky_recovers, setup_reset),
-        cmocka_unit_test_setup(fault_bodies_fail_as_decode, setup_reset),
-        cmocka_unit_test_setup(fault_big_body_is_capped, setup_reset),
-        cmocka_unit_test_setup(transport_failures, setup_reset),
+        cmocka_unit_test_setup(fault_redirect_is_http_302, tu_setup_reset),
+        cmocka_unit_test_setup(fault_html_502_is_retried_http, tu_setup_reset),
+        cmocka_unit_test_setup(fault_5xx, tu_setup_reset),
+        cmocka_unit_test_setup(fault_429_honours_retry_after, tu_setup_reset),
+        cmocka_unit_test_setup(fault_flaky_recovers, tu_setup_reset),
+        cmocka_unit_test_setup(fault_bodies_fail_as_decode, tu_setup_reset),
+        cmocka_unit_test_setup(fault_big_body_is_capped, tu_setup_reset),
+        cmocka_unit_test_setup(transport_failures, tu_setup_reset),
         cmocka_unit_test(connection_refused_not_sent),
-        cmocka_unit_test_setup(tls_handshake_failure_not_sent, setup_reset),
+        cmocka_unit_test_setup(tls_handshake_failure_not_sent, tu_setup_reset),
         cmocka_unit_test(sleep_hook_can_stop_retries),
-        cmocka_unit_test_setup(api_key_never_in_errors, setup_reset),
+        cmocka_unit_test_setup(api_key_never_in_errors, tu_setup_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,6 @@
  */
 #include "testutil.h"
 
-#define PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
-#define CHANNEL_ID "60e05bc0-4690-4985-a08a-8acf00e48294"
 
 static const char *const forbidden[] = {
     "Authorization", "Content-Type", "Accept", "User-Agent", "Host", "Content-Length",
@@ -196,21 +194,21 @@ static void test_sent_on_every_call(void **state)
     opts.nheaders = 2;
 
     /* the client's alone */
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &doc, &err), 0);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), 0);
     mapi_doc_free(doc);
-    h = seen_headers(CHANNEL_ID);
+    h = seen_headers(TU_CHANNEL_ID);
     assert_string_equal(seen(h, "x-trace"), "client-1");
     assert_string_equal(seen(h, "x-client"), "c1");
     assert_null(seen(h, "idempotency-key"));
     mapi_doc_free(h);
 
-    assert_int_equal(mapi_get_channel_ex(c, CHANNEL_ID, &opts, &doc, &err), 0);
+    assert_int_equal(mapi_get_channel_ex(c, TU_CHANNEL_ID, &opts, &doc, &err), 0);
     mapi_doc_free(doc);
-    assert_call_headers(CHANNEL_ID);
+    assert_call_headers(TU_CHANNEL_ID);
 
-    assert_int_equal(mapi_confirm_payout_ex(c, PAYOUT_ID, &opts, &doc, &err), 0);
+    assert_int_equal(mapi_confirm_payout_ex(c, TU_PAYOUT_ID, &opts, &doc, &err), 0);
     mapi_doc_free(doc);
-    assert_call_headers(PAYOUT_ID);
+    assert_call_headers(TU_PAYOUT_ID);
 
     assert_int_equal(mapi_get_payout_ex(c, "draft-integer-amount", &opts, &doc, &err), 0);
     mapi_doc_free(doc);
@@ -270,13 +268,13 @@ static void test_refused_nothing_sent(void **state)
             one[0].name = "X-Trace";
             one[0].value = bad_values[i - sizeof forbidden / sizeof forbidden[0]];
         }
-        assert_int_equal(mapi_confirm_payout_ex(c, PAYOUT_ID, &opts, &doc, &err), -1);
+        assert_int_equal(mapi_confirm_payout_ex(c, TU_PAYOUT_ID, &opts, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
         assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
         assert_null(doc);
-        assert_int_equal(mapi_get_channel_ex(c, CHANNEL_ID, &opts, &doc, &err), -1);
+        assert_int_equal(mapi_get_channel_ex(c, TU_CHANNEL_ID, &opts, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
-        assert_int_equal(mapi_get_payout_ex(c, PAYOUT_ID, &opts, &doc, &err), -1);
+        assert_int_equal(mapi_get_payout_ex(c, TU_PAYOUT_ID, &opts, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
         assert_int_equal(mapi_list_addresses_ex(c, "acct-22", &p, &opts, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
@@ -295,13 +293,13 @@ static void test_refused_nothing_sent(void **state)
     {
         mapi_header_field twice[] = {{"X-A", "1"}, {"x-a", "2"}};
         mapi_call_opts o2 = {twice, 2, 0.0, MAPI_SETTLE_DEFAULT, NULL, NULL};
-        assert_int_equal(mapi_get_channel_ex(c, CHANNEL_ID, &o2, &doc, &err), -1);
+        assert_int_equal(mapi_get_channel_ex(c, TU_CHANNEL_ID, &o2, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
     }
     mapi_error_clear(&err);
     mapi_error_clear(&errs[0]);
-    assert_int_equal(tu_sandbox_count(PAYOUT_ID), 0);
-    assert_int_equal(tu_sandbox_count(CHANNEL_ID), 0);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 0);
+    assert_int_equal(tu_sandbox_count(TU_CHANNEL_ID), 0);
     assert_int_equal(tu_sandbox_count("acct-22"), 0);
     assert_int_equal(tu_sandbox_count("echo"), 0);
     mapi_client_free(c);

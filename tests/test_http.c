@@ -295,7 +295,6 @@ static void content_types_and_error_documents(void **state)
         /* a 4xx without a document: http, rejected */
         {"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nno!", 0},
     };
-    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     server s;
     mapi_client *c;
     mapi_doc *doc = NULL;
@@ -324,7 +323,7 @@ static void content_types_and_error_documents(void **state)
     assert_string_equal(err.code, "m");
     mapi_error_clear(&err);
     /* (not settled: the read that would follow is tests/test_settle.c's) */
-    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_API);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&err);
@@ -361,14 +360,12 @@ static void retries_across_closed_connections(void **state)
     assert_int_equal(mapi_get_channel(c, "x", &doc, &err), 0);
     mapi_doc_free(doc);
     /* 503 with Retry-After: 0, then a success: one wait of 0 s */
-    if (mapi_get_channel(c, "x", &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_get_channel(c, "x", &doc, &err), err);
     mapi_doc_free(doc);
     assert_int_equal(sl.calls, 1);
     assert_true(sl.waits[0] == 0.0);
     /* the confirm answered 429 is sent again after Retry-After */
-    if (mapi_confirm_payout(c, "p1", &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_confirm_payout(c, "p1", &doc, &err), err);
     mapi_doc_free(doc);
     assert_int_equal(sl.calls, 2);
     assert_true(sl.waits[1] == 2.0);
@@ -419,7 +416,6 @@ static void header_cap(void **state)
    reader": llhttp refuses them on the cosocket transport). */
 static void refused_response_heads(void **state)
 {
-    static const mapi_call_opts heads_no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     static char longline[1024 * 1024 + 256];
     static const char conflict[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\n"
                                    "Content-Length: 63\r\nX-Request-Id: rid-cl\r\n"
@@ -471,7 +467,7 @@ static void refused_response_heads(void **state)
     mapi_error_clear(&err);
 
     /* settling off: the answers here are the confirm's own (settling is 24's) */
-    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &heads_no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_string_equal(err.title, "response header line too long");
     assert_string_equal(err.method, "PUT");
@@ -490,7 +486,7 @@ static void refused_response_heads(void **state)
     assert_int_equal(err.attempts, 1);
     mapi_error_clear(&err);
 
-    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &heads_no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_string_equal(err.title, "invalid Content-Length header"); /* a list */
     assert_int_equal(err.status, 422);
@@ -585,7 +581,6 @@ static void body_cap_while_receiving(void **state)
    the first as chunked and hand the second's coded bytes as the body.) */
 static void refused_framing(void **state)
 {
-    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
     static const char both[] = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.api+json\r\n"
                                "Content-Length: 63\r\nX-Request-Id: rid-te\r\n"
                                "Transfer-Encoding: chunked\r\n\r\n3f\r\n" CHANNEL_DOC
@@ -615,7 +610,7 @@ static void refused_framing(void **state)
     assert_int_equal(err.attempts, 1);
     mapi_error_clear(&err);
 
-    assert_int_equal(mapi_confirm_payout_ex(c, "p1", &no_settle, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "p1", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_string_equal(err.title, "unsupported Transfer-Encoding (only chunked)");
     assert_string_equal(err.method, "PUT");

@@ -18,7 +18,6 @@
 #define T_ORDER_TYPE "order_type must be \"asc\" or \"desc\""
 
 #define ACCOUNT "acct-22"
-#define PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
 
 static void each_limit(void **state)
 {
@@ -148,7 +147,7 @@ static void call_options_send_nothing(void **state)
 
         o.deadline = -1;
         o.settle = MAPI_SETTLE_OFF;
-        assert_int_equal(mapi_confirm_payout_ex(c, PAYOUT_ID, &o, &doc, &err), -1);
+        assert_int_equal(mapi_confirm_payout_ex(c, TU_PAYOUT_ID, &o, &doc, &err), -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
         assert_string_equal(err.title, T_SECONDS("deadline"));
         assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
@@ -160,7 +159,7 @@ static void call_options_send_nothing(void **state)
         mapi_error_clear(&err);
 
         r.max_retries = 101;
-        assert_int_equal(mapi_request_ex(c, "PUT", "/api/public/v1/payouts/" PAYOUT_ID, NULL, 0,
+        assert_int_equal(mapi_request_ex(c, "PUT", "/api/public/v1/payouts/" TU_PAYOUT_ID, NULL, 0,
                                          &r, &doc, &err),
                          -1);
         assert_int_equal(err.kind, MAPI_ERR_USAGE);
@@ -170,7 +169,7 @@ static void call_options_send_nothing(void **state)
     }
     mapi_client_free(c);
     assert_int_equal(tu_sandbox_count(ACCOUNT), 0);
-    assert_int_equal(tu_sandbox_count(PAYOUT_ID), 0);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 0);
 }
 
 int main(void)

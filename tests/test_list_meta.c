@@ -12,14 +12,6 @@
 
 #include "testutil.h"
 
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
-
 /* mapi_value_count of the JSON text `json` as a meta member. */
 static int count_of(const char *json, int64_t *out)
 {
@@ -95,10 +87,8 @@ static void string_meta_reads_as_integers(void **state)
     mapi_page_params p = {NULL, NULL, 2, 5};
     int64_t n;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_list_addresses(c, "meta-strings-acct-22", &p, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    c = tu_sandbox_client();
+    TU_OK(mapi_list_addresses(c, "meta-strings-acct-22", &p, &doc, &err), err);
     assert_int_equal(mapi_doc_data_count(doc), 5);
     assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)),
                         "00000022-0000-4000-8000-000000000006");
@@ -121,31 +111,26 @@ static void missing_meta_is_kept_as_it_came(void **state)
     mapi_page_params p = {NULL, NULL, 1, 5};
     int64_t n;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_list_addresses(c, "meta-empty-acct-22", &p, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    c = tu_sandbox_client();
+    TU_OK(mapi_list_addresses(c, "meta-empty-acct-22", &p, &doc, &err), err);
     assert_int_equal(mapi_doc_data_count(doc), 5);
     assert_int_equal(mapi_value_type(mapi_doc_meta(doc)), MAPI_OBJECT);
     assert_int_equal(mapi_value_len(mapi_doc_meta(doc)), 0);
     assert_int_equal(mapi_value_count(mapi_value_get(mapi_doc_meta(doc), "total"), &n), -1);
     mapi_doc_free(doc);
 
-    if (mapi_list_addresses(c, "meta-none-acct-22", &p, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_list_addresses(c, "meta-none-acct-22", &p, &doc, &err), err);
     assert_int_equal(mapi_doc_data_count(doc), 5);
     assert_null(mapi_doc_meta(doc));
     mapi_doc_free(doc);
 
-    if (mapi_list_addresses(c, "meta-no-total-acct-22", &p, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_list_addresses(c, "meta-no-total-acct-22", &p, &doc, &err), err);
     assert_int_equal(meta_count(doc, "page"), 1);
     assert_int_equal(meta_count(doc, "per_page"), 5);
     assert_false(mapi_value_has(mapi_doc_meta(doc), "total"));
     mapi_doc_free(doc);
 
-    if (mapi_list_addresses(c, "meta-total=null", &p, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_list_addresses(c, "meta-total=null", &p, &doc, &err), err);
     assert_int_equal(meta_count(doc, "page"), 1);
     assert_int_equal(mapi_value_count(mapi_value_get(mapi_doc_meta(doc), "total"), &n), -1);
     mapi_doc_free(doc);
@@ -175,8 +160,7 @@ static void other_forms_are_decode_naming_the_member(void **state)
     mapi_client *c;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mapi_doc *doc = (mapi_doc *)1;
         mapi_error err = MAPI_ERROR_INIT;
@@ -291,8 +275,7 @@ static void list_calls_refuse_what_is_not_a_count(void **state)
     mapi_client *c;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof not_counts / sizeof not_counts[0]; i++) {
         mapi_doc *doc = (mapi_doc *)1, *docs[3];
         mapi_error err = MAPI_ERROR_INIT, errs[3];
@@ -320,8 +303,7 @@ static void request_keeps_meta_as_data(void **state)
     mapi_client *c;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof not_counts / sizeof not_counts[0]; i++) {
         mapi_doc *doc = NULL;
         mapi_error err = MAPI_ERROR_INIT;
@@ -351,8 +333,7 @@ static void parsed_documents_keep_meta_as_data(void **state)
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
 
-    if (mapi_doc_parse(body, strlen(body), &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_doc_parse(body, strlen(body), &doc, &err), err);
     assert_kept(doc, "page");
     assert_kept(doc, "total");
     assert_int_equal(mapi_doc_error(doc, &err), 0); /* no error document, whatever meta holds */
@@ -364,14 +345,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(value_count_forms),
-        cmocka_unit_test_setup(string_meta_reads_as_integers, setup_reset),
-        cmocka_unit_test_setup(missing_meta_is_kept_as_it_came, setup_reset),
-        cmocka_unit_test_setup(other_forms_are_decode_naming_the_member, setup_reset),
-        cmocka_unit_test_setup(pages_with_string_meta, setup_reset),
-        cmocka_unit_test_setup(pages_with_empty_meta, setup_reset),
-        cmocka_unit_test_setup(pages_refuse_like_one_page, setup_reset),
-        cmocka_unit_test_setup(list_calls_refuse_what_is_not_a_count, setup_reset),
-        cmocka_unit_test_setup(request_keeps_meta_as_data, setup_reset),
+        cmocka_unit_test_setup(string_meta_reads_as_integers, tu_setup_reset),
+        cmocka_unit_test_setup(missing_meta_is_kept_as_it_came, tu_setup_reset),
+        cmocka_unit_test_setup(other_forms_are_decode_naming_the_member, tu_setup_reset),
+        cmocka_unit_test_setup(pages_with_string_meta, tu_setup_reset),
+        cmocka_unit_test_setup(pages_with_empty_meta, tu_setup_reset),
+        cmocka_unit_test_setup(pages_refuse_like_one_page, tu_setup_reset),
+        cmocka_unit_test_setup(list_calls_refuse_what_is_not_a_count, tu_setup_reset),
+        cmocka_unit_test_setup(request_keeps_meta_as_data, tu_setup_reset),
         cmocka_unit_test(parsed_documents_keep_meta_as_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

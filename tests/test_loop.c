@@ -11,8 +11,6 @@
 
 #include "testutil.h"
 
-#define CHANNEL "60e05bc0-4690-4985-a08a-8acf00e48294"
-#define PAYOUT "6ecebf80-b210-413b-b396-df4760d142c5"
 
 /* What one call on the loop reported. */
 typedef struct result {
@@ -137,8 +135,8 @@ static void results_equal_blocking(void **state)
     loop = begin(1, 2, &c, r, 5);
 
     /* five calls at once, one of each kind */
-    assert_int_equal(mapi_loop_confirm_payout(loop, c, PAYOUT, NULL, on_done, &r[0], &err), 0);
-    assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, NULL, on_done, &r[1], &err), 0);
+    assert_int_equal(mapi_loop_confirm_payout(loop, c, TU_PAYOUT_ID, NULL, on_done, &r[0], &err), 0);
+    assert_int_equal(mapi_loop_get_channel(loop, c, TU_CHANNEL_ID, NULL, on_done, &r[1], &err), 0);
     assert_int_equal(mapi_loop_list_addresses(loop, c, "acct-22", &p, NULL, on_done, &r[2],
                                               &err), 0);
     assert_int_equal(mapi_loop_get_payout(loop, c, "draft-track-never", NULL, on_done, &r[3],
@@ -147,7 +145,7 @@ static void results_equal_blocking(void **state)
                                        "{\"amount\": 250.10}", 18, NULL, on_done, &r[4],
                                        &err), 0);
     assert_int_equal(mapi_loop_timeout(loop) == 0.0, 1); /* their first attempts are due */
-    assert_int_equal(tu_sandbox_count(PAYOUT), 0);       /* nothing before a step */
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 0);       /* nothing before a step */
     run(loop);
     for (i = 0; i < 5; i++) {
         assert_int_equal(r[i].calls, 1);
@@ -164,10 +162,10 @@ static void results_equal_blocking(void **state)
         assert_string_equal(tu_attr_num(mapi_doc_data(r[0].doc, 0), "amount"), "250.10");
     }
     free(fixture);
-    assert_int_equal(tu_sandbox_count(PAYOUT), 1);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 1);
 
     /* each read equals the blocking call's */
-    assert_int_equal(mapi_get_channel(c, CHANNEL, &doc, &err), 0);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &doc, &err), 0);
     assert_same_body(doc, r[1].doc);
     mapi_doc_free(doc);
     assert_int_equal(mapi_list_addresses(c, "acct-22", &p, &doc, &err), 0);
@@ -190,8 +188,8 @@ static void results_equal_blocking(void **state)
     /* a second confirm: refused, the same error either way */
     for (i = 0; i < 5; i++)
         result_clear(&r[i]);
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT, &doc, &err), -1);
-    assert_int_equal(mapi_loop_confirm_payout(loop, c, PAYOUT, NULL, on_done, &r[0], &err), 0);
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(mapi_loop_confirm_payout(loop, c, TU_PAYOUT_ID, NULL, on_done, &r[0], &err), 0);
     run(loop);
     assert_null(r[0].doc);
     assert_same_error(&err, &r[0].err);
@@ -199,7 +197,7 @@ static void results_equal_blocking(void **state)
     assert_int_equal(r[0].err.status, 422);
     assert_string_equal(r[0].err.code, "payout_not_draft");
     assert_int_equal(r[0].err.outcome, MAPI_OUTCOME_REJECTED);
-    assert_int_equal(tu_sandbox_count(PAYOUT), 3);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 3);
     mapi_error_clear(&err);
     result_clear(&r[0]);
 
@@ -222,11 +220,11 @@ static void usage_errors_start_nothing(void **state)
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
     mapi_error_clear(&err);
-    assert_int_equal(mapi_loop_confirm_payout(loop, c, PAYOUT, NULL, NULL, &r, &err), -1);
+    assert_int_equal(mapi_loop_confirm_payout(loop, c, TU_PAYOUT_ID, NULL, NULL, &r, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     assert_int_equal(err.outcome, MAPI_OUTCOME_NOT_SENT);
     mapi_error_clear(&err);
-    assert_int_equal(mapi_loop_get_channel(NULL, c, CHANNEL, NULL, on_done, &r, &err), -1);
+    assert_int_equal(mapi_loop_get_channel(NULL, c, TU_CHANNEL_ID, NULL, on_done, &r, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     mapi_error_clear(&err);
     assert_int_equal(mapi_loop_request(loop, c, "GET", "//evil", NULL, 0, NULL, on_done, &r,
@@ -359,7 +357,7 @@ static void deadline_as_blocking(void **state)
         mapi_header_field slow;
         delay(&opts, &slow, "3000");
         opts.deadline = 0.3;
-        assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r, &err), 0);
+        assert_int_equal(mapi_loop_get_channel(loop, c, TU_CHANNEL_ID, &opts, on_done, &r, &err), 0);
         run(loop);
         assert_null(r.doc);
         assert_int_equal(r.err.kind, MAPI_ERR_TRANSPORT);
@@ -496,7 +494,7 @@ static void driven_by_poll(void **state)
     loop = begin(0, 2, &c, r, 3);
     delay(&opts, &slow, "200");
     for (i = 0; i < 3; i++)
-        assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r[i], &err),
+        assert_int_equal(mapi_loop_get_channel(loop, c, TU_CHANNEL_ID, &opts, on_done, &r[i], &err),
                          0);
     pfd.fd = mapi_loop_fd(loop);
     assert_true(pfd.fd >= 0);
@@ -519,7 +517,7 @@ static void driven_by_poll(void **state)
     for (i = 0; i < 3; i++) {
         assert_int_equal(r[i].calls, 1);
         assert_non_null(r[i].doc);
-        assert_string_equal(mapi_resource_id(mapi_doc_data(r[i].doc, 0)), CHANNEL);
+        assert_string_equal(mapi_resource_id(mapi_doc_data(r[i].doc, 0)), TU_CHANNEL_ID);
         result_clear(&r[i]);
     }
     mapi_loop_free(loop);
@@ -634,7 +632,7 @@ static void on_chain(void *ctx, mapi_doc *doc, mapi_error *err)
     mapi_doc_free(doc);
     ch->ended++;
     if (ch->left-- > 0)
-        assert_int_equal(mapi_loop_get_channel(ch->loop, ch->c, CHANNEL, NULL, on_chain, ch, &e),
+        assert_int_equal(mapi_loop_get_channel(ch->loop, ch->c, TU_CHANNEL_ID, NULL, on_chain, ch, &e),
                          0);
 }
 
@@ -658,13 +656,13 @@ static void step_within_spends_its_budget(void **state)
     ch.loop = loop;
     ch.c = c;
     ch.left = 4;
-    assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, NULL, on_chain, &ch, &err), 0);
+    assert_int_equal(mapi_loop_get_channel(loop, c, TU_CHANNEL_ID, NULL, on_chain, &ch, &err), 0);
     /* five calls one after another, in one step of at most 10 s */
     assert_int_equal(mapi_loop_step_within(loop, 10.0, 0), 0);
     assert_int_equal(ch.ended, 5);
     /* nothing ready: a step of 0.1 s waits it out (the answer comes in 2 s) */
     delay(&opts, &slow, "2000");
-    assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r[0], &err), 0);
+    assert_int_equal(mapi_loop_get_channel(loop, c, TU_CHANNEL_ID, &opts, on_done, &r[0], &err), 0);
     t0 = mapi_monotonic_seconds();
     assert_int_equal(mapi_loop_step_within(loop, 0.1, 0), 1);
     wall = mapi_monotonic_seconds() - t0;
@@ -693,14 +691,14 @@ static void free_ends_every_call(void **state)
     loop = begin(1, 1, &c, r, 3);
     delay(&opts, &slow, "2000");
     /* under way, waiting for a retry, never begun */
-    assert_int_equal(mapi_loop_get_channel(loop, c, CHANNEL, &opts, on_done, &r[0], &err), 0);
+    assert_int_equal(mapi_loop_get_channel(loop, c, TU_CHANNEL_ID, &opts, on_done, &r[0], &err), 0);
     assert_int_equal(mapi_loop_get_channel(loop, c, "fault-429", NULL, on_done, &r[1], &err),
                      0);
     for (i = 0; i < 100 && tu_sandbox_count("fault-429") < 1; i++)
         assert_int_equal(mapi_loop_step(loop, 0.02), 2);
     for (i = 0; i < 20; i++)
         assert_int_equal(mapi_loop_step(loop, 0.01), 2);
-    assert_int_equal(mapi_loop_confirm_payout(loop, c, PAYOUT, NULL, on_done, &r[2], &err), 0);
+    assert_int_equal(mapi_loop_confirm_payout(loop, c, TU_PAYOUT_ID, NULL, on_done, &r[2], &err), 0);
     mapi_loop_free(loop);
     for (i = 0; i < 3; i++) {
         assert_int_equal(r[i].calls, 1);
@@ -712,7 +710,7 @@ static void free_ends_every_call(void **state)
     assert_int_equal(r[1].err.status, 429);
     assert_int_equal(r[2].err.kind, MAPI_ERR_TRANSPORT);
     assert_int_equal(r[2].err.outcome, MAPI_OUTCOME_NOT_SENT);
-    assert_int_equal(tu_sandbox_count(PAYOUT), 0);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 0);
     for (i = 0; i < 3; i++)
         result_clear(&r[i]);
     mapi_client_free(c);

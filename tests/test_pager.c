@@ -9,14 +9,6 @@
  */
 #include "testutil.h"
 
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
-
 /* The id of address i of account number acct (22, 25000). */
 static const char *address_id(char *buf, int acct, long i)
 {
@@ -81,8 +73,7 @@ static void every_address_once(void **state)
     mapi_client *c;
     long pages;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(walk(c, "acct-25000", 25000, 1000, 8, 0, &pages, &counts, &err), 0);
     assert_int_equal(err.kind, MAPI_ERR_NONE);
     assert_int_equal(pages, 25);
@@ -103,8 +94,7 @@ static void stop_rules(void **state)
     mapi_client *c;
     long pages;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(walk(c, "acct-22", 22, 5, 1, 0, &pages, &counts, &err), 0);
     assert_int_equal(pages, 5);
     assert_int_equal(counts.received, 22);
@@ -185,8 +175,7 @@ static void pages_that_lie(void **state)
     long pages;
     char want[128], id[64];
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(walk(c, "fault-pages-alternate", 25000, 10, 4, 0, &pages, &counts, &err),
                      -1);
     assert_int_equal(pages, 2);
@@ -211,8 +200,7 @@ static void usage_errors(void **state)
     mapi_client *c;
     mapi_doc *page = (mapi_doc *)&err;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_null(mapi_pager_new(NULL, "acct-22", NULL, &err));
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     assert_null(mapi_pager_new(c, "", NULL, &err));
@@ -236,12 +224,12 @@ static void usage_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(every_address_once, setup_reset),
-        cmocka_unit_test_setup(stop_rules, setup_reset),
-        cmocka_unit_test_setup(page_failing_mid_walk, setup_reset),
-        cmocka_unit_test_setup(page_retried_then_failing, setup_reset),
-        cmocka_unit_test_setup(pages_that_lie, setup_reset),
-        cmocka_unit_test_setup(usage_errors, setup_reset),
+        cmocka_unit_test_setup(every_address_once, tu_setup_reset),
+        cmocka_unit_test_setup(stop_rules, tu_setup_reset),
+        cmocka_unit_test_setup(page_failing_mid_walk, tu_setup_reset),
+        cmocka_unit_test_setup(page_retried_then_failing, tu_setup_reset),
+        cmocka_unit_test_setup(pages_that_lie, tu_setup_reset),
+        cmocka_unit_test_setup(usage_errors, tu_setup_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,14 +11,6 @@
 
 #define NPAGES 12
 
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
-
 /* The id of acct-25000's address i, written into buf (64 bytes). */
 static const char *address_id(char *buf, int i)
 {
@@ -332,13 +324,13 @@ static void single_calls_still_work_after(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(pages_in_order, setup_reset),
-        cmocka_unit_test_setup(first_failed_page_stops, setup_reset),
-        cmocka_unit_test_setup(failed_page_is_retried, setup_reset),
-        cmocka_unit_test_setup(each_page_waits_its_own_wait, setup_reset),
-        cmocka_unit_test_setup(longest_wait_would_outlast_a_deadline, setup_reset),
-        cmocka_unit_test_setup(usage_errors, setup_reset),
-        cmocka_unit_test_setup(single_calls_still_work_after, setup_reset),
+        cmocka_unit_test_setup(pages_in_order, tu_setup_reset),
+        cmocka_unit_test_setup(first_failed_page_stops, tu_setup_reset),
+        cmocka_unit_test_setup(failed_page_is_retried, tu_setup_reset),
+        cmocka_unit_test_setup(each_page_waits_its_own_wait, tu_setup_reset),
+        cmocka_unit_test_setup(longest_wait_would_outlast_a_deadline, tu_setup_reset),
+        cmocka_unit_test_setup(usage_errors, tu_setup_reset),
+        cmocka_unit_test_setup(single_calls_still_work_after, tu_setup_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,18 +8,8 @@
  */
 #include "testutil.h"
 
-#define PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
 #define PAYOUT_TXID "dd8368b4d2d702d26f01443a3adeeb150b4f989b058f002e8953cd618fc2fb56"
-#define CHANNEL_ID "60e05bc0-4690-4985-a08a-8acf00e48294"
 #define ECHO "/api/public/v1/echo"
-
-static int setup_reset(void **state)
-{
-    (void)state;
-    if (tu_base_url())
-        tu_sandbox_reset();
-    return 0;
-}
 
 /* POST /__sandbox/config {"id":<id>,"txid_after_ms":<ms>} (ids without
    characters that need JSON escaping). */
@@ -71,11 +61,9 @@ static void request_get_equals_get_channel(void **state)
     size_t la, lb;
     const char *ba, *bb;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_request(c, "GET", "/api/public/v1/channels/" CHANNEL_ID, NULL, 0, &a, &err) != 0)
-        fail_msg("%s", err.message);
-    assert_int_equal(mapi_get_channel(c, CHANNEL_ID, &b, &err), 0);
+    c = tu_sandbox_client();
+    TU_OK(mapi_request(c, "GET", "/api/public/v1/channels/" TU_CHANNEL_ID, NULL, 0, &a, &err), err);
+    assert_int_equal(mapi_get_channel(c, TU_CHANNEL_ID, &b, &err), 0);
     ba = mapi_response_body(mapi_doc_response(a), &la);
     bb = mapi_response_body(mapi_doc_response(b), &lb);
     assert_int_equal(la, lb);
@@ -93,7 +81,7 @@ static void request_get_equals_get_channel(void **state)
     mapi_doc_free(a);
     mapi_doc_free(b);
     mapi_client_free(c);
-    assert_int_equal(tu_sandbox_count(CHANNEL_ID), 2);
+    assert_int_equal(tu_sandbox_count(TU_CHANNEL_ID), 2);
 }
 
 static void request_any_type_and_lists(void **state)
@@ -102,8 +90,7 @@ static void request_any_type_and_lists(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_request(c, "GET",
                                   "/api/public/v1/accounts/acct-22/addresses?page=2&per_page=5",
                                   NULL, 0, &doc, &err), 0);
@@ -131,11 +118,9 @@ static void request_body_reaches_server_byte_for_byte(void **state)
     const char *got, *ct;
     size_t len = 0;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     /* sizeof - 1: the NUL inside is part of the body, the final one is not */
-    if (mapi_request(c, "POST", ECHO "/x", body, sizeof body - 1, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_request(c, "POST", ECHO "/x", body, sizeof body - 1, &doc, &err), err);
     assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 201);
     assert_string_equal(echo_attr(doc, "method", NULL), "POST");
     ct = echo_attr(doc, "contentType", NULL);
@@ -166,11 +151,9 @@ static void request_path_and_query_as_written(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
-    if (mapi_request(c, "GET", ECHO "/a%2Fb/..c?x=1&y=%20&z[0]=../&q=a?b", NULL, 0, &doc,
-                     &err) != 0)
-        fail_msg("%s", err.message);
+    c = tu_sandbox_client();
+    TU_OK(mapi_request(c, "GET", ECHO "/a%2Fb/..c?x=1&y=%20&z[0]=../&q=a?b", NULL, 0, &doc,
+                       &err), err);
     assert_string_equal(echo_attr(doc, "path", NULL), ECHO "/a%2Fb/..c");
     assert_string_equal(echo_attr(doc, "query", NULL), "x=1&y=%20&z[0]=../&q=a?b");
     assert_null(mapi_resource_attr(mapi_doc_data(doc, 0), "body")); /* a GET sends none */
@@ -188,11 +171,9 @@ static void request_documents_without_data(void **state)
     const mapi_response *res;
     size_t len = 1;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
 
-    if (mapi_request(c, "HEAD", ECHO, NULL, 0, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_request(c, "HEAD", ECHO, NULL, 0, &doc, &err), err);
     res = mapi_doc_response(doc);
     assert_int_equal(mapi_response_status(res), 200);
     assert_null(mapi_doc_root(doc));
@@ -251,8 +232,7 @@ static void request_usage_errors(void **state)
     mapi_error err = MAPI_ERROR_INIT;
     size_t i;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     for (i = 0; i < sizeof bad_paths / sizeof bad_paths[0]; i++) {
         assert_int_equal(mapi_request(c, "POST", bad_paths[i], NULL, 0, &doc, &err), -1);
         assert_null(doc);
@@ -309,9 +289,8 @@ static void request_retry_rules(void **state)
     c = tu_client_ex(NULL, tu_api_key(), 2, 0, &sleeps);
 
     /* GET: a 503 is retried */
-    if (mapi_request(c, "GET", "/api/public/v1/channels/fault-flaky-1-503", NULL, 0, &doc,
-                     &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_request(c, "GET", "/api/public/v1/channels/fault-flaky-1-503", NULL, 0, &doc,
+                       &err), err);
     assert_string_equal(mapi_resource_id(mapi_doc_data(doc, 0)), "fault-flaky-1-503");
     mapi_doc_free(doc);
     assert_int_equal(sleeps.calls, 1);
@@ -323,28 +302,22 @@ static void request_retry_rules(void **state)
     opts.max_retries = 0;
     assert_int_equal(mapi_request_ex(c, "GET", "/api/public/v1/channels/fault-flaky-1-503", NULL,
                                      0, &opts, &doc, &err), -1);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 503);
-    assert_int_equal(err.attempts, 1);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 503, MAPI_OUTCOME_NONE, 1, 1);
     assert_int_equal(sleeps.calls, 0);
 
     /* PUT: a 503 is not retried, and may have been carried out */
     tu_sandbox_reset();
     assert_int_equal(mapi_request(c, "PUT", "/api/public/v1/payouts/fault-flaky-1-503", NULL, 0,
                                   &doc, &err), -1);
-    assert_int_equal(err.status, 503);
-    assert_int_equal(err.retryable, 0); /* unknown: not safe to send again */
-    assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
-    assert_int_equal(err.attempts, 1);
+    /* unknown: not safe to send again */
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 503, MAPI_OUTCOME_UNKNOWN, 0, 1);
     assert_string_equal(err.method, "PUT");
     assert_int_equal(tu_sandbox_count("fault-flaky-1-503"), 1);
 
     /* ... a 429 is */
     sleeps.calls = 0;
-    if (mapi_request(c, "PUT", "/api/public/v1/payouts/fault-flaky-1-429", NULL, 0, &doc,
-                     &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_request(c, "PUT", "/api/public/v1/payouts/fault-flaky-1-429", NULL, 0, &doc,
+                       &err), err);
     assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 201);
     assert_string_equal(tu_attr_str(mapi_doc_data(doc, 0), "status"), "processing");
     mapi_doc_free(doc);
@@ -352,11 +325,11 @@ static void request_retry_rules(void **state)
     assert_int_equal(tu_sandbox_count("fault-flaky-1-429"), 2);
 
     /* a 4xx to a POST: rejected */
-    assert_int_equal(mapi_request(c, "POST", "/api/public/v1/payouts/" PAYOUT_ID, "{}", 2, &doc,
+    assert_int_equal(mapi_request(c, "POST", "/api/public/v1/payouts/" TU_PAYOUT_ID, "{}", 2, &doc,
                                   &err), -1);
     assert_int_equal(err.status, 405);
     assert_int_equal(err.outcome, MAPI_OUTCOME_REJECTED);
-    assert_true(tu_contains(err.message, "[POST /api/public/v1/payouts/" PAYOUT_ID "]"));
+    assert_true(tu_contains(err.message, "[POST /api/public/v1/payouts/" TU_PAYOUT_ID "]"));
     mapi_error_clear(&err);
     mapi_client_free(c);
 }
@@ -368,10 +341,9 @@ static void request_type_option(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     opts.type = "payouts";
-    assert_int_equal(mapi_request_ex(c, "GET", "/api/public/v1/channels/" CHANNEL_ID, NULL, 0,
+    assert_int_equal(mapi_request_ex(c, "GET", "/api/public/v1/channels/" TU_CHANNEL_ID, NULL, 0,
                                      &opts, &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_int_equal(err.status, 200);
@@ -379,7 +351,7 @@ static void request_type_option(void **state)
     assert_int_equal(mapi_request_ex(c, "GET", ECHO "/no-content", NULL, 0, &opts, &doc, &err),
                      -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
-    assert_int_equal(mapi_request_ex(c, "GET", "/api/public/v1/payouts/" PAYOUT_ID, NULL, 0, &opts,
+    assert_int_equal(mapi_request_ex(c, "GET", "/api/public/v1/payouts/" TU_PAYOUT_ID, NULL, 0, &opts,
                                      &doc, &err), 0);
     assert_string_equal(mapi_resource_type(mapi_doc_data(doc, 0)), "payouts");
     mapi_doc_free(doc);
@@ -397,19 +369,18 @@ static void get_payout_follows_the_confirm(void **state)
     const mapi_resource *p;
     (void)state;
     TU_NEED_SANDBOX();
-    config_txid(PAYOUT_ID, -1);
+    config_txid(TU_PAYOUT_ID, -1);
     c = tu_client();
-    if (mapi_get_payout(c, PAYOUT_ID, &doc, &err) != 0)
-        fail_msg("%s", err.message);
+    TU_OK(mapi_get_payout(c, TU_PAYOUT_ID, &doc, &err), err);
     p = mapi_doc_data(doc, 0);
     assert_string_equal(mapi_resource_type(p), "payouts");
     assert_string_equal(tu_attr_str(p, "status"), "draft");
     assert_int_equal(mapi_response_status(mapi_doc_response(doc)), 200);
     mapi_doc_free(doc);
 
-    assert_int_equal(mapi_confirm_payout(c, PAYOUT_ID, &doc, &err), 0);
+    assert_int_equal(mapi_confirm_payout(c, TU_PAYOUT_ID, &doc, &err), 0);
     mapi_doc_free(doc);
-    assert_int_equal(mapi_get_payout(c, PAYOUT_ID, &doc, &err), 0);
+    assert_int_equal(mapi_get_payout(c, TU_PAYOUT_ID, &doc, &err), 0);
     p = mapi_doc_data(doc, 0);
     assert_string_equal(tu_attr_str(p, "status"), "processing");
     assert_string_equal(tu_attr_num(p, "amount"), "250.10");
@@ -419,14 +390,14 @@ static void get_payout_follows_the_confirm(void **state)
                                     "currencyCode"), "EUR");
     mapi_doc_free(doc);
 
-    config_txid(PAYOUT_ID, 0); /* broadcast now */
-    assert_int_equal(mapi_get_payout(c, PAYOUT_ID, &doc, &err), 0);
+    config_txid(TU_PAYOUT_ID, 0); /* broadcast now */
+    assert_int_equal(mapi_get_payout(c, TU_PAYOUT_ID, &doc, &err), 0);
     p = mapi_doc_data(doc, 0);
     assert_string_equal(tu_attr_str(p, "txid"), PAYOUT_TXID);
     assert_string_equal(tu_attr_str(p, "status"), "processing");
     mapi_doc_free(doc);
     mapi_client_free(c);
-    assert_int_equal(tu_sandbox_count(PAYOUT_ID), 4);
+    assert_int_equal(tu_sandbox_count(TU_PAYOUT_ID), 4);
 }
 
 static void get_payout_errors(void **state)
@@ -435,15 +406,11 @@ static void get_payout_errors(void **state)
     mapi_doc *doc = NULL;
     mapi_error err = MAPI_ERROR_INIT;
     (void)state;
-    TU_NEED_SANDBOX();
-    c = tu_client();
+    c = tu_sandbox_client();
     assert_int_equal(mapi_get_payout(c, "no-such-payout", &doc, &err), -1);
     assert_null(doc);
-    assert_int_equal(err.kind, MAPI_ERR_API);
-    assert_int_equal(err.status, 404);
+    TU_ASSERT_ERROR(err, MAPI_ERR_API, 404, MAPI_OUTCOME_NONE, 0, 1);
     assert_string_equal(err.code, "not_found");
-    assert_int_equal(err.retryable, 0);
-    assert_int_equal(err.outcome, MAPI_OUTCOME_NONE);
     assert_string_equal(err.method, "GET");
     assert_true(tu_contains(err.url, "/api/public/v1/payouts/no-such-payout"));
     /* the id is one path segment */
@@ -456,8 +423,8 @@ static void get_payout_errors(void **state)
     assert_int_equal(mapi_get_payout(c, "..", &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     assert_int_equal(mapi_get_payout(c, NULL, &doc, &err), -1);
-    assert_int_equal(mapi_get_payout(NULL, PAYOUT_ID, &doc, &err), -1);
-    assert_int_equal(mapi_get_payout(c, PAYOUT_ID, NULL, &err), -1);
+    assert_int_equal(mapi_get_payout(NULL, TU_PAYOUT_ID, &doc, &err), -1);
+    assert_int_equal(mapi_get_payout(c, TU_PAYOUT_ID, NULL, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_USAGE);
     /* a wrong primary type is DECODE */
     assert_int_equal(mapi_get_payout(c, "fault-wrong-type", &doc, &err), -1);
@@ -470,16 +437,16 @@ static void get_payout_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(request_get_equals_get_channel, setup_reset),
-        cmocka_unit_test_setup(request_any_type_and_lists, setup_reset),
-        cmocka_unit_test_setup(request_body_reaches_server_byte_for_byte, setup_reset),
-        cmocka_unit_test_setup(request_path_and_query_as_written, setup_reset),
-        cmocka_unit_test_setup(request_documents_without_data, setup_reset),
-        cmocka_unit_test_setup(request_usage_errors, setup_reset),
-        cmocka_unit_test_setup(request_retry_rules, setup_reset),
-        cmocka_unit_test_setup(request_type_option, setup_reset),
-        cmocka_unit_test_setup(get_payout_follows_the_confirm, setup_reset),
-        cmocka_unit_test_setup(get_payout_errors, setup_reset),
+        cmocka_unit_test_setup(request_get_equals_get_channel, tu_setup_reset),
+        cmocka_unit_test_setup(request_any_type_and_lists, tu_setup_reset),
+        cmocka_unit_test_setup(request_body_reaches_server_byte_for_byte, tu_setup_reset),
+        cmocka_unit_test_setup(request_path_and_query_as_written, tu_setup_reset),
+        cmocka_unit_test_setup(request_documents_without_data, tu_setup_reset),
+        cmocka_unit_test_setup(request_usage_errors, tu_setup_reset),
+        cmocka_unit_test_setup(request_retry_rules, tu_setup_reset),
+        cmocka_unit_test_setup(request_type_option, tu_setup_reset),
+        cmocka_unit_test_setup(get_payout_follows_the_confirm, tu_setup_reset),
+        cmocka_unit_test_setup(get_payout_errors, tu_setup_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

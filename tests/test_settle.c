@@ -310,7 +310,6 @@ static void record(void *ctx, mapi_attempt_event ev, const mapi_attempt_info *in
 }
 
 static const mapi_call_opts settle_on = {NULL, 0, 0.0, MAPI_SETTLE_ON, NULL, NULL};
-static const mapi_call_opts settle_off = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
 
 static void settled_when_the_confirm_was_applied(void **state)
 {
@@ -440,7 +439,7 @@ static void settling_turned_off(void **state)
     mapi_client_free(c);
     /* and off, on a client that settles */
     c = tu_client();
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-503", &settle_off, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-503", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);
     mapi_error_clear(&err);
     assert_int_equal(tu_sandbox_count("fault-503"), 1);
@@ -470,7 +469,7 @@ static void another_id_is_decode(void **state)
     assert_string_equal(err.title, "expected payouts fault-other-id, got payouts " OTHER_ID);
     mapi_error_clear(&err);
     /* the confirm: a 201 for another payout is not this one's confirmation */
-    assert_int_equal(mapi_confirm_payout_ex(c, "fault-other-id", &settle_off, &doc, &err), -1);
+    assert_int_equal(mapi_confirm_payout_ex(c, "fault-other-id", tu_no_settle(), &doc, &err), -1);
     assert_int_equal(err.kind, MAPI_ERR_DECODE);
     assert_int_equal(err.status, 201);
     assert_int_equal(err.outcome, MAPI_OUTCOME_UNKNOWN);

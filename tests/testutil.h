@@ -6,7 +6,9 @@
  *   MERCHANTAPI_API_KEY    its key (sk_test_sandbox_4f9a2c)
  *   MERCHANTAPI_FIXTURES   the fixture documents (default fixtures/, the C tests run from the repository root)
  *
- * Everything here is static inline so each test file uses what it needs.
+ * Everything here is static inline so each test file uses what it needs;
+ * the assertion blocks (TU_OK, TU_ASSERT_ERROR, TU_ASSERT_STR_OR_NULL) are
+ * macros, so that a failure names the test's own line.
  */
 #ifndef MAPI_TESTUTIL_H
 #define MAPI_TESTUTIL_H
@@ -25,6 +27,13 @@
 #include "drivers.h"
 
 #define TU_DEFAULT_KEY "sk_test_sandbox_4f9a2c"
+
+/* The fixtures' ids the sandbox answers for: the draft payout of
+   confirm_payout.201.json, the partner_pay draft, the channel of
+   get_channel.200.json. */
+#define TU_PAYOUT_ID "6ecebf80-b210-413b-b396-df4760d142c5"
+#define TU_PARTNER_ID "9a1d2f64-58c3-4b0e-a7d1-3f2c6b8e4a17"
+#define TU_CHANNEL_ID "60e05bc0-4690-4985-a08a-8acf00e48294"
 
 /* An environment variable, or dflt when unset or empty. */
 static inline const char *tu_env(const char *name, const char *dflt)
@@ -168,6 +177,15 @@ static inline void tu_sandbox_reset(void)
     assert_int_equal(tu_sandbox("POST", "/__sandbox/reset", &b), 200);
 }
 
+/* A test's setup (cmocka_unit_test_setup): the sandbox reset, when there is one. */
+static inline int tu_setup_reset(void **state)
+{
+    (void)state;
+    if (tu_base_url())
+        tu_sandbox_reset();
+    return 0;
+}
+
 /* s percent-encoded by the core's rule (mapi_url_encode) into a new string
    (caller frees), NULL when out of memory. */
 static inline char *tu_percent_encode(const char *s)
@@ -243,6 +261,52 @@ static inline mapi_client *tu_client(void)
 {
     return tu_client_ex(NULL, tu_api_key(), 2, 0, NULL);
 }
+
+/* tu_client() on the sandbox; skips the test when there is none. */
+static inline mapi_client *tu_sandbox_client(void)
+{
+    TU_NEED_SANDBOX();
+    return tu_client();
+}
+
+/* Call options with settling off: a confirm's own answer, without the read
+   that settles an unknown outcome (tests/test_settle.c), so what is counted
+   is the confirm's requests. */
+static inline const mapi_call_opts *tu_no_settle(void)
+{
+    static const mapi_call_opts no_settle = {NULL, 0, 0.0, MAPI_SETTLE_OFF, NULL, NULL};
+    return &no_settle;
+}
+
+/* ---- calls and their errors ---- */
+
+/* A call that must succeed (returns 0); fails the test with the message of
+   the mapi_error e (not a pointer) otherwise. */
+#define TU_OK(call, e)                                                      \
+    do {                                                                    \
+        if ((call) != 0)                                                    \
+            fail_msg("%s", (e).message ? (e).message : "?");                \
+    } while (0)
+
+/* The fields that say what a failed call was (e: a mapi_error, not a
+   pointer): its kind, HTTP status (0: none), outcome, retryable, attempts. */
+#define TU_ASSERT_ERROR(e, kind_, status_, outcome_, retryable_, attempts_) \
+    do {                                                                    \
+        assert_int_equal((e).kind, (kind_));                                \
+        assert_int_equal((e).status, (status_));                            \
+        assert_int_equal((e).outcome, (outcome_));                          \
+        assert_int_equal((e).retryable, (retryable_));                      \
+        assert_int_equal((e).attempts, (attempts_));                        \
+    } while (0)
+
+/* A string field as expected: equal to want, or NULL when want is. */
+#define TU_ASSERT_STR_OR_NULL(got, want)                                    \
+    do {                                                                    \
+        if (want)                                                           \
+            assert_string_equal((got), (want));                             \
+        else                                                                \
+            assert_null(got);                                               \
+    } while (0)
 
 /* ---- documents ---- */
 
