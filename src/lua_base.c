@@ -116,6 +116,10 @@ void mapi_lua_push_name(lua_State *L, int anchors, int slot, const char *s, size
     size_t have;
     const char *kept;
 
+    if (len > MAPI_LUA_NAME_MAX) { /* not kept: a hostile answer's long names die with it */
+        lua_pushlstring(L, s, len);
+        return;
+    }
     lua_rawgeti(L, anchors, slot);
     if (lua_type(L, -1) == LUA_TSTRING) {
         kept = lua_tolstring(L, -1, &have);

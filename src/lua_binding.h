@@ -62,8 +62,9 @@ void mapi_lua_set_number(lua_State *L, const char *key, double value);
    into Lua's string table again.  Slots 1 .. MAPI_LIT_COUNT - 1: the
    literal keys below; then the names of documents by their number
    (mapi_members_name_id), and the names of a response's headers by their
-   position: each kept from the last call that met one, and used only when
-   its bytes are the name's (mapi_lua_push_name). */
+   position: each kept from the last call that met one (at most
+   MAPI_LUA_NAME_MAX bytes), and used only when its bytes are the name's
+   (mapi_lua_push_name). */
 enum mapi_lua_lit {
     MAPI_LIT_STATUS = 1, MAPI_LIT_REQUEST_ID, MAPI_LIT_ELAPSED, MAPI_LIT_HEADERS,
     MAPI_LIT_META, MAPI_LIT_JSONAPI, MAPI_LIT_LINKS, MAPI_LIT_BODY, MAPI_LIT_DOCUMENT,
@@ -75,6 +76,8 @@ enum mapi_lua_lit {
 /* The slots of document names (by number) and of header names (by position). */
 #define MAPI_LUA_NAME_SLOTS 256
 #define MAPI_LUA_HEADER_SLOTS 32
+/* Names longer than this (bytes) are not kept. */
+#define MAPI_LUA_NAME_MAX 64
 #define MAPI_LUA_NAME_SLOT(id) (MAPI_LIT_COUNT + (int)(id))
 #define MAPI_LUA_HEADER_SLOT(i) (MAPI_LIT_COUNT + MAPI_LUA_NAME_SLOTS + (int)(i))
 /* Pushes the anchors' table (made at the first call in a state); returns its

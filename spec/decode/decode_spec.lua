@@ -388,6 +388,14 @@ describe("member names across documents", function()
     assert.same({ abc = 1, label = 2, value = 3, id = "1", type = "t" }, c)
   end)
 
+  it("gives long names as they are", function()
+    local long1, long2 = ("a"):rep(100), ("a"):rep(99) .. "b"
+    local a = assert(merchantapi.decode(doc({ long1, "x" })))
+    local b = assert(merchantapi.decode(doc({ long2, "x" })))
+    assert.same({ [long1] = 1, x = 2, id = "1", type = "t" }, a)
+    assert.same({ [long2] = 1, x = 2, id = "1", type = "t" }, b)
+  end)
+
   it("keeps every name of a document with more than 256 of them", function()
     local names = {}
     for i = 1, 600 do
