@@ -80,6 +80,65 @@ void mapi_lua_set_number(lua_State *L, const char *key, double value)
     lua_setfield(L, -2, key);
 }
 
+/* The anchors (lua_binding.h): the registry's key is this byte's address
+   (a constant, shared by every state; each state has its own table). */
+static const char anchors_key = 'a';
+
+/* The literal keys, in the order of enum mapi_lua_lit (slot 1 first). */
+static const char *const LITS[MAPI_LIT_COUNT - 1] = {
+    "status", "request_id", "elapsed", "headers", "meta", "jsonapi", "links", "body",
+    "document", "settled_by", "method", "url", "timeout", "connect_timeout", "max_body",
+    "fresh_connection", "attempt", "id", "type", "lid", "retry", "done"};
+
+int mapi_lua_push_anchors(lua_State *L)
+{
+    int i;
+
+    luaL_checkstack(L, 4, MAPI_LUA_NO_STACK);
+    lua_pushlightuserdata(L, (void *)&anchors_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (lua_type(L, -1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, MAPI_LIT_COUNT - 1 + MAPI_LUA_NAME_SLOTS + MAPI_LUA_HEADER_SLOTS, 0);
+        for (i = 1; i < MAPI_LIT_COUNT; i++) {
+            lua_pushstring(L, LITS[i - 1]);
+            lua_rawseti(L, -2, i);
+        }
+        lua_pushlightuserdata(L, (void *)&anchors_key);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, LUA_REGISTRYINDEX);
+    }
+    return lua_gettop(L);
+}
+
+void mapi_lua_push_name(lua_State *L, int anchors, int slot, const char *s, size_t len)
+{
+    size_t have;
+    const char *kept;
+
+    if (len > MAPI_LUA_NAME_MAX) { /* not kept: a hostile answer's long names die with it */
+        lua_pushlstring(L, s, len);
+        return;
+    }
+    lua_rawgeti(L, anchors, slot);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+        kept = lua_tolstring(L, -1, &have);
+        if (have == len && memcmp(kept, s, len) == 0)
+            return;
+    }
+    lua_pop(L, 1);
+    lua_pushlstring(L, s, len);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, anchors, slot);
+}
+
+void mapi_lua_set_lit(lua_State *L, int anchors, int t, int lit)
+{
+    lua_rawgeti(L, anchors, lit);
+    lua_insert(L, -2);
+    lua_rawset(L, t);
+}
+
 void mapi_lua_push_body(lua_State *L, const mapi_response *resp)
 {
     size_t len = 0;

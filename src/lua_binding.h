@@ -56,6 +56,40 @@ void mapi_lua_set_string(lua_State *L, const char *key, const char *value);
 void mapi_lua_set_int(lua_State *L, const char *key, long value);
 void mapi_lua_set_number(lua_State *L, const char *key, double value);
 
+/* Anchored strings (lua_base.c): one table per Lua state, kept in the
+   registry, holding the Lua strings of the keys the binding sets on every
+   call, so that a call fetches each by index instead of hashing its bytes
+   into Lua's string table again.  Slots 1 .. MAPI_LIT_COUNT - 1: the
+   literal keys below; then the names of documents by their number
+   (mapi_members_name_id), and the names of a response's headers by their
+   position: each kept from the last call that met one (at most
+   MAPI_LUA_NAME_MAX bytes), and used only when its bytes are the name's
+   (mapi_lua_push_name). */
+enum mapi_lua_lit {
+    MAPI_LIT_STATUS = 1, MAPI_LIT_REQUEST_ID, MAPI_LIT_ELAPSED, MAPI_LIT_HEADERS,
+    MAPI_LIT_META, MAPI_LIT_JSONAPI, MAPI_LIT_LINKS, MAPI_LIT_BODY, MAPI_LIT_DOCUMENT,
+    MAPI_LIT_SETTLED_BY, MAPI_LIT_METHOD, MAPI_LIT_URL, MAPI_LIT_TIMEOUT,
+    MAPI_LIT_CONNECT_TIMEOUT, MAPI_LIT_MAX_BODY, MAPI_LIT_FRESH_CONNECTION, MAPI_LIT_ATTEMPT,
+    MAPI_LIT_ID, MAPI_LIT_TYPE, MAPI_LIT_LID, MAPI_LIT_RETRY, MAPI_LIT_DONE,
+    MAPI_LIT_COUNT
+};
+/* The slots of document names (by number) and of header names (by position). */
+#define MAPI_LUA_NAME_SLOTS 256
+#define MAPI_LUA_HEADER_SLOTS 32
+/* Names longer than this (bytes) are not kept. */
+#define MAPI_LUA_NAME_MAX 64
+#define MAPI_LUA_NAME_SLOT(id) (MAPI_LIT_COUNT + (int)(id))
+#define MAPI_LUA_HEADER_SLOT(i) (MAPI_LIT_COUNT + MAPI_LUA_NAME_SLOTS + (int)(i))
+/* Pushes the anchors' table (made at the first call in a state); returns its
+   stack index. */
+int mapi_lua_push_anchors(lua_State *L);
+/* Pushes the string s[0..len) through the anchors at stack index anchors,
+   slot (MAPI_LUA_NAME_SLOT / MAPI_LUA_HEADER_SLOT): the one kept there when
+   it has these bytes, else a new one, kept there for the next call. */
+void mapi_lua_push_name(lua_State *L, int anchors, int slot, const char *s, size_t len);
+/* t[lit] = the value on top (popped), t the table at stack index t (absolute). */
+void mapi_lua_set_lit(lua_State *L, int anchors, int t, int lit);
+
 /* Pushes a body box: a copy of doc's body in the C heap, freed by the box's
    __gc -- what a page's holder keeps (lua_values.c), whose body no Lua
    string holds: a page's body (300 KB at 1,000 addresses) made a Lua string

@@ -55,34 +55,49 @@ static int res_document(lua_State *L)
  */
 static void push_response(lua_State *L, const mapi_response *resp, int body, int members)
 {
-    static const char *const names[] = {"meta", "jsonapi", "links"};
+    static const int names[] = {MAPI_LIT_META, MAPI_LIT_JSONAPI, MAPI_LIT_LINKS};
     const char *name, *value;
     size_t i;
+    int anchors, t, headers;
 
-    luaL_checkstack(L, 6, MAPI_LUA_NO_STACK);
+    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
+    anchors = mapi_lua_push_anchors(L); /* the keys: lua_binding.h */
     lua_createtable(L, 0, 10);
+    t = lua_gettop(L);
     if (resp) {
-        mapi_lua_set_int(L, "status", mapi_response_status(resp));
-        mapi_lua_set_string(L, "request_id", mapi_response_request_id(resp));
-        mapi_lua_set_number(L, "elapsed", mapi_response_elapsed(resp));
+        mapic_pushint64(L, (int64_t)mapi_response_status(resp));
+        mapi_lua_set_lit(L, anchors, t, MAPI_LIT_STATUS);
+        value = mapi_response_request_id(resp);
+        if (value) {
+            lua_pushstring(L, value);
+            mapi_lua_set_lit(L, anchors, t, MAPI_LIT_REQUEST_ID);
+        }
+        lua_pushnumber(L, (lua_Number)mapi_response_elapsed(resp));
+        mapi_lua_set_lit(L, anchors, t, MAPI_LIT_ELAPSED);
     }
     /* sized once (a hint: a repeated header takes one slot) */
     lua_createtable(L, 0, resp && resp->nheaders < 64 ? (int)resp->nheaders : 0);
+    headers = lua_gettop(L);
     for (i = 0; resp && mapi_response_header_at(resp, i, &name, &value); i++) {
+        if (i < MAPI_LUA_HEADER_SLOTS)
+            mapi_lua_push_name(L, anchors, MAPI_LUA_HEADER_SLOT(i), name, strlen(name));
+        else
+            lua_pushstring(L, name);
         lua_pushstring(L, value ? value : "");
-        lua_setfield(L, -2, name);
+        lua_rawset(L, headers); /* the last of repeated headers stays */
     }
-    lua_setfield(L, -2, "headers");
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_HEADERS);
     for (i = 0; members && i < sizeof names / sizeof names[0]; i++) {
         lua_pushvalue(L, members + (int)i);
-        lua_setfield(L, -2, names[i]);
+        mapi_lua_set_lit(L, anchors, t, names[i]);
     }
     lua_pushvalue(L, body);
-    lua_setfield(L, -2, "body");
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_BODY);
     lua_pushvalue(L, body);
     lua_pushnil(L);
     lua_pushcclosure(L, res_document, 2);
-    lua_setfield(L, -2, "document");
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_DOCUMENT);
+    lua_replace(L, anchors); /* the object where the anchors were */
 }
 
 int mapi_lua_push_doc_results(lua_State *L, mapi_doc **docp, mapi_error *err, int body)

@@ -215,31 +215,45 @@ static int l_request(lua_State *L)
     const char *name, *value;
     double timeout, connect_timeout;
     size_t max_body, i;
+    int anchors, t;
 
     info = mapi_exchange_begin_attempt(xb->x);
     xb->state = X_SENDING;
     k = mapi_exchange_attempt_call(xb->x); /* the call, or the read settling a confirm */
     mapi_exchange_limits(xb->x, &timeout, &connect_timeout, &max_body);
 
+    anchors = mapi_lua_push_anchors(L); /* the keys: lua_binding.h */
     lua_createtable(L, 0, 10);
-    mapi_lua_set_string(L, "method", k->method);
-    mapi_lua_set_string(L, "url", k->url);
+    t = lua_gettop(L);
+    if (k->method) {
+        lua_pushstring(L, k->method);
+        mapi_lua_set_lit(L, anchors, t, MAPI_LIT_METHOD);
+    }
+    if (k->url) {
+        lua_pushstring(L, k->url);
+        mapi_lua_set_lit(L, anchors, t, MAPI_LIT_URL);
+    }
     lua_createtable(L, 0, 4);
     for (i = 0; mapi_exchange_header_at(xb->x, i, &name, &value); i++) {
         lua_pushstring(L, value);
         lua_setfield(L, -2, name);
     }
-    lua_setfield(L, -2, "headers");
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_HEADERS);
     if (k->body) {
         lua_pushlstring(L, k->body, k->body_len);
-        lua_setfield(L, -2, "body");
+        mapi_lua_set_lit(L, anchors, t, MAPI_LIT_BODY);
     }
-    mapi_lua_set_number(L, "timeout", timeout);
-    mapi_lua_set_number(L, "connect_timeout", connect_timeout);
-    mapi_lua_set_number(L, "max_body", (double)max_body);
+    lua_pushnumber(L, (lua_Number)timeout);
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_TIMEOUT);
+    lua_pushnumber(L, (lua_Number)connect_timeout);
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_CONNECT_TIMEOUT);
+    lua_pushnumber(L, (lua_Number)max_body);
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_MAX_BODY);
     lua_pushboolean(L, k->moves_money);
-    lua_setfield(L, -2, "fresh_connection");
-    mapi_lua_set_int(L, "attempt", info->attempt);
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_FRESH_CONNECTION);
+    mapic_pushint64(L, (int64_t)info->attempt);
+    mapi_lua_set_lit(L, anchors, t, MAPI_LIT_ATTEMPT);
+    lua_replace(L, anchors); /* the request where the anchors were */
     if (skip_info)
         return 1;
     push_record(L, info, 0);
@@ -259,10 +273,8 @@ static int end_attempt(lua_State *L, exchange_box *xb, mapi_response *res, int s
     int again = step == MAPI_STEP_RETRY || step == MAPI_STEP_SETTLE;
 
     xb->state = again ? X_IDLE : X_DONE;
-    if (again)
-        lua_pushliteral(L, "retry");
-    else
-        lua_pushliteral(L, "done");
+    lua_rawgeti(L, mapi_lua_push_anchors(L), again ? MAPI_LIT_RETRY : MAPI_LIT_DONE);
+    lua_replace(L, -2); /* the action where the anchors were */
     if (skip_info)
         lua_pushboolean(L, 0);
     else

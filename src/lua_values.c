@@ -54,34 +54,43 @@ static void push_int64(lua_State *L, int64_t n)
  * Interned keys.  A document repeats the same member names in every
  * resource (1,000 addresses: "label", "value", "createdAt", "network" 1,000
  * times each) and the core interns them: every distinct name has a number
- * (mapi_members_name_id, mapi_relationship.name_id, mapi_resource_type_id).  One
- * conversion keeps the Lua string of each name it met in a table indexed by
- * that number, made at its final size: a name is hashed into Lua's string
- * table once per document, then fetched by index.
+ * (mapi_members_name_id, mapi_relationship.name_id, mapi_resource_type_id).
+ * The Lua string of a name numbered below MAPI_LUA_NAME_SLOTS is kept in
+ * the state's anchors (lua_base.c) from one document to the next -- the
+ * documents of one endpoint number their names alike -- and checked
+ * against the name's bytes before it is used; the names numbered above
+ * that go in a table of this document's, made at its final size.  Either
+ * way a name is hashed into Lua's string table at most once per document.
  */
 typedef struct key_cache {
-    int table;   /* stack index of the table: name number + 1 -> Lua string; then
-                    "id", "type", "lid" at table + 1 .. table + 3 */
+    int anchors; /* stack index of the anchors (mapi_lua_push_anchors) */
+    int table;   /* anchors + 1: name number + 1 -> Lua string, for the numbers
+                    from MAPI_LUA_NAME_SLOTS on (nil when there are none) */
     size_t size; /* mapi_doc_name_count */
 } key_cache;
 
-/* Pushes the cache (four stack slots): pop them with lua_settop(L, kc.table - 1). */
+/* Pushes the cache (two stack slots): pop them with lua_settop(L, kc.anchors - 1). */
 static void key_cache_init(lua_State *L, key_cache *kc, const mapi_doc *doc)
 {
     size_t n = mapi_doc_name_count(doc);
 
     luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
     kc->size = n < (size_t)INT_MAX ? n : 0;
-    lua_createtable(L, (int)kc->size, 0);
-    kc->table = lua_gettop(L);
-    lua_pushliteral(L, "id");
-    lua_pushliteral(L, "type");
-    lua_pushliteral(L, "lid");
+    kc->anchors = mapi_lua_push_anchors(L);
+    if (kc->size > MAPI_LUA_NAME_SLOTS)
+        lua_createtable(L, (int)kc->size, 0);
+    else
+        lua_pushnil(L);
+    kc->table = kc->anchors + 1;
 }
 
 /* Pushes the Lua string of the name name[0..len) numbered id. */
 static void push_key(lua_State *L, const key_cache *kc, const char *name, size_t len, size_t id)
 {
+    if (kc && id < MAPI_LUA_NAME_SLOTS) {
+        mapi_lua_push_name(L, kc->anchors, MAPI_LUA_NAME_SLOT(id), name, len);
+        return;
+    }
     if (!kc || id >= kc->size) {
         lua_pushlstring(L, name, len);
         return;
@@ -254,16 +263,16 @@ static void push_resource_fields(lua_State *L, const key_cache *kc, const mapi_r
     }
     id = mapi_resource_id_n(r, &len);
     if (id) {
-        lua_pushvalue(L, kc->table + 1);
+        lua_rawgeti(L, kc->anchors, MAPI_LIT_ID);
         lua_pushlstring(L, id, len);
         lua_rawset(L, -3);
     }
     if (lid) {
-        lua_pushvalue(L, kc->table + 3);
+        lua_rawgeti(L, kc->anchors, MAPI_LIT_LID);
         lua_pushlstring(L, lid, lid_len);
         lua_rawset(L, -3);
     }
-    lua_pushvalue(L, kc->table + 2);
+    lua_rawgeti(L, kc->anchors, MAPI_LIT_TYPE);
     push_key(L, kc, type, tlen, mapi_resource_type_id(r));
     lua_rawset(L, -3);
 }
@@ -626,8 +635,8 @@ void mapi_lua_push_root(lua_State *L, const mapi_doc *doc)
 
     key_cache_init(L, &kc, doc);
     push_value(L, &kc, mapi_doc_root(doc), NULL_AS_SENTINEL, 0);
-    lua_replace(L, kc.table);
-    lua_settop(L, kc.table);
+    lua_replace(L, kc.anchors);
+    lua_settop(L, kc.anchors);
 }
 
 void mapi_lua_values_open(lua_State *L)

@@ -357,3 +357,55 @@ describe("errors from decode", function()
     assert.equal(60, depth)
   end)
 end)
+
+-- The binding keeps the Lua string of each member name from one document to
+-- the next by the name's number in its document (lua_binding.h, "Anchored
+-- strings"): another document numbering other names alike gets its own.
+describe("member names across documents", function()
+  local function doc(names, type_)
+    local attrs = {}
+    for i, name in ipairs(names) do
+      attrs[#attrs + 1] = ('"%s":%d'):format(name, i)
+    end
+    return ('{"data":{"type":"%s","id":"1","attributes":{%s}}}'):format(type_ or "t",
+      table.concat(attrs, ","))
+  end
+
+  it("gives each document its own names, numbered alike or not", function()
+    local a = assert(merchantapi.decode(doc({ "abc", "label", "value" })))
+    -- the same numbers, other names: of the same length, and longer
+    local b = assert(merchantapi.decode(doc({ "abd", "lab", "values" }, "u")))
+    assert.same({ "abc", "id", "label", "type", "value" }, keys(a))
+    assert.same({ "abd", "id", "lab", "type", "values" }, keys(b))
+    assert.equal(1, b.abd)
+    assert.equal(2, b.lab)
+    assert.equal(3, b.values)
+    assert.equal("u", b.type)
+    assert.is_nil(b.abc)
+    assert.is_nil(b.label)
+    -- and the first document's names again
+    local c = assert(merchantapi.decode(doc({ "abc", "label", "value" })))
+    assert.same({ abc = 1, label = 2, value = 3, id = "1", type = "t" }, c)
+  end)
+
+  it("gives long names as they are", function()
+    local long1, long2 = ("a"):rep(100), ("a"):rep(99) .. "b"
+    local a = assert(merchantapi.decode(doc({ long1, "x" })))
+    local b = assert(merchantapi.decode(doc({ long2, "x" })))
+    assert.same({ [long1] = 1, x = 2, id = "1", type = "t" }, a)
+    assert.same({ [long2] = 1, x = 2, id = "1", type = "t" }, b)
+  end)
+
+  it("keeps every name of a document with more than 256 of them", function()
+    local names = {}
+    for i = 1, 600 do
+      names[i] = "n" .. i
+    end
+    local r = assert(merchantapi.decode(doc(names)))
+    for i = 1, 600 do
+      assert.equal(i, r["n" .. i])
+    end
+    local s = assert(merchantapi.decode(doc({ "n2", "n1" })))
+    assert.same({ n2 = 1, n1 = 2, id = "1", type = "t" }, s)
+  end)
+end)
