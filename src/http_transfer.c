@@ -51,13 +51,15 @@ int mapi_http_option_refused(CURLcode rc, mapi_error *err)
     return -1;
 }
 
+/* memset called through a volatile pointer: a wipe the compiler cannot
+   drop as a store to memory about to be freed. */
+static void *(*volatile wipe_memset)(void *, int, size_t) = memset;
+
 void mapi_http_wipe_headers(struct curl_slist *l)
 {
-    for (; l; l = l->next) {
-        volatile char *p = l->data;
-        while (p && *p)
-            *p++ = 0;
-    }
+    for (; l; l = l->next)
+        if (l->data)
+            wipe_memset(l->data, 0, strlen(l->data));
 }
 
 /* ---- callbacks ---- */
@@ -267,17 +269,22 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
     return mapi_refuse_head(t->res, err, title, detail);
 }
 
-/* An empty value as "Name;": libcurl's way to send "Name:". */
-struct curl_slist *mapi_http_own_headers(const mapi_attempt_request *req, int *oom)
+/* The request's own lines (a traced call's traceparent, the caller's
+   headers) in a list of their own; an empty value as "Name;" (libcurl's way
+   to send "Name:").  Each line is built on the stack when it fits (wiped
+   after: a value may be a secret), so a line costs libcurl's copy alone. */
+static struct curl_slist *own_headers(const mapi_attempt_request *req, int *oom)
 {
     struct curl_slist *list = NULL;
+    char stack[256];
     size_t i;
 
     *oom = 0;
     for (i = 0; i < req->nheaders; i++) {
         const mapi_header_field *f = &req->headers[i];
         size_t nl = strlen(f->name), vl = strlen(f->value);
-        char *s = malloc(nl + vl + 3); /* "name: value" or "name;" (libcurl's empty value) */
+        size_t need = nl + vl + 3; /* "name: value" or "name;", NUL */
+        char *s = need <= sizeof stack ? stack : malloc(need);
         int rc;
         if (!s)
             goto fail;
@@ -289,7 +296,9 @@ struct curl_slist *mapi_http_own_headers(const mapi_attempt_request *req, int *o
             memcpy(s + nl, ";", 2);
         }
         rc = mapi_http_append_header(&list, s);
-        free(s);
+        wipe_memset(s, 0, need);
+        if (s != stack)
+            free(s);
         if (rc < 0)
             goto fail;
     }
@@ -304,29 +313,31 @@ fail:
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                           int *oom)
 {
-    struct curl_slist *list = NULL, *own, *l;
+    struct curl_slist *own, *l;
 
     *oom = 0;
     if (req->nheaders == 0)
+        return h->headers;
+    own = own_headers(req, oom);
+    if (!own)
         return NULL;
-    own = mapi_http_own_headers(req, oom);
-    if (*oom)
-        return NULL;
-    for (l = h->headers; l; l = l->next)
-        if (mapi_http_append_header(&list, l->data) < 0) {
-            mapi_http_wipe_headers(list);
-            curl_slist_free_all(list);
-            mapi_http_wipe_headers(own);
-            curl_slist_free_all(own);
-            *oom = 1;
-            return NULL;
-        }
-    if (!list)
-        return own;
-    for (l = list; l->next; l = l->next)
+    for (l = own; l->next; l = l->next)
         ;
-    l->next = own; /* the client's lines, then the request's own */
-    return list;
+    l->next = h->headers; /* the client's lines after the request's own, shared */
+    return own;
+}
+
+void mapi_http_free_request_headers(const mapi_http *h, struct curl_slist *list)
+{
+    struct curl_slist *l;
+
+    if (!list || list == h->headers)
+        return;
+    for (l = list; l->next && l->next != h->headers; l = l->next)
+        ;
+    l->next = NULL; /* the client's lines are the client's */
+    mapi_http_wipe_headers(list);
+    curl_slist_free_all(list);
 }
 
 /* rc: curl_easy_perform's, or the multi's CURLMSG_DONE. */
