@@ -100,12 +100,12 @@ int mapi_http_http1_only(const mapi_attempt_request *req);
    a CURLcode (0: all taken). */
 int mapi_http_set_request(CURL *easy, const mapi_attempt_request *req, long timeout_ms);
 /* The header list of one transfer of req over h, the one way every
-   transfer (blocking or in a loop) is given its headers: the request's own
-   lines (a traced call's traceparent, the caller's headers), made for it,
-   with the client's list h->headers hung after them -- neither copied nor
-   changed, so that the transfers of a client in flight at once share it;
-   h->headers itself when req has none.  NULL with *oom set when out of
-   memory.  Freed by mapi_http_free_request_headers. */
+   transfer (blocking or in a loop) is given its headers: the client's lines
+   (h->headers: their strings shared, neither copied nor changed, so that
+   the transfers of a client in flight at once share them), then the
+   request's own (a traced call's traceparent, the caller's headers), in one
+   allocation; h->headers itself when req has none.  NULL with *oom set when
+   out of memory.  Freed by mapi_http_free_request_headers. */
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                              int *oom);
 /* Frees what mapi_http_request_headers made (the request's own lines,
