@@ -174,5 +174,8 @@ int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error
 /* 1 when s[0..n) is lowercase hex, and not all zeros when nonzero is set
    (an id of the format). */
 int mapi_trace_hex(const char *s, size_t n, int nonzero);
+/* 1 when the digits s[0..n) are all '0': the rule that such a trace or
+   span id is invalid (a caller's is refused, a drawn one drawn again). */
+int mapi_trace_id_zero(const char *s, size_t n);
 
 #endif

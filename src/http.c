@@ -332,31 +332,23 @@ int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_respon
     transfer t;
     CURLcode rc;
     int sent = 0, oom, result;
-    struct curl_slist *own, *tail;
+    struct curl_slist *headers;
 
     *out = NULL;
     if (mapi_http_own_process(h, err) < 0)
         return -1;
     memset(&t, 0, sizeof t);
     t.max_body = h->max_body;
-    /* the request's own lines (a traced call's traceparent) hung after the
-       client's list for this transfer: the client's lines are not copied */
-    own = mapi_http_own_headers(req, &oom);
-    tail = h->headers;
-    while (tail && tail->next)
-        tail = tail->next;
+    headers = mapi_http_request_headers(h, req, &oom); /* h->headers: none of its own */
     t.res = oom ? NULL : mapi_response_new();
     if (!t.res) {
-        mapi_http_wipe_headers(own);
-        curl_slist_free_all(own);
+        mapi_http_free_request_headers(h, headers);
         return mapi_error_oom(err);
     }
     h->errbuf[0] = '\0';
     rc = (CURLcode)mapi_http_set_request(h->easy, req, h->timeout_ms);
-    if (own && tail)
-        tail->next = own;
-    else if (rc == CURLE_OK && own)
-        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, own);
+    if (rc == CURLE_OK && headers != h->headers)
+        rc = curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, headers);
     if (rc == CURLE_OK) {
         rc = mapi_http_set_transfer(h->easy, &t);
         if (rc == CURLE_OK) {
@@ -365,13 +357,9 @@ int mapi_http_perform(mapi_http *h, const mapi_attempt_request *req, mapi_respon
         }
     }
     result = mapi_http_finish(h->easy, &t, rc, sent, h->errbuf, h->max_body, out, err);
-    if (own) {
-        if (tail)
-            tail->next = NULL; /* the client's list alone again */
-        else
-            curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
-        mapi_http_wipe_headers(own);
-        curl_slist_free_all(own);
+    if (headers != h->headers) {
+        curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers); /* the next call's */
+        mapi_http_free_request_headers(h, headers);
     }
     return result;
 }

@@ -26,7 +26,7 @@
 struct mapi_http_transfer {
     mapi_http *h;               /* whose easy handle it duplicates (its spare, if any) */
     CURL *easy;
-    struct curl_slist *headers; /* the request's own header list, or NULL */
+    struct curl_slist *headers; /* mapi_http_request_headers': the transfer's list */
     transfer t;
     void *data;                 /* the driver's */
     int lane;                   /* which of its multis (LANE_MULTIPLEX, LANE_HTTP1) */
@@ -63,8 +63,7 @@ static void transfer_free(mapi_http_transfer *x)
     } else if (x->easy) {
         curl_easy_cleanup(x->easy);
     }
-    mapi_http_wipe_headers(x->headers);
-    curl_slist_free_all(x->headers);
+    mapi_http_free_request_headers(x->h, x->headers);
     mapi_response_free(x->t.res);
     free(x);
 }
@@ -105,7 +104,7 @@ static mapi_http_transfer *transfer_new(mapi_http *h, const mapi_attempt_request
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, (void *)x);
     SET(CURLOPT_PIPEWAIT, 1L); /* HTTP/2: wait to multiplex on one connection */
-    SET(CURLOPT_HTTPHEADER, x->headers ? x->headers : h->headers);
+    SET(CURLOPT_HTTPHEADER, x->headers);
 #undef SET
     if (rc == CURLE_OK)
         rc = (CURLcode)mapi_http_set_request(x->easy, req, h->timeout_ms);

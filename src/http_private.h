@@ -99,11 +99,18 @@ int mapi_http_http1_only(const mapi_attempt_request *req);
 /* Sets req's URL, method, body, timeout and connection rules on easy;
    a CURLcode (0: all taken). */
 int mapi_http_set_request(CURL *easy, const mapi_attempt_request *req, long timeout_ms);
+/* The header list of one transfer of req over h, the one way every
+   transfer (blocking or in a loop) is given its headers: the client's lines
+   (h->headers: their strings shared, neither copied nor changed, so that
+   the transfers of a client in flight at once share them), then the
+   request's own (a traced call's traceparent, the caller's headers), in one
+   allocation; h->headers itself when req has none.  NULL with *oom set when
+   out of memory.  Freed by mapi_http_free_request_headers. */
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                              int *oom);
-/* The request's own header lines alone (what mapi_http_request_headers puts
-   after the client's), or NULL: none, or *oom set. */
-struct curl_slist *mapi_http_own_headers(const mapi_attempt_request *req, int *oom);
+/* Frees what mapi_http_request_headers made (the request's own lines,
+   wiped: a value may be a secret); the client's list stays.  NULL ignored. */
+void mapi_http_free_request_headers(const mapi_http *h, struct curl_slist *list);
 int mapi_http_finish(CURL *easy, transfer *t, CURLcode rc, int sent, const char *errbuf,
                      size_t max_body, mapi_response **out, mapi_error *err);
 

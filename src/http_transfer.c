@@ -13,6 +13,7 @@
  * next (TRANSPORT, curl_code 42, outcome UNKNOWN: the call's retry rules
  * decide; a GET retried after that goes over HTTP/1.1).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +52,15 @@ int mapi_http_option_refused(CURLcode rc, mapi_error *err)
     return -1;
 }
 
+/* memset called through a volatile pointer: a wipe the compiler cannot
+   drop as a store to memory about to be freed. */
+static void *(*volatile wipe_memset)(void *, int, size_t) = memset;
+
 void mapi_http_wipe_headers(struct curl_slist *l)
 {
-    for (; l; l = l->next) {
-        volatile char *p = l->data;
-        while (p && *p)
-            *p++ = 0;
-    }
+    for (; l; l = l->next)
+        if (l->data)
+            wipe_memset(l->data, 0, strlen(l->data));
 }
 
 /* ---- callbacks ---- */
@@ -267,66 +270,71 @@ static int refuse_response(transfer *t, long status, mapi_error *err, const char
     return mapi_refuse_head(t->res, err, title, detail);
 }
 
-/* An empty value as "Name;": libcurl's way to send "Name:". */
-struct curl_slist *mapi_http_own_headers(const mapi_attempt_request *req, int *oom)
-{
-    struct curl_slist *list = NULL;
-    size_t i;
-
-    *oom = 0;
-    for (i = 0; i < req->nheaders; i++) {
-        const mapi_header_field *f = &req->headers[i];
-        size_t nl = strlen(f->name), vl = strlen(f->value);
-        char *s = malloc(nl + vl + 3); /* "name: value" or "name;" (libcurl's empty value) */
-        int rc;
-        if (!s)
-            goto fail;
-        memcpy(s, f->name, nl);
-        if (vl > 0) {
-            memcpy(s + nl, ": ", 2);
-            memcpy(s + nl + 2, f->value, vl + 1);
-        } else {
-            memcpy(s + nl, ";", 2);
-        }
-        rc = mapi_http_append_header(&list, s);
-        free(s);
-        if (rc < 0)
-            goto fail;
-    }
-    return list;
-fail:
-    mapi_http_wipe_headers(list);
-    curl_slist_free_all(list);
-    *oom = 1;
-    return NULL;
-}
-
+/* The list is one block: a node for each of the client's lines, pointing
+   at the client's own strings (read only: the transfers of a client in
+   flight at once share them), then a node for each of the request's own,
+   then those lines' bytes.  libcurl only walks the list. */
 struct curl_slist *mapi_http_request_headers(const mapi_http *h, const mapi_attempt_request *req,
                                           int *oom)
 {
-    struct curl_slist *list = NULL, *own, *l;
+    struct curl_slist *l, *nodes;
+    size_t nc = 0, n, i, k = 0, bytes = 0;
+    char *p;
 
     *oom = 0;
     if (req->nheaders == 0)
-        return NULL;
-    own = mapi_http_own_headers(req, oom);
-    if (*oom)
-        return NULL;
+        return h->headers;
     for (l = h->headers; l; l = l->next)
-        if (mapi_http_append_header(&list, l->data) < 0) {
-            mapi_http_wipe_headers(list);
-            curl_slist_free_all(list);
-            mapi_http_wipe_headers(own);
-            curl_slist_free_all(own);
-            *oom = 1;
-            return NULL;
+        nc++;
+    for (i = 0; i < req->nheaders; i++) {
+        size_t line = strlen(req->headers[i].name) + strlen(req->headers[i].value) + 3;
+        if (line > SIZE_MAX / 2 - bytes)
+            return *oom = 1, NULL;
+        bytes += line; /* "name: value" or "name;" (libcurl's empty value), NUL */
+    }
+    n = nc + req->nheaders;
+    if (n > (SIZE_MAX / 2 - bytes) / sizeof *nodes)
+        return *oom = 1, NULL;
+    nodes = malloc(n * sizeof *nodes + bytes);
+    if (!nodes)
+        return *oom = 1, NULL;
+    p = (char *)(nodes + n);
+    for (l = h->headers; l; l = l->next, k++)
+        nodes[k].data = l->data; /* the client's lines first, as they are */
+    for (i = 0; i < req->nheaders; i++, k++) {
+        const mapi_header_field *f = &req->headers[i];
+        size_t nl = strlen(f->name), vl = strlen(f->value);
+        nodes[k].data = p;
+        memcpy(p, f->name, nl);
+        p += nl;
+        if (vl > 0) {
+            memcpy(p, ": ", 2);
+            memcpy(p + 2, f->value, vl);
+            p += 2 + vl;
+        } else {
+            *p++ = ';';
         }
-    if (!list)
-        return own;
+        *p++ = '\0';
+    }
+    for (k = 0; k + 1 < n; k++)
+        nodes[k].next = &nodes[k + 1];
+    nodes[n - 1].next = NULL;
+    return nodes;
+}
+
+void mapi_http_free_request_headers(const mapi_http *h, struct curl_slist *list)
+{
+    struct curl_slist *l;
+    size_t n = 0;
+    char *start;
+
+    if (!list || list == h->headers)
+        return;
     for (l = list; l->next; l = l->next)
-        ;
-    l->next = own; /* the client's lines, then the request's own */
-    return list;
+        n++;
+    start = (char *)(list + n + 1); /* the request's own lines, the last one last */
+    wipe_memset(start, 0, (size_t)(l->data + strlen(l->data) + 1 - start)); /* a value may be a secret */
+    free(list);
 }
 
 /* rc: curl_easy_perform's, or the multi's CURLMSG_DONE. */

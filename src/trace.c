@@ -65,21 +65,26 @@ uint64_t mapi_trace_next(uint64_t *state)
 
 void mapi_trace_id(uint64_t *state, char *out, size_t bytes)
 {
-    static const char hex[] = "0123456789abcdef";
+    /* each byte's two digits at once: one load and one store a byte (this
+       runs for every traced call and each of its attempts) */
+    static const char pairs[] = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+                                "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+                                "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+                                "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+                                "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+                                "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+                                "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+                                "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
     size_t i;
-    uint64_t any;
 
     do {
         uint64_t r = 0;
-        any = 0;
         for (i = 0; i < bytes; i++) {
             if (i % 8 == 0)
                 r = mapi_trace_next(state);
-            any |= r & 0xff;
-            out[2 * i] = hex[(r >> 4) & 0xf];
-            out[2 * i + 1] = hex[r & 0xf];
+            memcpy(out + 2 * i, pairs + 2 * (r & 0xff), 2);
             r >>= 8;
         }
         out[2 * bytes] = '\0';
-    } while (!any); /* an id of zeros is invalid: drawn again */
+    } while (mapi_trace_id_zero(out, 2 * bytes)); /* invalid (trace_context.c): drawn again */
 }

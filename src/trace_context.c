@@ -8,17 +8,27 @@
 
 #include "calls.h"
 
+int mapi_trace_id_zero(const char *s, size_t n)
+{
+    static const char zeros[32 + 1] = "00000000000000000000000000000000";
+    size_t k;
+
+    for (; n > 0; s += k, n -= k) { /* an id is 32 or 16 digits: one memcmp */
+        k = n < 32 ? n : 32;
+        if (memcmp(s, zeros, k) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 int mapi_trace_hex(const char *s, size_t n, int nonzero)
 {
     size_t i;
-    int any = 0;
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
             return 0;
-        any |= s[i] != '0';
-    }
-    return any || !nonzero;
+    return !(nonzero && mapi_trace_id_zero(s, n));
 }
 
 int mapi_trace_check(const char *traceparent, const char *tracestate, mapi_error *err)

@@ -227,6 +227,45 @@ static const char *header(const mapi_exchange *x, const char *name)
     return NULL;
 }
 
+/* The ids drawn for a trace: the generator's bytes, low byte first, as
+   lowercase hex; an id of zeros (the rule of trace_context.c) drawn again. */
+static void trace_ids(void **state)
+{
+    static const char hex[] = "0123456789abcdef";
+    uint64_t st = 12345, ref = 12345, r = 0;
+    char id[33], want[33];
+    size_t i;
+    (void)state;
+
+    mapi_trace_id(&st, id, 16);
+    for (i = 0; i < 16; i++) {
+        if (i % 8 == 0)
+            r = mapi_trace_next(&ref);
+        want[2 * i] = hex[(r >> 4) & 0xf];
+        want[2 * i + 1] = hex[r & 0xf];
+        r >>= 8;
+    }
+    want[32] = '\0';
+    assert_string_equal(id, want);
+    assert_int_equal(st, ref); /* two draws for 16 bytes, no more */
+    assert_true(mapi_trace_hex(id, 32, 1));
+
+    /* splitmix64 gives 0 for the state just before 0: that id is drawn again */
+    st = 0 - 0x9E3779B97F4A7C15ULL;
+    ref = st;
+    assert_int_equal(mapi_trace_next(&ref), 0);
+    mapi_trace_id(&st, id, 8);
+    assert_int_equal(strlen(id), 16);
+    assert_false(mapi_trace_id_zero(id, 16));
+    assert_true(mapi_trace_hex(id, 16, 1));
+
+    assert_true(mapi_trace_id_zero("0000000000000000", 16));
+    assert_false(mapi_trace_id_zero("0000000000000001", 16));
+    assert_false(mapi_trace_id_zero("00000000000000000000000000000000f", 33));
+    assert_false(mapi_trace_hex("00000000000000000000000000000000", 32, 1));
+    assert_true(mapi_trace_hex("00", 2, 0));
+}
+
 static void trace_context(void **state)
 {
     static const char *const bad[] = {
@@ -384,6 +423,7 @@ int main(void)
         cmocka_unit_test(rejected_confirm_is_its_status),
         cmocka_unit_test(one_formatter),
         cmocka_unit_test(endpoint_of_a_generic_call),
+        cmocka_unit_test(trace_ids),
         cmocka_unit_test(trace_context),
         cmocka_unit_test(same_record_from_every_driver),
     };

@@ -67,6 +67,14 @@ end
 
 function Sock:send(data)
   self.fake.sent[#self.fake.sent + 1] = type(data) == "table" and concat(data) or data
+  local parts = self.fake.sent_parts -- when asked for: the strings as handed over
+  if parts then
+    local copy = {}
+    for i, piece in ipairs(type(data) == "table" and data or { data }) do
+      copy[i] = piece
+    end
+    parts[#parts + 1] = copy
+  end
   return 1
 end
 

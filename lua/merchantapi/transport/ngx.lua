@@ -89,8 +89,9 @@ end
 local lent, nlent = {}, 0
 local LENT = 16
 
--- the pieces of a request's bytes, joined at once (one table per worker)
-local scratch = {}
+-- the pieces of a request's bytes, joined at once (one table per worker),
+-- and the two strings of a traced request
+local scratch, pair = {}, {}
 
 -- A reader for the answer to come (core.h1_reader's arguments).
 local function take_reader(head_only, max_body)
@@ -217,9 +218,20 @@ function M.new(opts)
     local out = scratch
     out[1], out[2], out[3], out[4], out[5] = method, " ", path, " HTTP/1.1\r\nHost: ", authority
     local n = 5
+    local traceparent
     for name, value in pairs(request.headers) do
-      out[n + 1], out[n + 2], out[n + 3], out[n + 4] = "\r\n", name, ": ", value
-      n = n + 4
+      if name == "traceparent" then
+        traceparent = value
+      else
+        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = "\r\n", name, ": ", value
+        n = n + 4
+      end
+    end
+    -- a traced request's own line starts a second string (below)
+    local split = n
+    if traceparent then
+      out[n + 1], out[n + 2] = "\r\ntraceparent: ", traceparent
+      n = n + 2
     end
     local body = request.body
     if method ~= "GET" and method ~= "HEAD" then
@@ -233,12 +245,26 @@ function M.new(opts)
       out[n + 1] = body
       n = n + 1
     end
-    local bytes = concat(out, "", 1, n)
+    -- one string: handed a table, the cosocket sizes and copies its pieces
+    -- through Lua's C API, a fifth of what this function cost per request.
+    -- But a traced request goes as two: the lines every request of the
+    -- client repeats, and from its traceparent on.  Joined, each request
+    -- would be a new string differing from the last only in bytes LuaJIT's
+    -- string hash does not read (it reads 16 of them): every such string of
+    -- the worker not yet collected has the same hash, and making the next
+    -- one compared it with each of them (in nginx +3 us a request, cache
+    -- misses mostly; BENCHMARKS.md, issue 32).  The second string's own
+    -- sampled bytes fall in the ids: spread.
+    local bytes
+    if traceparent then
+      pair[1], pair[2] = concat(out, "", 1, split), concat(out, "", split + 1, n)
+      bytes = pair
+    else
+      bytes = concat(out, "", 1, n)
+    end
     local sent
     set_timeout(st)
-    -- one string: handed a table, the cosocket sizes and copies its pieces
-    -- through Lua's C API, a fifth of what this function cost per request
-    sent, err = sock:send(bytes)
+    sent, err = sock:send(bytes) -- (the cosocket copies pair's strings before it returns)
     M.stats.requests = M.stats.requests + 1
     if not sent then
       sock:close()
