@@ -141,7 +141,15 @@ void mapi_loop_cancel(mapi_loop *l, mapi_loop_op *o);
    page.  _kept: how many pages are kept (those before the first that did not
    come), *err that page's error when it failed (borrowed), else NULL; _doc:
    kept page k's document (the caller may take it: NULL it).  _run: the
-   libcurl driver (-1 with err when its loop cannot be made). */
+   libcurl driver (-1 with err when its loop cannot be made).
+   The window slides: a page starts while fewer than `concurrency` are in
+   flight and it is at most concurrency - 1 pages past the one the consumer
+   waits for (the first, until _ask says another).  A batch of at most
+   `concurrency` pages (what a driver runs to its end) starts them all at
+   once; a longer one (a loop task's pager, src/lua_pages.c) starts the page
+   after the window as the consumer asks for the next one.  _ask: the
+   consumer waits for page k now (or holds it): pages up to k + concurrency -
+   1 may start; never moves back. */
 typedef struct mapi_page_batch mapi_page_batch;
 mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id,
                                      const mapi_page_params *base, long first_page,
@@ -149,6 +157,7 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
                                      const mapi_call_opts *opts, mapi_error *err);
 void mapi_page_batch_free(mapi_page_batch *b);
 long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x);
+void mapi_page_batch_ask(mapi_page_batch *b, size_t k);
 long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x);
 void mapi_page_batch_ended(mapi_page_batch *b, size_t i, mapi_doc *doc, mapi_error *e);
 size_t mapi_page_batch_kept(const mapi_page_batch *b, mapi_error **err);

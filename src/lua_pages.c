@@ -14,7 +14,10 @@
  *       takes its result (dropped for a page after a failed one).
  *   list = b:take()      the next page kept (every page before it came),
  *       in the list_addresses shape, turned into tables now and its
- *       document freed; nil when that page has not come (yet).  One page
+ *       document freed; nil when that page has not come (yet).  Either
+ *       way the consumer now waits for that page: the batch's window
+ *       moves up to it (pages.c: pages up to it + concurrency - 1 may
+ *       start, b:next()).  One page
  *       per call: a loop task checks its step's budget between two
  *       (dispatch.lua), so a step stops between pages, never in a batch.
  *   n, err = b:kept()   how many pages are kept (from the first, every
@@ -141,6 +144,7 @@ static int l_take(lua_State *L)
     batch_box *bb = check_batch(L);
     mapi_error *e;
 
+    mapi_page_batch_ask(bb->b, bb->taken); /* the window moves up to it */
     if (bb->taken >= mapi_page_batch_kept(bb->b, &e))
         return 0;
     luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);

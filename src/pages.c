@@ -47,6 +47,8 @@ struct mapi_page_batch {
     size_t running;        /* pages PAGE_FLIGHT */
     size_t stop;           /* index of the first page failed for good, or count */
     size_t from;           /* no page PAGE_WAITING before it */
+    size_t asked;          /* the consumer waits for page asked - 1 (or holds it): none
+                              starts past page asked - 1 + window - 1 */
     page_state *state;
     unsigned char *handed; /* 1: the driver owns x[i] */
     mapi_exchange **x;     /* page first_page + i's exchange */
@@ -114,6 +116,7 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
     b->client = client;
     b->count = b->stop = count;
     b->window = mapi_pages_concurrency(concurrency);
+    b->asked = 1;
     for (i = 0; i < count; i++)
         b->errs[i] = (mapi_error)MAPI_ERROR_INIT;
     for (i = 0; i < count; i++) {
@@ -151,7 +154,10 @@ long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
     size_t i;
 
     *x = NULL;
-    for (i = b->from; b->running < b->window && i < b->stop; i++) {
+    /* the window: at most `window` pages in flight, and none further than
+       window - 1 pages past the one the consumer waits for */
+    for (i = b->from; b->running < b->window && i < b->stop && i < b->asked - 1 + b->window;
+         i++) {
         if (b->state[i] != PAGE_WAITING)
             continue;
         if (!b->handed[i])
@@ -163,6 +169,12 @@ long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
         return (long)i;
     }
     return -1;
+}
+
+void mapi_page_batch_ask(mapi_page_batch *b, size_t k)
+{
+    if (k < b->count && k + 1 > b->asked)
+        b->asked = k + 1;
 }
 
 long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x)
