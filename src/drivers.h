@@ -142,14 +142,13 @@ void mapi_loop_cancel(mapi_loop *l, mapi_loop_op *o);
    come), *err that page's error when it failed (borrowed), else NULL; _doc:
    kept page k's document (the caller may take it: NULL it).  _run: the
    libcurl driver (-1 with err when its loop cannot be made).
-   The window slides: a page starts while fewer than `concurrency` are in
-   flight and it is at most concurrency - 1 pages past the one the consumer
-   waits for (the first, until _ask says another).  A batch of at most
-   `concurrency` pages (what a driver runs to its end) starts them all at
-   once; a longer one (a loop task's pager, src/lua_pages.c) starts the page
-   after the window as the consumer asks for the next one.  _ask: the
-   consumer waits for page k now (or holds it): pages up to k + concurrency -
-   1 may start; never moves back. */
+   The window: a page starts while fewer than `concurrency` are in flight;
+   once a consumer asks (_ask: it waits for page k now, or holds it; never
+   moves back), only up to page k + concurrency - 1: the window slides as
+   the consumer hands pages out (a loop task's pager, src/lua_pages.c's
+   b:ask), never more than concurrency - 1 pages past the one asked for.  A
+   batch never asked (a driver that runs it to its end) starts a page as
+   one ends. */
 typedef struct mapi_page_batch mapi_page_batch;
 mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id,
                                      const mapi_page_params *base, long first_page,

@@ -5,9 +5,11 @@
  * The page batch is the one policy of every driver (this file's libcurl
  * driver; through src/lua_pages.c a loop task, light threads, a custom
  * transport): the checks once for all pages, each page's call built once
- * (calls.c) as an exchange, page order within the window, no page started
- * after one failed for good, the pages in flight after it dropped, the
- * pages before it kept, its error returned.  A page ends as its exchange
+ * (calls.c) as an exchange, page order within the window (which slides
+ * once a consumer asks: no page starts more than window - 1 pages past the
+ * one it asks for, mapi_page_batch_ask), no page started after one failed
+ * for good, the pages in flight after it dropped, the pages before it
+ * kept, its error returned.  A page ends as its exchange
  * decides, as one call would, so the answer is the same on every driver.
  *
  * The libcurl driver runs each attempt as a call of an event loop of its
@@ -47,8 +49,9 @@ struct mapi_page_batch {
     size_t running;        /* pages PAGE_FLIGHT */
     size_t stop;           /* index of the first page failed for good, or count */
     size_t from;           /* no page PAGE_WAITING before it */
-    size_t asked;          /* the consumer waits for page asked - 1 (or holds it): none
-                              starts past page asked - 1 + window - 1 */
+    size_t asked;          /* 0: no consumer asks (a driver that runs the batch to its
+                              end); else the consumer waits for page asked - 1 (or
+                              holds it): none starts past page asked - 1 + window - 1 */
     page_state *state;
     unsigned char *handed; /* 1: the driver owns x[i] */
     mapi_exchange **x;     /* page first_page + i's exchange */
@@ -116,7 +119,6 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
     b->client = client;
     b->count = b->stop = count;
     b->window = mapi_pages_concurrency(concurrency);
-    b->asked = 1;
     for (i = 0; i < count; i++)
         b->errs[i] = (mapi_error)MAPI_ERROR_INIT;
     for (i = 0; i < count; i++) {
@@ -154,9 +156,10 @@ long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
     size_t i;
 
     *x = NULL;
-    /* the window: at most `window` pages in flight, and none further than
-       window - 1 pages past the one the consumer waits for */
-    for (i = b->from; b->running < b->window && i < b->stop && i < b->asked - 1 + b->window;
+    /* the window: at most `window` pages in flight, and once a consumer
+       asks, none further than window - 1 pages past the one it waits for */
+    for (i = b->from; b->running < b->window && i < b->stop &&
+                      (b->asked == 0 || i < b->asked - 1 + b->window);
          i++) {
         if (b->state[i] != PAGE_WAITING)
             continue;

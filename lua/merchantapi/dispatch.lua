@@ -482,8 +482,9 @@ function M.stream(client, account_id, params, first_page, count, concurrency)
   function stream.take()
     local waited = 0
     while true do
-      local list = b:take() -- asks for it: the window moves up to it
+      b:ask() -- the window slides up to the page asked for
       start_more()
+      local list = b:take()
       if list then
         stream.waited = waited
         return list

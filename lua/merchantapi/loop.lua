@@ -618,6 +618,7 @@ end
 -- pager's page in flight when its walk ended): its end is dropped, never
 -- handed to the task.
 -- @local
+-- @param x the exchange (`loop.start`).
 function M.forget(x)
   local task = task_of[co_running()]
   if task and task._loop._waiting[x] == task then
@@ -633,11 +634,12 @@ end
 
 --- Inside a task: yields until one of its exchanges started by `loop.start`
 -- has ended, and returns it (at once when one ended while the task gave a
--- turn: `yield_if_over_budget`, or while it waited for another).  want:
--- nil for any; an exchange for that one; or a function telling by an
--- exchange whether it is one waited for.  The ends of the others are kept for whoever
--- waits for them (a pager's pages in flight while the task makes a call).
+-- turn: `yield_if_over_budget`, or while it waited for another).  The ends
+-- of the others are kept for whoever waits for them (a pager's pages in
+-- flight while the task makes a call).
 -- @local
+-- @param[opt] want nil for any; an exchange for that one; or a function
+--   telling by an exchange whether it is one waited for.
 function M.next_ended(want)
   local task = task_of[co_running()]
   local q = task._ended
