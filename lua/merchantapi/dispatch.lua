@@ -112,7 +112,6 @@ local hook_raised = core.hook_raised
 local type = type
 local pcall = pcall
 local pairs = pairs
-local clock = core.monotonic
 local tostring = tostring
 local rawget = rawget
 local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
@@ -438,11 +437,11 @@ end
 -- @tparam integer first_page the first page.
 -- @tparam integer count how many pages at most.
 -- @tparam integer concurrency pages in flight at once, at most.
--- @return the stream `{ take = f, close = f }`: `take()` gives the next
---   page (a list in the list_addresses shape, turned into tables then), or
---   `nil, err` when it failed (the pages in flight after it dropped), or
---   nil once its pages are all given (`waited`: the seconds the last
---   `take()` waited for its page); `close()` lets the pages in flight go
+-- @return the stream `{ take = f, close = f }`: `take(before)` gives the
+--   next page (a list in the list_addresses shape, turned into tables
+--   then, after `before()` is called, if given: once the page has come),
+--   or `nil, err` when it failed (the pages in flight after it dropped), or
+--   nil once its pages are all given; `close()` lets the pages in flight go
 --   (their ends are dropped).  false where pages do not stream; `nil, err,
 --   msg` when the checks failed: nothing sent.
 function M.stream(client, account_id, params, first_page, count, concurrency)
@@ -478,28 +477,26 @@ function M.stream(client, account_id, params, first_page, count, concurrency)
       end
     end
   end
-  local stream = { waited = 0 }
-  function stream.take()
-    local waited = 0
+  local stream, taken = {}, 0
+  function stream.take(before)
     while true do
       b:ask() -- the window slides up to the page asked for
       start_more()
-      local list = b:take()
-      if list then
-        stream.waited = waited
-        return list
+      local kept, perr = b:kept()
+      if kept > taken then
+        if before then
+          before() -- a step's budget may end here, before the page becomes tables
+        end
+        taken = taken + 1
+        return b:take()
       end
       if inflight == 0 then -- it will not come: failed, lost, or none left
-        stream.waited = waited
-        local _, perr = b:kept()
         if perr or raised then
           return results(state, nil, perr or raised)
         end
         return nil
       end
-      local t0 = clock()
       local x = loop.next_ended(is_mine)
-      waited = waited + (clock() - t0)
       mine[x] = nil
       inflight = inflight - 1
       b:ended(x) -- after a failed page: not kept

@@ -207,20 +207,23 @@ local function take_ahead(self, ahead, i)
 end
 
 -- The next page of the stream of pages ahead (a loop task's: dispatch's
--- stream), a piece of a step's budget as in take_ahead -- the piece from
--- one check to the next, the wait for the page left out: list, or nil,
--- err, or nil when the stream's pages are all given.
+-- stream), a piece of a step's budget as in take_ahead, checked once the
+-- page has come, before it becomes tables (the wait for it is no piece):
+-- list, or nil, err, or nil when the stream's pages are all given.
 local function take_stream(self, ahead)
-  local since = ahead.since
-  if since then
-    self._piece = clock() - since
+  local before = ahead.before
+  if not before then
+    before = function()
+      local since = ahead.since
+      if since then
+        self._piece = clock() - since
+      end
+      loop.yield_if_over_budget(self._piece) -- a step's budget may end here
+      ahead.since = clock()
+    end
+    ahead.before = before
   end
-  loop.yield_if_over_budget(self._piece) -- a step's budget may end here
-  since = clock()
-  local stream = ahead.stream
-  local list, err = stream.take()
-  ahead.since = since + stream.waited
-  return list, err
+  return ahead.stream.take(before)
 end
 
 -- Lets go of the pages fetched ahead (a stream's in flight are dropped).
