@@ -427,7 +427,8 @@ end
 -- its turn), so that pages are in flight while the pager hands one out
 -- and while the host's tick sleeps between two steps; never more than
 -- `concurrency` at once, never more than `concurrency - 1` past the page
--- asked for (the bound of a batch of `concurrency` pages).  Elsewhere
+-- asked for (a walk the caller stops: `concurrency - 1` past the last page
+-- handed out; one a page's error ends: `concurrency`, as with a batch).  Elsewhere
 -- (libcurl now, OpenResty, another transport): false, and the pager
 -- fetches `concurrency` pages at a time through `M.pages`.
 -- @local
