@@ -310,8 +310,6 @@ function Client:addresses(account_id, opts)
     return run(self, "list_addresses", account_id, with_call(params))
   end, rest, function(params, first_page, count, concurrency)
     return dispatch.pages(self, account_id, with_call(params), first_page, count, concurrency)
-  end, nil, function(params, first_page, count, concurrency)
-    return dispatch.stream(self, account_id, with_call(params), first_page, count, concurrency)
   end)
   if not ok then
     error(p, 2)

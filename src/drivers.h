@@ -141,14 +141,7 @@ void mapi_loop_cancel(mapi_loop *l, mapi_loop_op *o);
    page.  _kept: how many pages are kept (those before the first that did not
    come), *err that page's error when it failed (borrowed), else NULL; _doc:
    kept page k's document (the caller may take it: NULL it).  _run: the
-   libcurl driver (-1 with err when its loop cannot be made).
-   The window: a page starts while fewer than `concurrency` are in flight;
-   once a consumer asks (_ask: it waits for page k now, or holds it; never
-   moves back), only up to page k + concurrency - 1: the window slides as
-   the consumer hands pages out (a loop task's pager, src/lua_pages.c's
-   b:ask), never more than concurrency - 1 pages past the one asked for.  A
-   batch never asked (a driver that runs it to its end) starts a page as
-   one ends. */
+   libcurl driver (-1 with err when its loop cannot be made). */
 typedef struct mapi_page_batch mapi_page_batch;
 mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id,
                                      const mapi_page_params *base, long first_page,
@@ -156,7 +149,6 @@ mapi_page_batch *mapi_page_batch_new(mapi_client *client, const char *account_id
                                      const mapi_call_opts *opts, mapi_error *err);
 void mapi_page_batch_free(mapi_page_batch *b);
 long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x);
-void mapi_page_batch_ask(mapi_page_batch *b, size_t k);
 long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x);
 void mapi_page_batch_ended(mapi_page_batch *b, size_t i, mapi_doc *doc, mapi_error *e);
 size_t mapi_page_batch_kept(const mapi_page_batch *b, mapi_error **err);

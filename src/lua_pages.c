@@ -17,11 +17,6 @@
  *       document freed; nil when that page has not come (yet).  One page
  *       per call: a loop task checks its step's budget between two
  *       (dispatch.lua), so a step stops between pages, never in a batch.
- *   b:ask()              the consumer waits for the page b:take() gives
- *       next (a loop task's pager, dispatch.stream): the window slides up
- *       to it (pages.c: pages up to it + concurrency - 1 may start, from
- *       b:next()).  A batch never asked starts a page whenever one of the
- *       window's pages ends.
  *   n, err = b:kept()   how many pages are kept (from the first, every
  *       one before them came), and the error of the page after them when
  *       it failed, else nil; nothing is turned into tables: a loop task's
@@ -153,15 +148,6 @@ static int l_take(lua_State *L)
     return 1;
 }
 
-/* b:ask() */
-static int l_ask(lua_State *L)
-{
-    batch_box *bb = check_batch(L);
-
-    mapi_page_batch_ask(bb->b, bb->taken);
-    return 0;
-}
-
 /* b:kept() -> n, err */
 static int l_kept(lua_State *L)
 {
@@ -213,7 +199,7 @@ void mapi_lua_pages_open(lua_State *L)
 {
     static const luaL_Reg methods[] = {
         {"next", l_next}, {"ended", l_ended}, {"take", l_take}, {"kept", l_kept},
-        {"result", l_result}, {"ask", l_ask},
+        {"result", l_result},
         {NULL, NULL}};
 
     mapi_lua_class_metatable(L, PAGE_BATCH_MT, methods, batch_gc);

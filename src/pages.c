@@ -5,11 +5,9 @@
  * The page batch is the one policy of every driver (this file's libcurl
  * driver; through src/lua_pages.c a loop task, light threads, a custom
  * transport): the checks once for all pages, each page's call built once
- * (calls.c) as an exchange, page order within the window (which slides
- * once a consumer asks: no page starts more than window - 1 pages past the
- * one it asks for, mapi_page_batch_ask), no page started after one failed
- * for good, the pages in flight after it dropped, the pages before it
- * kept, its error returned.  A page ends as its exchange
+ * (calls.c) as an exchange, page order within the window, no page started
+ * after one failed for good, the pages in flight after it dropped, the
+ * pages before it kept, its error returned.  A page ends as its exchange
  * decides, as one call would, so the answer is the same on every driver.
  *
  * The libcurl driver runs each attempt as a call of an event loop of its
@@ -49,9 +47,6 @@ struct mapi_page_batch {
     size_t running;        /* pages PAGE_FLIGHT */
     size_t stop;           /* index of the first page failed for good, or count */
     size_t from;           /* no page PAGE_WAITING before it */
-    size_t asked;          /* 0: no consumer asks (a driver that runs the batch to its
-                              end); else the consumer waits for page asked - 1 (or
-                              holds it): none starts past page asked - 1 + window - 1 */
     page_state *state;
     unsigned char *handed; /* 1: the driver owns x[i] */
     mapi_exchange **x;     /* page first_page + i's exchange */
@@ -156,11 +151,7 @@ long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
     size_t i;
 
     *x = NULL;
-    /* the window: at most `window` pages in flight, and once a consumer
-       asks, none further than window - 1 pages past the one it waits for */
-    for (i = b->from; b->running < b->window && i < b->stop &&
-                      (b->asked == 0 || i < b->asked - 1 + b->window);
-         i++) {
+    for (i = b->from; b->running < b->window && i < b->stop; i++) {
         if (b->state[i] != PAGE_WAITING)
             continue;
         if (!b->handed[i])
@@ -172,12 +163,6 @@ long mapi_page_batch_next(mapi_page_batch *b, mapi_exchange **x)
         return (long)i;
     }
     return -1;
-}
-
-void mapi_page_batch_ask(mapi_page_batch *b, size_t k)
-{
-    if (k < b->count && k + 1 > b->asked)
-        b->asked = k + 1;
 }
 
 long mapi_page_batch_find(const mapi_page_batch *b, const mapi_exchange *x)

@@ -111,7 +111,6 @@ local hook_raised = core.hook_raised
 
 local type = type
 local pcall = pcall
-local pairs = pairs
 local tostring = tostring
 local rawget = rawget
 local unpack = rawget(table, "unpack") or rawget(_G, "unpack")
@@ -273,7 +272,7 @@ function M.call(client, name, ...)
     if not ok then
       return nil, serr, smsg
     end
-    loop.next_ended(x) -- the ends of other exchanges of the task (a pager's) are kept
+    repeat until loop.next_ended() == x
   end
   return results(state, x:result())
 end
@@ -317,18 +316,8 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
   local start, next_ended
   if task then
     loop.before_start()
-    local mine = {} -- this batch's exchanges in flight
-    start = function(x)
-      local ok, serr = loop.start(task, c, x, state)
-      mine[x] = ok or nil
-      return ok, serr
-    end
-    local function is_mine(x) return mine[x] ~= nil end
-    next_ended = function()
-      local x = loop.next_ended(is_mine)
-      mine[x] = nil
-      return x
-    end
+    start = function(x) return loop.start(task, c, x, state) end
+    next_ended = loop.next_ended
   elseif ngx then -- light threads, waited for in the order they end
     local threads, thread_of = {}, {}
     start = function(x)
@@ -416,100 +405,6 @@ function M.pages(client, account_id, params, first_page, count, concurrency)
     lists[#lists + 1] = rest[i]
   end
   return results(state, lists, perr or raised)
-end
-
---- The pages first_page .. first_page + count - 1 of an account's
--- addresses as a stream, in a loop task (but on Lua 5.1): the core's page
--- batch (which page starts when, which are dropped and kept, the error)
--- driven on the task's loop while the pager hands the pages out.  The
--- batch's window slides (src/pages.c): as the pager asks for a page, the
--- pages up to `concurrency - 1` past it start (sent when the task gives
--- its turn), so that pages are in flight while the pager hands one out
--- and while the host's tick sleeps between two steps; never more than
--- `concurrency` at once, never more than `concurrency - 1` past the page
--- asked for (a walk the caller stops: `concurrency - 1` past the last page
--- handed out; one a page's error ends: `concurrency`, as with a batch).  Elsewhere
--- (libcurl now, OpenResty, another transport): false, and the pager
--- fetches `concurrency` pages at a time through `M.pages`.
--- @local
--- @tparam table client a `merchantapi.new` client.
--- @tparam string account_id the account's id.
--- @tparam[opt] table params as for `M.pages`.
--- @tparam integer first_page the first page.
--- @tparam integer count how many pages at most.
--- @tparam integer concurrency pages in flight at once, at most.
--- @return the stream `{ take = f, close = f }`: `take(before)` gives the
---   next page (a list in the list_addresses shape, turned into tables
---   then, after `before()` is called, if given: once the page has come),
---   or `nil, err` when it failed (the pages in flight after it dropped), or
---   nil once its pages are all given; `close()` lets the pages in flight go
---   (their ends are dropped).  false where pages do not stream; `nil, err,
---   msg` when the checks failed: nothing sent.
-function M.stream(client, account_id, params, first_page, count, concurrency)
-  local c = client._c
-  local task = not transport_of(client) and loop.turns_between_pieces and loop.current()
-  if not task then
-    return false
-  end
-  local b, err, msg = c:prepare("list_addresses_pages", account_id, params, first_page, count,
-    concurrency)
-  if type(b) ~= "userdata" then
-    return nil, err, msg -- the checks failed: nothing sent
-  end
-  loop.before_start()
-  local state = hook_state(client)
-  local mine, inflight, raised = {}, 0, nil
-  local function is_mine(x) return mine[x] ~= nil end
-  -- starts what the window allows now: it goes out when the task gives
-  -- its turn (waiting for a page, or at the step's end: a step that may
-  -- wait sends what its tasks began before it returns)
-  local function start_more()
-    while not raised do
-      local x = b:next()
-      if not x then
-        break
-      end
-      local ok, serr = loop.start(task, c, x, state)
-      if ok then
-        mine[x] = true
-        inflight = inflight + 1
-      else
-        raised = serr -- the walk ends before this page
-      end
-    end
-  end
-  local stream, taken = {}, 0
-  function stream.take(before)
-    while true do
-      b:ask() -- the window slides up to the page asked for
-      start_more()
-      local kept, perr = b:kept()
-      if kept > taken then
-        if before then
-          before() -- a step's budget may end here, before the page becomes tables
-        end
-        taken = taken + 1
-        return b:take()
-      end
-      if inflight == 0 then -- it will not come: failed, lost, or none left
-        if perr or raised then
-          return results(state, nil, perr or raised)
-        end
-        return nil
-      end
-      local x = loop.next_ended(is_mine)
-      mine[x] = nil
-      inflight = inflight - 1
-      b:ended(x) -- after a failed page: not kept
-    end
-  end
-  function stream.close()
-    for x in pairs(mine) do
-      loop.forget(x)
-    end
-    mine, inflight = {}, 0
-  end
-  return stream
 end
 
 return M

@@ -544,37 +544,6 @@ end
 
 -- ---- what the client's calls do inside a task ----
 
--- Whether the ended exchange (or timer token) x is what want waits for
--- (next_ended's want: nil, a function, or the one awaited).
-local function wanted(want, x)
-  if want == nil then
-    return true
-  end
-  if type(want) == "function" then
-    return want(x) and true or false
-  end
-  return want == x
-end
-
--- Yields the task until what it waits for (wanted) ends, and returns it;
--- the ends of others that come meanwhile are kept in task._ended.
-local function wait_for(task, want)
-  while true do
-    task._waits = true
-    local x = co_yield(WAIT) -- run_calls resumes the task with what ended
-    task._waits = false
-    if wanted(want, x) then
-      return x
-    end
-    local q = task._ended
-    if not q then
-      q = {}
-      task._ended = q
-    end
-    q[#q + 1] = x
-  end
-end
-
 --- Inside a task: yields until `seconds` have passed (a timer of the
 -- loop).  Outside a task: blocks (`merchantapi.sleep`).
 -- @local
@@ -593,7 +562,9 @@ function M.sleep(seconds)
     error(err, 2) -- out of memory
   end
   loop._waiting[token] = task
-  wait_for(task, token)
+  task._waits = true
+  co_yield(WAIT)
+  task._waits = false
 end
 
 --- Inside `task`: starts the prepared exchange x (`client:prepare`) of the
@@ -614,42 +585,20 @@ function M.start(task, c, x, hooks)
   return ok, err, msg
 end
 
---- Inside a task: the exchange x it started will not be waited for (a
--- pager's page in flight when its walk ended): its end is dropped, never
--- handed to the task.
--- @local
--- @param x the exchange (`loop.start`).
-function M.forget(x)
-  local task = task_of[co_running()]
-  if task and task._loop._waiting[x] == task then
-    task._loop._waiting[x] = nil
-  end
-  local q = task and task._ended
-  for i = q and #q or 0, 1, -1 do
-    if q[i] == x then
-      table.remove(q, i)
-    end
-  end
-end
-
 --- Inside a task: yields until one of its exchanges started by `loop.start`
 -- has ended, and returns it (at once when one ended while the task gave a
--- turn: `yield_if_over_budget`, or while it waited for another).  The ends
--- of the others are kept for whoever waits for them (a pager's pages in
--- flight while the task makes a call).
+-- turn: `yield_if_over_budget`).
 -- @local
--- @param[opt] want nil for any; an exchange for that one; or a function
---   telling by an exchange whether it is one waited for.
-function M.next_ended(want)
+function M.next_ended()
   local task = task_of[co_running()]
   local q = task._ended
-  for i = 1, q and #q or 0 do
-    local x = q[i]
-    if wanted(want, x) then
-      return table.remove(q, i)
-    end
+  if q and #q > 0 then
+    return table.remove(q, 1)
   end
-  return wait_for(task, want)
+  task._waits = true
+  local x = co_yield(WAIT) -- run_calls resumes the task with the exchange
+  task._waits = false
+  return x
 end
 
 --- A new loop (one libcurl multi handle, one epoll descriptor): what

@@ -53,10 +53,6 @@ local setmetatable = setmetatable
 local getmetatable = getmetatable
 local page_walk, page_is_last = core.page_walk, core.page_is_last
 local clock = core.monotonic
--- The pages of one stream at most (a loop task's pager, dispatch.stream):
--- every page's request is prepared when the stream is made (about 2 us a
--- page, in one piece of a step), and the window drains once per stream.
-local STREAM_PAGES = 256
 
 local M = {}
 
@@ -108,13 +104,9 @@ end
 -- @tparam[opt] function fetch_pages as for `merchantapi.paginate`.
 -- @tparam[opt] boolean follow true for `follow`'s pager (the pages say
 --   by links.next whether another follows: no page size nor total read).
--- @tparam[opt] function stream `stream(params, first_page, count,
---   concurrency)`: the pages as a stream whose window slides (a loop
---   task's, `client:addresses`: dispatch.stream), false where the pages do
---   not stream now, or `nil, err`; nil: `fetch_pages` alone.
 -- @treturn table the pager.
 -- @raise as `merchantapi.paginate`.
-function M.paginate(fetch_page, opts, fetch_pages, follow, stream)
+function M.paginate(fetch_page, opts, fetch_pages, follow)
   if not callable(fetch_page) then
     error("bad argument #1 to 'paginate' (function expected, got " .. type(fetch_page) .. ")", 2)
   end
@@ -133,7 +125,6 @@ function M.paginate(fetch_page, opts, fetch_pages, follow, stream)
     total_changed = false,  -- meta.total grew between two pages
     _fetch = fetch_page,
     _fetch_pages = fetch_pages,
-    _stream = stream,       -- pages as a stream where the driver can (dispatch.stream)
     _ahead = nil,           -- pages fetched ahead: { first = n, err = e|nil, [i] = list }
     _per_page = opts.per_page,
     _order = opts.order or "created_at",
@@ -206,48 +197,8 @@ local function take_ahead(self, ahead, i)
   return list or ahead.batch:take()
 end
 
--- The next page of the stream of pages ahead (a loop task's: dispatch's
--- stream), a piece of a step's budget as in take_ahead, checked once the
--- page has come, before it becomes tables (the wait for it is no piece):
--- list, or nil, err, or nil when the stream's pages are all given.
-local function take_stream(self, ahead)
-  local before = ahead.before
-  if not before then
-    before = function()
-      local since = ahead.since
-      if since then
-        self._piece = clock() - since
-      end
-      loop.yield_if_over_budget(self._piece) -- a step's budget may end here
-      ahead.since = clock()
-    end
-    ahead.before = before
-  end
-  return ahead.stream.take(before)
-end
-
--- Lets go of the pages fetched ahead (a stream's in flight are dropped).
-local function drop_ahead(self)
-  local ahead = self._ahead
-  self._ahead = nil
-  if ahead and ahead.stream then
-    ahead.stream.close()
-  end
-end
-
 local function fetch_raw(self, page)
   local ahead = self._ahead
-  if ahead and ahead.stream then
-    local list, err = take_stream(self, ahead)
-    if list or err ~= nil then
-      if err ~= nil then
-        drop_ahead(self)
-      end
-      return list, err
-    end
-    drop_ahead(self) -- its pages all given: the walk plans the next ones
-    ahead = nil
-  end
   if ahead then
     local i = page - ahead.first + 1
     local list = take_ahead(self, ahead, i)
@@ -260,28 +211,6 @@ local function fetch_raw(self, page)
     end
   end
   local count = self._fetch_pages and self._walk:batch(self.concurrency) or 1
-  if count > 1 and self._stream then
-    -- a loop task's pager: the pages to the last known one (at most
-    -- STREAM_PAGES) as one stream whose window slides (dispatch.stream)
-    local stream, err = self._stream(params(self), page, self._walk:batch(STREAM_PAGES),
-      self.concurrency)
-    if stream == nil then
-      return nil, err
-    end
-    if stream then
-      ahead = { first = page, stream = stream, since = nil }
-      self._ahead = ahead
-      local list
-      list, err = take_stream(self, ahead)
-      if list == nil then
-        drop_ahead(self)
-        if err == nil then
-          return self._fetch(params(self, page)) -- cannot happen: a page or its error
-        end
-      end
-      return list, err
-    end
-  end
   do
     if count > 1 then
       -- batch: the core's page batch holding the pages not in lists (a
@@ -343,12 +272,12 @@ local function fetch_next(self)
   if not step then
     err = errors.new({ kind = "decode", page = page, title = title })
     self._err = err
-    drop_ahead(self)
+    self._ahead = nil
     return nil, err
   end
   if step ~= "more" then -- "last", or "end": an empty page, not handed out
     self._done = true
-    drop_ahead(self)
+    self._ahead = nil
     if step == "end" then
       return nil
     end
