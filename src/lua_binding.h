@@ -170,6 +170,19 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
    and links (a list's page, a settled confirm's payout); 0 and nothing
    pushed when doc has no primary data. */
 int mapi_lua_push_data(lua_State *L, const mapi_doc *doc);
+/* mapi_lua_push_data in pieces, so that a loop task can give a turn between
+   two (lua_pages.c): mapi_lua_data_begin pushes the state of doc's
+   conversion (a table: doc's meta and links, the tables made so far);
+   each mapi_lua_data_piece with the state at stack index state goes on
+   for at most max units (0: to the end): a resource's table is a unit,
+   and once every table is made (the relationships need them all), the
+   relationships of four resources are one.  It returns 0 with
+   nothing pushed while steps are left, and 1 with the value pushed on the
+   last: the list, or nil when doc has no primary data.  doc must stay
+   alive and unchanged from the first piece to the last; the pieces give
+   the same value as mapi_lua_push_data. */
+void mapi_lua_data_begin(lua_State *L, const mapi_doc *doc);
+int mapi_lua_data_piece(lua_State *L, const mapi_doc *doc, int state, size_t max);
 /* Pushes the whole document (res:document()): unflattened, JSON null as
    merchantapi.null. */
 void mapi_lua_push_root(lua_State *L, const mapi_doc *doc);

@@ -134,7 +134,8 @@ function M.paginate(fetch_page, opts, fetch_pages, follow)
     _err = nil,
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
-    _piece = nil,           -- seconds the last page fetched ahead took to hand out
+    _piece = nil,           -- seconds the last piece of work on a page took (between_pieces)
+    _since = nil,           -- when it began (nil: after a fetch)
   }, Pager)
 end
 
@@ -172,29 +173,52 @@ local function params(self, page)
     order_type = self._order_type }
 end
 
+-- A piece of a page, in a loop task whose step has a budget: a step stops
+-- between two pieces, never inside one.  A page fetched ahead is turned into
+-- tables PIECE items at a time (the core's batch: `b:take(PIECE)`), its
+-- checks run PIECE items at a time
+-- (`walk:page(page, list, from, to)`), and the page is handed out whole
+-- once both are done.  256 addresses are about 0.3 ms of conversion.
+local PIECE = 256
+
+-- Between two pieces of the pager's work on its pages (a piece of a page's
+-- conversion or of its checks; the hand-out of a page's items, whatever the
+-- caller does with them): the piece that ended is the cost expected of the
+-- next, and in a loop task whose step has a budget the step's budget may end
+-- here (a piece that would end after it waits for the next step).  The time
+-- since the last check is the piece's cost, but never a fetch's wait:
+-- self._since is cleared after each fetch.
+local function between_pieces(self)
+  local since = self._since
+  if since then
+    self._piece = clock() - since
+  end
+  loop.yield_if_over_budget(self._piece) -- a step's budget may end here
+  self._since = clock()
+end
+
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
 -- fetched ahead, else `concurrency` pages at once through fetch_pages when
 -- the last page is known (as many as the walk plans), else fetch_page alone.
 -- Page i of the pages fetched ahead (1: the first), or nil past them:
 -- from their lists, else (a loop task's) from the core's batch, turned into
--- tables now.  In a loop task each page is a piece of a step's budget,
--- checked before it with the last page's cost -- from one check to the
--- next within a batch: its tables, the walk's checks, its items handed out;
--- never the wait for a batch -- so that a page that would end after the
--- budget waits for the next step.
+-- tables now, a piece at a time.
 local function take_ahead(self, ahead, i)
   if i > ahead.n then
     return nil
   end
   local list = ahead[i]
   ahead[i] = false -- handed out: the pager keeps no reference to it
-  local since = ahead.since
-  if since then
-    self._piece = clock() - since
+  between_pieces(self)
+  if list then
+    return list
   end
-  loop.yield_if_over_budget(self._piece) -- a step's budget may end here
-  ahead.since = clock()
-  return list or ahead.batch:take()
+  list = ahead.batch:take(PIECE)
+  while list == false do -- a piece of the page done, the rest to come
+    between_pieces(self)
+    list = ahead.batch:take(PIECE)
+  end
+  return list
 end
 
 local function fetch_raw(self, page)
@@ -216,8 +240,9 @@ local function fetch_raw(self, page)
       -- batch: the core's page batch holding the pages not in lists (a
       -- loop task's, transport.pages: a userdata), else nil
       local lists, err, batch = self._fetch_pages(params(self), page, count, self.concurrency)
+      self._since = nil -- the wait for the batch is no piece's cost
       batch = type(batch) == "userdata" and batch or nil
-      ahead = { first = page, err = err, n = #lists, batch = batch, since = nil }
+      ahead = { first = page, err = err, n = #lists, batch = batch }
       for i = 1, #lists do
         ahead[i] = lists[i]
       end
@@ -235,7 +260,9 @@ local function fetch_raw(self, page)
       -- neither a page nor an error: fetch this page alone
     end
   end
-  return self._fetch(params(self, page))
+  local list, err = self._fetch(params(self, page))
+  self._since = nil
+  return list, err
 end
 
 -- Fetches the next page: an array with .meta, nil at the end, or nil, err
@@ -267,7 +294,15 @@ local function fetch_next(self)
   self.meta = type(list.meta) == "table" and list.meta or nil
 
   local walk = self._walk
-  local step, title = walk:page(page, list) -- the checks and stop rules (the core's)
+  -- the checks and stop rules (the core's), a piece at a time
+  local step, title = "piece", nil
+  for from = 1, #list > 0 and #list or 1, PIECE do
+    if step ~= "piece" then
+      break
+    end
+    between_pieces(self)
+    step, title = walk:page(page, list, from, from + PIECE - 1)
+  end
   self.received, self.announced, self.total_changed = walk:counts()
   if not step then
     err = errors.new({ kind = "decode", page = page, title = title })
@@ -328,6 +363,7 @@ function Pager:next()
   while not buf or pos > #buf do -- the page handed out: the next one
     local err
     self._buf, self._pos = nil, 1
+    buf = nil -- the page handed out is no longer held while the next one is made
     buf, err = fetch_next(self)
     if not buf then
       if err == nil then
