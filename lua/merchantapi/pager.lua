@@ -351,6 +351,27 @@ local function raising(self, get)
   end
 end
 
+-- The first item of the next page that has one (Pager:next's, once its
+-- page is handed out), nil at the end, or nil, err, message.  Called in a
+-- tail call: no frame holds the page handed out while the next one is made
+-- (a collection in its pieces would mark it).
+local function first_of_next_page(self)
+  while true do
+    self._buf, self._pos = nil, 1
+    local buf, err = fetch_next(self)
+    if not buf then
+      if err == nil then
+        return nil
+      end
+      return errors.fail(err)
+    end
+    if #buf > 0 then
+      self._buf, self._pos = buf, 2
+      return buf[1]
+    end
+  end
+end
+
 --- The next item.
 --
 -- syntax: `item, err = pager:next()`
@@ -360,21 +381,11 @@ end
 --   Never raises on run-time failures.
 function Pager:next()
   local buf, pos = self._buf, self._pos
-  while not buf or pos > #buf do -- the page handed out: the next one
-    local err
-    self._buf, self._pos = nil, 1
-    buf = nil -- the page handed out is no longer held while the next one is made
-    buf, err = fetch_next(self)
-    if not buf then
-      if err == nil then
-        return nil
-      end
-      return errors.fail(err)
-    end
-    pos = 1
+  if buf and pos <= #buf then
+    self._pos = pos + 1
+    return buf[pos]
   end
-  self._buf, self._pos = buf, pos + 1
-  return buf[pos]
+  return first_of_next_page(self)
 end
 
 --- Iterator over every item of every page.
