@@ -17,7 +17,7 @@
  *       freed; nil when that page has not come (yet).  With max (an
  *       integer >= 1) a call turns at most max resources of the page into
  *       tables (or, those made, the relationships of 4 * max:
- *       mapi_lua_data_piece) and returns false while some are left: the
+ *       take_piece) and returns false while some are left: the
  *       next call goes on where it ended,
  *       and the page is given whole, by the call that ends it.  A loop task
  *       checks its step's budget between two calls (pager.lua), so a step
@@ -49,7 +49,7 @@ typedef struct batch_box {
     size_t taken;       /* pages given by b:take(), from the first */
     int cref;           /* registry ref of the client it holds, or LUA_NOREF */
     int sref;           /* registry ref of the conversion state of page `taken`
-                           that pieces began (mapi_lua_data_begin), or LUA_NOREF */
+                           that pieces began (take_piece), or LUA_NOREF */
 } batch_box;
 
 /* Frees the batch and lets go of its client (lua_base.c's close rule). */
@@ -137,7 +137,16 @@ static int l_ended(lua_State *L)
     return 0;
 }
 
-/* Turns up to max steps (0: all) of page `taken` (kept) into tables, going
+/*
+ * A page turned into tables in pieces (mapi_lua_flatten_steps): the state
+ * of page `taken` from one piece to the next is a table (bb->sref) of the
+ * conversion's three values, the page's meta and links, and the steps done.
+ * A piece of max units: a resource's table is one; its relationships (a
+ * lookup and a store each, made once every table is) a quarter.
+ */
+enum { PIECE_FRAME = 1, PIECE_META = 4, PIECE_LINKS, PIECE_STEPS };
+
+/* Turns up to max units (0: all) of page `taken` (kept) into tables, going
    on from the piece before: when that ends it, pushes its list (a new table
    for a page without one: cannot happen, the core checked data is a list),
    frees its document (one page's document at a time) and returns 1; else
@@ -145,29 +154,54 @@ static int l_ended(lua_State *L)
 static int take_piece(lua_State *L, batch_box *bb, size_t max)
 {
     mapi_doc **doc = mapi_page_batch_doc(bb->b, bb->taken);
-    int state;
+    int64_t done = 0;
+    size_t n, steps, to;
+    int state, i;
 
-    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
-    if (*doc) {
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
+    if (!*doc || !mapi_doc_is_list(*doc)) {
+        if (!*doc || !mapi_lua_push_data(L, *doc))
+            lua_newtable(L);
+    } else {
         if (bb->sref == LUA_NOREF) {
-            mapi_lua_data_begin(L, *doc);
+            lua_createtable(L, PIECE_STEPS, 0);
+            mapi_lua_push_doc_members(L, *doc); /* meta, jsonapi, links */
+            lua_rawseti(L, -4, PIECE_LINKS);
+            lua_pop(L, 1);
+            lua_rawseti(L, -2, PIECE_META);
             bb->sref = luaL_ref(L, LUA_REGISTRYINDEX);
         }
         lua_rawgeti(L, LUA_REGISTRYINDEX, bb->sref);
         state = lua_gettop(L);
-        if (!mapi_lua_data_piece(L, *doc, state, max)) {
+        n = mapi_doc_resource_count(*doc);
+        lua_rawgeti(L, state, PIECE_STEPS);
+        mapic_tointeger(L, -1, &done);
+        steps = done > 0 && (uint64_t)done < 2 * (uint64_t)n ? (size_t)done : 0;
+        lua_pushinteger(L, 0); /* a piece that raises starts again at the first step */
+        lua_rawseti(L, state, PIECE_STEPS);
+        lua_rawgeti(L, state, PIECE_META);  /* state + 2 */
+        lua_rawgeti(L, state, PIECE_LINKS); /* state + 3 */
+        for (i = 0; i < 3; i++)
+            lua_rawgeti(L, state, PIECE_FRAME + i); /* state + 4 .. state + 6 */
+        if (max == 0 || max > (size_t)INT_MAX)
+            max = (size_t)INT_MAX;
+        to = steps < n ? (max < n - steps ? steps + max : n) : steps;
+        if (to == n && max > to - steps) /* the rest of the piece for relationships */
+            to = 4 * (uint64_t)(max - (to - steps)) < n ? n + 4 * (max - (to - steps)) : 2 * n;
+        else if (steps >= n)
+            to = 4 * (uint64_t)max < 2 * n - steps ? steps + 4 * max : 2 * n;
+        if (!mapi_lua_flatten_steps(L, *doc, state + 4, steps, to, state + 2, state + 3, 0)) {
+            for (i = 2; i >= 0; i--)
+                lua_rawseti(L, state, PIECE_FRAME + i);
+            lua_pushinteger(L, (lua_Integer)to);
+            lua_rawseti(L, state, PIECE_STEPS);
             lua_settop(L, state - 1);
             return 0;
         }
-        lua_remove(L, state);
+        lua_replace(L, state);
+        lua_settop(L, state);
         luaL_unref(L, LUA_REGISTRYINDEX, bb->sref);
         bb->sref = LUA_NOREF;
-    } else {
-        lua_pushnil(L);
-    }
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_newtable(L);
     }
     mapi_doc_free(*doc);
     *doc = NULL;

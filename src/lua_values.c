@@ -316,39 +316,52 @@ enum {
 
 static const char holder_mark = 'h';
 
-/*
- * One conversion's frame: six stack slots from `slots` on -- the slot array
- * (resource index + 1 -> its table), the holder (nil until the first
- * resource that needs it), the key cache (its table and its three names).
- * A conversion opens the frame, runs pass 1 then pass 2 over the resources
- * (all at once, or a range at a time: mapi_lua_data_piece), and closes it
- * into the value it gives.
- */
-static int flat_open(lua_State *L, const mapi_doc *doc, key_cache *kc)
+/* A list's array gets .meta and .links (the values at stack indexes meta
+   and links); a resource table with links, meta or relationships gets the
+   document's holder (below), which keeps the body at stack index body, or
+   for body 0 a body box made when the first holder is. */
+int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body)
 {
-    int slots;
+    int slots = lua_gettop(L) + 1;
 
-    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
-    lua_createtable(L, (int)mapi_doc_resource_count(doc), 0);
-    slots = lua_gettop(L);
-    lua_pushnil(L); /* holder: made when first needed */
-    key_cache_init(L, kc, doc);
-    return slots;
+    if (!mapi_doc_is_list(doc) && mapi_doc_data_count(doc) == 0)
+        return 0;
+    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
+    lua_pushnil(L);
+    lua_pushnil(L);
+    lua_pushnil(L);
+    return mapi_lua_flatten_steps(L, doc, slots, 0, 2 * mapi_doc_resource_count(doc), meta,
+                                  links, body);
 }
 
-/* Pass 1 over resources [from, to): each one's table into slots, with the
-   document's holder as its metatable when it has anything the table cannot
-   show; the holder keeps the body at stack index body, or for body 0 a body
-   box made when the holder is. */
-static void flat_pass1(lua_State *L, const key_cache *kc, const mapi_doc *doc, int slots,
-                       int body, size_t from, size_t to)
+int mapi_lua_flatten_steps(lua_State *L, const mapi_doc *doc, int slots, size_t from, size_t to,
+                           int meta, int links, int body)
 {
+    size_t n = mapi_doc_resource_count(doc), i, ndata;
     int holder = slots + 1;
-    size_t i;
+    key_cache kc;
 
-    for (i = from; i < to; i++) {
+    if (n >= (size_t)INT_MAX)
+        luaL_error(L, "merchantapi: document holds too many resources");
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
+    if (lua_isnil(L, slots)) {
+        lua_createtable(L, (int)n, 0);
+        lua_replace(L, slots);
+    }
+    kc.size = mapi_doc_name_count(doc);
+    kc.size = kc.size < (size_t)INT_MAX ? kc.size : 0;
+    kc.table = slots + 2;
+    if (lua_isnil(L, kc.table)) {
+        lua_createtable(L, (int)kc.size, 0);
+        lua_replace(L, kc.table);
+    }
+    lua_pushliteral(L, "id"); /* the key cache's names, as key_cache_init pushes them */
+    lua_pushliteral(L, "type");
+    lua_pushliteral(L, "lid");
+    /* pass 1: one table a resource, into slots */
+    for (i = from; i < to && i < n; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
-        push_resource_fields(L, kc, r);
+        push_resource_fields(L, &kc, r);
         if (has_extras(r)) {
             if (lua_isnil(L, holder)) {
                 lua_createtable(L, 5, 0);
@@ -368,34 +381,19 @@ static void flat_pass1(lua_State *L, const key_cache *kc, const mapi_doc *doc, i
         }
         lua_rawseti(L, slots, (int)(i + 1));
     }
-}
-
-/* Pass 2 over resources [from, to): their relationships, every table of
-   pass 1 made. */
-static void flat_pass2(lua_State *L, const key_cache *kc, const mapi_doc *doc, int slots,
-                       size_t from, size_t to)
-{
-    size_t i;
-
-    for (i = from; i < to; i++) {
+    /* pass 2, every table made: the relationships */
+    for (i = from > n ? from - n : 0; i + n < to; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
         if (mapi_resource_relationship_count(r) == 0)
             continue;
         lua_rawgeti(L, slots, (int)(i + 1));
-        set_relationships(L, kc, doc, r, slots);
+        set_relationships(L, &kc, doc, r, slots);
         lua_pop(L, 1);
     }
-}
-
-/* Closes the frame at slots: a list's array with .meta and .links (the
-   values at stack indexes meta and links), or the one resource's table, in
-   the stack slot of slots, the rest of the frame popped. */
-static void flat_close(lua_State *L, const mapi_doc *doc, int slots, int meta, int links)
-{
-    int holder = slots + 1;
-    size_t i, ndata;
-
-    lua_settop(L, holder); /* the key cache */
+    lua_settop(L, kc.table);
+    if (to < 2 * n)
+        return 0;
+    lua_settop(L, holder);
     if (mapi_doc_is_list(doc)) {
         ndata = mapi_doc_data_count(doc);
         lua_createtable(L, (int)ndata, 2);
@@ -418,35 +416,6 @@ static void flat_close(lua_State *L, const mapi_doc *doc, int slots, int meta, i
     }
     lua_replace(L, slots);
     lua_settop(L, slots);
-}
-
-/* Whether doc has primary data to flatten (a list, even empty, or data);
-   raises for a document too large to index. */
-static int flattens(lua_State *L, const mapi_doc *doc)
-{
-    if (!mapi_doc_is_list(doc) && mapi_doc_data_count(doc) == 0)
-        return 0;
-    if (mapi_doc_resource_count(doc) >= (size_t)INT_MAX)
-        luaL_error(L, "merchantapi: document holds too many resources");
-    return 1;
-}
-
-/* A list's array gets .meta and .links (the values at stack indexes meta
-   and links); a resource table with links, meta or relationships gets the
-   document's holder (below), which keeps the body at stack index body, or
-   for body 0 a body box made when the first holder is. */
-int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body)
-{
-    size_t n = mapi_doc_resource_count(doc);
-    int slots;
-    key_cache kc;
-
-    if (!flattens(L, doc))
-        return 0;
-    slots = flat_open(L, doc, &kc);
-    flat_pass1(L, &kc, doc, slots, body, 0, n);
-    flat_pass2(L, &kc, doc, slots, 0, n);
-    flat_close(L, doc, slots, meta, links);
     return 1;
 }
 
@@ -461,108 +430,6 @@ int mapi_lua_push_data(lua_State *L, const mapi_doc *doc)
         lua_replace(L, base + 1);
     lua_settop(L, base + pushed);
     return pushed;
-}
-
-/*
- * mapi_lua_push_data in pieces.  The state table keeps what one piece
- * leaves to the next: the frame's slot array, holder and key cache table,
- * the document's meta and links, and how far the two passes went (one
- * count over 2n steps: pass 1's n resources, then pass 2's).  The tables
- * the pieces made are reachable from it alone until the last piece.
- */
-enum {
-    FLAT_SLOTS = 1, /* the frame's three values, once the first piece ran */
-    FLAT_HOLDER,
-    FLAT_KEYS,
-    FLAT_META,  /* the document's meta, links (nil when absent) */
-    FLAT_LINKS,
-    FLAT_STEPS, /* steps done, 0 .. 2n */
-    FLAT_FIELDS = FLAT_STEPS
-};
-
-void mapi_lua_data_begin(lua_State *L, const mapi_doc *doc)
-{
-    int state;
-
-    luaL_checkstack(L, 6, MAPI_LUA_NO_STACK);
-    lua_createtable(L, FLAT_FIELDS, 0);
-    state = lua_gettop(L);
-    mapi_lua_push_doc_members(L, doc); /* meta, jsonapi, links */
-    lua_rawseti(L, state, FLAT_LINKS);
-    lua_pop(L, 1);
-    lua_rawseti(L, state, FLAT_META);
-    lua_pushinteger(L, 0);
-    lua_rawseti(L, state, FLAT_STEPS);
-}
-
-int mapi_lua_data_piece(lua_State *L, const mapi_doc *doc, int state, size_t max)
-{
-    size_t n = mapi_doc_resource_count(doc), steps, to;
-    int64_t done = 0;
-    int slots;
-    key_cache kc;
-
-    if (!flattens(L, doc)) {
-        lua_pushnil(L);
-        return 1;
-    }
-    luaL_checkstack(L, 14, MAPI_LUA_NO_STACK);
-    lua_rawgeti(L, state, FLAT_STEPS);
-    mapic_tointeger(L, -1, &done);
-    lua_pop(L, 1);
-    steps = done > 0 && (uint64_t)done <= 2 * (uint64_t)n ? (size_t)done : 0;
-    if (steps == 0) { /* the first piece: the frame */
-        slots = flat_open(L, doc, &kc);
-        lua_pushvalue(L, slots);
-        lua_rawseti(L, state, FLAT_SLOTS);
-        lua_pushvalue(L, kc.table);
-        lua_rawseti(L, state, FLAT_KEYS);
-    } else { /* the frame as the last piece left it */
-        lua_rawgeti(L, state, FLAT_SLOTS);
-        slots = lua_gettop(L);
-        lua_rawgeti(L, state, FLAT_HOLDER);
-        lua_rawgeti(L, state, FLAT_KEYS);
-        kc.table = lua_gettop(L);
-        kc.size = mapi_doc_name_count(doc);
-        if (kc.size >= (size_t)INT_MAX)
-            kc.size = 0;
-        lua_pushliteral(L, "id");
-        lua_pushliteral(L, "type");
-        lua_pushliteral(L, "lid");
-    }
-    /* pass 1 takes a unit a resource; pass 2 (a lookup and a store a
-       relationship) a quarter */
-    if (max == 0 || max > (size_t)INT_MAX)
-        max = (size_t)INT_MAX;
-    to = steps;
-    if (to < n) {
-        to = max < n - to ? to + max : n;
-        flat_pass1(L, &kc, doc, slots, 0, steps, to);
-        lua_pushvalue(L, slots + 1);
-        lua_rawseti(L, state, FLAT_HOLDER); /* made by this piece, perhaps */
-        max -= to - steps;
-    }
-    if (to >= n && max > 0) {
-        size_t from = to;
-        to = 4 * (uint64_t)max < 2 * n - to ? to + 4 * max : 2 * n;
-        flat_pass2(L, &kc, doc, slots, from - n, to - n);
-    }
-    if (to < 2 * n) {
-        lua_pushinteger(L, (lua_Integer)to);
-        lua_rawseti(L, state, FLAT_STEPS);
-        lua_settop(L, slots - 1);
-        return 0;
-    }
-    /* the last piece: meta and links below the frame, which closes above them */
-    lua_settop(L, slots + 1);
-    lua_rawgeti(L, state, FLAT_META);
-    lua_rawgeti(L, state, FLAT_LINKS);
-    lua_insert(L, slots);
-    lua_insert(L, slots); /* meta, links, the frame's slots, its holder */
-    flat_close(L, doc, slots + 2, slots, slots + 1);
-    lua_replace(L, slots); /* the value where meta was */
-    lua_settop(L, slots);
-    return 1;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -109,13 +109,14 @@ describe("merchantapi.loop: a step's budget", function()
     local ok, err = pcall(function()
       local c = client()
       local loop = assert(merchantapi.loop())
-      local sizes, ids = {}, {}
+      local sizes, ids, lists = {}, {}, {}
       local task = loop:spawn(function()
         -- page 1 alone, then pages 2 and 3 in one batch
         local pager = c:addresses("acct-25000", { per_page = 1000, concurrency = 2, max_pages = 3 })
         for list in pager:pages() do
           sizes[#sizes + 1] = #list
           ids[#ids + 1] = list[1].id .. " " .. list[#list].id
+          lists[#lists + 1] = list
         end
         return pager.received
       end)
@@ -151,6 +152,22 @@ describe("merchantapi.loop: a step's budget", function()
       end
       assert.equal(2, pages)
       assert.is_true(#takes >= 8, #takes .. " takes")
+      -- the pages made in pieces are the pages made at once: the blocking walk's
+      local k = 0
+      for list in c:addresses("acct-25000", { per_page = 1000, concurrency = 2, max_pages = 3 }):pages() do
+        k = k + 1
+        assert.same(list.meta, lists[k].meta)
+        for i, item in ipairs(list) do
+          local got = lists[k][i]
+          for _, f in ipairs({ "id", "type", "label", "value", "createdAt" }) do
+            assert.equal(item[f], got[f])
+          end
+          assert.same(item.network, got.network)
+          assert.equal(got.network, merchantapi.relationship(got, "network").data)
+          assert.is_false(merchantapi.relationship(got, "account").meta.included)
+        end
+      end
+      assert.equal(3, k)
       loop:close()
       c:close()
     end)
