@@ -16,14 +16,13 @@
  *       in the list_addresses shape, turned into tables and its document
  *       freed; nil when that page has not come (yet).  With max (an
  *       integer >= 1) a call turns at most max resources of the page into
- *       tables (or, those made, the relationships of 4 * max:
- *       take_piece) and returns false while some are left: the
- *       next call goes on where it ended,
- *       and the page is given whole, by the call that ends it.  A loop task
- *       checks its step's budget between two calls (pager.lua), so a step
- *       stops between pieces of at most max resources, never in a page's
- *       conversion nor in a batch.  Without max: the page at once (the
- *       rest of it, when a piece began it).
+ *       tables (or, once all are made, sets the relationships of 4 * max:
+ *       take_piece) and returns false while some are left: the next call
+ *       goes on where it ended, and the page is given whole, by the call
+ *       that ends it.  A loop task checks its step's budget between two
+ *       calls (pager.lua), so a step stops between pieces of at most max
+ *       resources, never in a page nor in a batch.  Without max: the page
+ *       at once (the rest of it, when a piece began it).
  *   n, err = b:kept()   how many pages are kept (from the first, every
  *       one before them came), and the error of the page after them when
  *       it failed, else nil; nothing is turned into tables: a loop task's
@@ -31,8 +30,8 @@
  *       batch's pages wait in the core's memory, not in Lua's heap.
  *   lists, err = b:result()   once: the pages kept (those before the first
  *       that did not come) that b:take() did not give (a page it began
- *       included, ended), each in the
- *       list_addresses shape, in page order; err the error of the page
+ *       included, ended), each in the list_addresses shape, in page
+ *       order; err the error of the page
  *       after them when it failed, else nil (a driver that lost a page in
  *       flight gives its own).
  */

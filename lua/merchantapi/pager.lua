@@ -294,14 +294,15 @@ local function fetch_next(self)
   self.meta = type(list.meta) == "table" and list.meta or nil
 
   local walk = self._walk
-  -- the checks and stop rules (the core's), a piece at a time
-  local step, title = "piece", nil
-  for from = 1, #list > 0 and #list or 1, PIECE do
-    if step ~= "piece" then
-      break
-    end
+  -- the checks and stop rules (the core's), a piece at a time: "piece"
+  -- while items are left (the core counts them: list[1 .. raw length])
+  between_pieces(self)
+  local step, title = walk:page(page, list, 1, PIECE)
+  local from = PIECE + 1
+  while step == "piece" do
     between_pieces(self)
     step, title = walk:page(page, list, from, from + PIECE - 1)
+    from = from + PIECE
   end
   self.received, self.announced, self.total_changed = walk:counts()
   if not step then
