@@ -135,7 +135,7 @@ function M.paginate(fetch_page, opts, fetch_pages, follow)
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
     _piece = nil,           -- seconds the last piece of work on a page took (between_pieces)
-    _since = nil,           -- when it began (nil: after a fetch)
+    _since = nil,           -- when it began (nil: none under way, as after a fetch)
   }, Pager)
 end
 
@@ -186,8 +186,16 @@ local PIECE = 256
 -- caller does with them): the piece that ended is the cost expected of the
 -- next, and in a loop task whose step has a budget the step's budget may end
 -- here (a piece that would end after it waits for the next step).  The time
--- since the last check is the piece's cost, but never a fetch's wait:
--- self._since is cleared after each fetch.
+-- since the last check is the piece's cost, but never a fetch's wait: a
+-- fetch ends the piece under way (piece_ends) and the next begins after it.
+local function piece_ends(self)
+  local since = self._since
+  if since then
+    self._piece = clock() - since
+    self._since = nil
+  end
+end
+
 local function between_pieces(self)
   local since = self._since
   if since then
@@ -239,8 +247,8 @@ local function fetch_raw(self, page)
     if count > 1 then
       -- batch: the core's page batch holding the pages not in lists (a
       -- loop task's, transport.pages: a userdata), else nil
+      piece_ends(self) -- the wait for the batch is no piece's cost
       local lists, err, batch = self._fetch_pages(params(self), page, count, self.concurrency)
-      self._since = nil -- the wait for the batch is no piece's cost
       batch = type(batch) == "userdata" and batch or nil
       ahead = { first = page, err = err, n = #lists, batch = batch }
       for i = 1, #lists do
@@ -260,9 +268,8 @@ local function fetch_raw(self, page)
       -- neither a page nor an error: fetch this page alone
     end
   end
-  local list, err = self._fetch(params(self, page))
-  self._since = nil
-  return list, err
+  piece_ends(self)
+  return self._fetch(params(self, page))
 end
 
 -- Fetches the next page: an array with .meta, nil at the end, or nil, err
