@@ -13,8 +13,9 @@
 --      and the time each walk took; beside them the longest step in CPU
 --      seconds of this process (os.clock), which a loaded machine inflates
 --      less than the wall clock.  Target: the longest step with the budget
---      at most 4 ms of CPU (a page is one piece: pages are turned into
---      tables one per piece, each within the budget's check).  The budgeted
+--      at most 4 ms of CPU (a step stops between pieces of at most 256
+--      items of a page, turned into tables or checked, each within the
+--      budget's check; a page is handed out whole).  The budgeted
 --      row twice: with the collector lua5.4 starts with (generational, as
 --      lua.c runs it) and with collectgarbage("incremental"), which a
 --      frame-bound host may choose; each with its own target check.

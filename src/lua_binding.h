@@ -204,6 +204,23 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
    and links (a list's page, a settled confirm's payout); 0 and nothing
    pushed when doc has no primary data. */
 int mapi_lua_push_data(lua_State *L, const mapi_doc *doc);
+/*
+ * One conversion of doc's resources into tables, at once
+ * (mapi_lua_push_flattened) or in pieces (lua_pages.c): the caller pushes
+ * three stack slots from `slots` on -- the slot array (resource index + 1
+ * -> its table), the holder, the key cache's table: each nil until made
+ * here -- and runs steps [from, to) of 2n (n resources: step i makes
+ * resource i's table, step n + i sets its relationships, once every table
+ * is made).  Returns 0, the three values left at slots for the next steps;
+ * or, when `to` is 2n, 1 with the value in the slot of slots (a list's
+ * array with .meta and .links, the values at stack indexes meta and links,
+ * or the one resource's table) and the rest popped.  doc must be alive and
+ * unchanged from the first step to the last; body as for
+ * mapi_lua_push_flattened.  A document without primary data (not a list,
+ * no data) is the caller's to refuse.
+ */
+int mapi_lua_flatten_steps(lua_State *L, const mapi_doc *doc, int slots, size_t from, size_t to,
+                           int meta, int links, int body);
 /* Pushes the whole document (res:document()): unflattened, JSON null as
    merchantapi.null. */
 void mapi_lua_push_root(lua_State *L, const mapi_doc *doc);

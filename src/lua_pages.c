@@ -12,22 +12,30 @@
  *       page failed before those left, or none is left).
  *   b:ended(x)           x, done (its result not taken), ended: the batch
  *       takes its result (dropped for a page after a failed one).
- *   list = b:take()      the next page kept (every page before it came),
- *       in the list_addresses shape, turned into tables now and its
- *       document freed; nil when that page has not come (yet).  One page
- *       per call: a loop task checks its step's budget between two
- *       (dispatch.lua), so a step stops between pages, never in a batch.
+ *   list = b:take([max]) the next page kept (every page before it came),
+ *       in the list_addresses shape, turned into tables and its document
+ *       freed; nil when that page has not come (yet).  With max (an
+ *       integer >= 1) a call turns at most max resources of the page into
+ *       tables (or, once all are made, sets the relationships of 4 * max:
+ *       take_piece) and returns false while some are left: the next call
+ *       goes on where it ended, and the page is given whole, by the call
+ *       that ends it.  A loop task checks its step's budget between two
+ *       calls (pager.lua), so a step stops between pieces of at most max
+ *       resources, never in a page nor in a batch.  Without max: the page
+ *       at once (the rest of it, when a piece began it).
  *   n, err = b:kept()   how many pages are kept (from the first, every
  *       one before them came), and the error of the page after them when
  *       it failed, else nil; nothing is turned into tables: a loop task's
  *       pager takes the pages one by one as it hands them out, so that a
  *       batch's pages wait in the core's memory, not in Lua's heap.
  *   lists, err = b:result()   once: the pages kept (those before the first
- *       that did not come) that b:take() did not give, each in the
- *       list_addresses shape, in page order; err the error of the page
+ *       that did not come) that b:take() did not give (a page it began
+ *       included, ended), each in the list_addresses shape, in page
+ *       order; err the error of the page
  *       after them when it failed, else nil (a driver that lost a page in
  *       flight gives its own).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "lua_binding.h"
@@ -39,6 +47,8 @@ typedef struct batch_box {
     long first_page;
     size_t taken;       /* pages given by b:take(), from the first */
     int cref;           /* registry ref of the client it holds, or LUA_NOREF */
+    int sref;           /* registry ref of the conversion state of page `taken`
+                           that pieces began (take_piece), or LUA_NOREF */
 } batch_box;
 
 /* Frees the batch and lets go of its client (lua_base.c's close rule). */
@@ -46,6 +56,8 @@ static void batch_clear(lua_State *L, batch_box *bb)
 {
     mapi_page_batch_free(bb->b);
     bb->b = NULL;
+    luaL_unref(L, LUA_REGISTRYINDEX, bb->sref);
+    bb->sref = LUA_NOREF;
     mapi_lua_client_unref(L, &bb->cref);
 }
 
@@ -67,6 +79,7 @@ mapi_page_batch *mapi_lua_push_page_batch(lua_State *L, int client, const char *
     bb->first_page = first_page;
     bb->taken = 0;
     bb->cref = LUA_NOREF;
+    bb->sref = LUA_NOREF;
     mapic_setmetatable(L, PAGE_BATCH_MT);
     c = mapi_lua_client_ref(L, client, 0, &bb->cref);
     if (!c) {
@@ -123,28 +136,91 @@ static int l_ended(lua_State *L)
     return 0;
 }
 
-/* Pushes page k's list (its document freed), or a new table for a page
-   without one (cannot happen: the core checked data is a list). */
-static void push_page(lua_State *L, batch_box *bb, size_t k)
-{
-    mapi_doc **doc = mapi_page_batch_doc(bb->b, k);
+/*
+ * A page turned into tables in pieces (mapi_lua_flatten_steps): the state
+ * of page `taken` from one piece to the next is a table (bb->sref) of the
+ * conversion's three values, the page's meta and links, and the steps done.
+ * A piece of max units: a resource's table is one; its relationships (a
+ * lookup and a store each, made once every table is) a quarter.
+ */
+enum { PIECE_FRAME = 1, PIECE_META = 4, PIECE_LINKS, PIECE_STEPS };
 
-    if (!*doc || !mapi_lua_push_data(L, *doc))
-        lua_newtable(L);
-    mapi_doc_free(*doc); /* as we go: one page's document at a time */
+/* Turns up to max units (0: all) of page `taken` (kept) into tables, going
+   on from the piece before: when that ends it, pushes its list (a new table
+   for a page without one: cannot happen, the core checked data is a list),
+   frees its document (one page's document at a time) and returns 1; else
+   returns 0, nothing pushed. */
+static int take_piece(lua_State *L, batch_box *bb, size_t max)
+{
+    mapi_doc **doc = mapi_page_batch_doc(bb->b, bb->taken);
+    int64_t done = 0;
+    size_t n, steps, to;
+    int state, i;
+
+    luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
+    if (!*doc || !mapi_doc_is_list(*doc)) {
+        if (!*doc || !mapi_lua_push_data(L, *doc))
+            lua_newtable(L);
+    } else {
+        if (bb->sref == LUA_NOREF) {
+            lua_createtable(L, PIECE_STEPS, 0);
+            mapi_lua_push_doc_members(L, *doc); /* meta, jsonapi, links */
+            lua_rawseti(L, -4, PIECE_LINKS);
+            lua_pop(L, 1);
+            lua_rawseti(L, -2, PIECE_META);
+            bb->sref = luaL_ref(L, LUA_REGISTRYINDEX);
+        }
+        lua_rawgeti(L, LUA_REGISTRYINDEX, bb->sref);
+        state = lua_gettop(L);
+        n = mapi_doc_resource_count(*doc);
+        lua_rawgeti(L, state, PIECE_STEPS);
+        mapic_tointeger(L, -1, &done);
+        steps = done > 0 && (uint64_t)done < 2 * (uint64_t)n ? (size_t)done : 0;
+        lua_pushinteger(L, 0); /* a piece that raises starts again at the first step */
+        lua_rawseti(L, state, PIECE_STEPS);
+        lua_rawgeti(L, state, PIECE_META);  /* state + 2 */
+        lua_rawgeti(L, state, PIECE_LINKS); /* state + 3 */
+        for (i = 0; i < 3; i++)
+            lua_rawgeti(L, state, PIECE_FRAME + i); /* state + 4 .. state + 6 */
+        if (max == 0 || max > (size_t)INT_MAX)
+            max = (size_t)INT_MAX;
+        to = steps < n ? (max < n - steps ? steps + max : n) : steps;
+        if (to == n && max > to - steps) /* the rest of the piece for relationships */
+            to = 4 * (uint64_t)(max - (to - steps)) < n ? n + 4 * (max - (to - steps)) : 2 * n;
+        else if (steps >= n)
+            to = 4 * (uint64_t)max < 2 * n - steps ? steps + 4 * max : 2 * n;
+        if (!mapi_lua_flatten_steps(L, *doc, state + 4, steps, to, state + 2, state + 3, 0)) {
+            for (i = 2; i >= 0; i--)
+                lua_rawseti(L, state, PIECE_FRAME + i);
+            lua_pushinteger(L, (lua_Integer)to);
+            lua_rawseti(L, state, PIECE_STEPS);
+            lua_settop(L, state - 1);
+            return 0;
+        }
+        lua_replace(L, state);
+        lua_settop(L, state);
+        luaL_unref(L, LUA_REGISTRYINDEX, bb->sref);
+        bb->sref = LUA_NOREF;
+    }
+    mapi_doc_free(*doc);
     *doc = NULL;
+    bb->taken++;
+    return 1;
 }
 
-/* b:take() -> list | nil */
+/* b:take([max]) -> list | false | nil */
 static int l_take(lua_State *L)
 {
     batch_box *bb = check_batch(L);
     mapi_error *e;
+    int64_t max = 0;
 
+    if (!lua_isnoneornil(L, 2) && (!mapic_tointeger(L, 2, &max) || max < 1))
+        return mapic_typeerror(L, 2, "integer >= 1 or nil");
     if (bb->taken >= mapi_page_batch_kept(bb->b, &e))
         return 0;
-    luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
-    push_page(L, bb, bb->taken++);
+    if (!take_piece(L, bb, (size_t)(max > INT_MAX ? INT_MAX : max)))
+        lua_pushboolean(L, 0);
     return 1;
 }
 
@@ -177,9 +253,9 @@ int mapi_lua_page_batch_result(lua_State *L, int idx)
     luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     lua_createtable(L, (int)(n - bb->taken), 0);
     lists = lua_gettop(L);
-    for (k = bb->taken; k < n; k++) {
-        push_page(L, bb, k);
-        lua_rawseti(L, lists, (int)(k - bb->taken + 1));
+    for (k = 1; bb->taken < n; k++) {
+        take_piece(L, bb, 0);
+        lua_rawseti(L, lists, (int)k);
     }
     if (e)
         mapi_lua_push_error(L, e);

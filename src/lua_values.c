@@ -331,22 +331,44 @@ static const char holder_mark = 'h';
    for body 0 a body box made when the first holder is. */
 int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int links, int body)
 {
-    size_t n = mapi_doc_resource_count(doc), i, ndata;
-    int slots, holder;
-    key_cache kc;
+    int slots = lua_gettop(L) + 1;
 
     if (!mapi_doc_is_list(doc) && mapi_doc_data_count(doc) == 0)
         return 0;
+    luaL_checkstack(L, 3, MAPI_LUA_NO_STACK);
+    lua_pushnil(L);
+    lua_pushnil(L);
+    lua_pushnil(L);
+    return mapi_lua_flatten_steps(L, doc, slots, 0, 2 * mapi_doc_resource_count(doc), meta,
+                                  links, body);
+}
+
+int mapi_lua_flatten_steps(lua_State *L, const mapi_doc *doc, int slots, size_t from, size_t to,
+                           int meta, int links, int body)
+{
+    size_t n = mapi_doc_resource_count(doc), i, ndata;
+    int holder = slots + 1;
+    key_cache kc;
+
     if (n >= (size_t)INT_MAX)
         luaL_error(L, "merchantapi: document holds too many resources");
     luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
-
-    lua_createtable(L, (int)n, 0);
-    slots = lua_gettop(L);
-    lua_pushnil(L); /* holder: made when first needed */
-    holder = slots + 1;
-    key_cache_init(L, &kc, doc);
-    for (i = 0; i < n; i++) {
+    if (lua_isnil(L, slots)) {
+        lua_createtable(L, (int)n, 0);
+        lua_replace(L, slots);
+    }
+    kc.size = mapi_doc_name_count(doc);
+    kc.size = kc.size < (size_t)INT_MAX ? kc.size : 0;
+    kc.table = slots + 2;
+    if (lua_isnil(L, kc.table)) {
+        lua_createtable(L, (int)kc.size, 0);
+        lua_replace(L, kc.table);
+    }
+    lua_pushliteral(L, "id"); /* the key cache's names, as key_cache_init pushes them */
+    lua_pushliteral(L, "type");
+    lua_pushliteral(L, "lid");
+    /* pass 1: one table a resource, into slots */
+    for (i = from; i < to && i < n; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
         push_resource_fields(L, &kc, r);
         if (has_extras(r)) {
@@ -368,7 +390,8 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
         }
         lua_rawseti(L, slots, (int)(i + 1));
     }
-    for (i = 0; i < n; i++) {
+    /* pass 2, every table made: the relationships */
+    for (i = from > n ? from - n : 0; i + n < to; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
         if (mapi_resource_relationship_count(r) == 0)
             continue;
@@ -376,8 +399,10 @@ int mapi_lua_push_flattened(lua_State *L, const mapi_doc *doc, int meta, int lin
         set_relationships(L, &kc, doc, r, slots);
         lua_pop(L, 1);
     }
-    lua_settop(L, holder); /* the key cache */
-
+    lua_settop(L, kc.table);
+    if (to < 2 * n)
+        return 0;
+    lua_settop(L, holder);
     if (mapi_doc_is_list(doc)) {
         ndata = mapi_doc_data_count(doc);
         lua_createtable(L, (int)ndata, 2);

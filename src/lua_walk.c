@@ -6,10 +6,16 @@
  *
  *   w = core.page_walk(per_page, max_pages, follow)   per_page, max_pages:
  *       integers >= 1 or nil; follow: true for a walk by links.next.
- *   step, title = w:page(page, list)   the page's checks and stop rules:
- *       "more" (hand it out; another may follow), "last" (hand it out; the
- *       walk is over), "end" (an empty page: nothing to hand out), or nil
- *       and the title of the "decode" error that ends the walk.  The page
+ *   step, title = w:page(page, list[, from[, to]])   the page's checks and
+ *       stop rules: "more" (hand it out; another may follow), "last" (hand
+ *       it out; the walk is over), "end" (an empty page: nothing to hand
+ *       out), or nil and the title of the "decode" error that ends the
+ *       walk.  from, to (default 1, #list): the items checked by this call,
+ *       so that a loop task can give a turn between two pieces of a page's
+ *       checks: a call with from 1 begins the page (its total is checked
+ *       then), one with from > 1 goes on with the page begun (the same
+ *       page and list; else an error is raised), and while to < #list the
+ *       call returns "piece" (no verdict yet: the next items follow).  The page
  *       size and total come from list.meta (per_page an integer >= 1, total
  *       an integer: any other value counts as absent), the items from
  *       list[1 .. #list]: a table item's `id` (tostring'd when not a string;
@@ -89,12 +95,13 @@ static int push_refusal(lua_State *L, mapi_error *err)
     return 2;
 }
 
-/* The id rule over the items of the list at idx (n of them); 0 or -1. */
-static int check_items(lua_State *L, mapi_walk *w, int list, size_t n, mapi_error *err)
+/* The id rule over items from .. to of the list at idx; 0 or -1. */
+static int check_items(lua_State *L, mapi_walk *w, int list, size_t from, size_t to,
+                       mapi_error *err)
 {
     size_t i;
 
-    for (i = 1; i <= n; i++) {
+    for (i = from; i <= to; i++) {
         const char *type = NULL, *id;
         size_t type_len = 0, id_len = 0;
         int top = lua_gettop(L), r;
@@ -128,29 +135,56 @@ static int check_items(lua_State *L, mapi_walk *w, int list, size_t n, mapi_erro
     return 0;
 }
 
-/* w:page(page, list) -> "more" | "last" | "end" | nil, title */
+/* The item number at idx (nil: dflt), an integer >= 1; one past n at most. */
+static size_t opt_item(lua_State *L, int idx, size_t dflt, size_t n)
+{
+    int64_t v = 0;
+
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    if (!mapic_tointeger(L, idx, &v) || v < 1)
+        return (size_t)mapic_typeerror(L, idx, "integer >= 1 or nil");
+    return (uint64_t)v > (uint64_t)n ? n + 1 : (size_t)v;
+}
+
+/* w:page(page, list[, from[, to]]) -> "more" | "last" | "end" | "piece" | nil, title */
 static int l_walk_page(lua_State *L)
 {
     mapi_walk *w = (mapi_walk *)luaL_checkudata(L, 1, WALK_MT);
     mapi_error err = MAPI_ERROR_INIT;
     int64_t page = 0, per_page = 0, total = 0;
     int meta = 0, has_total;
-    size_t n;
+    size_t n, from, to;
 
     if (!mapic_tointeger(L, 2, &page) || page < 1 || page > LONG_MAX)
         return mapic_typeerror(L, 2, "page number");
     luaL_checktype(L, 3, LUA_TTABLE);
     luaL_checkstack(L, 8, MAPI_LUA_NO_STACK);
     n = raw_len(L, 3);
-    lua_getfield(L, 3, "meta");
-    if (lua_type(L, -1) == LUA_TTABLE)
-        meta = lua_gettop(L);
-    if (!meta_int(L, meta, "per_page", 1, &per_page))
-        per_page = 0;
-    has_total = meta_int(L, meta, "total", 0, &total);
-    if (mapi_walk_begin(w, (long)page, (int64_t)n, per_page, has_total, total, &err) < 0 ||
-        check_items(L, w, 3, n, &err) < 0)
+    from = opt_item(L, 4, 1, n);
+    to = opt_item(L, 5, n, n);
+    if (to > n)
+        to = n;
+    if (from == 1) {
+        lua_getfield(L, 3, "meta");
+        if (lua_type(L, -1) == LUA_TTABLE)
+            meta = lua_gettop(L);
+        if (!meta_int(L, meta, "per_page", 1, &per_page))
+            per_page = 0;
+        has_total = meta_int(L, meta, "total", 0, &total);
+        if (mapi_walk_begin(w, (long)page, (int64_t)n, per_page, has_total, total, &err) < 0)
+            return push_refusal(L, &err);
+    } else if (w->done || w->page != (long)page || w->next_page == (long)page + 1 ||
+               w->n != (int64_t)n) {
+        return luaL_error(L, "merchantapi: page %d's checks go on from item %d, but that "
+                             "page is not the one begun", (int)page, (int)from);
+    }
+    if (check_items(L, w, 3, from, to, &err) < 0)
         return push_refusal(L, &err);
+    if (to < n) {
+        lua_pushliteral(L, "piece");
+        return 1;
+    }
     switch (mapi_walk_end(w)) {
     case MAPI_WALK_MORE:
         lua_pushliteral(L, "more");

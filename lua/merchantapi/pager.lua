@@ -134,7 +134,8 @@ function M.paginate(fetch_page, opts, fetch_pages, follow)
     _err = nil,
     _buf = nil,             -- the page being handed out item by item
     _pos = 1,
-    _piece = nil,           -- seconds the last page fetched ahead took to hand out
+    _piece = nil,           -- seconds the last piece of work on a page took (between_pieces)
+    _since = nil,           -- when it began (nil: none under way, as after a fetch)
   }, Pager)
 end
 
@@ -172,29 +173,60 @@ local function params(self, page)
     order_type = self._order_type }
 end
 
+-- A piece of a page, in a loop task whose step has a budget: a step stops
+-- between two pieces, never inside one.  A page fetched ahead is turned into
+-- tables PIECE items at a time (the core's batch: `b:take(PIECE)`), its
+-- checks run PIECE items at a time
+-- (`walk:page(page, list, from, to)`), and the page is handed out whole
+-- once both are done.  256 addresses are about 0.3 ms of conversion.
+local PIECE = 256
+
+-- Between two pieces of the pager's work on its pages (a piece of a page's
+-- conversion or of its checks; the hand-out of a page's items, whatever the
+-- caller does with them): the piece that ended is the cost expected of the
+-- next, and in a loop task whose step has a budget the step's budget may end
+-- here (a piece that would end after it waits for the next step).  The time
+-- since the last check is the piece's cost, but never a fetch's wait: a
+-- fetch ends the piece under way (piece_ends) and the next begins after it.
+local function piece_ends(self)
+  local since = self._since
+  if since then
+    self._piece = clock() - since
+    self._since = nil
+  end
+end
+
+local function between_pieces(self)
+  local since = self._since
+  if since then
+    self._piece = clock() - since
+  end
+  loop.yield_if_over_budget(self._piece) -- a step's budget may end here
+  self._since = clock()
+end
+
 -- Page `page` as fetch_page returns it (list, or nil, err): from the pages
 -- fetched ahead, else `concurrency` pages at once through fetch_pages when
 -- the last page is known (as many as the walk plans), else fetch_page alone.
 -- Page i of the pages fetched ahead (1: the first), or nil past them:
 -- from their lists, else (a loop task's) from the core's batch, turned into
--- tables now.  In a loop task each page is a piece of a step's budget,
--- checked before it with the last page's cost -- from one check to the
--- next within a batch: its tables, the walk's checks, its items handed out;
--- never the wait for a batch -- so that a page that would end after the
--- budget waits for the next step.
+-- tables now, a piece at a time.
 local function take_ahead(self, ahead, i)
   if i > ahead.n then
     return nil
   end
   local list = ahead[i]
   ahead[i] = false -- handed out: the pager keeps no reference to it
-  local since = ahead.since
-  if since then
-    self._piece = clock() - since
+  between_pieces(self)
+  if list then
+    return list
   end
-  loop.yield_if_over_budget(self._piece) -- a step's budget may end here
-  ahead.since = clock()
-  return list or ahead.batch:take()
+  list = ahead.batch:take(PIECE)
+  while list == false do -- a piece of the page done, the rest to come
+    between_pieces(self)
+    list = ahead.batch:take(PIECE)
+  end
+  return list
 end
 
 local function fetch_raw(self, page)
@@ -215,9 +247,10 @@ local function fetch_raw(self, page)
     if count > 1 then
       -- batch: the core's page batch holding the pages not in lists (a
       -- loop task's, transport.pages: a userdata), else nil
+      piece_ends(self) -- the wait for the batch is no piece's cost
       local lists, err, batch = self._fetch_pages(params(self), page, count, self.concurrency)
       batch = type(batch) == "userdata" and batch or nil
-      ahead = { first = page, err = err, n = #lists, batch = batch, since = nil }
+      ahead = { first = page, err = err, n = #lists, batch = batch }
       for i = 1, #lists do
         ahead[i] = lists[i]
       end
@@ -235,6 +268,7 @@ local function fetch_raw(self, page)
       -- neither a page nor an error: fetch this page alone
     end
   end
+  piece_ends(self)
   return self._fetch(params(self, page))
 end
 
@@ -267,7 +301,16 @@ local function fetch_next(self)
   self.meta = type(list.meta) == "table" and list.meta or nil
 
   local walk = self._walk
-  local step, title = walk:page(page, list) -- the checks and stop rules (the core's)
+  -- the checks and stop rules (the core's), a piece at a time: "piece"
+  -- while items are left (the core counts them: list[1 .. raw length])
+  between_pieces(self)
+  local step, title = walk:page(page, list, 1, PIECE)
+  local from = PIECE + 1
+  while step == "piece" do
+    between_pieces(self)
+    step, title = walk:page(page, list, from, from + PIECE - 1)
+    from = from + PIECE
+  end
   self.received, self.announced, self.total_changed = walk:counts()
   if not step then
     err = errors.new({ kind = "decode", page = page, title = title })
@@ -316,6 +359,27 @@ local function raising(self, get)
   end
 end
 
+-- The first item of the next page that has one (Pager:next's, once its
+-- page is handed out), nil at the end, or nil, err, message.  Called in a
+-- tail call: no frame holds the page handed out while the next one is made
+-- (a collection in its pieces would mark it).
+local function first_of_next_page(self)
+  while true do
+    self._buf, self._pos = nil, 1
+    local buf, err = fetch_next(self)
+    if not buf then
+      if err == nil then
+        return nil
+      end
+      return errors.fail(err)
+    end
+    if #buf > 0 then
+      self._buf, self._pos = buf, 2
+      return buf[1]
+    end
+  end
+end
+
 --- The next item.
 --
 -- syntax: `item, err = pager:next()`
@@ -325,20 +389,11 @@ end
 --   Never raises on run-time failures.
 function Pager:next()
   local buf, pos = self._buf, self._pos
-  while not buf or pos > #buf do -- the page handed out: the next one
-    local err
-    self._buf, self._pos = nil, 1
-    buf, err = fetch_next(self)
-    if not buf then
-      if err == nil then
-        return nil
-      end
-      return errors.fail(err)
-    end
-    pos = 1
+  if buf and pos <= #buf then
+    self._pos = pos + 1
+    return buf[pos]
   end
-  self._buf, self._pos = buf, pos + 1
-  return buf[pos]
+  return first_of_next_page(self)
 end
 
 --- Iterator over every item of every page.

@@ -79,6 +79,144 @@ describe("merchantapi.loop: a step's budget", function()
     end)
   end)
 
+  it("a page of 1,000 is turned into tables and checked in pieces: a spent budget stops a step "
+    .. "between two, and the page is handed out whole", function()
+    if not helpers.YIELDS_IN_PCALL then
+      pending("Lua 5.1: a task gives no turn between two pieces of a page")
+      return
+    end
+    -- the batch's take and the walk's checks, passed through (their
+    -- arguments too), each call a piece: per piece, the step it ran in and,
+    -- for a take, what it added to Lua's heap (the collector stopped while
+    -- the walk runs, so that nothing is freed in a piece)
+    local registry = debug.getregistry()
+    local batch = registry["merchantapi.page_batch"].__index
+    local walk = registry["merchantapi.page_walk"].__index
+    local take, page = batch.take, walk.page
+    local step_no, pieces, takes = 0, {}, {}
+    batch.take = function(...)
+      local before = collectgarbage("count")
+      local list = take(...)
+      takes[#takes + 1] = { kb = collectgarbage("count") - before, done = list ~= false }
+      pieces[#pieces + 1] = step_no
+      return list
+    end
+    walk.page = function(...)
+      pieces[#pieces + 1] = step_no
+      return page(...)
+    end
+    local ok, err = pcall(function()
+      local c = client()
+      local loop = assert(merchantapi.loop())
+      local sizes, ids, lists = {}, {}, {}
+      local task = loop:spawn(function()
+        -- page 1 alone, then pages 2 and 3 in one batch
+        local pager = c:addresses("acct-25000", { per_page = 1000, concurrency = 2, max_pages = 3 })
+        for list in pager:pages() do
+          sizes[#sizes + 1] = #list
+          ids[#ids + 1] = list[1].id .. " " .. list[#list].id
+          lists[#lists + 1] = list
+        end
+        return pager.received
+      end)
+      collectgarbage("stop")
+      repeat
+        step_no = step_no + 1
+      until loop:step(0.05, { time = 1e-6 }) == 0 or step_no > 5000
+      collectgarbage("restart")
+      assert.equal(3000, task:result())
+      assert.same({ 1000, 1000, 1000 }, sizes)
+      for k = 1, 3 do
+        assert.equal(helpers.acct25000_id(1000 * k - 999) .. " " .. helpers.acct25000_id(1000 * k),
+          ids[k])
+      end
+      -- a budget spent at once: each step ran one piece, never two
+      local per_step = {}
+      for _, s in ipairs(pieces) do
+        per_step[s] = (per_step[s] or 0) + 1
+        assert.is_true(per_step[s] <= 1, "step " .. s .. " ran " .. per_step[s] .. " pieces")
+      end
+      -- pages 2 and 3 each took several pieces, none of which made half of its
+      -- page's tables (256 of 1,000 items: a quarter of them, and the first
+      -- piece the page's own tables too: a third at most on Lua 5.3-5.5, LuaJIT)
+      local pages, page_kb, largest = 0, 0, 0
+      for _, t in ipairs(takes) do
+        page_kb = page_kb + t.kb
+        largest = math.max(largest, t.kb)
+        if t.done then
+          pages = pages + 1
+          assert.is_true(largest < page_kb / 2, string.format(
+            "page %d: a piece made %.0f KB of its %.0f KB", pages + 1, largest, page_kb))
+          page_kb, largest = 0, 0
+        end
+      end
+      assert.equal(2, pages)
+      assert.is_true(#takes >= 8, #takes .. " takes")
+      -- the pages made in pieces are the pages made at once: the blocking walk's
+      local k = 0
+      for list in c:addresses("acct-25000", { per_page = 1000, concurrency = 2, max_pages = 3 }):pages() do
+        k = k + 1
+        assert.same(list.meta, lists[k].meta)
+        for i, item in ipairs(list) do
+          local got = lists[k][i]
+          for _, f in ipairs({ "id", "type", "label", "value", "createdAt" }) do
+            assert.equal(item[f], got[f])
+          end
+          assert.same(item.network, got.network)
+          assert.equal(got.network, merchantapi.relationship(got, "network").data)
+          assert.is_false(merchantapi.relationship(got, "account").meta.included)
+        end
+      end
+      assert.equal(3, k)
+      loop:close()
+      c:close()
+    end)
+    collectgarbage("restart")
+    batch.take, walk.page = take, page
+    assert(ok, err)
+  end)
+
+  it("a page handed out item by item is not held by the pager while the next one is made", function()
+    if not helpers.YIELDS_IN_PCALL then
+      pending("Lua 5.1: a batch's pages become tables as they come")
+      return
+    end
+    -- at the first piece of each page of the batch: whether the first item
+    -- of the page before it outlives a full collection (the caller holds
+    -- only the last item it was given)
+    local batch = debug.getregistry()["merchantapi.page_batch"].__index
+    local take = batch.take
+    local firsts = setmetatable({}, { __mode = "v" })
+    local held, starting = {}, true
+    batch.take = function(...)
+      if starting then
+        collectgarbage("collect")
+        held[#held + 1] = firsts[#firsts] ~= nil
+      end
+      local list = take(...)
+      starting = list ~= false
+      return list
+    end
+    local ok, err = pcall(function()
+      local c = client()
+      local n = helpers.in_loop(function()
+        local k = 0
+        for item in c:addresses("acct-25000", { per_page = 100, concurrency = 4, max_pages = 5 }):each() do
+          k = k + 1
+          if k % 100 == 1 then
+            firsts[#firsts + 1] = item
+          end
+        end
+        return k
+      end)
+      assert.equal(500, n)
+      assert.same({ false, false, false, false }, held) -- pages 2-5, each after the one before
+      c:close()
+    end)
+    batch.take = take
+    assert(ok, err)
+  end)
+
   it("a piece that does not fit ends the step: the task is not resumed again in it", function()
     if not helpers.YIELDS_IN_PCALL then
       pending("Lua 5.1: the pager cannot yield a turn between two pages")
