@@ -359,14 +359,12 @@ int mapi_lua_flatten_steps(lua_State *L, const mapi_doc *doc, int slots, size_t 
     }
     kc.size = mapi_doc_name_count(doc);
     kc.size = kc.size < (size_t)INT_MAX ? kc.size : 0;
-    kc.table = slots + 2;
-    if (lua_isnil(L, kc.table)) {
+    kc.table = slots + 2; /* kept from one piece to the next, as slots is */
+    if (kc.size > MAPI_LUA_NAME_SLOTS && lua_isnil(L, kc.table)) {
         lua_createtable(L, (int)kc.size, 0);
         lua_replace(L, kc.table);
     }
-    lua_pushliteral(L, "id"); /* the key cache's names, as key_cache_init pushes them */
-    lua_pushliteral(L, "type");
-    lua_pushliteral(L, "lid");
+    kc.anchors = mapi_lua_push_anchors(L); /* popped with the piece's other slots */
     /* pass 1: one table a resource, into slots */
     for (i = from; i < to && i < n; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
