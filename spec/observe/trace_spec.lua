@@ -134,7 +134,10 @@ for _, d in ipairs(helpers.drivers()) do
       assert.is_nil(err)
       assert.equal(22, #items)
       check_caller(id, 6) -- five pages, page 3 twice
-      assert.equal("congo=t61rcWkgMzE", helpers.headers(id).tracestate)
+      local last = helpers.headers(id)
+      assert.equal("congo=t61rcWkgMzE", last.tracestate)
+      local tps = helpers.traceparents(id) -- the last request's traceparent, kept apart
+      assert.equal(tps[#tps], last.traceparent)
     end)
 
     it("client:paginate given a traceparent continues it on every page", function()
