@@ -26,7 +26,9 @@ struct mapi_exchange {
     char *api_key;        /* NULL when none; wiped when freed */
     char *authorization;  /* "Bearer <key>", or NULL; wiped when freed */
     char *user_agent;
-    mapi_header_field *headers; /* the client's own and the call's own, merged: copies */
+    mapi_header_field *headers; /* the client's own and the call's own, merged: copies
+                                   (but the traceparent's: trace_headers); its array is
+                                   trace_fields when no other header came */
     size_t nheaders;
     int max_retries, max_depth, debug;
     size_t max_body;
@@ -42,6 +44,8 @@ struct mapi_exchange {
     mapi_metrics *metrics; /* the client's metrics (metrics.c), or NULL */
     uint64_t trace_rng;   /* the call's trace and span ids (trace.c) */
     char *traceparent;    /* the header's value, in x->headers; NULL: not traced */
+    char traceparent_buf[MAPI_TRACEPARENT_LEN + 1]; /* where traceparent points */
+    mapi_header_field trace_fields[2]; /* headers' array when only the trace's came */
     char trace_id[33], span_id[17], parent_id[17]; /* info's; parent_id "" when none */
     char error_type[8];   /* info.error_type when it is a status code */
     double deadline;      /* seconds for the call, and again for the read settling it */
@@ -65,7 +69,10 @@ static int trace_headers(mapi_exchange *x, const mapi_call *k)
     mapi_header_field *h;
     size_t i, n = 0;
 
-    h = realloc(x->headers, (x->nheaders + 2) * sizeof *h);
+    /* a traced call without headers of its own (the usual one) allocates
+       nothing here: its array is the exchange's, the traceparent's value too,
+       and its name is not copied (mapi_exchange_free frees neither) */
+    h = x->nheaders ? realloc(x->headers, (x->nheaders + 2) * sizeof *h) : x->trace_fields;
     if (!h)
         return -1;
     x->headers = h;
@@ -79,12 +86,10 @@ static int trace_headers(mapi_exchange *x, const mapi_call *k)
         }
     }
     x->nheaders = n;
-    x->traceparent = malloc(MAPI_TRACEPARENT_LEN + 1);
-    h[n].name = mapi_strdup("traceparent");
+    x->traceparent = x->traceparent_buf;
+    h[n].name = "traceparent";
     h[n].value = x->traceparent;
     x->nheaders++;
-    if (!x->traceparent || !h[n].name)
-        return -1;
     if (k->traceparent) { /* checked: 00-trace-parent-flags */
         memcpy(x->trace_id, k->traceparent + 3, 32);
         memcpy(x->parent_id, k->traceparent + 36, 16);
@@ -175,6 +180,8 @@ mapi_exchange *mapi_exchange_new(const mapi_call *k, const mapi_exchange_setting
 
 void mapi_exchange_free(mapi_exchange *x)
 {
+    size_t i;
+
     if (!x)
         return;
     free(x->method);
@@ -186,7 +193,14 @@ void mapi_exchange_free(mapi_exchange *x)
     mapi_wipe_free(x->api_key);
     mapi_wipe_free(x->authorization);
     free(x->user_agent);
-    mapi_headers_free(x->headers, x->nheaders);
+    for (i = 0; i < x->nheaders; i++) {
+        if (x->headers[i].value == x->traceparent)
+            continue; /* the exchange's own: trace_headers */
+        free((char *)x->headers[i].name);
+        free((char *)x->headers[i].value);
+    }
+    if (x->headers != x->trace_fields)
+        free(x->headers);
     free(x->redacted_url);
     free(x->server_address);
     free(x);
@@ -239,6 +253,13 @@ int mapi_exchange_fits(const mapi_exchange *x, double wait)
     if (x->deadline_at <= 0)
         return 1; /* not begun: the whole deadline is ahead */
     return mapi_monotonic_seconds() + (wait > 0 ? wait : 0) < x->deadline_at;
+}
+
+size_t mapi_exchange_header_count(const mapi_exchange *x)
+{
+    const char *names[MAPI_BASE_HEADERS], *values[MAPI_BASE_HEADERS];
+
+    return mapi_base_headers(x->authorization, x->user_agent, names, values) + x->nheaders;
 }
 
 int mapi_exchange_header_at(const mapi_exchange *x, size_t i, const char **name,

@@ -137,6 +137,8 @@ void mapi_exchange_limits(const mapi_exchange *x, double *timeout, double *conne
    decided when the attempt before it ended (MAPI_ENDED_RESEND_STOPPED).
    Borrowed from x until the next attempt begins. */
 void mapi_exchange_request(const mapi_exchange *x, mapi_attempt_request *req);
+/* How many request headers mapi_exchange_header_at gives. */
+size_t mapi_exchange_header_count(const mapi_exchange *x);
 /* Request header i (0-based): mapi_base_headers', then the headers of one's
    own (mapi_headers_merge of the client's and the call's) -- what libcurl
    sends.  1, or 0 past the end.  Borrowed; the Authorization value holds

@@ -233,7 +233,8 @@ static int l_request(lua_State *L)
         lua_pushstring(L, k->url);
         mapi_lua_set_lit(L, anchors, t, MAPI_LIT_URL);
     }
-    lua_createtable(L, 0, 4);
+    /* sized for all of them: a traced call's fifth would grow (rehash) it */
+    lua_createtable(L, 0, (int)mapi_exchange_header_count(xb->x));
     for (i = 0; mapi_exchange_header_at(xb->x, i, &name, &value); i++) {
         lua_pushstring(L, value);
         lua_setfield(L, -2, name);

@@ -63,9 +63,10 @@ describe("merchantapi.transport.ngx", function()
     assert.equal(0, fake.kept)
   end)
 
-  it("sends a traced request as the lines every request repeats, then its traceparent line on", function()
+  it("sends a traced request as the lines every request repeats, its traceparent, the rest", function()
     -- joined, each request would be a new string differing from the last only
-    -- where LuaJIT's string hash does not read, all of them with one hash
+    -- where LuaJIT's string hash does not read, all of them with one hash; the
+    -- pieces are strings made before (the traceparent is the request's own)
     local tps = { "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
                   "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01" }
     local fake = with_ngx("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", function(f)
@@ -78,7 +79,7 @@ describe("merchantapi.transport.ngx", function()
       assert.equal("GET /v1/channels/c1?x=1 HTTP/1.1\r\nHost: api.example:8080\r\n"
         .. "Accept: application/vnd.api+json\r\ntraceparent: " .. tp .. "\r\n\r\n", fake.sent[i])
       assert.same({ "GET /v1/channels/c1?x=1 HTTP/1.1\r\nHost: api.example:8080\r\n"
-        .. "Accept: application/vnd.api+json", "\r\ntraceparent: " .. tp .. "\r\n\r\n" },
+        .. "Accept: application/vnd.api+json", "\r\ntraceparent: ", tp, "\r\n\r\n" },
         fake.sent_parts[i])
     end
   end)

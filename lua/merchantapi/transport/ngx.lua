@@ -90,7 +90,7 @@ local lent, nlent = {}, 0
 local LENT = 16
 
 -- the pieces of a request's bytes, joined at once (one table per worker),
--- and the two strings of a traced request
+-- and the pieces of a traced request
 local scratch, pair = {}, {}
 
 -- A reader for the answer to come (core.h1_reader's arguments).
@@ -247,17 +247,19 @@ function M.new(opts)
     end
     -- one string: handed a table, the cosocket sizes and copies its pieces
     -- through Lua's C API, a fifth of what this function cost per request.
-    -- But a traced request goes as two: the lines every request of the
-    -- client repeats, and from its traceparent on.  Joined, each request
-    -- would be a new string differing from the last only in bytes LuaJIT's
-    -- string hash does not read (it reads 16 of them): every such string of
-    -- the worker not yet collected has the same hash, and making the next
-    -- one compared it with each of them (in nginx +3 us a request, cache
-    -- misses mostly; BENCHMARKS.md, issue 32).  The second string's own
-    -- sampled bytes fall in the ids: spread.
+    -- But a traced request goes as pieces: the lines every request of the
+    -- client repeats (a string made before), its traceparent line (the
+    -- value is the request's own string) and the rest (one constant piece
+    -- for a GET).  Joined, each request would be a new string differing
+    -- from the last only in bytes LuaJIT's string hash does not read (it
+    -- reads 16 of them): every such string of the worker not yet collected
+    -- has the same hash, and making the next one compared it with each of
+    -- them (in nginx +3 us a request, cache misses mostly; BENCHMARKS.md,
+    -- issue 32).  So no new string is made for a traced request here.
     local bytes
     if traceparent then
-      pair[1], pair[2] = concat(out, "", 1, split), concat(out, "", split + 1, n)
+      pair[1], pair[2], pair[3] = concat(out, "", 1, split), "\r\ntraceparent: ", traceparent
+      pair[4] = n == split + 3 and out[n] or concat(out, "", split + 3, n)
       bytes = pair
     else
       bytes = concat(out, "", 1, n)
