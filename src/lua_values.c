@@ -64,24 +64,34 @@ static void push_int64(lua_State *L, int64_t n)
  */
 typedef struct key_cache {
     int anchors; /* stack index of the anchors (mapi_lua_push_anchors) */
-    int table;   /* anchors + 1: name number + 1 -> Lua string, for the numbers
+    int table;   /* stack index: name number + 1 -> Lua string, for the numbers
                     from MAPI_LUA_NAME_SLOTS on (nil when there are none) */
     size_t size; /* mapi_doc_name_count */
 } key_cache;
 
-/* Pushes the cache (two stack slots): pop them with lua_settop(L, kc.anchors - 1). */
-static void key_cache_init(lua_State *L, key_cache *kc, const mapi_doc *doc)
+/* The cache of doc's names, its table at stack index table (nil until it is
+   made here; a document made into tables in pieces keeps it there from one
+   piece to the next); pushes the anchors (one stack slot). */
+static void key_cache_at(lua_State *L, key_cache *kc, const mapi_doc *doc, int table)
 {
     size_t n = mapi_doc_name_count(doc);
 
     luaL_checkstack(L, 12, MAPI_LUA_NO_STACK);
     kc->size = n < (size_t)INT_MAX ? n : 0;
-    kc->anchors = mapi_lua_push_anchors(L);
-    if (kc->size > MAPI_LUA_NAME_SLOTS)
+    kc->table = table;
+    if (kc->size > MAPI_LUA_NAME_SLOTS && lua_isnil(L, table)) {
         lua_createtable(L, (int)kc->size, 0);
-    else
-        lua_pushnil(L);
-    kc->table = kc->anchors + 1;
+        lua_replace(L, table);
+    }
+    kc->anchors = mapi_lua_push_anchors(L);
+}
+
+/* Pushes the cache (two stack slots): pop them with lua_settop(L, kc.table - 1). */
+static void key_cache_init(lua_State *L, key_cache *kc, const mapi_doc *doc)
+{
+    luaL_checkstack(L, 1, MAPI_LUA_NO_STACK);
+    lua_pushnil(L);
+    key_cache_at(L, kc, doc, lua_gettop(L));
 }
 
 /* Pushes the Lua string of the name name[0..len) numbered id. */
@@ -357,14 +367,7 @@ int mapi_lua_flatten_steps(lua_State *L, const mapi_doc *doc, int slots, size_t 
         lua_createtable(L, (int)n, 0);
         lua_replace(L, slots);
     }
-    kc.size = mapi_doc_name_count(doc);
-    kc.size = kc.size < (size_t)INT_MAX ? kc.size : 0;
-    kc.table = slots + 2; /* kept from one piece to the next, as slots is */
-    if (kc.size > MAPI_LUA_NAME_SLOTS && lua_isnil(L, kc.table)) {
-        lua_createtable(L, (int)kc.size, 0);
-        lua_replace(L, kc.table);
-    }
-    kc.anchors = mapi_lua_push_anchors(L); /* popped with the piece's other slots */
+    key_cache_at(L, &kc, doc, slots + 2); /* the anchors popped with the piece's other slots */
     /* pass 1: one table a resource, into slots */
     for (i = from; i < to && i < n; i++) {
         const mapi_resource *r = mapi_doc_resource(doc, i);
@@ -658,8 +661,8 @@ void mapi_lua_push_root(lua_State *L, const mapi_doc *doc)
 
     key_cache_init(L, &kc, doc);
     push_value(L, &kc, mapi_doc_root(doc), NULL_AS_SENTINEL, 0);
-    lua_replace(L, kc.anchors);
-    lua_settop(L, kc.anchors);
+    lua_replace(L, kc.table);
+    lua_settop(L, kc.table);
 }
 
 void mapi_lua_values_open(lua_State *L)
